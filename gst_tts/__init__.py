@@ -1,0 +1,1 @@
+from importlib.metadata import version as _v

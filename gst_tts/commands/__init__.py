@@ -1,0 +1,1 @@
+"""Subcommands of ``gst-tts``: each module has ``add_arguments(parser)`` and ``run(args) -> int``."""

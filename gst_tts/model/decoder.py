@@ -1,0 +1,227 @@
+"""Autoregressive attention decoder (Tacotron 2) with a reduction factor."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from gst_tts.model.attention import LocationSensitiveAttention
+
+
+class DecoderState(NamedTuple):
+    """Recurrent state carried from one decoder step to the next."""
+
+    attention_hidden: torch.Tensor  # (batch, attention_rnn_dim)
+    attention_cell: torch.Tensor  # (batch, attention_rnn_dim)
+    decoder_hidden: torch.Tensor  # (batch, decoder_rnn_dim)
+    decoder_cell: torch.Tensor  # (batch, decoder_rnn_dim)
+    attention_weights: torch.Tensor  # (batch, symbols)
+    cumulative_weights: torch.Tensor  # (batch, symbols)
+    context: torch.Tensor  # (batch, memory_dim)
+
+
+class DecoderOutput(NamedTuple):
+    mel: torch.Tensor  # (batch, steps * r, n_mels)
+    stop_logits: torch.Tensor  # (batch, steps)
+    alignments: torch.Tensor  # (batch, steps, symbols)
+
+
+class InferenceResult(NamedTuple):
+    mel: torch.Tensor  # (batch, steps * r, n_mels), padded past each item's length
+    stop_logits: torch.Tensor  # (batch, steps)
+    alignments: torch.Tensor  # (batch, steps, symbols)
+    steps: torch.Tensor  # (batch,) decoder steps each item ran
+    stopped_on_token: torch.Tensor  # (batch,) bool; False means it hit its step bound
+
+
+class _Prenet(nn.Module):
+    """Two ReLU layers with dropout; the dropout may stay on at inference (Tacotron 2 relies on it)."""
+
+    def __init__(self, in_dim: int, dim: int, dropout: float, dropout_at_inference: bool) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(in_dim, dim), nn.Linear(dim, dim)])
+        self.dropout = dropout
+        self.dropout_at_inference = dropout_at_inference
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        active = self.training or self.dropout_at_inference
+        for layer in self.layers:
+            x = F.dropout(F.relu(layer(x)), p=self.dropout, training=active)
+        return x
+
+
+class Decoder(nn.Module):
+    """Prenet → attention LSTM → location-sensitive attention → decoder LSTM → r mel frames + stop logit.
+
+    Args:
+        n_mels: mel channels. Default 80.
+        reduction_factor: mel frames predicted per decoder step (1–5). Default 1.
+        memory_dim: size of the encoder states attended over. Default 512.
+        prenet_dim: prenet layer size. Default 256.
+        prenet_dropout: prenet dropout. Default 0.5.
+        prenet_dropout_at_inference: keep prenet dropout on at inference. Default True.
+        attention_rnn_dim: attention LSTM units. Default 1024.
+        decoder_rnn_dim: decoder LSTM units. Default 1024.
+        attention_dim: attention energy size. Default 128.
+        location_filters: location convolution filters. Default 32.
+        location_kernel_size: location convolution kernel. Default 31.
+        attention_dropout: dropout on the attention LSTM output. Default 0.1.
+        decoder_dropout: dropout on the decoder LSTM output. Default 0.1.
+    """
+
+    def __init__(
+        self,
+        n_mels: int = 80,
+        reduction_factor: int = 1,
+        memory_dim: int = 512,
+        prenet_dim: int = 256,
+        prenet_dropout: float = 0.5,
+        prenet_dropout_at_inference: bool = True,
+        attention_rnn_dim: int = 1024,
+        decoder_rnn_dim: int = 1024,
+        attention_dim: int = 128,
+        location_filters: int = 32,
+        location_kernel_size: int = 31,
+        attention_dropout: float = 0.1,
+        decoder_dropout: float = 0.1,
+    ) -> None:
+        super().__init__()
+        if not 1 <= reduction_factor <= 5:
+            raise ValueError(f"reduction_factor must be 1–5, got {reduction_factor}")
+        self.n_mels = n_mels
+        self.reduction_factor = reduction_factor
+        self.attention_rnn_dim = attention_rnn_dim
+        self.decoder_rnn_dim = decoder_rnn_dim
+        self.attention_dropout = attention_dropout
+        self.decoder_dropout = decoder_dropout
+        self.prenet = _Prenet(n_mels, prenet_dim, prenet_dropout, prenet_dropout_at_inference)
+        self.attention_rnn = nn.LSTMCell(prenet_dim + memory_dim, attention_rnn_dim)
+        self.attention = LocationSensitiveAttention(
+            attention_rnn_dim, memory_dim, attention_dim, location_filters, location_kernel_size
+        )
+        self.decoder_rnn = nn.LSTMCell(attention_rnn_dim + memory_dim, decoder_rnn_dim)
+        self.mel_projection = nn.Linear(decoder_rnn_dim + memory_dim, n_mels * reduction_factor)
+        self.stop_projection = nn.Linear(decoder_rnn_dim + memory_dim, 1)
+
+    def initial_state(self, memory: torch.Tensor) -> DecoderState:
+        batch, symbols, memory_dim = memory.shape
+        zeros = memory.new_zeros
+        return DecoderState(
+            zeros(batch, self.attention_rnn_dim),
+            zeros(batch, self.attention_rnn_dim),
+            zeros(batch, self.decoder_rnn_dim),
+            zeros(batch, self.decoder_rnn_dim),
+            zeros(batch, symbols),
+            zeros(batch, symbols),
+            zeros(batch, memory_dim),
+        )
+
+    def step(
+        self,
+        prenet_out: torch.Tensor,
+        state: DecoderState,
+        memory: torch.Tensor,
+        processed_memory: torch.Tensor,
+        padding_mask: torch.Tensor | None,
+    ) -> tuple[torch.Tensor, torch.Tensor, DecoderState]:
+        """One decoder step.
+
+        Args:
+            prenet_out: ``(batch, prenet_dim)``, the prenet applied to the previous frame.
+            state: the previous :class:`DecoderState`.
+            memory: ``(batch, symbols, memory_dim)``; processed_memory its attention projection.
+            padding_mask: ``(batch, symbols)``, True at padding.
+
+        Returns:
+            ``frames (batch, r * n_mels)``, ``stop_logit (batch,)`` and the new state.
+        """
+        att_h, att_c = self.attention_rnn(torch.cat([prenet_out, state.context], -1), (state.attention_hidden, state.attention_cell))
+        att_h = F.dropout(att_h, self.attention_dropout, self.training)
+        context, weights = self.attention(
+            att_h, memory, processed_memory, state.attention_weights, state.cumulative_weights, padding_mask
+        )
+        dec_h, dec_c = self.decoder_rnn(torch.cat([att_h, context], -1), (state.decoder_hidden, state.decoder_cell))
+        dec_h = F.dropout(dec_h, self.decoder_dropout, self.training)
+        projection_in = torch.cat([dec_h, context], -1)
+        new_state = DecoderState(att_h, att_c, dec_h, dec_c, weights, state.cumulative_weights + weights, context)
+        return self.mel_projection(projection_in), self.stop_projection(projection_in).squeeze(-1), new_state
+
+    def forward(self, memory: torch.Tensor, padding_mask: torch.Tensor | None, mel: torch.Tensor) -> DecoderOutput:
+        """Teacher-forced decoding.
+
+        Args:
+            memory: ``(batch, symbols, memory_dim)``.
+            padding_mask: ``(batch, symbols)``, True at padding.
+            mel: ``(batch, frames, n_mels)`` targets, frames a multiple of the reduction factor.
+        """
+        batch, frames, n_mels = mel.shape
+        r = self.reduction_factor
+        # The input to step s is the last frame of step s-1 (zeros for the first step); the prenet
+        # runs over all of them at once rather than inside the recurrence.
+        last_frames = mel.view(batch, frames // r, r, n_mels)[:, :, -1]
+        inputs = torch.cat([mel.new_zeros(batch, 1, n_mels), last_frames[:, :-1]], dim=1)
+        prenet_out = self.prenet(inputs)
+        processed_memory = self.attention.project_memory(memory)
+        state = self.initial_state(memory)
+        frames_out, stops, alignments = [], [], []
+        for s in range(frames // r):
+            out, stop, state = self.step(prenet_out[:, s], state, memory, processed_memory, padding_mask)
+            frames_out.append(out)
+            stops.append(stop)
+            alignments.append(state.attention_weights)
+        return DecoderOutput(
+            torch.stack(frames_out, 1).view(batch, frames, n_mels),
+            torch.stack(stops, 1),
+            torch.stack(alignments, 1),
+        )
+
+    @torch.no_grad()
+    def infer(
+        self,
+        memory: torch.Tensor,
+        padding_mask: torch.Tensor | None,
+        max_steps: torch.Tensor,
+        stop_threshold: float = 0.5,
+    ) -> InferenceResult:
+        """Free-running decoding; each item ends on its stop token or at its ``max_steps`` bound.
+
+        Args:
+            memory: ``(batch, symbols, memory_dim)``.
+            padding_mask: ``(batch, symbols)``, True at padding.
+            max_steps: ``(batch,)`` step bound per item (always finite).
+            stop_threshold: stop probability that ends an item. Default 0.5.
+        """
+        batch = memory.shape[0]
+        r, n_mels = self.reduction_factor, self.n_mels
+        processed_memory = self.attention.project_memory(memory)
+        state = self.initial_state(memory)
+        frame = memory.new_zeros(batch, n_mels)
+        done = torch.zeros(batch, dtype=torch.bool, device=memory.device)
+        stopped = torch.zeros_like(done)
+        steps = torch.zeros(batch, dtype=torch.long, device=memory.device)
+        max_steps = max_steps.to(memory.device)
+        frames_out, stops, alignments = [], [], []
+        for s in range(int(max_steps.max())):
+            out, stop, state = self.step(self.prenet(frame), state, memory, processed_memory, padding_mask)
+            frames_out.append(out)
+            stops.append(stop)
+            alignments.append(state.attention_weights)
+            frame = out.view(batch, r, n_mels)[:, -1]
+            on_token = ~done & (torch.sigmoid(stop.float()) > stop_threshold)
+            at_bound = ~done & ~on_token & (max_steps <= s + 1)
+            stopped |= on_token
+            steps = torch.where(on_token | at_bound, torch.full_like(steps, s + 1), steps)
+            done |= on_token | at_bound
+            if bool(done.all()):
+                break
+        n = len(frames_out)
+        return InferenceResult(
+            torch.stack(frames_out, 1).view(batch, n * r, n_mels),
+            torch.stack(stops, 1),
+            torch.stack(alignments, 1),
+            steps,
+            stopped,
+        )

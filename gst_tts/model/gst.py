@@ -1,0 +1,159 @@
+"""Global Style Tokens (Wang et al. 2018): a reference encoder and a bank of learned style tokens."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence
+
+
+class ReferenceEncoder(nn.Module):
+    """Reference mel → a fixed-size embedding (the style query).
+
+    Six Conv2d(3×3, stride 2) + BatchNorm + ReLU blocks, then a GRU whose final state is the
+    embedding. Frames past each reference's length are zeroed after every block, so a padded
+    reference gives the same embedding as the reference alone (in eval mode).
+
+    Args:
+        n_mels: mel channels of the reference. Default 80.
+        channels: output channels of the convolution blocks. Default (32, 32, 64, 64, 128, 128).
+        gru_dim: GRU units, the embedding size. Default 128.
+    """
+
+    def __init__(self, n_mels: int = 80, channels: Sequence[int] = (32, 32, 64, 64, 128, 128), gru_dim: int = 128) -> None:
+        super().__init__()
+        blocks = []
+        in_channels = 1
+        freq = n_mels
+        for out_channels in channels:
+            blocks.append(
+                nn.Sequential(
+                    nn.Conv2d(in_channels, out_channels, 3, stride=2, padding=1, bias=False),
+                    nn.BatchNorm2d(out_channels),
+                    nn.ReLU(),
+                )
+            )
+            in_channels = out_channels
+            freq = (freq - 1) // 2 + 1
+        self.blocks = nn.ModuleList(blocks)
+        self.gru = nn.GRU(in_channels * freq, gru_dim, batch_first=True)
+        self.output_dim = gru_dim
+
+    def forward(self, mel: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
+        """``mel (batch, frames, n_mels)``, ``lengths (batch,)`` → ``(batch, gru_dim)``."""
+        batch, frames, _ = mel.shape
+        if lengths is None:
+            lengths = torch.full((batch,), frames, dtype=torch.long, device=mel.device)
+        x = mel.unsqueeze(1)  # (batch, 1, frames, n_mels)
+        x = x * _time_mask(lengths, x.shape[2])
+        for block in self.blocks:
+            x = block(x)
+            lengths = (lengths - 1) // 2 + 1
+            x = x * _time_mask(lengths, x.shape[2])
+        x = x.permute(0, 2, 1, 3).flatten(2)  # (batch, frames', channels * freq')
+        packed = pack_padded_sequence(x, lengths.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False)
+        _, hidden = self.gru(packed)
+        return hidden[-1]
+
+
+def _time_mask(lengths: torch.Tensor, frames: int) -> torch.Tensor:
+    """``(batch, 1, frames, 1)`` mask, 1 on real frames."""
+    mask = torch.arange(frames, device=lengths.device)[None, :] < lengths[:, None]
+    return mask[:, None, :, None].float()
+
+
+class StyleTokenLayer(nn.Module):
+    """Multi-head attention from a reference embedding over learned style tokens.
+
+    The tokens (passed through tanh) are keys and values; each head's softmax weights over the
+    tokens are returned so users can inspect and steer style.
+
+    Args:
+        query_dim: size of the reference embedding. Default 128.
+        n_tokens: number of style tokens. Default 10.
+        token_dim: size of a token and of the style embedding. Default 256.
+        n_heads: attention heads; must divide ``token_dim``. Default 4.
+    """
+
+    def __init__(self, query_dim: int = 128, n_tokens: int = 10, token_dim: int = 256, n_heads: int = 4) -> None:
+        super().__init__()
+        if token_dim % n_heads:
+            raise ValueError(f"token_dim ({token_dim}) must be divisible by n_heads ({n_heads})")
+        self.n_tokens = n_tokens
+        self.n_heads = n_heads
+        self.head_dim = token_dim // n_heads
+        self.style_tokens = nn.Parameter(torch.randn(n_tokens, token_dim) * 0.5)
+        self.query_proj = nn.Linear(query_dim, token_dim, bias=False)
+        self.key_proj = nn.Linear(token_dim, token_dim, bias=False)
+        self.value_proj = nn.Linear(token_dim, token_dim, bias=False)
+
+    def _heads(self, x: torch.Tensor) -> torch.Tensor:
+        """``(..., token_dim)`` → ``(..., n_heads, head_dim)``."""
+        return x.unflatten(-1, (self.n_heads, self.head_dim))
+
+    def _values(self) -> torch.Tensor:
+        """``(n_heads, n_tokens, head_dim)``."""
+        return self._heads(self.value_proj(torch.tanh(self.style_tokens))).transpose(0, 1)
+
+    def forward(self, reference_embedding: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(batch, query_dim)`` → ``style (batch, token_dim)``, ``weights (batch, n_heads, n_tokens)``."""
+        query = self._heads(self.query_proj(reference_embedding))  # (batch, heads, head_dim)
+        keys = self._heads(self.key_proj(torch.tanh(self.style_tokens))).transpose(0, 1)  # (heads, tokens, head_dim)
+        scores = torch.einsum("bhd,htd->bht", query, keys) / self.head_dim**0.5
+        weights = torch.softmax(scores, dim=-1)
+        return self.style_from_weights(weights), weights
+
+    def style_from_weights(self, weights: torch.Tensor) -> torch.Tensor:
+        """Style embedding for given token weights, without a reference.
+
+        Args:
+            weights: ``(batch, n_heads, n_tokens)``, or ``(batch, n_tokens)`` for the same weights
+                in every head. They need not be positive nor sum to one (style control).
+
+        Returns:
+            ``(batch, token_dim)``.
+        """
+        if weights.dim() == 2:
+            weights = weights.unsqueeze(1).expand(-1, self.n_heads, -1)
+        if weights.shape[1:] != (self.n_heads, self.n_tokens):
+            raise ValueError(
+                f"style weights must have shape (batch, {self.n_heads}, {self.n_tokens}) or (batch, {self.n_tokens}),"
+                f" got {tuple(weights.shape)}"
+            )
+        return torch.einsum("bht,htd->bhd", weights.to(self.style_tokens.dtype), self._values()).flatten(1)
+
+
+class GlobalStyleTokens(nn.Module):
+    """Reference encoder + style token layer.
+
+    Args:
+        n_mels: mel channels of references. Default 80.
+        reference_channels: reference encoder convolution channels. Default (32, 32, 64, 64, 128, 128).
+        reference_dim: reference encoder GRU units. Default 128.
+        n_tokens: style tokens. Default 10.
+        token_dim: token and style embedding size. Default 256.
+        n_heads: attention heads. Default 4.
+    """
+
+    def __init__(
+        self,
+        n_mels: int = 80,
+        reference_channels: Sequence[int] = (32, 32, 64, 64, 128, 128),
+        reference_dim: int = 128,
+        n_tokens: int = 10,
+        token_dim: int = 256,
+        n_heads: int = 4,
+    ) -> None:
+        super().__init__()
+        self.reference_encoder = ReferenceEncoder(n_mels, reference_channels, reference_dim)
+        self.token_layer = StyleTokenLayer(reference_dim, n_tokens, token_dim, n_heads)
+        self.token_dim = token_dim
+
+    def forward(self, reference_mel: torch.Tensor, lengths: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(batch, frames, n_mels)`` → ``style (batch, token_dim)``, ``weights (batch, n_heads, n_tokens)``."""
+        return self.token_layer(self.reference_encoder(reference_mel, lengths))
+
+    def style_from_weights(self, weights: torch.Tensor) -> torch.Tensor:
+        return self.token_layer.style_from_weights(weights)

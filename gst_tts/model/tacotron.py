@@ -1,0 +1,250 @@
+"""GST-Tacotron: encoder, global style tokens, attention decoder and postnet."""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Sequence
+
+import torch
+from torch import nn
+
+from gst_tts.model.decoder import Decoder
+from gst_tts.model.encoder import Encoder
+from gst_tts.model.gst import GlobalStyleTokens
+from gst_tts.model.postnet import Postnet
+
+
+class TacotronOutput(NamedTuple):
+    """Teacher-forced outputs; the mel tensors are normalised log-mels."""
+
+    mel: torch.Tensor  # (batch, frames, n_mels), before the postnet
+    mel_postnet: torch.Tensor  # (batch, frames, n_mels)
+    stop_logits: torch.Tensor  # (batch, frames / r)
+    alignments: torch.Tensor  # (batch, frames / r, symbols)
+    style_weights: torch.Tensor | None  # (batch, n_heads, n_tokens), None when given weights
+
+
+class SynthesisOutput(NamedTuple):
+    """Free-running outputs for a batch; each item is valid up to its own length."""
+
+    mel_postnet: torch.Tensor  # (batch, frames, n_mels), normalised log-mel
+    mel_lengths: torch.Tensor  # (batch,) frames
+    stop_probs: torch.Tensor  # (batch, steps)
+    alignments: torch.Tensor  # (batch, steps, symbols)
+    steps: torch.Tensor  # (batch,) decoder steps
+    stopped_on_token: torch.Tensor  # (batch,) bool
+    style_weights: torch.Tensor | None  # (batch, n_heads, n_tokens) when a reference was used
+
+
+class GSTTacotron(nn.Module):
+    """Tacotron 2 with Global Style Tokens.
+
+    The style embedding from a reference mel (or from given token weights) is added to every
+    encoder state (projected to ``encoder_dim`` if sizes differ) or concatenated to it.
+    In training the reference is the target mel itself, as in Wang et al. 2018.
+
+    Args:
+        n_symbols: size of the symbol table.
+        n_mels: mel channels. Default 80.
+        reduction_factor: frames per decoder step, 1–5. Default 1.
+        pad_id: padding symbol index. Default 0.
+        embedding_dim: character embedding size. Default 512.
+        encoder_dim: encoder output size. Default 512.
+        encoder_kernel_size: encoder convolution kernel. Default 5.
+        encoder_n_convs: encoder convolutions. Default 3.
+        encoder_dropout: encoder dropout. Default 0.5.
+        attention_dim: attention energy size. Default 128.
+        attention_location_filters: location filters. Default 32.
+        attention_location_kernel_size: location kernel. Default 31.
+        attention_rnn_dim: attention LSTM units. Default 1024.
+        decoder_rnn_dim: decoder LSTM units. Default 1024.
+        prenet_dim: prenet size. Default 256.
+        prenet_dropout: prenet dropout. Default 0.5.
+        prenet_dropout_at_inference: keep prenet dropout on when synthesizing. Default True.
+        attention_dropout: attention LSTM output dropout. Default 0.1.
+        decoder_dropout: decoder LSTM output dropout. Default 0.1.
+        postnet_dim: postnet channels. Default 512.
+        postnet_kernel_size: postnet kernel. Default 5.
+        postnet_n_convs: postnet convolutions. Default 5.
+        postnet_dropout: postnet dropout. Default 0.5.
+        gst_reference_channels: reference encoder conv channels. Default (32, 32, 64, 64, 128, 128).
+        gst_reference_dim: reference encoder GRU units. Default 128.
+        gst_n_tokens: style tokens. Default 10.
+        gst_token_dim: style token / embedding size. Default 256.
+        gst_n_heads: style attention heads. Default 4.
+        style_combine: ``"add"`` or ``"concat"``. Default ``"add"``.
+    """
+
+    def __init__(
+        self,
+        n_symbols: int,
+        n_mels: int = 80,
+        reduction_factor: int = 1,
+        pad_id: int = 0,
+        embedding_dim: int = 512,
+        encoder_dim: int = 512,
+        encoder_kernel_size: int = 5,
+        encoder_n_convs: int = 3,
+        encoder_dropout: float = 0.5,
+        attention_dim: int = 128,
+        attention_location_filters: int = 32,
+        attention_location_kernel_size: int = 31,
+        attention_rnn_dim: int = 1024,
+        decoder_rnn_dim: int = 1024,
+        prenet_dim: int = 256,
+        prenet_dropout: float = 0.5,
+        prenet_dropout_at_inference: bool = True,
+        attention_dropout: float = 0.1,
+        decoder_dropout: float = 0.1,
+        postnet_dim: int = 512,
+        postnet_kernel_size: int = 5,
+        postnet_n_convs: int = 5,
+        postnet_dropout: float = 0.5,
+        gst_reference_channels: Sequence[int] = (32, 32, 64, 64, 128, 128),
+        gst_reference_dim: int = 128,
+        gst_n_tokens: int = 10,
+        gst_token_dim: int = 256,
+        gst_n_heads: int = 4,
+        style_combine: str = "add",
+    ) -> None:
+        super().__init__()
+        if style_combine not in ("add", "concat"):
+            raise ValueError(f"style_combine must be 'add' or 'concat', got {style_combine!r}")
+        self.n_mels = n_mels
+        self.reduction_factor = reduction_factor
+        self.style_combine = style_combine
+        self.encoder = Encoder(n_symbols, embedding_dim, encoder_dim, encoder_kernel_size, encoder_n_convs, encoder_dropout, pad_id)
+        self.gst = GlobalStyleTokens(n_mels, tuple(gst_reference_channels), gst_reference_dim, gst_n_tokens, gst_token_dim, gst_n_heads)
+        if style_combine == "add":
+            self.style_projection = nn.Identity() if gst_token_dim == encoder_dim else nn.Linear(gst_token_dim, encoder_dim)
+            memory_dim = encoder_dim
+        else:
+            self.style_projection = nn.Identity()
+            memory_dim = encoder_dim + gst_token_dim
+        self.decoder = Decoder(
+            n_mels, reduction_factor, memory_dim, prenet_dim, prenet_dropout, prenet_dropout_at_inference,
+            attention_rnn_dim, decoder_rnn_dim, attention_dim, attention_location_filters,
+            attention_location_kernel_size, attention_dropout, decoder_dropout,
+        )
+        self.postnet = Postnet(n_mels, postnet_dim, postnet_kernel_size, postnet_n_convs, postnet_dropout)
+
+    @property
+    def n_tokens(self) -> int:
+        return self.gst.token_layer.n_tokens
+
+    @property
+    def n_heads(self) -> int:
+        return self.gst.token_layer.n_heads
+
+    def _memory(self, text: torch.Tensor, text_lengths: torch.Tensor, style: torch.Tensor) -> torch.Tensor:
+        """Encoder states conditioned on the style: ``(batch, symbols, memory_dim)``."""
+        encoded = self.encoder(text, text_lengths)
+        style = self.style_projection(style).unsqueeze(1).expand(-1, encoded.shape[1], -1)
+        if self.style_combine == "add":
+            return encoded + style
+        return torch.cat([encoded, style], dim=-1)
+
+    def style(
+        self,
+        reference_mel: torch.Tensor | None = None,
+        reference_lengths: torch.Tensor | None = None,
+        style_weights: torch.Tensor | None = None,
+        batch_size: int | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Style embedding ``(batch, token_dim)`` and the token weights it came from.
+
+        From a reference mel ``(batch, frames, n_mels)`` (normalised); else from given weights
+        ``(batch, n_heads, n_tokens)`` or ``(batch, n_tokens)``; else the neutral default:
+        uniform weights over all tokens in every head (``batch_size`` items).
+        """
+        if reference_mel is not None:
+            return self.gst(reference_mel, reference_lengths)
+        if style_weights is None:
+            if batch_size is None:
+                raise ValueError("batch_size is needed for the neutral style")
+            device = self.gst.token_layer.style_tokens.device
+            style_weights = torch.full((batch_size, self.n_heads, self.n_tokens), 1.0 / self.n_tokens, device=device)
+        if style_weights.dim() == 2:
+            style_weights = style_weights.unsqueeze(1).expand(-1, self.n_heads, -1)
+        return self.gst.style_from_weights(style_weights), style_weights
+
+    def forward(
+        self,
+        text: torch.Tensor,
+        text_lengths: torch.Tensor,
+        mel: torch.Tensor,
+        mel_lengths: torch.Tensor,
+        reference_mel: torch.Tensor | None = None,
+        reference_lengths: torch.Tensor | None = None,
+    ) -> TacotronOutput:
+        """Teacher-forced pass.
+
+        Args:
+            text: ``(batch, symbols)`` ids; text_lengths ``(batch,)``.
+            mel: ``(batch, frames, n_mels)`` normalised targets, frames a multiple of r;
+                mel_lengths ``(batch,)``.
+            reference_mel: style reference; defaults to ``mel`` itself.
+        """
+        if reference_mel is None:
+            reference_mel, reference_lengths = mel, mel_lengths
+        style, weights = self.gst(reference_mel, reference_lengths)
+        memory = self._memory(text, text_lengths, style)
+        padding_mask = _padding_mask(text_lengths, text.shape[1])
+        decoded = self.decoder(memory, padding_mask, mel)
+        mel_postnet = decoded.mel + self.postnet(decoded.mel)
+        return TacotronOutput(decoded.mel, mel_postnet, decoded.stop_logits, decoded.alignments, weights)
+
+    @torch.no_grad()
+    def infer(
+        self,
+        text: torch.Tensor,
+        text_lengths: torch.Tensor,
+        reference_mel: torch.Tensor | None = None,
+        reference_lengths: torch.Tensor | None = None,
+        style_weights: torch.Tensor | None = None,
+        stop_threshold: float = 0.5,
+        max_frames_per_symbol: float = 20.0,
+        max_decoder_steps: int = 1000,
+    ) -> SynthesisOutput:
+        """Free-running synthesis of a batch, always bounded.
+
+        Each item may run for ``min(max_decoder_steps, ceil(max_frames_per_symbol * symbols / r))``
+        decoder steps; :attr:`SynthesisOutput.stopped_on_token` tells whether it ended on its
+        stop token or on that bound.
+
+        Args:
+            text: ``(batch, symbols)`` ids; text_lengths ``(batch,)``.
+            reference_mel, reference_lengths, style_weights: see :meth:`style`.
+            stop_threshold: stop probability that ends an item. Default 0.5.
+            max_frames_per_symbol: length bound per input symbol. Default 20.
+            max_decoder_steps: absolute step cap. Default 1000.
+        """
+        style, weights = self.style(reference_mel, reference_lengths, style_weights, batch_size=text.shape[0])
+        memory = self._memory(text, text_lengths, style)
+        padding_mask = _padding_mask(text_lengths, text.shape[1])
+        max_steps = torch.clamp(
+            torch.ceil(text_lengths.float() * max_frames_per_symbol / self.reduction_factor).long(),
+            min=1, max=max_decoder_steps,
+        )
+        result = self.decoder.infer(memory, padding_mask, max_steps, stop_threshold)
+        mel_postnet = result.mel + self.postnet(result.mel)
+        return SynthesisOutput(
+            mel_postnet,
+            result.steps * self.reduction_factor,
+            torch.sigmoid(result.stop_logits.float()),
+            result.alignments,
+            result.steps,
+            result.stopped_on_token,
+            weights if reference_mel is not None else None,
+        )
+
+
+def _padding_mask(lengths: torch.Tensor, max_length: int) -> torch.Tensor | None:
+    mask = torch.arange(max_length, device=lengths.device)[None, :] >= lengths[:, None]
+    return mask if bool(mask.any()) else None
+
+
+def count_parameters(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+__all__ = ["GSTTacotron", "TacotronOutput", "SynthesisOutput", "count_parameters"]

@@ -1,0 +1,374 @@
+"""Training entry point (``gst-tts-train`` / ``python -m gst_tts.train``), a Hydra app.
+
+    gst-tts-train data.root=/data/LJSpeech-1.1 model=tacotron2 hydra.run.dir=runs/lj
+
+The run folder gets ``checkpoints/`` (``last.pt`` + periodic ones), TensorBoard event files and
+Hydra's resolved config. Running again with the same ``hydra.run.dir`` resumes from ``last.pt``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from omegaconf import DictConfig, OmegaConf
+
+from gst_tts.alignment import alignment_health, mean_health
+from gst_tts.audio import AudioConfig, GriffinLimVocoder, MelStats
+from gst_tts.checkpoint import load_checkpoint, save_checkpoint
+from gst_tts.data import (
+    Collate,
+    FeatureCache,
+    LengthBucketSampler,
+    TTSDataset,
+    default_cache_dir,
+    encode_texts,
+    read_corpus,
+    split_train_val,
+)
+from gst_tts.errors import GstTtsError
+from gst_tts.logger import TrainingLogger, symbol_labels
+from gst_tts.losses import TacotronLoss
+from gst_tts.model import GSTTacotron, count_parameters
+from gst_tts.symbols import SymbolTable
+
+log = logging.getLogger("gst_tts.train")
+
+CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
+
+
+@dataclass
+class TrainState:
+    """Where training is: enough to resume exactly."""
+
+    step: int = 0
+    epoch: int = 0
+    batch_in_epoch: int = 0
+    skipped_batches: int = 0
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    device = torch.device(name)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise GstTtsError(f"trainer.device={name} but CUDA is not available")
+    return device
+
+
+def model_config(cfg: DictConfig, n_symbols: int) -> dict[str, Any]:
+    """Constructor arguments of the model: the ``model`` config group plus data-derived sizes."""
+    config = OmegaConf.to_container(cfg.model, resolve=True)
+    config.pop("_target_", None)
+    config.update(n_symbols=n_symbols, n_mels=int(cfg.data.audio.n_mels))
+    return config
+
+
+def lr_lambda(trainer: DictConfig):
+    """Linear warm-up, then halving every ``lr_decay_steps``, floored at ``min_learning_rate``."""
+    floor = trainer.min_learning_rate / trainer.learning_rate
+
+    def factor(step: int) -> float:
+        warm = min(1.0, (step + 1) / max(1, trainer.warmup_steps))
+        decay = 0.5 ** (max(0, step - trainer.warmup_steps) / trainer.lr_decay_steps)
+        return max(floor, warm * decay)
+
+    return factor
+
+
+class Trainer:
+    """Builds everything from a resolved config and runs the loop. One process, one device."""
+
+    def __init__(self, cfg: DictConfig, run_dir: str | Path) -> None:
+        self.cfg = cfg
+        self.run_dir = Path(run_dir)
+        self.ckpt_dir = self.run_dir / "checkpoints"
+        tr = cfg.trainer
+        self.device = resolve_device(str(tr.device))
+        _seed_everything(int(cfg.seed))
+
+        if not cfg.data.root:
+            raise GstTtsError("data.root is not set: give data.root=/path/to/corpus (LJSpeech format)")
+        self.audio_config = AudioConfig(**OmegaConf.to_container(cfg.data.audio, resolve=True))
+        self.symbols = SymbolTable(cleaner=str(cfg.data.cleaner))
+        utterances = read_corpus(cfg.data.root)
+        texts = encode_texts(utterances, self.symbols)
+        cache_dir = Path(cfg.data.cache_dir) if cfg.data.cache_dir else default_cache_dir(cfg.data.root)
+        self.cache = FeatureCache(cache_dir, self.audio_config)
+        n_frames = self.cache.prepare(utterances, progress=bool(tr.progress))
+
+        keep = [i for i, u in enumerate(utterances) if not cfg.data.max_frames or n_frames[u.id] <= cfg.data.max_frames]
+        if len(keep) < len(utterances):
+            log.info("left out %d utterances longer than %d frames", len(utterances) - len(keep), cfg.data.max_frames)
+        utterances, texts = [utterances[i] for i in keep], [texts[i] for i in keep]
+        train_ids, val_ids = split_train_val([u.id for u in utterances], cfg.data.val_size, int(cfg.seed))
+        self.stats = self.cache.stats(train_ids)
+        by_id = {u.id: i for i, u in enumerate(utterances)}
+
+        def subset(ids: list[str]) -> TTSDataset:
+            idx = [by_id[i] for i in ids]
+            return TTSDataset([utterances[i] for i in idx], [texts[i] for i in idx], n_frames, self.cache, self.stats)
+
+        self.train_set, self.val_set = subset(train_ids), subset(val_ids)
+        self.model_config = model_config(cfg, len(self.symbols))
+        self.model = GSTTacotron(**self.model_config).to(self.device)
+        self.r = self.model.reduction_factor
+        self.collate = Collate(self.r, self.symbols.pad_id)
+        self.sampler = LengthBucketSampler(
+            self.train_set.lengths, int(cfg.data.batch_size), seed=int(cfg.seed), bucket_batches=int(cfg.data.bucket_batches)
+        )
+        self.loader = torch.utils.data.DataLoader(
+            self.train_set, batch_sampler=self.sampler, collate_fn=self.collate,
+            num_workers=int(cfg.data.num_workers), pin_memory=self.device.type == "cuda",
+        )
+        loss_cfg = OmegaConf.to_container(cfg.loss, resolve=True)
+        loss_cfg.pop("_target_", None)
+        self.criterion = TacotronLoss(**loss_cfg)
+        self.optimizer = torch.optim.Adam(
+            self.model.parameters(), lr=tr.learning_rate, betas=tuple(tr.adam_betas), eps=tr.adam_eps,
+            weight_decay=tr.weight_decay,
+        )
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lr_lambda(tr))
+        self.amp_dtype = _amp_dtype(str(tr.amp), self.device)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16)
+        self.state = TrainState()
+        self.vocoder = GriffinLimVocoder(self.audio_config, n_iter=32)
+        if bool(tr.resume) and (self.ckpt_dir / "last.pt").is_file():
+            self._resume(self.ckpt_dir / "last.pt")
+        self.logger = TrainingLogger(
+            self.run_dir / "tensorboard", self.audio_config.sample_rate,
+            self.audio_config.hop_length / self.audio_config.sample_rate, self.r,
+        )
+
+    # ----------------------------------------------------------------------------------------
+    def fit(self) -> TrainState:
+        tr = self.cfg.trainer
+        max_steps = int(tr.max_steps)
+        deadline = time.monotonic() + 60 * float(tr.max_minutes) if tr.max_minutes else math.inf
+        log.info(
+            "training %s parameters on %s: %d train / %d validation utterances, run dir %s",
+            f"{count_parameters(self.model):,}", self.device, len(self.train_set), len(self.val_set), self.run_dir,
+        )
+        from tqdm import tqdm
+
+        bar = tqdm(total=max_steps, initial=self.state.step, desc="train", unit="step", disable=None if tr.progress else True,
+                   dynamic_ncols=True, file=sys.stderr)
+        last_val = {}
+        try:
+            while self.state.step < max_steps and time.monotonic() < deadline:
+                self.sampler.set_epoch(self.state.epoch, start=self.state.batch_in_epoch)
+                for batch in self.loader:
+                    self.state.batch_in_epoch += 1
+                    terms = self._train_step(batch)
+                    if terms is None:
+                        continue
+                    bar.update(1)
+                    step = self.state.step
+                    if step % tr.log_every == 0:
+                        self.logger.log_training(step, terms, self.scheduler.get_last_lr()[0], terms.pop("grad_norm"))
+                    if step % tr.val_every == 0 or step == max_steps:
+                        last_val = self.validate()
+                    bar.set_postfix(loss=f"{terms['total']:.3f}", **{k: f"{v:.2f}" for k, v in last_val.items()})
+                    if step % tr.checkpoint_every == 0:
+                        self.save(periodic=True)
+                    if step >= max_steps or time.monotonic() >= deadline:
+                        break
+                else:
+                    self.state.epoch += 1
+                    self.state.batch_in_epoch = 0
+        except KeyboardInterrupt:
+            bar.close()
+            path = self.save(periodic=False)
+            log.warning("interrupted at step %d; saved %s (resume by running the same command)", self.state.step, path)
+            self.logger.close()
+            raise
+        bar.close()
+        if self.state.step % tr.val_every != 0:
+            self.validate()
+        self.save(periodic=False)
+        self.logger.close()
+        return self.state
+
+    def _train_step(self, batch: dict) -> dict[str, float] | None:
+        self.model.train()
+        batch = _to_device(batch, self.device)
+        with torch.autocast(self.device.type, dtype=self.amp_dtype or torch.float32, enabled=self.amp_dtype is not None):
+            output = self.model(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"])
+            terms = self.criterion(output, batch, self.state.step)
+        self.optimizer.zero_grad(set_to_none=True)
+        if not torch.isfinite(terms["total"]):
+            return self._skip(f"non-finite loss {float(terms['total'])} in batch {batch['ids'][:3]}…")
+        self.scaler.scale(terms["total"]).backward()
+        self.scaler.unscale_(self.optimizer)
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.trainer.grad_clip)
+        if not torch.isfinite(grad_norm):
+            self.optimizer.zero_grad(set_to_none=True)
+            self.scaler.update()
+            return self._skip(f"non-finite gradient norm in batch {batch['ids'][:3]}…")
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.scheduler.step()
+        self.state.step += 1
+        out = {k: float(v.detach()) for k, v in terms.items()}
+        out["grad_norm"] = float(grad_norm)
+        return out
+
+    def _skip(self, reason: str) -> None:
+        self.state.skipped_batches += 1
+        log.warning("step %d: skipped a batch: %s", self.state.step, reason)
+        self.logger.log_skipped_batch(self.state.step, reason, self.state.skipped_batches)
+        return None
+
+    @torch.no_grad()
+    def validate(self) -> dict[str, float]:
+        """Teacher-forced validation loss plus free-running alignment health; returns a summary."""
+        self.model.eval()
+        step = self.state.step
+        loader = torch.utils.data.DataLoader(self.val_set, batch_size=int(self.cfg.data.batch_size), collate_fn=self.collate)
+        sums: dict[str, float] = {}
+        n = 0
+        for batch in loader:
+            batch = _to_device(batch, self.device)
+            with torch.autocast(self.device.type, dtype=self.amp_dtype or torch.float32, enabled=self.amp_dtype is not None):
+                output = self.model(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"])
+                terms = self.criterion(output, batch, step)
+            for k, v in terms.items():
+                sums[k] = sums.get(k, 0.0) + float(v) * len(batch["ids"])
+            n += len(batch["ids"])
+        val_terms = {k: v / max(1, n) for k, v in sums.items()}
+
+        # Free-running synthesis of a few validation utterances, each with itself as style reference.
+        count = min(len(self.val_set), int(self.cfg.trainer.val_inference_utterances))
+        healths, sample = [], None
+        if count:
+            batch = _to_device(self.collate([self.val_set[i] for i in range(count)]), self.device)
+            out = self.model.infer(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"])
+            for i in range(count):
+                steps, symbols = int(out.steps[i]), int(batch["text_lengths"][i])
+                alignment = out.alignments[i, :steps, :symbols].float().cpu()
+                healths.append(alignment_health(alignment))
+            frames = int(out.mel_lengths[0])
+            log_mel = self.stats.denormalize(out.mel_postnet[0, :frames].float().cpu())
+            target_frames = int(batch["mel_lengths"][0])
+            sample = {
+                "alignment": out.alignments[0, : int(out.steps[0]), : int(batch["text_lengths"][0])].float().cpu().numpy(),
+                "mel": log_mel.numpy(),
+                "target_mel": self.stats.denormalize(batch["mel"][0, :target_frames].cpu()).numpy(),
+                "stop_probs": out.stop_probs[0, : int(out.steps[0])].cpu().numpy(),
+                "labels": symbol_labels(self.symbols.symbols, batch["text"][0, : int(batch["text_lengths"][0])].tolist()),
+                "style_weights": out.style_weights[0].float().cpu().numpy() if out.style_weights is not None else None,
+                "audio": self.vocoder(log_mel),
+                "health": healths[0],
+            }
+            stopped = float(out.stopped_on_token[:count].float().mean())
+        health = mean_health(healths) if healths else {}
+        if healths:
+            health["stopped_on_token_rate"] = stopped
+        self.logger.log_validation(step, val_terms, health, sample)
+        self.logger.flush()
+        summary = {"val": val_terms.get("mel_postnet", float("nan"))}
+        if healths:
+            summary.update(focus=health["focus"], cover=health["coverage"])
+        log.debug("validation at step %d: %s", step, summary)
+        return summary
+
+    # ----------------------------------------------------------------------------------------
+    def checkpoint_payload(self) -> dict[str, Any]:
+        return {
+            "model": self.model.state_dict(),
+            "model_config": self.model_config,
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "scaler": self.scaler.state_dict(),
+            "train_state": asdict(self.state),
+            "step": self.state.step,
+            "config": OmegaConf.to_container(self.cfg, resolve=True),
+            "symbols": self.symbols.to_dict(),
+            "audio_config": asdict(self.audio_config),
+            "mel_stats": self.stats.to_dict(),
+            "rng": {"torch": torch.get_rng_state(), "python": random.getstate()},
+        }
+
+    def save(self, periodic: bool) -> Path:
+        payload = self.checkpoint_payload()
+        if periodic:
+            save_checkpoint(self.ckpt_dir / f"step_{self.state.step:07d}.pt", payload)
+            old = sorted(self.ckpt_dir.glob("step_*.pt"))[: -int(self.cfg.trainer.keep_checkpoints) or None]
+            for path in old:
+                path.unlink(missing_ok=True)
+        return save_checkpoint(self.ckpt_dir / "last.pt", payload)
+
+    def _resume(self, path: Path) -> None:
+        ckpt = load_checkpoint(path, map_location=self.device)
+        if ckpt["model_config"] != self.model_config:
+            raise GstTtsError(f"{path}: the model config differs from this run's; use another hydra.run.dir")
+        self.model.load_state_dict(ckpt["model"])
+        self.optimizer.load_state_dict(ckpt["optimizer"])
+        self.scheduler.load_state_dict(ckpt["scheduler"])
+        if "scaler" in ckpt:
+            self.scaler.load_state_dict(ckpt["scaler"])
+        self.state = TrainState(**ckpt["train_state"])
+        torch.set_rng_state(ckpt["rng"]["torch"].cpu())
+        random.setstate(_as_tuple(ckpt["rng"]["python"]))
+        log.info("resumed from %s at step %d", path, self.state.step)
+
+
+def _as_tuple(x):
+    return tuple(_as_tuple(v) for v in x) if isinstance(x, (list, tuple)) else x
+
+
+def _amp_dtype(amp: str, device: torch.device) -> torch.dtype | None:
+    if device.type != "cuda" or amp == "none":
+        return None
+    if amp not in ("bf16", "fp16"):
+        raise GstTtsError(f"trainer.amp must be bf16, fp16 or none, got {amp!r}")
+    return torch.bfloat16 if amp == "bf16" else torch.float16
+
+
+def _to_device(batch: dict, device: torch.device) -> dict:
+    return {k: v.to(device, non_blocking=True) if isinstance(v, torch.Tensor) else v for k, v in batch.items()}
+
+
+def _seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def run(cfg: DictConfig, run_dir: str | Path) -> TrainState:
+    """Train with a composed config; the programmatic twin of the CLI."""
+    trainer = Trainer(cfg, run_dir)
+    state = trainer.fit()
+    print(f"training finished at step {state.step}: checkpoint {trainer.ckpt_dir / 'last.pt'}, "
+          f"TensorBoard: tensorboard --logdir {trainer.run_dir / 'tensorboard'}")
+    return state
+
+
+def main() -> None:
+    import hydra
+    from hydra.core.hydra_config import HydraConfig
+
+    @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
+    def _app(cfg: DictConfig) -> None:
+        logging.getLogger("gst_tts").setLevel(logging.INFO)
+        try:
+            run(cfg, HydraConfig.get().runtime.output_dir)
+        except GstTtsError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            sys.exit(2)
+        except KeyboardInterrupt:
+            sys.exit(130)
+
+    _app()
+
+
+if __name__ == "__main__":
+    main()

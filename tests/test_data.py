@@ -1,0 +1,519 @@
+"""Corpus reading, feature cache, split, length-bucket sampler and collate."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+import torch
+
+import gst_tts.data as data_mod
+from conftest import tone, write_corpus
+from gst_tts.audio import AudioConfig
+from gst_tts.data import (
+    Collate,
+    FeatureCache,
+    LengthBucketSampler,
+    encode_texts,
+    read_corpus,
+    split_train_val,
+)
+from gst_tts.errors import DataError
+from gst_tts.symbols import SymbolTable
+
+CFG = AudioConfig()
+
+
+def _lines(root: Path) -> list[str]:
+    return (root / "metadata.csv").read_text().splitlines()
+
+
+def _write_lines(root: Path, lines: list[str]) -> None:
+    (root / "metadata.csv").write_text("\n".join(lines) + "\n")
+
+
+def _error(root) -> str:
+    with pytest.raises(DataError) as info:
+        read_corpus(root)
+    return str(info.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# read_corpus
+
+
+def test_read_corpus_happy_path(corpus):
+    utts = read_corpus(corpus)
+    assert [u.id for u in utts] == [f"UT-{i:03d}" for i in range(6)]
+    # The third (normalised) column is used, not the raw second one.
+    assert [u.text for u in utts] == [f"sentence number {i}." for i in range(6)]
+    assert [u.line for u in utts] == list(range(1, 7))
+    assert all(u.audio_path == corpus / "wavs" / f"{u.id}.wav" for u in utts)
+    assert all(u.style is None for u in utts)
+    assert utts[2].where == f"{corpus / 'metadata.csv'}:3"
+
+
+def test_read_corpus_two_columns_and_blank_lines(corpus):
+    _write_lines(corpus, ["UT-000|Raw Text Zero", "", "UT-001|  Raw Text One  |", "UT-002|raw two|norm two"])
+    utts = read_corpus(corpus)
+    assert [(u.id, u.text, u.line) for u in utts] == [
+        ("UT-000", "Raw Text Zero", 1),
+        ("UT-001", "Raw Text One", 3),  # an empty third column falls back to the raw text
+        ("UT-002", "norm two", 4),
+    ]
+
+
+def test_read_corpus_styles(tmp_path):
+    root = write_corpus(tmp_path / "c", n=4, styles=True)
+    utts = read_corpus(root)
+    assert [u.style for u in utts] == ["high", "low", "high", "low"]
+
+
+def test_read_corpus_partial_styles(corpus):
+    (corpus / "styles.csv").write_text("UT-001|angry\n\nUT-004| calm \n")
+    styles = {u.id: u.style for u in read_corpus(corpus)}
+    assert styles == {"UT-000": None, "UT-001": "angry", "UT-002": None, "UT-003": None, "UT-004": "calm", "UT-005": None}
+
+
+@pytest.mark.parametrize(
+    "line_no, bad_line, phrase",
+    [
+        (3, "UT-002|only|three|four", "columns"),
+        (2, "UT-001", "columns"),
+        (4, "UT-000|again|again", "duplicate"),
+        (5, "UT-004|   |   ", "empty text"),
+        (6, "UT-999|some text|some text", "not found"),
+    ],
+)
+def test_read_corpus_errors_name_file_and_line(corpus, line_no, bad_line, phrase):
+    lines = _lines(corpus)
+    lines[line_no - 1] = bad_line
+    _write_lines(corpus, lines)
+    message = _error(corpus)
+    assert message.startswith(f"{corpus / 'metadata.csv'}:{line_no}:"), message
+    assert phrase in message
+    assert "\n" not in message
+
+
+def test_duplicate_id_mentions_first_line(corpus):
+    lines = _lines(corpus)
+    lines[4] = lines[1]
+    _write_lines(corpus, lines)
+    message = _error(corpus)
+    assert message.startswith(f"{corpus / 'metadata.csv'}:5:")
+    assert "UT-001" in message and "line 2" in message
+
+
+def test_missing_audio_names_wav(corpus):
+    (corpus / "wavs" / "UT-003.wav").unlink()
+    message = _error(corpus)
+    assert message.startswith(f"{corpus / 'metadata.csv'}:4:")
+    assert str(corpus / "wavs" / "UT-003.wav") in message
+
+
+def test_line_numbers_count_blank_lines(corpus):
+    lines = _lines(corpus)
+    _write_lines(corpus, [lines[0], "", "", lines[1], "UT-bad"])
+    assert _error(corpus).startswith(f"{corpus / 'metadata.csv'}:5:")
+
+
+@pytest.mark.parametrize(
+    "styles, line_no, phrase",
+    [
+        ("UT-000|high\nUT-001\n", 2, "id|style"),
+        ("UT-000|high\n\nUT-001|\n", 3, "id|style"),
+        ("UT-000|a|b\n", 1, "id|style"),
+        ("UT-000|high\nUT-001|low\nUT-777|low\n", 3, "not in metadata.csv"),
+        ("UT-000|high\nUT-000|low\n", 2, "duplicate"),
+    ],
+)
+def test_styles_errors(corpus, styles, line_no, phrase):
+    (corpus / "styles.csv").write_text(styles)
+    message = _error(corpus)
+    assert message.startswith(f"{corpus / 'styles.csv'}:{line_no}:"), message
+    assert phrase in message
+
+
+def test_unicode_line_separator_inside_text_keeps_line_numbers(corpus):
+    lines = _lines(corpus)
+    lines[1] = "UT-001|first part\u2028second part|first part\u2028second part"
+    lines[3] = "UT-003|x|y|z"
+    _write_lines(corpus, lines)
+    # The only bad line is line 4 (four columns); line 2 is one entry whose text holds U+2028.
+    assert _error(corpus).startswith(f"{corpus / 'metadata.csv'}:4:")
+
+
+def test_crlf_line_endings(corpus):
+    (corpus / "metadata.csv").write_bytes(b"UT-000|a|b\r\nUT-001|c|d\r\nUT-002|e\r\nbad\r\n")
+    assert _error(corpus).startswith(f"{corpus / 'metadata.csv'}:4:")
+    (corpus / "metadata.csv").write_bytes(b"UT-000|a|b\r\nUT-001|c|d\r\n")
+    assert [u.text for u in read_corpus(corpus)] == ["b", "d"]
+
+
+def test_invalid_utf8_names_line(corpus):
+    raw = (corpus / "metadata.csv").read_bytes().split(b"\n")
+    raw[3] = b"UT-003|caf\xe9 au lait|caf\xe9 au lait"  # latin-1, not UTF-8
+    (corpus / "metadata.csv").write_bytes(b"\n".join(raw))
+    message = _error(corpus)
+    assert message.startswith(f"{corpus / 'metadata.csv'}:4:")
+    assert "UTF-8" in message
+
+
+def test_invalid_utf8_in_styles(corpus):
+    (corpus / "styles.csv").write_bytes(b"UT-000|high\nUT-001|\xff\xfe\n")
+    assert _error(corpus).startswith(f"{corpus / 'styles.csv'}:2:")
+
+
+def test_missing_metadata_and_folder(tmp_path, corpus):
+    (corpus / "metadata.csv").unlink()
+    message = _error(corpus)
+    assert message.startswith(str(corpus / "metadata.csv"))
+    assert "not found" in message
+    missing = tmp_path / "no-such-corpus"
+    assert str(missing) in _error(missing)
+
+
+def test_empty_metadata(corpus):
+    (corpus / "metadata.csv").write_text("\n\n")
+    assert "no utterances" in _error(corpus)
+
+
+def test_encode_texts_no_usable_symbol(corpus):
+    lines = _lines(corpus)
+    lines[2] = "UT-002|###|###"
+    _write_lines(corpus, lines)
+    utts = read_corpus(corpus)
+    with pytest.raises(DataError) as info:
+        encode_texts(utts, SymbolTable())
+    assert str(info.value).startswith(f"{corpus / 'metadata.csv'}:3:")
+
+
+def test_encode_texts_happy(corpus):
+    utts = read_corpus(corpus)
+    symbols = SymbolTable()
+    encoded = encode_texts(utts, symbols)
+    assert len(encoded) == len(utts)
+    assert all(t.dtype == torch.long and int(t[-1]) == symbols.eos_id for t in encoded)
+    assert symbols.decode(encoded[0]) == "sentence number zero."
+
+
+# ---------------------------------------------------------------------------------------------
+# FeatureCache
+
+
+@pytest.fixture
+def counting(monkeypatch):
+    """Counts wav_to_logmel calls by utterance length (ids are not passed, so count calls)."""
+    calls: list[int] = []
+    real = data_mod.wav_to_logmel
+
+    def wrapped(samples, config, extractor=None):
+        calls.append(samples.size)
+        return real(samples, config, extractor)
+
+    monkeypatch.setattr(data_mod, "wav_to_logmel", wrapped)
+    return calls
+
+
+def test_prepare_writes_features_and_manifest(corpus, tmp_path, counting):
+    utts = read_corpus(corpus)
+    cache = FeatureCache(tmp_path / "cache", CFG)
+    frames = cache.prepare(utts, progress=False)
+    assert len(counting) == 6
+    assert cache.dir == tmp_path / "cache" / f"mels-{CFG.fingerprint()}"
+    assert sorted(p.name for p in cache.dir.glob("*.npy")) == [f"{u.id}.npy" for u in utts]
+    assert (cache.dir / "manifest.json").is_file()
+    assert not list(cache.dir.glob(".*"))  # no leftover temp files
+    assert set(frames) == {u.id for u in utts}
+    for u in utts:
+        mel = cache.load(u.id)
+        assert mel.dtype == np.float32 and mel.shape == (frames[u.id], 80)
+    # Longer tones give more frames (tones are 0.6 s + 0.1 s * i, no silence to trim).
+    counts = [frames[u.id] for u in utts]
+    assert counts == sorted(counts) and counts[0] < counts[-1]
+    assert abs(counts[0] - int(0.6 * 22050) // 256) <= 3
+
+
+def test_prepare_second_run_recomputes_nothing(corpus, tmp_path, counting):
+    utts = read_corpus(corpus)
+    first = FeatureCache(tmp_path / "cache", CFG).prepare(utts, progress=False)
+    counting.clear()
+    second = FeatureCache(tmp_path / "cache", CFG).prepare(utts, progress=False)
+    assert counting == []
+    assert second == first
+
+
+def test_prepare_recomputes_only_changed_wav(corpus, tmp_path, counting):
+    utts = read_corpus(corpus)
+    cache = FeatureCache(tmp_path / "cache", CFG)
+    cache.prepare(utts, progress=False)
+    unchanged = {u.id: cache.path(u.id).stat().st_mtime_ns for u in utts}
+
+    # Touch: same content, newer mtime.
+    wav = corpus / "wavs" / "UT-002.wav"
+    st = wav.stat()
+    os.utime(wav, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+    counting.clear()
+    cache.prepare(utts, progress=False)
+    assert len(counting) == 1
+
+    # Rewrite with a longer file: the new frame count is picked up.
+    sf.write(corpus / "wavs" / "UT-004.wav", tone(2.0, 22050), 22050, subtype="PCM_16")
+    counting.clear()
+    frames = cache.prepare(utts, progress=False)
+    assert counting == [2 * 22050]  # only UT-004, at its new length
+    assert abs(frames["UT-004"] - 2 * 22050 // 256) <= 3
+    assert cache.load("UT-004").shape[0] == frames["UT-004"]
+    for utt_id in ("UT-000", "UT-001", "UT-003", "UT-005"):
+        assert cache.path(utt_id).stat().st_mtime_ns == unchanged[utt_id]
+
+
+def test_prepare_recomputes_deleted_feature(corpus, tmp_path, counting):
+    utts = read_corpus(corpus)
+    cache = FeatureCache(tmp_path / "cache", CFG)
+    cache.prepare(utts, progress=False)
+    cache.path("UT-001").unlink()
+    counting.clear()
+    cache.prepare(utts, progress=False)
+    assert len(counting) == 1 and cache.path("UT-001").is_file()
+
+
+def test_prepare_corrupt_manifest_recomputes(corpus, tmp_path, counting):
+    utts = read_corpus(corpus)
+    cache = FeatureCache(tmp_path / "cache", CFG)
+    cache.prepare(utts, progress=False)
+    cache.manifest_path.write_text("{not json")
+    counting.clear()
+    cache.prepare(utts, progress=False)
+    assert len(counting) == 6
+
+
+def test_different_config_uses_different_folder(corpus, tmp_path, counting):
+    utts = read_corpus(corpus)
+    a = FeatureCache(tmp_path / "cache", CFG)
+    b = FeatureCache(tmp_path / "cache", dataclasses.replace(CFG, n_mels=40))
+    assert a.dir != b.dir and a.dir.parent == b.dir.parent
+    a.prepare(utts, progress=False)
+    counting.clear()
+    frames = b.prepare(utts, progress=False)
+    assert len(counting) == 6
+    assert b.load("UT-000").shape == (frames["UT-000"], 40)
+    assert a.load("UT-000").shape[1] == 80
+
+
+def test_prepare_unreadable_audio_is_data_error(corpus, tmp_path):
+    (corpus / "wavs" / "UT-003.wav").write_text("not a wav file\n")
+    utts = read_corpus(corpus)  # the file exists, so reading the corpus passes
+    with pytest.raises(DataError) as info:
+        FeatureCache(tmp_path / "cache", CFG).prepare(utts, progress=False)
+    message = str(info.value)
+    assert message.startswith(f"{corpus / 'metadata.csv'}:4:")
+    assert "UT-003.wav" in message and "\n" not in message
+
+
+@pytest.mark.parametrize("n_samples", [0, 100])
+def test_prepare_too_short_audio_is_data_error(corpus, tmp_path, n_samples):
+    sf.write(corpus / "wavs" / "UT-001.wav", tone(1.0, 22050)[:n_samples], 22050, subtype="PCM_16")
+    with pytest.raises(DataError) as info:
+        FeatureCache(tmp_path / "cache", CFG).prepare(read_corpus(corpus), progress=False)
+    assert str(info.value).startswith(f"{corpus / 'metadata.csv'}:2:")
+
+
+def test_stats_shape_values_and_cache(corpus, tmp_path, monkeypatch):
+    utts = read_corpus(corpus)
+    cache = FeatureCache(tmp_path / "cache", CFG)
+    cache.prepare(utts, progress=False)
+    ids = [u.id for u in utts[:4]]
+    stats = cache.stats(ids)
+    assert tuple(stats.mean.shape) == (80,) and tuple(stats.std.shape) == (80,)
+    assert stats.mean.dtype == torch.float32
+    allmel = np.concatenate([cache.load(i) for i in ids]).astype(np.float64)
+    np.testing.assert_allclose(stats.mean.numpy(), allmel.mean(0), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(stats.std.numpy(), allmel.std(0), rtol=1e-3, atol=1e-4)
+    assert len(list(cache.dir.glob("stats-*.npz"))) == 1
+
+    def no_load(utt_id):
+        raise AssertionError("stats recomputed instead of read from the cache")
+
+    monkeypatch.setattr(cache, "load", no_load)
+    again = cache.stats(list(reversed(ids)))  # same set, any order
+    torch.testing.assert_close(again.mean, stats.mean)
+    torch.testing.assert_close(again.std, stats.std)
+    with pytest.raises(AssertionError):
+        cache.stats(ids[:3])  # a different id set is computed afresh
+
+
+# ---------------------------------------------------------------------------------------------
+# split_train_val
+
+
+IDS = [f"LJ{i:03d}" for i in range(50)]
+
+
+def test_split_deterministic_disjoint_int():
+    train, val = split_train_val(IDS, 7, seed=3)
+    assert len(val) == 7 and len(train) == 43
+    assert not set(train) & set(val)
+    assert sorted(train + val) == sorted(IDS)
+    assert split_train_val(list(reversed(IDS)), 7, seed=3) == (train, val)  # input order does not matter
+    assert split_train_val(IDS, 7, seed=4)[1] != val
+
+
+def test_split_float_fraction():
+    train, val = split_train_val(IDS, 0.1, seed=0)
+    assert len(val) == 5 and len(train) == 45
+    assert not set(train) & set(val)
+    train2, val2 = split_train_val(IDS, 0.5, seed=0)
+    assert len(val2) == 25
+
+
+def test_split_edge_sizes():
+    assert len(split_train_val(IDS, 0.001, seed=0)[1]) == 1  # at least one
+    train, val = split_train_val(IDS, 500, seed=0)
+    assert len(train) == 1 and len(val) == 49  # at least one left to train on
+    assert split_train_val(["only"], 0.1, seed=0) == (["only"], [])
+
+
+# ---------------------------------------------------------------------------------------------
+# LengthBucketSampler
+
+
+def _lengths(n=200, seed=0):
+    rng = random.Random(seed)
+    return [rng.randint(20, 800) for _ in range(n)]
+
+
+def test_sampler_covers_every_index_once():
+    lengths = _lengths()
+    sampler = LengthBucketSampler(lengths, batch_size=16, seed=1, bucket_batches=4)
+    batches = list(sampler)
+    flat = [i for b in batches for i in b]
+    assert sorted(flat) == list(range(len(lengths)))
+    assert len(batches) == len(sampler) == 13  # ceil(200 / 16)
+    assert all(1 <= len(b) <= 16 for b in batches)
+
+
+def test_sampler_low_length_spread():
+    lengths = _lengths()
+    sampler = LengthBucketSampler(lengths, batch_size=16, seed=1, bucket_batches=4)
+
+    def spread(batches):
+        return np.mean([max(lengths[i] for i in b) - min(lengths[i] for i in b) for b in batches])
+
+    rng = random.Random(9)
+    idx = list(range(len(lengths)))
+    rng.shuffle(idx)
+    random_batches = [idx[i : i + 16] for i in range(0, len(idx), 16)]
+    assert spread(list(sampler)) < 0.35 * spread(random_batches)
+
+
+def test_sampler_reproducible_and_epoch_dependent():
+    lengths = _lengths()
+    a = LengthBucketSampler(lengths, batch_size=8, seed=5, bucket_batches=4)
+    b = LengthBucketSampler(lengths, batch_size=8, seed=5, bucket_batches=4)
+    a.set_epoch(3)
+    b.set_epoch(3)
+    assert list(a) == list(b)
+    epoch3 = list(a)
+    a.set_epoch(4)
+    assert list(a) != epoch3
+    c = LengthBucketSampler(lengths, batch_size=8, seed=6, bucket_batches=4)
+    c.set_epoch(3)
+    assert list(c) != epoch3
+
+
+def test_sampler_resume_skips_batches():
+    lengths = _lengths()
+    sampler = LengthBucketSampler(lengths, batch_size=8, seed=5, bucket_batches=4)
+    sampler.set_epoch(2)
+    full = list(sampler)
+    sampler.set_epoch(2, start=5)
+    assert list(sampler) == full[5:]
+    assert len(sampler) == len(full) - 5
+    sampler.set_epoch(2, start=len(full) + 3)
+    assert list(sampler) == [] and len(sampler) == 0
+
+
+def test_sampler_two_replicas_disjoint_equal():
+    lengths = _lengths(203)
+    shards = []
+    for rank in (0, 1):
+        s = LengthBucketSampler(lengths, batch_size=8, seed=2, bucket_batches=4, num_replicas=2, rank=rank)
+        s.set_epoch(1)
+        shards.append(list(s))
+        assert len(s) == len(shards[-1])
+    assert len(shards[0]) == len(shards[1]) > 0
+    flat0 = {i for b in shards[0] for i in b}
+    flat1 = {i for b in shards[1] for i in b}
+    assert not flat0 & flat1
+    # 203 / 8 = 26 batches: all of them are used, split 13 + 13.
+    assert len(shards[0]) == 13
+    assert len(flat0 | flat1) == 203
+
+
+def test_sampler_no_shuffle_is_sorted_within_window():
+    lengths = [5, 3, 9, 1, 7, 2]
+    sampler = LengthBucketSampler(lengths, batch_size=2, shuffle=False, bucket_batches=3)
+    assert list(sampler) == [[3, 5], [1, 0], [4, 2]]
+
+
+def test_sampler_bad_batch_size():
+    with pytest.raises(ValueError):
+        LengthBucketSampler([1, 2, 3], batch_size=0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Collate
+
+
+def _item(n_text, n_frames, name, fill=1.0):
+    return {
+        "id": name,
+        "text": torch.arange(2, 2 + n_text),
+        "mel": torch.full((n_frames, 80), fill),
+        "style": f"s-{name}",
+    }
+
+
+@pytest.mark.parametrize("r", [1, 2, 3])
+def test_collate_padding_and_stop_targets(r):
+    items = [_item(5, 7, "a", 1.0), _item(3, 4, "b", 2.0), _item(9, 5, "c", 3.0)]
+    batch = Collate(r, pad_id=0)(items)
+    max_frames = 7 + (-7) % r
+    assert batch["mel"].shape == (3, max_frames, 80)
+    assert batch["mel"].shape[1] % r == 0
+    assert batch["mel_lengths"].tolist() == [7, 4, 5]
+    assert batch["text_lengths"].tolist() == [5, 3, 9]
+    assert batch["text"].shape == (3, 9)
+    assert batch["ids"] == ["a", "b", "c"] and batch["styles"] == ["s-a", "s-b", "s-c"]
+    for i, (n, fill) in enumerate([(7, 1.0), (4, 2.0), (5, 3.0)]):
+        assert bool((batch["mel"][i, :n] == fill).all())
+        assert bool((batch["mel"][i, n:] == 0).all())
+    assert batch["stop_targets"].shape == (3, max_frames // r)
+    for i, n in enumerate([7, 4, 5]):
+        last_step = (n - 1) // r  # the step holding frame n - 1
+        stop = batch["stop_targets"][i].tolist()
+        assert stop == [0.0] * last_step + [1.0] * (max_frames // r - last_step)
+
+
+def test_collate_stop_targets_exact_r3():
+    # r=3, lengths 7 and 5: padded to 9 frames = 3 steps. Frame 6 is in step 2, frame 4 in step 1.
+    batch = Collate(3)([_item(2, 7, "x"), _item(2, 5, "y")])
+    assert batch["stop_targets"].tolist() == [[0.0, 0.0, 1.0], [0.0, 1.0, 1.0]]
+    # r=2, lengths 6 and 3: 6 frames = 3 steps. Frame 5 in step 2, frame 2 in step 1.
+    batch = Collate(2)([_item(2, 6, "x"), _item(2, 3, "y")])
+    assert batch["stop_targets"].tolist() == [[0.0, 0.0, 1.0], [0.0, 1.0, 1.0]]
+
+
+def test_collate_text_pad_id():
+    items = [_item(4, 3, "a"), _item(2, 3, "b")]
+    batch = Collate(1, pad_id=99)(items)
+    assert batch["text"].dtype == torch.long
+    assert batch["text"][0].tolist() == [2, 3, 4, 5]
+    assert batch["text"][1].tolist() == [2, 3, 99, 99]
+    assert batch["mel_lengths"].dtype == torch.long and batch["text_lengths"].dtype == torch.long

@@ -1,0 +1,87 @@
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+
+from gst_tts.alignment import alignment_health
+from gst_tts.plotting import (
+    figure_to_array,
+    plot_alignment,
+    plot_inspection,
+    plot_mel_pair,
+    plot_style_weights,
+    save_figure,
+)
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+TEXT = "hi there."
+
+
+def alignment(steps=30, symbols=len(TEXT)):
+    a = np.full((steps, symbols), 0.01, dtype=np.float32)
+    a[np.arange(steps), np.linspace(0, symbols - 1, steps).round().astype(int)] = 1.0
+    return a / a.sum(1, keepdims=True)
+
+
+def test_plot_alignment(tmp_path):
+    a = alignment()
+    fig = plot_alignment(a, input_labels=list(TEXT), hop_seconds=0.025, title="utt",
+                         health=alignment_health(a))
+    assert isinstance(fig, Figure)
+    assert "\u2423" in [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert isinstance(plot_alignment(a), Figure)
+    with pytest.raises(ValueError):
+        plot_alignment(a, input_labels=list("too short"[:3]))
+
+
+def test_plot_alignment_many_labels():
+    a = alignment(50, 200)
+    fig = plot_alignment(a, input_labels=["x"] * 200)
+    assert len(fig.axes[0].get_yticks()) <= 80
+
+
+def test_plot_inspection_torch_and_save(tmp_path):
+    torch = pytest.importorskip("torch")
+    a = torch.tensor(alignment(), dtype=torch.bfloat16)
+    mel = torch.randn(60, 20)
+    stop = torch.linspace(0, 1, 30)
+    fig = plot_inspection(a, mel, stop, input_labels=TEXT, hop_seconds=0.025,
+                          frames_per_step=2, title="utt", health=alignment_health(a))
+    assert isinstance(fig, Figure)
+    out = save_figure(fig, tmp_path / "sub" / "insp.png")
+    assert out.read_bytes()[:8] == PNG_MAGIC
+    assert [p.name for p in out.parent.iterdir()] == ["insp.png"]
+
+
+def test_plot_mel_pair_and_array():
+    rng = np.random.default_rng(0)
+    fig = plot_mel_pair(rng.normal(size=(40, 16)), rng.normal(size=(45, 16)), title="x")
+    assert isinstance(fig, Figure)
+    img = figure_to_array(fig)
+    assert img.dtype == np.uint8 and img.ndim == 3 and img.shape[2] == 3
+    w, h = fig.get_size_inches() * fig.dpi
+    assert img.shape[:2] == (round(h), round(w))
+
+
+@pytest.mark.parametrize("shape", [(3, 4, 10), (3, 10)])
+def test_plot_style_weights(shape):
+    rng = np.random.default_rng(0)
+    w = rng.random(shape)
+    w /= w.sum(-1, keepdims=True)
+    fig = plot_style_weights(w, ["a", "b", "c"], title="tokens")
+    assert isinstance(fig, Figure)
+    with pytest.raises(ValueError):
+        plot_style_weights(w, ["a"])
+
+
+def test_save_figure_replaces_and_cleans_up(tmp_path):
+    target = tmp_path / "a.png"
+    target.write_bytes(b"old")
+    save_figure(plot_alignment(alignment()), target)
+    assert target.read_bytes()[:8] == PNG_MAGIC
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.png"]
+
+
+def test_save_figure_failure_leaves_no_temp(tmp_path):
+    with pytest.raises(ValueError):
+        save_figure(plot_alignment(alignment()), tmp_path / "a.notaformat")
+    assert list(tmp_path.iterdir()) == []
