@@ -47,14 +47,15 @@ def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = 
     try:
         ckpt = torch.load(path, map_location=map_location, weights_only=True)
     except pickle.UnpicklingError as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        if "weights_only" in str(exc).lower() or "unsupported global" in str(exc).lower():
+        detail = _weights_unpickler_detail(str(exc))
+        if "global" in detail.lower():  # a class or function reference: code, refused unexecuted
             raise CheckpointError(
-                f"{path}: refused to load: the file holds code or objects that weights-only loading does not allow ({first[:120]})"
+                f"{path}: refused to load: the file references code or objects that weights-only loading does not allow ({detail})"
             ) from None
-        raise CheckpointError(f"{path}: not a gst-tts checkpoint ({first[:120]})") from None
+        raise CheckpointError(f"{path}: not a gst-tts checkpoint (unreadable pickle: {detail})") from None
     except Exception as exc:  # zip/EOF/decode errors from random bytes
-        raise CheckpointError(f"{path}: not a gst-tts checkpoint ({type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else ''})") from None
+        first = str(exc).strip().splitlines()[0][:120] if str(exc).strip() else ""
+        raise CheckpointError(f"{path}: not a gst-tts checkpoint ({type(exc).__name__}: {first})") from None
     if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
         raise CheckpointError(f"{path}: not a gst-tts checkpoint (no '{FORMAT}' marker)")
     missing = [k for k in ("model", "model_config", "symbols", "audio_config", "mel_stats") if k not in ckpt]
@@ -85,3 +86,11 @@ def checkpoint_parts(ckpt: dict[str, Any]) -> tuple[SymbolTable, AudioConfig, Me
         AudioConfig(**ckpt["audio_config"]),
         MelStats.from_dict(ckpt["mel_stats"]),
     )
+
+
+def _weights_unpickler_detail(message: str) -> str:
+    """The informative part of torch's long weights-only error, on one line."""
+    marker = "WeightsUnpickler error:"
+    detail = message.split(marker, 1)[1] if marker in message else message
+    detail = " ".join(detail.split())
+    return detail.split(". ")[0][:160]

@@ -241,6 +241,7 @@ class Synthesizer:
         self.mel_stats = mel_stats
         self.vocoder = vocoder or griffin_lim(audio_config)
         self._extractor = MelExtractor(audio_config)
+        self._letter_ids: torch.Tensor | None = None
 
     @classmethod
     def from_checkpoint(
@@ -393,7 +394,7 @@ class Synthesizer:
             total = sum(w for _, w in mix)
             if not mix or total <= 0:
                 raise GstTtsError("style mix needs at least one reference with a positive weight")
-            # Every reference is checked (and encoded) even at weight 0: a bad file is an error.
+            # Every reference is encoded, even at weight 0: a bad file is an error, not ignored.
             return sum(self.reference_style_weights(ref) * (w / total) for ref, w in mix)
         return self.neutral_style_weights()
 
@@ -441,6 +442,7 @@ class Synthesizer:
             TextError: a text that is empty or has no usable symbol.
             AudioError, GstTtsError: a bad style (see :meth:`resolve_style`).
         """
+        _check_options(batch_size, max_chunk_chars, pause_s)
         single = isinstance(texts, str)
         text_list = [texts] if single else list(texts)
         prepared = [self._prepare_text(t, max_chunk_chars) for t in text_list]
@@ -471,6 +473,7 @@ class Synthesizer:
 
         Used to probe what each token does; arguments as in :meth:`synthesize`.
         """
+        _check_options(batch_size, max_chunk_chars, pause_s)
         prepared = self._prepare_text(text, max_chunk_chars)
         weights = [self.neutral_style_weights() if s is None else self.style_weights_tensor(s) for s in styles]
         return self._synthesize_prepared(
@@ -484,6 +487,9 @@ class Synthesizer:
         if not isinstance(text, str):
             raise TextError(f"text must be a string, got {type(text).__name__}")
         ids = self.symbols.encode(text)  # TextError for empty / symbol-less text; warns once about dropped characters
+        if not self._speakable(ids):
+            q = text if len(text) <= 40 else text[:40] + "…"
+            raise TextError(f"text has nothing to speak (only punctuation): {q!r}")
         cleaned = self.symbols.clean(text)
         if max_chunk_chars is None or len(cleaned) <= max_chunk_chars:
             return cleaned, [(cleaned, ids)]
@@ -492,10 +498,18 @@ class Synthesizer:
             warnings.simplefilter("ignore", DroppedCharacterWarning)  # already warned for the whole text
             for piece in split_text(cleaned, max_chunk_chars):
                 try:
-                    chunks.append((piece, self.symbols.encode(piece)))
+                    piece_ids = self.symbols.encode(piece)
                 except TextError:
-                    continue  # punctuation only: the pause between chunks stands in for it
+                    continue
+                if self._speakable(piece_ids):  # punctuation only: the pause between chunks stands in for it
+                    chunks.append((piece, piece_ids))
         return cleaned, chunks
+
+    def _speakable(self, ids: torch.Tensor) -> bool:
+        """Whether ``ids`` hold a letter or digit (when the table has any): punctuation alone says nothing."""
+        if self._letter_ids is None:
+            self._letter_ids = torch.tensor([i for i, c in enumerate(self.symbols.symbols) if c.isalnum()], dtype=torch.long)
+        return self._letter_ids.numel() == 0 or bool(torch.isin(ids, self._letter_ids).any())
 
     def _synthesize_prepared(
         self,
@@ -512,8 +526,6 @@ class Synthesizer:
         vocode: bool,
         names: Sequence[str] | None,
     ) -> list[SynthesisResult]:
-        if batch_size < 1:
-            raise GstTtsError(f"batch_size must be at least 1, got {batch_size}")
         if names is not None and len(names) != len(texts):
             raise ValueError(f"{len(names)} names for {len(texts)} texts")
         chunks = [
@@ -617,6 +629,15 @@ class Synthesizer:
             hop_length=self.audio_config.hop_length,
             frames_per_step=self.model.reduction_factor,
         )
+
+
+def _check_options(batch_size: int, max_chunk_chars: int | None, pause_s: float) -> None:
+    if batch_size < 1:
+        raise GstTtsError(f"batch_size must be at least 1, got {batch_size}")
+    if max_chunk_chars is not None and max_chunk_chars < 1:
+        raise GstTtsError(f"max_chunk_chars must be at least 1 (or None), got {max_chunk_chars}")
+    if not pause_s >= 0:
+        raise GstTtsError(f"pause_s must be >= 0, got {pause_s}")
 
 
 def _is_int(x: Any) -> bool:

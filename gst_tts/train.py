@@ -128,6 +128,9 @@ class Trainer:
         self.loader = torch.utils.data.DataLoader(
             self.train_set, batch_sampler=self.sampler, collate_fn=self.collate,
             num_workers=int(cfg.data.num_workers), pin_memory=self.device.type == "cuda",
+            # Its own generator: each new iterator draws a worker seed, which must not come from
+            # the global stream that dropout uses (resuming would shift it).
+            generator=torch.Generator().manual_seed(int(cfg.seed)),
         )
         loss_cfg = OmegaConf.to_container(cfg.loss, resolve=True)
         loss_cfg.pop("_target_", None)
@@ -200,11 +203,14 @@ class Trainer:
     def _train_step(self, batch: dict) -> dict[str, float] | None:
         self.model.train()
         batch = _to_device(batch, self.device)
+        # BatchNorm statistics move during the forward pass; a skipped batch must not move them.
+        buffers = [b.detach().clone() for b in self.model.buffers()]
         with torch.autocast(self.device.type, dtype=self.amp_dtype or torch.float32, enabled=self.amp_dtype is not None):
             output = self.model(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"])
             terms = self.criterion(output, batch, self.state.step)
         self.optimizer.zero_grad(set_to_none=True)
         if not torch.isfinite(terms["total"]):
+            self._restore_buffers(buffers)
             return self._skip(f"non-finite loss {float(terms['total'])} in batch {batch['ids'][:3]}…")
         self.scaler.scale(terms["total"]).backward()
         self.scaler.unscale_(self.optimizer)
@@ -212,6 +218,7 @@ class Trainer:
         if not torch.isfinite(grad_norm):
             self.optimizer.zero_grad(set_to_none=True)
             self.scaler.update()
+            self._restore_buffers(buffers)
             return self._skip(f"non-finite gradient norm in batch {batch['ids'][:3]}…")
         self.scaler.step(self.optimizer)
         self.scaler.update()
@@ -221,15 +228,29 @@ class Trainer:
         out["grad_norm"] = float(grad_norm)
         return out
 
+    def _restore_buffers(self, saved: list[torch.Tensor]) -> None:
+        with torch.no_grad():
+            for buffer, value in zip(self.model.buffers(), saved):
+                buffer.copy_(value)
+
     def _skip(self, reason: str) -> None:
         self.state.skipped_batches += 1
         log.warning("step %d: skipped a batch: %s", self.state.step, reason)
         self.logger.log_skipped_batch(self.state.step, reason, self.state.skipped_batches)
         return None
 
-    @torch.no_grad()
     def validate(self) -> dict[str, float]:
-        """Teacher-forced validation loss plus free-running alignment health; returns a summary."""
+        """Teacher-forced validation loss plus free-running alignment health; returns a summary.
+
+        Runs on a forked RNG with a fixed seed: validations are comparable across steps (same
+        dropout draws) and do not shift the training run's random stream, so resuming is exact.
+        """
+        devices = [self.device] if self.device.type == "cuda" else []
+        with torch.random.fork_rng(devices=devices), torch.no_grad():
+            torch.manual_seed(int(self.cfg.seed))
+            return self._validate()
+
+    def _validate(self) -> dict[str, float]:
         self.model.eval()
         step = self.state.step
         loader = torch.utils.data.DataLoader(self.val_set, batch_size=int(self.cfg.data.batch_size), collate_fn=self.collate)
@@ -277,7 +298,7 @@ class Trainer:
         summary = {"val": val_terms.get("mel_postnet", float("nan"))}
         if healths:
             summary.update(focus=health["focus"], cover=health["coverage"])
-        log.debug("validation at step %d: %s", step, summary)
+        log.info("step %d: %s", step, "  ".join(f"{k} {v:.3f}" for k, v in summary.items()))
         return summary
 
     # ----------------------------------------------------------------------------------------

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 # Finite so that it stays representable in fp16 (max 65504) and bf16; far below any real energy,
 # so masked symbols get exactly zero weight after softmax without producing inf - inf = NaN.
@@ -41,38 +44,51 @@ class LocationSensitiveAttention(nn.Module):
         self.location_dense = nn.Linear(location_filters, attention_dim, bias=False)
         self.energy = nn.Linear(attention_dim, 1, bias=False)
 
-    def project_memory(self, memory: torch.Tensor) -> torch.Tensor:
-        """``(batch, symbols, memory_dim)`` → ``(batch, symbols, attention_dim)``; once per utterance."""
-        return self.memory_layer(memory)
+    def prepare(self, memory: torch.Tensor, padding_mask: torch.Tensor | None) -> "AttentionMemory":
+        """Everything that does not change across decoder steps, computed once per utterance batch.
+
+        The location convolution and its dense projection are both linear, so they are merged
+        into one convolution with ``attention_dim`` outputs: one op per step instead of two.
+        """
+        location_weight = torch.einsum("af,fck->ack", self.location_dense.weight, self.location_conv.weight)
+        return AttentionMemory(memory, self.memory_layer(memory), location_weight, padding_mask)
 
     def forward(
         self,
         query: torch.Tensor,
-        memory: torch.Tensor,
-        processed_memory: torch.Tensor,
+        prepared: "AttentionMemory",
         previous_weights: torch.Tensor,
         cumulative_weights: torch.Tensor,
-        padding_mask: torch.Tensor | None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """One decoder step.
 
         Args:
             query: ``(batch, query_dim)``.
-            memory: ``(batch, symbols, memory_dim)``.
-            processed_memory: ``(batch, symbols, attention_dim)`` from :meth:`project_memory`.
+            prepared: from :meth:`prepare`.
             previous_weights, cumulative_weights: ``(batch, symbols)``.
-            padding_mask: ``(batch, symbols)``, True at padding; None when nothing is padded.
 
         Returns:
             ``context (batch, memory_dim)`` and ``weights (batch, symbols)``.
         """
-        location = self.location_conv(torch.stack([previous_weights, cumulative_weights], dim=1))
-        location = self.location_dense(location.transpose(1, 2))
+        location = F.conv1d(
+            torch.stack([previous_weights, cumulative_weights], dim=1),
+            prepared.location_weight.to(previous_weights.dtype),
+            padding=self.location_conv.padding[0],
+        ).transpose(1, 2)
         energies = self.energy(
-            torch.tanh(self.query_layer(query).unsqueeze(1) + location + processed_memory)
+            torch.tanh(self.query_layer(query).unsqueeze(1) + location + prepared.processed_memory)
         ).squeeze(-1)
-        if padding_mask is not None:
-            energies = energies.masked_fill(padding_mask, MASK_VALUE)
+        if prepared.padding_mask is not None:
+            energies = energies.masked_fill(prepared.padding_mask, MASK_VALUE)
         weights = torch.softmax(energies, dim=-1)
-        context = torch.bmm(weights.unsqueeze(1), memory).squeeze(1)
+        context = torch.bmm(weights.unsqueeze(1).to(prepared.memory.dtype), prepared.memory).squeeze(1)
         return context, weights
+
+
+class AttentionMemory(NamedTuple):
+    """Per-utterance attention inputs: constant over decoder steps."""
+
+    memory: torch.Tensor  # (batch, symbols, memory_dim)
+    processed_memory: torch.Tensor  # (batch, symbols, attention_dim)
+    location_weight: torch.Tensor  # (attention_dim, 2, kernel), merged location conv + dense
+    padding_mask: torch.Tensor | None  # (batch, symbols), True at padding

@@ -8,7 +8,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from gst_tts.model.attention import LocationSensitiveAttention
+from gst_tts.model.attention import AttentionMemory, LocationSensitiveAttention
 
 
 class DecoderState(NamedTuple):
@@ -21,6 +21,14 @@ class DecoderState(NamedTuple):
     attention_weights: torch.Tensor  # (batch, symbols)
     cumulative_weights: torch.Tensor  # (batch, symbols)
     context: torch.Tensor  # (batch, memory_dim)
+
+
+class StepWeights(NamedTuple):
+    """Recurrent weights merged once per pass (see :meth:`Decoder.step_weights`)."""
+
+    attention_recurrent: torch.Tensor  # (4 * attention_rnn_dim, memory_dim + attention_rnn_dim)
+    decoder: torch.Tensor  # (4 * decoder_rnn_dim, attention_rnn_dim + memory_dim + decoder_rnn_dim)
+    decoder_bias: torch.Tensor  # (4 * decoder_rnn_dim,)
 
 
 class DecoderOutput(NamedTuple):
@@ -119,34 +127,60 @@ class Decoder(nn.Module):
             zeros(batch, memory_dim),
         )
 
+    def step_weights(self) -> StepWeights:
+        """Recurrent weights merged so each step does one matrix product per LSTM (once per pass)."""
+        att, dec = self.attention_rnn, self.decoder_rnn
+        prenet_dim = self.prenet.layers[-1].out_features
+        return StepWeights(
+            torch.cat([att.weight_ih[:, prenet_dim:], att.weight_hh], dim=1),
+            torch.cat([dec.weight_ih, dec.weight_hh], dim=1),
+            dec.bias_ih + dec.bias_hh,
+        )
+
+    def prenet_gates(self, prenet_out: torch.Tensor) -> torch.Tensor:
+        """The prenet's share of the attention LSTM gates, ``(..., prenet_dim)`` → ``(..., 4 * attention_rnn_dim)``.
+
+        It does not depend on the recurrence, so teacher forcing computes it for all steps at once.
+        """
+        att = self.attention_rnn
+        prenet_dim = self.prenet.layers[-1].out_features
+        return F.linear(prenet_out, att.weight_ih[:, :prenet_dim], att.bias_ih + att.bias_hh)
+
     def step(
         self,
-        prenet_out: torch.Tensor,
+        prenet_gates: torch.Tensor,
         state: DecoderState,
-        memory: torch.Tensor,
-        processed_memory: torch.Tensor,
-        padding_mask: torch.Tensor | None,
+        attention_memory: AttentionMemory,
+        weights: StepWeights,
+        dropout_masks: tuple[torch.Tensor, torch.Tensor] | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, DecoderState]:
         """One decoder step.
 
         Args:
-            prenet_out: ``(batch, prenet_dim)``, the prenet applied to the previous frame.
+            prenet_gates: ``(batch, 4 * attention_rnn_dim)`` from :meth:`prenet_gates` of the previous frame.
             state: the previous :class:`DecoderState`.
-            memory: ``(batch, symbols, memory_dim)``; processed_memory its attention projection.
-            padding_mask: ``(batch, symbols)``, True at padding.
+            attention_memory: from ``self.attention.prepare``.
+            weights: from :meth:`step_weights`.
+            dropout_masks: scaled keep-masks for the attention and decoder LSTM outputs, or None.
 
         Returns:
             ``frames (batch, r * n_mels)``, ``stop_logit (batch,)`` and the new state.
         """
-        att_h, att_c = self.attention_rnn(torch.cat([prenet_out, state.context], -1), (state.attention_hidden, state.attention_cell))
-        att_h = F.dropout(att_h, self.attention_dropout, self.training)
-        context, weights = self.attention(
-            att_h, memory, processed_memory, state.attention_weights, state.cumulative_weights, padding_mask
+        gates = prenet_gates + F.linear(torch.cat([state.context, state.attention_hidden], -1), weights.attention_recurrent)
+        att_h, att_c = _lstm_update(gates, state.attention_cell)
+        if dropout_masks is not None:
+            att_h = att_h * dropout_masks[0]
+        context, attention_weights = self.attention(
+            att_h, attention_memory, state.attention_weights, state.cumulative_weights
         )
-        dec_h, dec_c = self.decoder_rnn(torch.cat([att_h, context], -1), (state.decoder_hidden, state.decoder_cell))
-        dec_h = F.dropout(dec_h, self.decoder_dropout, self.training)
+        gates = F.linear(torch.cat([att_h, context, state.decoder_hidden], -1), weights.decoder, weights.decoder_bias)
+        dec_h, dec_c = _lstm_update(gates, state.decoder_cell)
+        if dropout_masks is not None:
+            dec_h = dec_h * dropout_masks[1]
         projection_in = torch.cat([dec_h, context], -1)
-        new_state = DecoderState(att_h, att_c, dec_h, dec_c, weights, state.cumulative_weights + weights, context)
+        new_state = DecoderState(
+            att_h, att_c, dec_h, dec_c, attention_weights, state.cumulative_weights + attention_weights, context
+        )
         return self.mel_projection(projection_in), self.stop_projection(projection_in).squeeze(-1), new_state
 
     def forward(self, memory: torch.Tensor, padding_mask: torch.Tensor | None, mel: torch.Tensor) -> DecoderOutput:
@@ -159,16 +193,23 @@ class Decoder(nn.Module):
         """
         batch, frames, n_mels = mel.shape
         r = self.reduction_factor
+        n_steps = frames // r
         # The input to step s is the last frame of step s-1 (zeros for the first step); the prenet
-        # runs over all of them at once rather than inside the recurrence.
-        last_frames = mel.view(batch, frames // r, r, n_mels)[:, :, -1]
+        # and its gate projection run over all steps at once rather than inside the recurrence.
+        last_frames = mel.view(batch, n_steps, r, n_mels)[:, :, -1]
         inputs = torch.cat([mel.new_zeros(batch, 1, n_mels), last_frames[:, :-1]], dim=1)
-        prenet_out = self.prenet(inputs)
-        processed_memory = self.attention.project_memory(memory)
+        prenet_gates = self.prenet_gates(self.prenet(inputs))
+        attention_memory = self.attention.prepare(memory, padding_mask)
+        weights = self.step_weights()
+        att_masks = _dropout_masks(n_steps, batch, self.attention_rnn_dim, self.attention_dropout, self.training, mel)
+        dec_masks = _dropout_masks(n_steps, batch, self.decoder_rnn_dim, self.decoder_dropout, self.training, mel)
         state = self.initial_state(memory)
         frames_out, stops, alignments = [], [], []
-        for s in range(frames // r):
-            out, stop, state = self.step(prenet_out[:, s], state, memory, processed_memory, padding_mask)
+        # unbind, not prenet_gates[:, s]: the backward of per-step indexing would allocate and
+        # fill a full-size zero gradient at every step (quadratic in length); unbind's is one stack.
+        for s, step_gates in enumerate(prenet_gates.unbind(1)):
+            masks = (att_masks[s], dec_masks[s]) if att_masks is not None else None
+            out, stop, state = self.step(step_gates, state, attention_memory, weights, masks)
             frames_out.append(out)
             stops.append(stop)
             alignments.append(state.attention_weights)
@@ -196,7 +237,8 @@ class Decoder(nn.Module):
         """
         batch = memory.shape[0]
         r, n_mels = self.reduction_factor, self.n_mels
-        processed_memory = self.attention.project_memory(memory)
+        attention_memory = self.attention.prepare(memory, padding_mask)
+        weights = self.step_weights()
         state = self.initial_state(memory)
         frame = memory.new_zeros(batch, n_mels)
         done = torch.zeros(batch, dtype=torch.bool, device=memory.device)
@@ -205,7 +247,7 @@ class Decoder(nn.Module):
         max_steps = max_steps.to(memory.device)
         frames_out, stops, alignments = [], [], []
         for s in range(int(max_steps.max())):
-            out, stop, state = self.step(self.prenet(frame), state, memory, processed_memory, padding_mask)
+            out, stop, state = self.step(self.prenet_gates(self.prenet(frame)), state, attention_memory, weights)
             frames_out.append(out)
             stops.append(stop)
             alignments.append(state.attention_weights)
@@ -225,3 +267,19 @@ class Decoder(nn.Module):
             steps,
             stopped,
         )
+
+
+def _lstm_update(gates: torch.Tensor, cell: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """LSTM cell nonlinearity on precomputed gates (PyTorch's i, f, g, o order)."""
+    i, f, g, o = gates.chunk(4, dim=1)
+    cell = torch.sigmoid(f) * cell + torch.sigmoid(i) * torch.tanh(g)
+    return torch.sigmoid(o) * torch.tanh(cell), cell
+
+
+def _dropout_masks(
+    steps: int, batch: int, dim: int, p: float, training: bool, like: torch.Tensor
+) -> torch.Tensor | None:
+    """``(steps, batch, dim)`` scaled keep-masks drawn at once: one RNG call instead of one per step."""
+    if not training or p <= 0:
+        return None
+    return torch.empty(steps, batch, dim, device=like.device, dtype=like.dtype).bernoulli_(1 - p) / (1 - p)

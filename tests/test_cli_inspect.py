@@ -1,0 +1,145 @@
+"""``gst-tts plot-alignment``, ``plot-style`` and ``probe-tokens`` in-process on a tiny random model."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+import soundfile as sf
+from PIL import Image
+
+from conftest import tone
+from gst_tts.cli import main
+
+FAST = ["--max-decoder-steps", "8"]
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    rc = main(list(args))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def assert_one_line_error(rc: int, err: str, command: str) -> None:
+    assert rc == 2
+    assert err.startswith(f"gst-tts {command}: error:") and err.count("\n") == 1 and "Traceback" not in err, err
+
+
+def image_size(path) -> tuple[int, int]:
+    with Image.open(path) as im:
+        return im.size
+
+
+@pytest.fixture
+def refs(tmp_path):
+    a, b = tmp_path / "calm.wav", tmp_path / "loud.wav"
+    sf.write(a, tone(1.0, 16000, 150.0, 0.2), 16000)
+    sf.write(b, np.stack([tone(1.5, 44100, 300.0, 0.9)] * 2, 1), 44100)
+    return a, b
+
+
+# ------------------------------------------------------------------ plot-alignment
+
+
+def test_plot_alignment_from_checkpoint_and_text(tiny_checkpoint, tmp_path, capsys, refs):
+    out = tmp_path / "fig.png"
+    rc, stdout, err = run(capsys, "plot-alignment", "--checkpoint", str(tiny_checkpoint), "--text", "Hello world.",
+                          "--reference", str(refs[0]), "--seed", "0", "--out", str(out), *FAST)
+    assert rc == 0, err
+    w, h = image_size(out)
+    assert h > w * 0.6  # three stacked panels: attention, stop token, mel
+    assert "coverage" in stdout and "wrote" in stdout
+
+
+def test_plot_alignment_from_saved_npy_uses_the_sidecar(tiny_checkpoint, tmp_path, capsys):
+    wav = tmp_path / "s" / "utt.wav"
+    assert run(capsys, "synthesize", "--checkpoint", str(tiny_checkpoint), "--text", "Saved alignment.", "--out", str(wav),
+               "--save-alignment", "--griffin-lim-iters", "2", *FAST)[0] == 0
+    npy = tmp_path / "s" / "utt.alignment.npy"
+    out = tmp_path / "from_npy.png"
+    rc, stdout, err = run(capsys, "plot-alignment", "--alignment", str(npy), "--out", str(out))
+    assert rc == 0, err
+    assert out.is_file() and image_size(out)[0] > 0
+    side = json.loads((tmp_path / "s" / "utt.json").read_text())
+    assert len(side["input_symbols"]) == np.load(npy).shape[1]  # labels available to the plot
+    # Health printed for the saved alignment matches the sidecar's.
+    assert f"coverage {side['health']['coverage']:.0%}" in stdout
+
+    # Without a sidecar, the bare alignment is still plotted.
+    bare = tmp_path / "bare.npy"
+    np.save(bare, np.eye(6, 4, dtype=np.float32))
+    assert run(capsys, "plot-alignment", "--alignment", str(bare), "--out", str(tmp_path / "bare.png"))[0] == 0
+
+
+@pytest.mark.parametrize("kind", ["random bytes", "pickled object array", "1-D array", "missing", "neither input"])
+def test_plot_alignment_bad_input(kind, tiny_checkpoint, tmp_path, capsys):
+    npy = tmp_path / "bad.npy"
+    if kind == "random bytes":
+        npy.write_bytes(b"\x00garbage" * 50)
+    elif kind == "pickled object array":
+        np.save(npy, np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    elif kind == "1-D array":
+        np.save(npy, np.zeros(5, dtype=np.float32))
+    args = ["--alignment", str(npy)] if kind != "neither input" else []
+    out = tmp_path / "fig.png"
+    rc, _, err = run(capsys, "plot-alignment", *args, "--out", str(out))
+    assert_one_line_error(rc, err, "plot-alignment")
+    assert not out.exists()
+
+
+# ------------------------------------------------------------------ plot-style
+
+
+def test_plot_style_heatmap_and_csv(tiny_checkpoint, tmp_path, capsys, refs):
+    out, table = tmp_path / "style.png", tmp_path / "style.csv"
+    rc, stdout, err = run(capsys, "plot-style", "--checkpoint", str(tiny_checkpoint), str(refs[0]), str(refs[1]),
+                          "--out", str(out), "--csv", str(table))
+    assert rc == 0, err
+    assert out.is_file()
+    rows = list(csv.reader(table.open()))
+    assert rows[0] == ["reference", "head", "token_0", "token_1", "token_2", "token_3", "token_4"]
+    assert [r[:2] for r in rows[1:]] == [["calm", "0"], ["calm", "1"], ["loud", "0"], ["loud", "1"]]
+    for r in rows[1:]:
+        assert sum(float(x) for x in r[2:]) == pytest.approx(1.0, abs=1e-4)  # softmax over tokens per head
+    assert "calm" in stdout and "loud" in stdout
+
+
+def test_plot_style_bad_reference_writes_nothing(tiny_checkpoint, tmp_path, capsys, refs):
+    short = tmp_path / "short.wav"
+    sf.write(short, tone(0.2), 22050)
+    out, table = tmp_path / "style.png", tmp_path / "style.csv"
+    rc, _, err = run(capsys, "plot-style", "--checkpoint", str(tiny_checkpoint), str(refs[0]), str(short),
+                     "--out", str(out), "--csv", str(table))
+    assert_one_line_error(rc, err, "plot-style")
+    assert "short.wav" in err and not out.exists() and not table.exists()
+
+
+# ------------------------------------------------------------------ probe-tokens
+
+
+def test_probe_tokens_table_and_csv(tiny_checkpoint, tmp_path, capsys):
+    table = tmp_path / "tokens.csv"
+    rc, stdout, err = run(capsys, "probe-tokens", "--checkpoint", str(tiny_checkpoint), "--scales", "0.5,2",
+                          "--sentence", "A short probe.", "--griffin-lim-iters", "2", "--out", str(table), *FAST)
+    assert rc == 0, err
+    rows = list(csv.DictReader(table.open()))
+    assert len(rows) == 1 + 5 * 2  # neutral + every token at every scale
+    assert rows[0]["token"] == "neutral" and float(rows[0]["rate_ratio"]) == 1.0 and float(rows[0]["d_energy_db"]) == 0.0
+    assert [(r["token"], r["scale"]) for r in rows[1:3]] == [("0", "0.5"), ("0", "2")]
+    for r in rows:
+        assert float(r["rate_letters_per_s"]) > 0 and np.isfinite(float(r["energy_db"]))
+        assert r["stopped_on_bound"] == "True"  # the random model never stops: flagged, not hidden
+    lines = stdout.strip().splitlines()
+    assert "ΔF0 st" in lines[0] and "rate" in lines[0] and "energy" in lines[0]
+    assert len(lines) == 1 + 11 + 1 and "11 stopped on the step bound" in lines[-1]
+
+
+@pytest.mark.parametrize("args, message", [(["--scales", "a,b"], "--scales"), (["--tokens", "7"], "--tokens"),
+                                           (["--sentence", "@@@"], "no symbol")])
+def test_probe_tokens_bad_input(args, message, tiny_checkpoint, tmp_path, capsys):
+    table = tmp_path / "tokens.csv"
+    rc, _, err = run(capsys, "probe-tokens", "--checkpoint", str(tiny_checkpoint), "--out", str(table), *args, *FAST)
+    assert_one_line_error(rc, err, "probe-tokens")
+    assert message in err and not table.exists()

@@ -1,0 +1,59 @@
+import torch
+
+from gst_tts.data import Collate
+from gst_tts.losses import TacotronLoss, guided_attention_weights
+from gst_tts.model.tacotron import TacotronOutput
+
+
+def _batch_and_output(r=2):
+    torch.manual_seed(0)
+    items = [
+        {"id": "a", "text": torch.tensor([3, 4, 5, 1]), "mel": torch.randn(7, 4), "style": None},
+        {"id": "b", "text": torch.tensor([3, 1]), "mel": torch.randn(4, 4), "style": None},
+    ]
+    batch = Collate(r)(items)
+    frames, steps = batch["mel"].shape[1], batch["mel"].shape[1] // r
+    output = TacotronOutput(
+        mel=torch.randn(2, frames, 4), mel_postnet=torch.randn(2, frames, 4), stop_logits=torch.randn(2, steps),
+        alignments=torch.softmax(torch.randn(2, steps, 4), -1), style_weights=None,
+    )
+    return batch, output
+
+
+def test_padding_does_not_change_any_term():
+    batch, output = _batch_and_output()
+    loss = TacotronLoss()
+    base = loss(output, batch)
+    # Change predictions and targets only where they are padding.
+    mel = output.mel.clone(); mel[1, 4:] += 100
+    post = output.mel_postnet.clone(); post[1, 4:] -= 100
+    stop = output.stop_logits.clone(); stop[1, 2:] += 100
+    align = output.alignments.clone(); align[1, :, 2:] = 5.0
+    changed = loss(output._replace(mel=mel, mel_postnet=post, stop_logits=stop, alignments=align), batch)
+    for name in ("mel", "mel_postnet", "stop", "guided_attention", "total"):
+        assert torch.allclose(base[name], changed[name]), name
+
+
+def test_terms_react_to_real_frames_and_l1_option():
+    batch, output = _batch_and_output()
+    base = TacotronLoss()(output, batch)
+    mel = output.mel.clone(); mel[0, 0] += 10
+    assert TacotronLoss()(output._replace(mel=mel), batch)["mel"] > base["mel"]
+    l1 = TacotronLoss(mel_loss="l1")(output, batch)
+    assert not torch.allclose(l1["mel"], base["mel"])
+
+
+def test_guided_attention_prefers_the_diagonal_and_decays():
+    text_lengths, step_lengths = torch.tensor([10]), torch.tensor([10])
+    w = guided_attention_weights(text_lengths, step_lengths, 10, 10, sigma=0.2)[0]
+    diagonal, anti = torch.eye(10), torch.eye(10).flip(1)
+    assert (w * diagonal).sum() < 0.05 * (w * anti).sum()
+    loss = TacotronLoss(guided_attention_weight=2.0, guided_attention_decay_steps=100)
+    assert loss.guided_weight(0) == 2.0 and abs(loss.guided_weight(100) - 1.0) < 1e-9
+    batch, output = _batch_and_output()
+    assert "guided_attention" not in TacotronLoss(guided_attention_weight=0.0)(output, batch)
+
+
+def test_guided_map_is_zero_outside_lengths():
+    w = guided_attention_weights(torch.tensor([3, 5]), torch.tensor([2, 4]), 4, 5, sigma=0.2)
+    assert torch.all(w[0, 2:] == 0) and torch.all(w[0, :, 3:] == 0)

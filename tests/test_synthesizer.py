@@ -1,0 +1,206 @@
+"""The Python synthesis API (gst_tts.synthesizer) on a tiny random-weight checkpoint.
+
+The random model never stops on its token, so every call bounds decoding with a small
+``max_decoder_steps`` to stay fast.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import numpy as np
+import pytest
+import soundfile as sf
+import torch
+
+from gst_tts.errors import AudioError, GstTtsError, TextError
+from gst_tts.synthesizer import SynthesisResult, Synthesizer
+from conftest import tone
+
+STEPS = 12
+
+
+@pytest.fixture(scope="module")
+def synth(tmp_path_factory) -> Synthesizer:
+    from conftest import write_tiny_checkpoint
+
+    path = write_tiny_checkpoint(tmp_path_factory.mktemp("synth") / "tiny.pt")
+    return Synthesizer.from_checkpoint(path, device="cpu")
+
+
+@pytest.fixture
+def ref_wav(tmp_path):
+    path = tmp_path / "ref.wav"
+    sf.write(path, tone(1.0, 16000, 180.0), 16000, subtype="PCM_16")
+    return path
+
+
+def test_single_text_result_fields(synth):
+    r = synth.synthesize("Hello world.", max_decoder_steps=STEPS, seed=0)
+    assert isinstance(r, SynthesisResult)
+    n_symbols = len(synth.symbols.encode("Hello world."))
+    assert r.audio.dtype == np.float32 and r.audio.ndim == 1 and r.audio.size > 0
+    assert r.sample_rate == synth.sample_rate
+    assert r.alignment.shape == (STEPS, n_symbols)  # decoder steps × input symbols (eos included)
+    assert r.mel.shape == (STEPS * synth.model.reduction_factor, 80)
+    assert r.stop_probs.shape == (STEPS,)
+    assert r.stop_reason == "max_steps"  # random weights never stop on the token
+    assert r.style_weights.shape == (synth.n_heads, synth.n_tokens)
+    np.testing.assert_allclose(r.style_weights, 1.0 / synth.n_tokens)  # the documented neutral default
+    assert r.health.decoder_steps == STEPS and r.health.input_symbols == n_symbols
+    assert "".join(r.input_labels) == "hello world.~"
+    assert r.cleaned_text == "hello world."
+    assert len(r.chunks) == 1 and r.chunks[0].stop_reason == "max_steps"
+    assert "hit the step bound" in r.problems()
+    json.dumps(r.to_dict())  # the sidecar content is JSON-ready
+
+
+def test_list_keeps_input_order(synth):
+    texts = ["A much longer sentence than the others here.", "Hi.", "Medium length one."]
+    results = synth.synthesize(texts, max_decoder_steps=STEPS)
+    assert [r.text for r in results] == texts
+    assert [r.alignment.shape[1] for r in results] == [len(synth.symbols.encode(t)) for t in texts]
+    assert synth.synthesize([], max_decoder_steps=STEPS) == []
+
+
+def test_batched_equals_one_by_one_without_dropout(synth):
+    """Padding and masking are right: with the prenet dropout off, a text decodes the same in a
+    batch of different lengths as alone."""
+    texts = ["Short.", "A rather longer sentence, with a clause.", "Mid size text."]
+    prenet = synth.model.decoder.prenet
+    prenet.dropout_at_inference = False
+    try:
+        batched = synth.synthesize(texts, max_decoder_steps=STEPS, vocode=False)
+        single = [synth.synthesize(t, max_decoder_steps=STEPS, vocode=False) for t in texts]
+    finally:
+        prenet.dropout_at_inference = True
+    for b, s in zip(batched, single):
+        np.testing.assert_allclose(b.alignment, s.alignment, atol=1e-5)
+        np.testing.assert_allclose(b.mel, s.mel, atol=1e-4)
+
+
+def test_seed_is_repeatable_and_leaves_global_rng_alone(synth):
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    a = synth.synthesize("Seeded text.", max_decoder_steps=STEPS, seed=7)
+    after = torch.rand(3)
+    b = synth.synthesize("Seeded text.", max_decoder_steps=STEPS, seed=7)
+    c = synth.synthesize("Seeded text.", max_decoder_steps=STEPS, seed=8)
+    assert torch.equal(after, expected)
+    np.testing.assert_array_equal(a.audio, b.audio)
+    np.testing.assert_array_equal(a.mel, b.mel)
+    assert not np.array_equal(a.mel, c.mel)  # the prenet dropout really is random
+
+
+def test_style_weights_mapping_per_head_and_array(synth):
+    w = synth.style_weights_tensor({1: 0.5, (0, 2): -0.3})
+    expected = torch.zeros(synth.n_heads, synth.n_tokens)
+    expected[:, 1] = 0.5
+    expected[0, 2] = -0.3
+    assert torch.equal(w, expected)
+    assert torch.equal(synth.style_weights_tensor(np.arange(synth.n_tokens)), torch.arange(synth.n_tokens).float().expand(synth.n_heads, -1))
+    r = synth.synthesize("Styled.", style_weights={3: 1.0}, max_decoder_steps=STEPS)
+    assert r.style_weights[:, 3].tolist() == [1.0] * synth.n_heads and r.style_weights.sum() == synth.n_heads
+    # Different weights give a different output with the same seed.
+    n = synth.synthesize("Styled.", max_decoder_steps=STEPS, seed=1, vocode=False)
+    s = synth.synthesize("Styled.", style_weights={3: 1.0}, max_decoder_steps=STEPS, seed=1, vocode=False)
+    assert not np.allclose(n.mel, s.mel)
+
+
+@pytest.mark.parametrize("bad", [{9: 1.0}, {-1: 1.0}, {(5, 0): 1.0}, {"x": 1.0}, {1: "abc"}, {1: float("nan")}, {}, np.zeros(3)])
+def test_bad_style_weights(synth, bad):
+    with pytest.raises(GstTtsError):
+        synth.synthesize("Hello.", style_weights=bad, max_decoder_steps=STEPS)
+
+
+def test_reference_path_and_stereo_array_at_any_rate(synth, ref_wav):
+    from_path = synth.reference_style_weights(ref_wav)
+    assert from_path.shape == (synth.n_heads, synth.n_tokens)
+    torch.testing.assert_close(from_path.sum(-1), torch.ones(synth.n_heads))  # softmax per head
+    mono = tone(1.0, 44100, 180.0)
+    stereo = np.stack([mono, mono], axis=1)
+    torch.testing.assert_close(synth.reference_style_weights((stereo, 44100)), synth.reference_style_weights((mono, 44100)))
+    torch.testing.assert_close(synth.reference_style_weights((stereo.T, 44100)), synth.reference_style_weights((mono, 44100)))
+    r = synth.synthesize(["One.", "Two."], reference=ref_wav, max_decoder_steps=STEPS)
+    for x in r:
+        np.testing.assert_allclose(x.style_weights, from_path.numpy(), atol=1e-6)
+
+
+def test_style_mix_is_the_weighted_average(synth, tmp_path):
+    a, b = tmp_path / "a.wav", tmp_path / "b.wav"
+    sf.write(a, tone(1.0, 22050, 120.0), 22050)
+    sf.write(b, tone(1.0, 22050, 400.0, amplitude=0.8) * np.linspace(0, 1, 22050, dtype=np.float32), 22050)
+    wa, wb = synth.reference_style_weights(a), synth.reference_style_weights(b)
+    r = synth.synthesize("Mixed.", style_mix={a: 3.0, b: 1.0}, max_decoder_steps=STEPS, vocode=False)
+    np.testing.assert_allclose(r.style_weights, (0.75 * wa + 0.25 * wb).numpy(), atol=1e-6)
+    with pytest.raises(GstTtsError, match="negative"):
+        synth.synthesize("Mixed.", style_mix={a: 1.0, b: -1.0}, max_decoder_steps=STEPS)
+    with pytest.raises(GstTtsError, match="at most one"):
+        synth.synthesize("Mixed.", reference=a, style_weights={1: 1.0}, max_decoder_steps=STEPS)
+
+
+def test_bad_references(synth, tmp_path):
+    silent, short, notaudio = tmp_path / "silent.wav", tmp_path / "short.wav", tmp_path / "text.wav"
+    sf.write(silent, np.zeros(22050, dtype=np.float32), 22050)
+    sf.write(short, tone(0.3), 22050)
+    notaudio.write_text("not audio at all")
+    for ref, message in [(silent, "silent"), (short, "at least 0.5 s"), (notaudio, "not readable as audio"),
+                         (tmp_path / "missing.wav", "not found"), ((np.zeros(8000), 16000), "silent")]:
+        with pytest.raises(AudioError, match=message):
+            synth.synthesize("Hello.", reference=ref, max_decoder_steps=STEPS)
+
+
+@pytest.mark.parametrize("text", ["", "   ", "@@@ ###", "..."])
+def test_unusable_text(synth, text):
+    with pytest.raises(TextError):
+        synth.synthesize(text, max_decoder_steps=STEPS)
+    with pytest.raises(TextError):  # a bad text anywhere in a list fails the whole call, before decoding
+        synth.synthesize(["Fine text.", text], max_decoder_steps=STEPS)
+
+
+def test_long_text_is_split_batched_and_joined_whole(synth):
+    sentence = "The old house on the hill, which nobody had visited for years, stood silent; its windows were dark. "
+    paragraph = (sentence * 21)[:2000]
+    r = synth.synthesize(paragraph, max_decoder_steps=4, max_chunk_chars=150, pause_s=0.1)
+    assert len(r.chunks) > 10
+    assert all(len(c.text) <= 150 for c in r.chunks)
+    assert " ".join(c.text for c in r.chunks) == r.cleaned_text  # nothing lost
+    n_symbols = sum(len(c.text) + 1 for c in r.chunks)  # + eos per chunk
+    assert r.alignment.shape == (4 * len(r.chunks), n_symbols)
+    # Block-diagonal: the first chunk's steps never attend to the second chunk's symbols.
+    first = len(r.chunks[0].text) + 1
+    assert np.all(r.alignment[:4, first:] == 0) and np.all(r.alignment[4:8, :first] == 0)
+    assert r.mel.shape[0] == sum(c.n_frames for c in r.chunks)
+    # The audio holds every chunk, separated by runs of exact silence of the pause length.
+    pause = round(0.1 * r.sample_rate)
+    zero = np.concatenate([[0], (r.audio == 0).astype(np.int8), [0]])
+    edges = np.flatnonzero(np.diff(zero))
+    runs = edges[1::2] - edges[::2]
+    assert int((runs >= pause).sum()) == len(r.chunks) - 1
+    assert len(r.audio) > (len(r.chunks) - 1) * pause + (r.mel.shape[0] - len(r.chunks)) * r.hop_length * 0.99
+    assert r.problems()[0].startswith("chunk 1/")
+    assert len(r.to_dict()["chunks"]) == len(r.chunks)
+
+
+def test_synthesize_styles_batches_one_text_in_several_styles(synth):
+    results = synth.synthesize_styles("Probe.", [None, {0: 1.0}, {1: 2.0}], max_decoder_steps=STEPS, vocode=False)
+    assert len(results) == 3
+    np.testing.assert_allclose(results[0].style_weights, 1.0 / synth.n_tokens)
+    assert results[2].style_weights[:, 1].tolist() == [2.0] * synth.n_heads
+
+
+def test_attention_problems_are_logged_with_the_utterance_name(synth, caplog):
+    with caplog.at_level(logging.WARNING, logger="gst_tts.synthesizer"):
+        synth.synthesize(["First.", "Second."], max_decoder_steps=STEPS, names=["utt-A", "utt-B"], vocode=False)
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("utt-A" in m and "hit the step bound" in m for m in messages)
+    assert any("utt-B" in m for m in messages)
+
+
+def test_cuda_requested_without_cuda(tiny_checkpoint):
+    if torch.cuda.is_available():
+        pytest.skip("CUDA is available here")
+    with pytest.raises(GstTtsError, match="CUDA"):
+        Synthesizer.from_checkpoint(tiny_checkpoint, device="cuda")
