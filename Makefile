@@ -20,7 +20,7 @@ $(VENV)/.installed: pyproject.toml
 demo: setup
 	$(BIN)/gst-tts make-demo-corpus $(DEMO_DIR)/corpus --utterances $(DEMO_UTTERANCES)
 	$(BIN)/gst-tts-train data.root=$(DEMO_DIR)/corpus data.cache_dir=$(DEMO_DIR)/feature_cache \
-		trainer=demo trainer.max_minutes=$(DEMO_MINUTES) hydra.run.dir=$(DEMO_DIR)
+		data=demo trainer=demo trainer.max_minutes=$(DEMO_MINUTES) hydra.run.dir=$(DEMO_DIR)
 	$(BIN)/gst-tts demo-report --checkpoint $(DEMO_DIR)/checkpoints/last.pt --corpus $(DEMO_DIR)/corpus \
 		--out $(DEMO_DIR)/samples
 	@echo

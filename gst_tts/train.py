@@ -315,6 +315,7 @@ class Trainer:
             "symbols": self.symbols.to_dict(),
             "audio_config": asdict(self.audio_config),
             "mel_stats": self.stats.to_dict(),
+            "val_ids": [u.id for u in self.val_set.utterances],
             "rng": {"torch": torch.get_rng_state(), "python": random.getstate()},
         }
 
