@@ -111,6 +111,7 @@ def write_wav(path: str | os.PathLike, samples: np.ndarray, sample_rate: int) ->
     os.close(fd)
     try:
         sf.write(tmp, samples, sample_rate, subtype="PCM_16", format="WAV")
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600 files
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

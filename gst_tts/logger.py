@@ -89,3 +89,10 @@ class TrainingLogger:
 def symbol_labels(symbols: Sequence[str], ids: Sequence[int]) -> list[str]:
     """Input-axis labels for an encoded text (eos shown as '~')."""
     return [symbols[int(i)] for i in ids]
+
+
+class NullLogger:
+    """Stands in for :class:`TrainingLogger` on ranks other than 0: every call does nothing."""
+
+    def __getattr__(self, name: str):
+        return lambda *args, **kwargs: None

@@ -8,6 +8,7 @@ Hydra's resolved config. Running again with the same ``hydra.run.dir`` resumes f
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import random
@@ -35,7 +36,8 @@ from gst_tts.data import (
     split_train_val,
 )
 from gst_tts.errors import GstTtsError
-from gst_tts.logger import TrainingLogger, symbol_labels
+from gst_tts.distributed import DistributedContext
+from gst_tts.logger import NullLogger, TrainingLogger, symbol_labels
 from gst_tts.losses import TacotronLoss
 from gst_tts.model import GSTTacotron, count_parameters
 from gst_tts.symbols import SymbolTable
@@ -92,7 +94,9 @@ class Trainer:
         self.run_dir = Path(run_dir)
         self.ckpt_dir = self.run_dir / "checkpoints"
         tr = cfg.trainer
-        self.device = resolve_device(str(tr.device))
+        self.dist = DistributedContext.from_environment(str(tr.device))
+        self.device = self.dist.device or resolve_device(str(tr.device))
+        # Each rank draws different dropout; the model itself is initialised identically below.
         _seed_everything(int(cfg.seed))
 
         if not cfg.data.root:
@@ -103,14 +107,16 @@ class Trainer:
         texts = encode_texts(utterances, self.symbols)
         cache_dir = Path(cfg.data.cache_dir) if cfg.data.cache_dir else default_cache_dir(cfg.data.root)
         self.cache = FeatureCache(cache_dir, self.audio_config)
-        n_frames = self.cache.prepare(utterances, progress=bool(tr.progress))
+        with self.dist.rank_zero_first():  # one process computes features, the others then read them
+            n_frames = self.cache.prepare(utterances, progress=bool(tr.progress) and self.dist.is_main)
 
         keep = [i for i, u in enumerate(utterances) if not cfg.data.max_frames or n_frames[u.id] <= cfg.data.max_frames]
         if len(keep) < len(utterances):
             log.info("left out %d utterances longer than %d frames", len(utterances) - len(keep), cfg.data.max_frames)
         utterances, texts = [utterances[i] for i in keep], [texts[i] for i in keep]
         train_ids, val_ids = split_train_val([u.id for u in utterances], cfg.data.val_size, int(cfg.seed))
-        self.stats = self.cache.stats(train_ids)
+        with self.dist.rank_zero_first():
+            self.stats = self.cache.stats(train_ids)
         by_id = {u.id: i for i, u in enumerate(utterances)}
 
         def subset(ids: list[str]) -> TTSDataset:
@@ -120,10 +126,13 @@ class Trainer:
         self.train_set, self.val_set = subset(train_ids), subset(val_ids)
         self.model_config = model_config(cfg, len(self.symbols))
         self.model = GSTTacotron(**self.model_config).to(self.device)
+        torch.manual_seed(int(cfg.seed) + self.dist.rank)
+        self.train_model = self.dist.wrap(self.model)
         self.r = self.model.reduction_factor
         self.collate = Collate(self.r, self.symbols.pad_id)
         self.sampler = LengthBucketSampler(
-            self.train_set.lengths, int(cfg.data.batch_size), seed=int(cfg.seed), bucket_batches=int(cfg.data.bucket_batches)
+            self.train_set.lengths, int(cfg.data.batch_size), seed=int(cfg.seed), bucket_batches=int(cfg.data.bucket_batches),
+            num_replicas=self.dist.world_size, rank=self.dist.rank,
         )
         self.loader = torch.utils.data.DataLoader(
             self.train_set, batch_sampler=self.sampler, collate_fn=self.collate,
@@ -146,10 +155,11 @@ class Trainer:
         self.vocoder = GriffinLimVocoder(self.audio_config, n_iter=32)
         if bool(tr.resume) and (self.ckpt_dir / "last.pt").is_file():
             self._resume(self.ckpt_dir / "last.pt")
+        # Only rank 0 writes TensorBoard events and checkpoints.
         self.logger = TrainingLogger(
             self.run_dir / "tensorboard", self.audio_config.sample_rate,
             self.audio_config.hop_length / self.audio_config.sample_rate, self.r,
-        )
+        ) if self.dist.is_main else NullLogger()
 
     # ----------------------------------------------------------------------------------------
     def fit(self) -> TrainState:
@@ -162,27 +172,34 @@ class Trainer:
         )
         from tqdm import tqdm
 
-        bar = tqdm(total=max_steps, initial=self.state.step, desc="train", unit="step", disable=None if tr.progress else True,
+        show = None if tr.progress and self.dist.is_main else True
+        bar = tqdm(total=max_steps, initial=self.state.step, desc="train", unit="step", disable=show,
                    dynamic_ncols=True, file=sys.stderr)
         last_val = {}
+        accumulation = max(1, int(tr.grad_accumulation))
         try:
-            while self.state.step < max_steps and time.monotonic() < deadline:
+            while self.state.step < max_steps and not self.dist.any(time.monotonic() >= deadline):
                 self.sampler.set_epoch(self.state.epoch, start=self.state.batch_in_epoch)
+                pending = []
                 for batch in self.loader:
                     self.state.batch_in_epoch += 1
-                    terms = self._train_step(batch)
+                    pending.append(batch)
+                    if len(pending) < accumulation:
+                        continue
+                    terms = self._train_step(pending)
+                    pending = []
                     if terms is None:
                         continue
                     bar.update(1)
                     step = self.state.step
                     if step % tr.log_every == 0:
                         self.logger.log_training(step, terms, self.scheduler.get_last_lr()[0], terms.pop("grad_norm"))
-                    if step % tr.val_every == 0 or step == max_steps:
+                    if self.dist.is_main and (step % tr.val_every == 0 or step == max_steps):
                         last_val = self.validate()
                     bar.set_postfix(loss=f"{terms['total']:.3f}", **{k: f"{v:.2f}" for k, v in last_val.items()})
                     if step % tr.checkpoint_every == 0:
                         self.save(periodic=True)
-                    if step >= max_steps or time.monotonic() >= deadline:
+                    if step >= max_steps or self.dist.any(time.monotonic() >= deadline):
                         break
                 else:
                     self.state.epoch += 1
@@ -194,39 +211,49 @@ class Trainer:
             self.logger.close()
             raise
         bar.close()
-        if self.state.step % tr.val_every != 0:
+        if self.dist.is_main and self.state.step % tr.val_every != 0:
             self.validate()
         self.save(periodic=False)
         self.logger.close()
+        self.dist.barrier()
         return self.state
 
-    def _train_step(self, batch: dict) -> dict[str, float] | None:
+    def _train_step(self, batches: list[dict]) -> dict[str, float] | None:
+        """One optimizer update over ``batches`` (gradient accumulation); None when skipped."""
         self.model.train()
-        batch = _to_device(batch, self.device)
         # BatchNorm statistics move during the forward pass; a skipped batch must not move them.
         buffers = [b.detach().clone() for b in self.model.buffers()]
-        with torch.autocast(self.device.type, dtype=self.amp_dtype or torch.float32, enabled=self.amp_dtype is not None):
-            output = self.model(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"])
-            terms = self.criterion(output, batch, self.state.step)
         self.optimizer.zero_grad(set_to_none=True)
-        if not torch.isfinite(terms["total"]):
-            self._restore_buffers(buffers)
-            return self._skip(f"non-finite loss {float(terms['total'])} in batch {batch['ids'][:3]}…")
-        self.scaler.scale(terms["total"]).backward()
+        sums: dict[str, float] = {}
+        for i, batch in enumerate(batches):
+            batch = _to_device(batch, self.device)
+            # Gradients are all-reduced once, on the last micro-batch.
+            sync = self.dist.no_sync(self.train_model) if i < len(batches) - 1 else contextlib.nullcontext()
+            with sync:
+                with torch.autocast(self.device.type, dtype=self.amp_dtype or torch.float32, enabled=self.amp_dtype is not None):
+                    output = self.train_model(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"])
+                    terms = self.criterion(output, batch, self.state.step)
+                # Every rank must agree to skip, or the others would wait forever in all-reduce.
+                if self.dist.any(not torch.isfinite(terms["total"])):
+                    self.optimizer.zero_grad(set_to_none=True)
+                    self._restore_buffers(buffers)
+                    return self._skip(f"non-finite loss in batch {batch['ids'][:3]}…")
+                self.scaler.scale(terms["total"] / len(batches)).backward()
+            for k, v in terms.items():
+                sums[k] = sums.get(k, 0.0) + float(v.detach()) / len(batches)
         self.scaler.unscale_(self.optimizer)
         grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.trainer.grad_clip)
-        if not torch.isfinite(grad_norm):
+        if not torch.isfinite(grad_norm):  # gradients are all-reduced, so every rank sees the same norm
             self.optimizer.zero_grad(set_to_none=True)
             self.scaler.update()
             self._restore_buffers(buffers)
-            return self._skip(f"non-finite gradient norm in batch {batch['ids'][:3]}…")
+            return self._skip(f"non-finite gradient norm in batch {batches[-1]['ids'][:3]}…")
         self.scaler.step(self.optimizer)
         self.scaler.update()
         self.scheduler.step()
         self.state.step += 1
-        out = {k: float(v.detach()) for k, v in terms.items()}
-        out["grad_norm"] = float(grad_norm)
-        return out
+        sums["grad_norm"] = float(grad_norm)
+        return sums
 
     def _restore_buffers(self, saved: list[torch.Tensor]) -> None:
         with torch.no_grad():
@@ -320,13 +347,16 @@ class Trainer:
         }
 
     def save(self, periodic: bool) -> Path:
+        path = self.ckpt_dir / "last.pt"
+        if not self.dist.is_main:
+            return path
         payload = self.checkpoint_payload()
         if periodic:
             save_checkpoint(self.ckpt_dir / f"step_{self.state.step:07d}.pt", payload)
             old = sorted(self.ckpt_dir.glob("step_*.pt"))[: -int(self.cfg.trainer.keep_checkpoints) or None]
-            for path in old:
-                path.unlink(missing_ok=True)
-        return save_checkpoint(self.ckpt_dir / "last.pt", payload)
+            for stale in old:
+                stale.unlink(missing_ok=True)
+        return save_checkpoint(path, payload)
 
     def _resume(self, path: Path) -> None:
         ckpt = load_checkpoint(path, map_location=self.device)
@@ -340,6 +370,8 @@ class Trainer:
         self.state = TrainState(**ckpt["train_state"])
         torch.set_rng_state(ckpt["rng"]["torch"].cpu())
         random.setstate(_as_tuple(ckpt["rng"]["python"]))
+        if self.dist.rank > 0:  # the checkpoint holds rank 0's stream; keep ranks' dropout distinct
+            torch.manual_seed(int(self.cfg.seed) + 100003 * self.dist.rank + self.state.step)
         log.info("resumed from %s at step %d", path, self.state.step)
 
 

@@ -33,9 +33,9 @@ def test_loss_falls_when_overfitting(small_corpus, tmp_path):
     torch.manual_seed(0)
     trainer = Trainer(make_cfg(small_corpus, tmp_path / "cache", max_steps=40), tmp_path / "run")
     batch = trainer.collate([trainer.train_set[i] for i in range(2)])
-    before = trainer._train_step(batch)["mel_postnet"]
+    before = trainer._train_step([batch])["mel_postnet"]
     for _ in range(40):
-        after = trainer._train_step(batch)["mel_postnet"]
+        after = trainer._train_step([batch])["mel_postnet"]
     assert after < 0.5 * before
 
 
@@ -80,7 +80,7 @@ def test_non_finite_loss_is_skipped_not_applied(small_corpus, tmp_path):
         return terms
 
     trainer.criterion.forward = nan_loss
-    assert trainer._train_step(batch) is None
+    assert trainer._train_step([batch]) is None
     assert trainer.state.skipped_batches == 1 and trainer.state.step == 0
     for k, v in trainer.model.state_dict().items():
         if v.dtype.is_floating_point:

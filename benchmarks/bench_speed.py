@@ -1,0 +1,474 @@
+"""Speed of our GSTTacotron against torchaudio's Tacotron2 at identical (Tacotron 2 paper) sizes.
+
+Usage::
+
+    python benchmarks/bench_speed.py [--threads 2] [--repeats 5] [--device cpu|cuda] [--variants [LIST]] [--quick]
+
+Both models are built from ``conf/model/tacotron2.yaml`` (embedding 512, encoder 512, attention
+128, location 32 × 31, attention/decoder LSTM 1024, prenet 256, postnet 512 × 5, r = 1, 80 mels)
+with random, seeded weights, and fed the same random, seeded inputs: batch 8, text 50–60
+symbols, 250–300 mel frames (sorted longest text first, as torchaudio's encoder needs). Ours keeps
+its GST module on (reference encoder + style tokens in training; neutral token weights at
+inference); torchaudio's Tacotron2 has none. Everything runs side by side in one process,
+alternating which model goes first, after one untimed warm-up each; medians are reported.
+
+Measured:
+
+* training step: teacher-forced forward + loss + backward + Adam step. Both losses are
+  ``gst_tts.losses.TacotronLoss`` with ``guided_attention_weight=0``: masked MSE of the mel before
+  and after the postnet + masked stop-token BCE (torchaudio's outputs are transposed into a
+  ``TacotronOutput``), so the loss work is identical. Also reported as mel frames/s.
+* inference: ``infer()`` wall time / frames at batch 1, forced to run exactly ``--infer-frames``
+  decoder steps (ours: ``stop_threshold=1.0`` and step bounds = frames; torchaudio:
+  ``decoder.gate_threshold = 1.0``, ``decoder.decoder_max_step = frames``). It includes the encoder
+  and postnet once; prenet dropout stays on in both, as both do at inference.
+* real-time factor: compute seconds / audio seconds for a 60-character sentence, text → mel →
+  waveform with ``gst_tts.audio.GriffinLimVocoder`` (32 iterations), with ``--rtf-frames`` forced
+  decoder steps (default 345 ≈ 4.0 s of audio, LJSpeech's ~15 characters/s; random weights never
+  stop on their own). Ours is the headline (``rtf_cpu``); torchaudio's, through the same
+  Griffin-Lim, is printed for reference.
+* ``--variants``: alternative numeric paths for OUR model's inference (bf16 autocast, int8
+  dynamic quantization of Linear/LSTM modules, and a prototype that also runs the two merged
+  decoder-LSTM matmuls in int8). For each: ms/frame as above, and the mean absolute
+  difference (MAD, and max) of the teacher-forced postnet mel against the fp32 path on the
+  benchmark batch (eval mode, prenet dropout off so both paths see the same numbers). fp32 stays
+  the headline; variants are never used for the tool lines.
+
+Prints a table (ours, torchaudio, ratio = ours / torchaudio) and then, for tools::
+
+    train_step_ratio_vs_torchaudio=X     (< 1: ours is faster)
+    infer_frame_ratio_vs_torchaudio=X    (< 1: ours is faster)
+    rtf_cpu=X                            (rtf_cuda=X with --device cuda: model on GPU, Griffin-Lim on CPU)
+    train_frames_per_s_ours=X
+    train_frames_per_s_torchaudio=X
+
+``--quick`` shrinks the shapes (batch 2, text 10–12, 12–16 frames, 16/32 forced frames, 1 repeat)
+for a smoke run of every code path in seconds; its numbers are not meaningful.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Callable
+
+import torch
+from torch import nn
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import gst_tts.model.decoder as decoder_module  # noqa: E402
+from gst_tts.audio import AudioConfig, GriffinLimVocoder, MelStats  # noqa: E402
+from gst_tts.data import Collate  # noqa: E402
+from gst_tts.losses import TacotronLoss  # noqa: E402
+from gst_tts.model import GSTTacotron, TacotronOutput  # noqa: E402
+from gst_tts.symbols import SymbolTable  # noqa: E402
+
+# 60 characters (61 ids with the end-of-sequence symbol).
+SENTENCE = "The quick brown fox jumped over the lazy dog near the river."
+assert len(SENTENCE) == 60
+N_MELS = 80
+ALL_VARIANTS = ("bf16-autocast", "int8-dynamic", "int8-recurrent")
+
+
+# --------------------------------------------------------------------------- models
+
+
+def load_config(path: Path) -> dict:
+    import yaml
+
+    config = yaml.safe_load(path.read_text())
+    config.pop("_target_", None)
+    if config.get("reduction_factor", 1) != 1:
+        raise SystemExit(f"{path}: reduction_factor must be 1 (torchaudio's Tacotron2 supports only r = 1)")
+    if config["embedding_dim"] != config["encoder_dim"]:
+        raise SystemExit(f"{path}: torchaudio's Tacotron2 needs embedding_dim == encoder_dim")
+    return config
+
+
+def build_models(config: dict, n_symbols: int, seed: int) -> tuple[GSTTacotron, nn.Module]:
+    """Ours from the yaml keys; torchaudio's Tacotron2 with the same sizes and dropouts."""
+    from torchaudio.models import Tacotron2
+
+    torch.manual_seed(seed)
+    ours = GSTTacotron(n_symbols=n_symbols, n_mels=N_MELS, **config)
+    torch.manual_seed(seed)
+    peer = Tacotron2(
+        mask_padding=False,
+        n_mels=N_MELS,
+        n_symbol=n_symbols,
+        n_frames_per_step=1,
+        symbol_embedding_dim=config["embedding_dim"],
+        encoder_embedding_dim=config["encoder_dim"],
+        encoder_n_convolution=config["encoder_n_convs"],
+        encoder_kernel_size=config["encoder_kernel_size"],
+        decoder_rnn_dim=config["decoder_rnn_dim"],
+        decoder_dropout=config["decoder_dropout"],
+        attention_rnn_dim=config["attention_rnn_dim"],
+        attention_hidden_dim=config["attention_dim"],
+        attention_location_n_filter=config["attention_location_filters"],
+        attention_location_kernel_size=config["attention_location_kernel_size"],
+        attention_dropout=config["attention_dropout"],
+        prenet_dim=config["prenet_dim"],
+        postnet_n_convolution=config["postnet_n_convs"],
+        postnet_kernel_size=config["postnet_kernel_size"],
+        postnet_embedding_dim=config["postnet_dim"],
+    )
+    return ours, peer
+
+
+def random_batch(batch: int, text_range: tuple[int, int], frame_range: tuple[int, int], n_symbols: int, seed: int) -> dict:
+    """A collated batch (``gst_tts.data.Collate``) of random ids and random normalised mels."""
+    g = torch.Generator().manual_seed(seed)
+    items = []
+    for i in range(batch):
+        n_text = int(torch.randint(text_range[0], text_range[1] + 1, (1,), generator=g))
+        n_frames = int(torch.randint(frame_range[0], frame_range[1] + 1, (1,), generator=g))
+        text = torch.randint(2, n_symbols, (n_text,), generator=g)
+        text[-1] = 1  # end-of-sequence, as SymbolTable.encode ends every text
+        items.append({"text": text, "mel": torch.randn(n_frames, N_MELS, generator=g), "id": str(i), "style": "x"})
+    items.sort(key=lambda x: len(x["text"]), reverse=True)  # torchaudio packs with enforce_sorted=True
+    return Collate(reduction_factor=1)(items)
+
+
+# --------------------------------------------------------------------------- timing
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def time_side_by_side(fns: dict[str, Callable[[], object]], repeats: int, device: torch.device) -> dict[str, list[float]]:
+    """One untimed warm-up per function, then ``repeats`` rounds alternating who goes first."""
+    for fn in fns.values():
+        fn()
+    synchronize(device)
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    names = list(fns)
+    for run in range(repeats):
+        for name in names if run % 2 == 0 else reversed(names):
+            synchronize(device)
+            t0 = time.perf_counter()
+            fns[name]()
+            synchronize(device)
+            times[name].append(time.perf_counter() - t0)
+    return times
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+# --------------------------------------------------------------------------- the measured work
+
+
+def ours_train_step(model: GSTTacotron, optimizer: torch.optim.Optimizer, loss_fn: TacotronLoss, batch: dict) -> float:
+    optimizer.zero_grad(set_to_none=True)
+    out = model(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"])
+    loss = loss_fn(out, batch)["total"]
+    loss.backward()
+    optimizer.step()
+    return float(loss.detach())
+
+
+def peer_train_step(model: nn.Module, optimizer: torch.optim.Optimizer, loss_fn: TacotronLoss, batch: dict) -> float:
+    optimizer.zero_grad(set_to_none=True)
+    mel, mel_postnet, gate, alignments = model(batch["text"], batch["text_lengths"], batch["mel_t"], batch["mel_lengths"])
+    out = TacotronOutput(mel.transpose(1, 2), mel_postnet.transpose(1, 2), gate, alignments, None)
+    loss = loss_fn(out, batch)["total"]
+    loss.backward()
+    optimizer.step()
+    return float(loss.detach())
+
+
+def ours_infer(model: GSTTacotron, text: torch.Tensor, lengths: torch.Tensor, frames: int) -> torch.Tensor:
+    """Exactly ``frames`` decoder steps: the stop probability never exceeds 1.0, the bounds are ``frames``."""
+    out = model.infer(text, lengths, stop_threshold=1.0, max_frames_per_symbol=float(frames), max_decoder_steps=frames)
+    assert out.mel_postnet.shape[1] == frames, out.mel_postnet.shape
+    return out.mel_postnet  # (batch, frames, n_mels)
+
+
+def peer_infer(model: nn.Module, text: torch.Tensor, lengths: torch.Tensor, frames: int) -> torch.Tensor:
+    model.decoder.gate_threshold = 1.0  # sigmoid never exceeds it: never stops on its gate
+    model.decoder.decoder_max_step = frames
+    with torch.no_grad():
+        mel_postnet, _, _ = model.infer(text, lengths)
+    assert mel_postnet.shape[2] == frames, mel_postnet.shape
+    return mel_postnet.transpose(1, 2)  # (batch, frames, n_mels)
+
+
+# --------------------------------------------------------------------------- numeric variants (ours only)
+
+
+class _PackedInt8:
+    """A weight quantized per output channel to int8 and prepacked for ``quantized::linear_dynamic``."""
+
+    def __init__(self, weight: torch.Tensor) -> None:
+        w = weight.detach().float().contiguous()
+        scales = (w.abs().amax(dim=1) / 127.0).clamp(min=1e-12).double()
+        q = torch.quantize_per_channel(w, scales, torch.zeros(w.shape[0], dtype=torch.long), 0, torch.qint8)
+        self.packed = torch.ops.quantized.linear_prepack(q, None)
+
+
+class _FunctionalWithInt8Linear:
+    """Stands in for ``torch.nn.functional`` inside gst_tts.model.decoder: ``linear`` on a
+    :class:`_PackedInt8` weight runs the dynamic int8 kernel; everything else is unchanged."""
+
+    int8_calls = 0  # so the report can tell whether the prototype path was taken at all
+
+    def __getattr__(self, name: str):
+        return getattr(torch.nn.functional, name)
+
+    @staticmethod
+    def linear(x: torch.Tensor, weight, bias: torch.Tensor | None = None) -> torch.Tensor:
+        if isinstance(weight, _PackedInt8):
+            _FunctionalWithInt8Linear.int8_calls += 1
+            y = torch.ops.quantized.linear_dynamic(x.float().contiguous(), weight.packed, True)
+            return y if bias is None else y + bias
+        return torch.nn.functional.linear(x, weight, bias)
+
+
+def int8_dynamic(model: GSTTacotron) -> GSTTacotron:
+    """``torch.ao.quantization.quantize_dynamic`` of every Linear and LSTM module that the model calls
+    as a module. The decoder's two LSTM cells and the attention's location_dense are not: the model
+    reads their weights directly (merged recurrent matmuls, merged location conv + dense)."""
+    from torch.ao.quantization import default_dynamic_qconfig, quantize_dynamic
+
+    spec = {nn.Linear: default_dynamic_qconfig, nn.LSTM: default_dynamic_qconfig, "decoder.attention.location_dense": None}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch.ao.quantization deprecation notices
+        return quantize_dynamic(copy.deepcopy(model), spec, dtype=torch.qint8)
+
+
+def int8_recurrent(model: GSTTacotron) -> GSTTacotron:
+    """:func:`int8_dynamic` plus the decoder's merged recurrent weights (~90% of the per-frame
+    MACs) in int8. A prototype made from outside the model: the decoder's ``step_weights`` returns
+    prepacked int8 weights, which :func:`_int8_linear_patch` routes to the int8 kernel."""
+    q = int8_dynamic(model)
+    merged = q.decoder.step_weights()
+    packed = decoder_module.StepWeights(
+        _PackedInt8(merged.attention_recurrent), _PackedInt8(merged.decoder), merged.decoder_bias.detach()
+    )
+    q.decoder.step_weights = lambda: packed  # instance attribute shadows the method
+    return q
+
+
+@contextlib.contextmanager
+def _int8_linear_patch():
+    saved = decoder_module.F
+    decoder_module.F = _FunctionalWithInt8Linear()
+    try:
+        yield
+    finally:
+        decoder_module.F = saved
+
+
+def build_variants(model: GSTTacotron, names: list[str], device: torch.device) -> dict[str, tuple[GSTTacotron, Callable]]:
+    """name → (model, context factory to run it in). ``fp32`` is always first."""
+    nullctx = contextlib.nullcontext
+    variants = {"fp32": (model, nullctx)}
+    for name in names:
+        if name == "bf16-autocast":
+            variants[name] = (model, lambda: torch.autocast(device.type, dtype=torch.bfloat16))
+        elif name in ("int8-dynamic", "int8-recurrent"):
+            if device.type != "cpu":
+                print(f"note: variant {name} skipped: int8 dynamic quantization kernels are CPU only")
+                continue
+            if name == "int8-dynamic":
+                variants[name] = (int8_dynamic(model), nullctx)
+            else:
+                variants[name] = (int8_recurrent(model), _int8_linear_patch)
+        else:
+            raise SystemExit(f"unknown variant {name!r}; choose from {', '.join(ALL_VARIANTS)}")
+    return variants
+
+
+def teacher_forced_mel(model: GSTTacotron, context: Callable, batch: dict) -> torch.Tensor:
+    """Postnet mel of a deterministic teacher-forced pass (eval mode, prenet dropout off)."""
+    model.eval()
+    saved = model.decoder.prenet.dropout_at_inference
+    model.decoder.prenet.dropout_at_inference = False
+    try:
+        with torch.no_grad(), context():
+            out = model(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"])
+    finally:
+        model.decoder.prenet.dropout_at_inference = saved
+    return out.mel_postnet.float()
+
+
+def masked_abs_diff(a: torch.Tensor, b: torch.Tensor, lengths: torch.Tensor) -> tuple[float, float]:
+    mask = torch.arange(a.shape[1], device=a.device)[None, :] < lengths[:, None]
+    diff = (a - b).abs()[mask]
+    return float(diff.mean()), float(diff.max())
+
+
+# --------------------------------------------------------------------------- main
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--threads", type=int, default=2, help="torch.set_num_threads (default 2)")
+    p.add_argument("--repeats", type=int, default=None, help="timed runs per measurement, median reported (default 5; 1 with --quick)")
+    p.add_argument("--device", default="cpu", help="cpu or cuda (default cpu)")
+    p.add_argument("--batch-size", type=int, default=None, help="training batch (default 8; 2 with --quick)")
+    p.add_argument("--infer-frames", type=int, default=None, help="forced decoder steps at batch 1 (default 200; 16 with --quick)")
+    p.add_argument("--rtf-frames", type=int, default=None, help="forced decoder steps for the RTF sentence (default 345; 32 with --quick)")
+    p.add_argument("--griffin-lim-iters", type=int, default=32)
+    p.add_argument("--variants", nargs="?", const=",".join(ALL_VARIANTS), default="",
+                   help=f"also measure numeric variants of our inference; comma list from {', '.join(ALL_VARIANTS)} (bare flag: all)")
+    p.add_argument("--model-config", type=Path, default=ROOT / "conf" / "model" / "tacotron2.yaml")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--quick", action="store_true", help="small shapes and 1 repeat: a smoke run, numbers not meaningful")
+    args = p.parse_args(argv)
+
+    quick = args.quick
+    repeats = args.repeats if args.repeats is not None else (1 if quick else 5)
+    batch_size = args.batch_size or (2 if quick else 8)
+    text_range, frame_range = ((10, 12), (12, 16)) if quick else ((50, 60), (250, 300))
+    infer_frames = args.infer_frames or (16 if quick else 200)
+    rtf_frames = args.rtf_frames or (32 if quick else 345)
+    variant_names = [v.strip() for v in args.variants.split(",") if v.strip()]
+    device = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("--device cuda: no CUDA device available")
+    torch.set_num_threads(args.threads)
+    warnings.filterwarnings("ignore", message="Reached max decoder steps")  # torchaudio, forced lengths
+
+    symbols = SymbolTable()
+    n_symbols = len(symbols)
+    config = load_config(args.model_config)
+    ours, peer = build_models(config, n_symbols, args.seed)
+    ours.to(device)
+    peer.to(device)
+    batch = random_batch(batch_size, text_range, frame_range, n_symbols, args.seed)
+    batch = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in batch.items()}
+    batch["mel_t"] = batch["mel"].transpose(1, 2).contiguous()  # torchaudio's (batch, n_mels, frames)
+    real_frames = int(batch["mel_lengths"].sum())
+
+    print(f"device: {device}  torch threads: {torch.get_num_threads()}  torch {torch.__version__}"
+          f"  repeats: {repeats} (median; 1 warm-up excluded){'  QUICK (smoke run: numbers not meaningful)' if quick else ''}")
+    print(f"model: {args.model_config.relative_to(ROOT) if args.model_config.is_relative_to(ROOT) else args.model_config}"
+          f" (r = 1, {N_MELS} mels); ours keeps its GST; random seeded weights and inputs")
+    print(f"train batch: {batch_size} × text {int(batch['text_lengths'].min())}–{int(batch['text_lengths'].max())} symbols"
+          f" × {int(batch['mel_lengths'].min())}–{int(batch['mel_lengths'].max())} frames ({real_frames} real frames)")
+
+    # ---- training step
+    loss_fn = TacotronLoss(guided_attention_weight=0.0)
+    ours.train()
+    peer.train()
+    ours_opt = torch.optim.Adam(ours.parameters(), lr=1e-3)
+    peer_opt = torch.optim.Adam(peer.parameters(), lr=1e-3)
+    train = time_side_by_side(
+        {"ours": lambda: ours_train_step(ours, ours_opt, loss_fn, batch),
+         "torchaudio": lambda: peer_train_step(peer, peer_opt, loss_fn, batch)},
+        repeats, device,
+    )
+    del ours_opt, peer_opt
+    for model in (ours, peer):
+        model.zero_grad(set_to_none=True)
+
+    # ---- inference, batch 1, forced length
+    ours.eval()
+    peer.eval()
+    text1, len1 = batch["text"][:1, : int(batch["text_lengths"][0])], batch["text_lengths"][:1]
+    torch.manual_seed(args.seed)
+    infer = time_side_by_side(
+        {"ours": lambda: ours_infer(ours, text1, len1, infer_frames),
+         "torchaudio": lambda: peer_infer(peer, text1, len1, infer_frames)},
+        repeats, device,
+    )
+
+    # ---- end-to-end RTF: text → mel → Griffin-Lim waveform
+    audio_config = AudioConfig()
+    vocoder = GriffinLimVocoder(audio_config, n_iter=args.griffin_lim_iters)
+    mel_stats = MelStats(torch.full((N_MELS,), -5.0), torch.full((N_MELS,), 2.0))  # plausible LJSpeech-like scale
+    audio_seconds: dict[str, float] = {}
+
+    def ours_synthesize() -> None:
+        ids = symbols.encode(SENTENCE).unsqueeze(0).to(device)
+        mel = ours_infer(ours, ids, torch.tensor([ids.shape[1]], device=device), rtf_frames)[0]
+        audio = vocoder(mel_stats.denormalize(mel).cpu())
+        audio_seconds["ours"] = len(audio) / audio_config.sample_rate
+
+    def peer_synthesize() -> None:
+        ids = symbols.encode(SENTENCE).unsqueeze(0).to(device)
+        mel = peer_infer(peer, ids, torch.tensor([ids.shape[1]], device=device), rtf_frames)[0]
+        audio = vocoder(mel.cpu())
+        audio_seconds["torchaudio"] = len(audio) / audio_config.sample_rate
+
+    rtf_times = time_side_by_side({"ours": ours_synthesize, "torchaudio": peer_synthesize}, repeats, device)
+    rtf = {name: median(t) / audio_seconds[name] for name, t in rtf_times.items()}
+
+    # ---- table
+    params = {"ours": sum(x.numel() for x in ours.parameters()), "torchaudio": sum(x.numel() for x in peer.parameters())}
+    train_s = {k: median(v) for k, v in train.items()}
+    frames_per_s = {k: real_frames / v for k, v in train_s.items()}
+    infer_ms = {k: median(v) / infer_frames * 1e3 for k, v in infer.items()}
+    rows = [
+        (f"train step, s (median of {repeats}; lower is better)", train_s, "{:.3f}"),
+        ("train throughput, mel frames/s (higher is better)", frames_per_s, "{:.1f}"),
+        (f"inference, ms / decoder frame (batch 1, {infer_frames} frames)", infer_ms, "{:.2f}"),
+        (f"synthesis RTF incl. Griffin-Lim {args.griffin_lim_iters} it ({device.type})", rtf, "{:.3f}"),
+        ("parameters, M", {k: v / 1e6 for k, v in params.items()}, "{:.2f}"),
+    ]
+    print()
+    header = f"{'metric':<58} {'ours':>10} {'torchaudio':>11} {'ratio':>7}"
+    print(header)
+    print("-" * len(header))
+    for label, values, fmt in rows:
+        print(f"{label:<58} {fmt.format(values['ours']):>10} {fmt.format(values['torchaudio']):>11}"
+              f" {values['ours'] / values['torchaudio']:7.3f}")
+    print(f"(ratio = ours / torchaudio; RTF sentence: {len(SENTENCE)} characters, {rtf_frames} forced frames ="
+          f" {audio_seconds['ours']:.2f} s of audio; RTF uses the model on {device.type}, Griffin-Lim on cpu)")
+
+    # ---- numeric variants of our inference
+    if variant_names:
+        variants = build_variants(ours, variant_names, device)
+        reference = teacher_forced_mel(ours, contextlib.nullcontext, batch)
+
+        def infer_fn(model: GSTTacotron, context: Callable) -> Callable[[], None]:
+            def run() -> None:
+                with context():
+                    ours_infer(model, text1, len1, infer_frames)
+            return run
+
+        fns = {name: infer_fn(*v) for name, v in variants.items()}
+        times = time_side_by_side(fns, repeats, device)
+        print()
+        print(f"numeric variants of OUR inference (batch 1, {infer_frames} frames); MAD = mean |Δ| of the teacher-forced"
+              f" postnet mel vs fp32 on the train batch (eval, prenet dropout off; normalised-mel units)")
+        header = f"{'variant':<16} {'ms/frame':>9} {'speedup':>8} {'MAD':>10} {'max |Δ|':>10}"
+        print(header)
+        print("-" * len(header))
+        fp32_ms = median(times["fp32"]) / infer_frames * 1e3
+        for name, (model, context) in variants.items():
+            ms = median(times[name]) / infer_frames * 1e3
+            mad, worst = masked_abs_diff(teacher_forced_mel(model, context, batch), reference, batch["mel_lengths"])
+            print(f"{name:<16} {ms:9.2f} {fp32_ms / ms:8.2f} {mad:10.2e} {worst:10.2e}")
+        valid = torch.arange(reference.shape[1], device=reference.device)[None, :] < batch["mel_lengths"][:, None]
+        print(f"(fp32 row: a rerun of the default path, so its MAD shows run-to-run determinism; for scale, the fp32"
+              f" mean |mel| is {float(reference.abs()[valid].mean()):.3f} — random weights: recheck MAD on a trained model)")
+        if "int8-recurrent" in variants and _FunctionalWithInt8Linear.int8_calls == 0:
+            print("WARNING: int8-recurrent never reached the int8 kernel (the decoder no longer takes its recurrent"
+                  " weights from step_weights() through F.linear); its row measured the int8-dynamic path")
+
+    # ---- lines for tools
+    print()
+    print(f"train_step_ratio_vs_torchaudio={train_s['ours'] / train_s['torchaudio']:.3f}")
+    print(f"infer_frame_ratio_vs_torchaudio={infer_ms['ours'] / infer_ms['torchaudio']:.3f}")
+    print(f"rtf_{device.type}={rtf['ours']:.3f}")
+    print(f"train_frames_per_s_ours={frames_per_s['ours']:.1f}")
+    print(f"train_frames_per_s_torchaudio={frames_per_s['torchaudio']:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""Distributed data parallel context for ``torchrun``; a no-op in a single process.
+
+    torchrun --nproc_per_node=4 -m gst_tts.train data.root=… hydra.run.dir=runs/lj
+
+torchrun sets WORLD_SIZE, RANK and LOCAL_RANK; NCCL is used on CUDA, gloo on CPU.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+from typing import Iterator
+
+import torch
+import torch.distributed as dist
+from torch import nn
+
+from gst_tts.errors import GstTtsError
+
+
+@dataclass
+class DistributedContext:
+    world_size: int = 1
+    rank: int = 0
+    local_rank: int = 0
+    device: torch.device | None = None  # set when distributed: this rank's device
+
+    @classmethod
+    def from_environment(cls, device_name: str = "auto") -> "DistributedContext":
+        world_size = int(os.environ.get("WORLD_SIZE", "1"))
+        if world_size <= 1:
+            return cls()
+        rank, local_rank = int(os.environ["RANK"]), int(os.environ.get("LOCAL_RANK", "0"))
+        use_cuda = torch.cuda.is_available() and device_name != "cpu"
+        if use_cuda:
+            if local_rank >= torch.cuda.device_count():
+                raise GstTtsError(f"LOCAL_RANK {local_rank} but only {torch.cuda.device_count()} CUDA devices")
+            torch.cuda.set_device(local_rank)
+            device = torch.device("cuda", local_rank)
+        else:
+            device = torch.device("cpu")
+        if not dist.is_initialized():
+            dist.init_process_group(backend="nccl" if use_cuda else "gloo")
+        return cls(world_size, rank, local_rank, device)
+
+    @property
+    def enabled(self) -> bool:
+        return self.world_size > 1
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+    def wrap(self, model: nn.Module) -> nn.Module:
+        if not self.enabled:
+            return model
+        ids = [self.local_rank] if self.device is not None and self.device.type == "cuda" else None
+        return nn.parallel.DistributedDataParallel(model, device_ids=ids)
+
+    def no_sync(self, model: nn.Module):
+        return model.no_sync() if self.enabled else contextlib.nullcontext()
+
+    def any(self, flag: bool) -> bool:
+        """True on every rank if ``flag`` is true on any rank (keeps ranks in lock-step)."""
+        if not self.enabled:
+            return bool(flag)
+        t = torch.tensor([1.0 if flag else 0.0], device=self.device)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        return bool(t.item() > 0)
+
+    def barrier(self) -> None:
+        if self.enabled:
+            dist.barrier()
+
+    @contextlib.contextmanager
+    def rank_zero_first(self) -> Iterator[None]:
+        """Rank 0 runs the block first (e.g. writing a cache); the others run it afterwards."""
+        if not self.is_main:
+            self.barrier()
+        yield
+        if self.is_main:
+            self.barrier()
