@@ -13,7 +13,6 @@ setup: $(VENV)/.installed
 # Re-installs only when pyproject.toml changes; the project is installed editable.
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 

@@ -25,11 +25,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", default=None, help="cpu or cuda (default: CUDA if present)")
 
 
+# The corpus styles sit between about 95 and 180 Hz; a 300 Hz ceiling keeps pyin's octave errors
+# on Griffin-Lim audio (which it reads as 400+ Hz) out of the medians.
+F0_RANGE_HZ = (60.0, 300.0)
+
+
 def median_f0(audio: np.ndarray, rate: int) -> tuple[float, float]:
     """Median F0 (Hz) over voiced frames by pyin, and the voiced share of frames."""
     import librosa
 
-    f0, voiced, _ = librosa.pyin(audio, fmin=50, fmax=500, sr=rate, frame_length=1024)
+    f0, voiced, _ = librosa.pyin(audio, fmin=F0_RANGE_HZ[0], fmax=F0_RANGE_HZ[1], sr=rate, frame_length=1024)
     share = float(np.mean(voiced)) if voiced.size else 0.0
     return (float(np.nanmedian(f0[voiced])) if voiced.any() else float("nan")), share
 
@@ -52,11 +57,15 @@ def run(args: argparse.Namespace) -> int:
         raise GstTtsError("could not find enough held-out sentences")
     texts, reference_text = candidates[: args.sentences], candidates[args.sentences]
     out = args.out
-    rows, healths = [], []
+    rows, healths, references = [], [], {}
     hop_step = synth.audio_config.hop_length / synth.sample_rate * synth.model.reduction_factor
     for style in tqdm(STYLES, desc="demo styles", unit="style"):
         ref_path = out / "references" / f"{style.name}.wav"
-        write_wav(ref_path, render_sentence(reference_text, style), synth.sample_rate)
+        reference_audio = render_sentence(reference_text, style)
+        write_wav(ref_path, reference_audio, synth.sample_rate)
+        ref_f0, _ = median_f0(reference_audio, synth.sample_rate)
+        references[style.name] = {"median_f0_hz": round(ref_f0, 1),
+                                  "duration_s": round(len(reference_audio) / synth.sample_rate, 3)}
         results = synth.synthesize(texts, reference=ref_path, seed=args.seed)
         for i, r in enumerate(results, start=1):
             wav = out / style.name / f"{i:02d}.wav"
@@ -77,12 +86,15 @@ def run(args: argparse.Namespace) -> int:
         mine = [row for row in rows if row["style"] == style.name]
         per_style[style.name] = {
             "mean_duration_s": round(float(np.mean([r["duration_s"] for r in mine])), 3),
-            "median_f0_hz": round(float(np.nanmedian([r["median_f0_hz"] for r in mine])), 1),
+            "median_f0_hz": round(_nanmedian([r["median_f0_hz"] for r in mine]), 1),
+            "voiced_share": round(float(np.mean([r["voiced_share"] for r in mine])), 3),
             "mean_focus": round(float(np.mean([r["focus"] for r in mine])), 3),
             "mean_coverage": round(float(np.mean([r["coverage"] for r in mine])), 3),
         }
+    transfer = style_transfer_shares(references, per_style)
     report = {"checkpoint": str(args.checkpoint), "held_out_sentences": texts, "reference_text": reference_text,
-              "alignment": summary, "per_style": per_style, "utterances": rows}
+              "alignment": summary, "per_style": per_style, "references": references,
+              "style_transfer": transfer, "utterances": rows}
     out.mkdir(parents=True, exist_ok=True)
     tmp = out / ".summary.json.tmp"
     tmp.write_text(json.dumps(report, indent=2))
@@ -93,10 +105,45 @@ def run(args: argparse.Namespace) -> int:
         f"monotonic {summary['monotonic_rate']:.0%}   reached end {summary['reached_end_rate']:.0%}   "
         f"stopped on token {summary['stopped_on_token_rate']:.0%}",
         "Per reference style (mean duration, median F0 of the output):",
-    ] + [f"  {name:<10} {v['mean_duration_s']:.2f} s  {v['median_f0_hz']:.0f} Hz  focus {v['mean_focus']:.2f}  "
-         f"coverage {v['mean_coverage']:.2f}" for name, v in per_style.items()]
+    ] + [f"  {name:<10} {v['mean_duration_s']:.2f} s  {v['median_f0_hz']:.0f} Hz (voiced {v['voiced_share']:.0%})  "
+         f"focus {v['mean_focus']:.2f}  "
+         f"coverage {v['mean_coverage']:.2f}   (reference {references[name]['duration_s']:.2f} s, "
+         f"{references[name]['median_f0_hz']:.0f} Hz)" for name, v in per_style.items()]
+    lines.append(
+        f"Style transfer (share of the reference gap carried into the output): pitch {transfer['pitch_share']:.2f}, "
+        f"duration {transfer['duration_share']:.2f}"
+    )
     tmp = out / ".summary.txt.tmp"
     tmp.write_text("\n".join(lines) + "\n")
     tmp.replace(out / "summary.txt")
     print("\n".join(lines))
     return 0
+
+
+def style_transfer_shares(references: dict, outputs: dict) -> dict[str, float]:
+    """How much of the references' pitch and duration gaps the outputs carry (1 = all of it).
+
+    Pitch: log(F0 of outputs for high-pitch references / low) over the same log ratio of the
+    references, averaged over the two speaking rates; duration likewise for slow vs fast.
+    """
+
+    def share(a: list[str], b: list[str], out_key: str, ref_key: str) -> float:
+        def mean_log(group: list[str], table: dict, key: str) -> float:
+            return float(np.mean([np.log(table[name][key]) for name in group]))
+
+        ref_gap = mean_log(a, references, ref_key) - mean_log(b, references, ref_key)
+        out_gap = mean_log(a, outputs, out_key) - mean_log(b, outputs, out_key)
+        return out_gap / ref_gap if ref_gap else float("nan")
+
+    names = list(references)
+    high, low = [n for n in names if n.startswith("high")], [n for n in names if n.startswith("low")]
+    slow, fast = [n for n in names if n.endswith("slow")], [n for n in names if n.endswith("fast")]
+    return {
+        "pitch_share": round(share(high, low, "median_f0_hz", "median_f0_hz"), 3),
+        "duration_share": round(share(slow, fast, "mean_duration_s", "duration_s"), 3),
+    }
+
+
+def _nanmedian(values: list[float]) -> float:
+    finite = [v for v in values if np.isfinite(v)]
+    return float(np.median(finite)) if finite else float("nan")
