@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -152,3 +156,25 @@ def test_styles_separate_pitch_and_rate() -> None:
     for level in ("low", "high"):
         ratio = duration[f"{level}_slow"] / duration[f"{level}_fast"]
         assert ratio >= 1.5, duration
+
+
+def test_rendering_is_the_same_in_other_processes() -> None:
+    # Some espeak voice variants (f2: breath noise, echo) read uninitialised memory, so their
+    # samples change with the address layout of the process. Fresh processes (new layouts, one with
+    # a filled heap) must render exactly what this one does.
+    script = (
+        "import sys, numpy as np\n"
+        "from gst_tts.demo_corpus import STYLES, generate_sentences, render_sentence\n"
+        "texts = generate_sentences(8, 3)\n"
+        "np.savez(sys.argv[1], *[render_sentence(t, STYLES[i % len(STYLES)]) for i, t in enumerate(texts)])\n"
+    )
+    texts = generate_sentences(8, 3)
+    expected = [render_sentence(text, STYLES[index % len(STYLES)]) for index, text in enumerate(texts)]
+    with tempfile.TemporaryDirectory() as tmp:
+        for run, perturb in enumerate(("", "77", "")):
+            out = Path(tmp) / f"clips{run}.npz"
+            env = {**os.environ, "MALLOC_PERTURB_": perturb}
+            subprocess.run([sys.executable, "-c", script, str(out)], env=env, check=True, timeout=120)
+            with np.load(out) as saved:
+                for index, clip in enumerate(expected):
+                    assert np.array_equal(saved[f"arr_{index}"], clip), (run, STYLES[index % len(STYLES)].name)
