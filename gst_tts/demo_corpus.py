@@ -227,14 +227,17 @@ class Style:
 # for determinism: f2 (breath noise, echo) reads uninitialised memory in espeak-ng, so its clips
 # changed with the process's address layout; the variants used here render the same samples in
 # every process (a test checks this).
+# The low level sits near 145 Hz rather than at a typical male 100 Hz: with 80 mels and
+# Griffin-Lim, slightly smoothed mels of 100 Hz speech come back unvoiced (pyin found 0% voiced
+# frames), which made pitch transfer unmeasurable; at 145 Hz they keep most of their voicing.
 # Measured over 40 generated sentences, median F0 by librosa.pyin (50-500 Hz):
-#   low_slow 99 Hz, low_fast 98 Hz, high_slow 171 Hz, high_fast 170 Hz -> levels >= 9.2 semitones
-#   apart; slow clips last 1.78-1.85x as long as fast ones.
+#   low_slow 144 Hz, low_fast 145 Hz, high_slow 243 Hz, high_fast 245 Hz -> levels 8.9 semitones
+#   apart; slow clips last 1.78-1.89x as long as fast ones.
 STYLES: tuple[Style, ...] = (
-    Style("low_slow", "en-us+m3", 130, 45, 50),
-    Style("low_fast", "en-us+m6", 245, 48, 50),
-    Style("high_slow", "en-us+f1", 130, 46, 50),
-    Style("high_fast", "en-us+linda", 245, 24, 50),
+    Style("low_slow", "en-us+m3", 130, 82, 50),
+    Style("low_fast", "en-us+m6", 245, 84, 50),
+    Style("high_slow", "en-us+f1", 130, 79, 50),
+    Style("high_fast", "en-us+linda", 245, 56, 50),
 )
 
 

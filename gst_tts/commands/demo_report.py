@@ -25,9 +25,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", default=None, help="cpu or cuda (default: CUDA if present)")
 
 
-# The corpus styles sit between about 95 and 180 Hz; a 300 Hz ceiling keeps pyin's octave errors
-# on Griffin-Lim audio (which it reads as 400+ Hz) out of the medians.
-F0_RANGE_HZ = (60.0, 300.0)
+# The corpus styles sit between about 140 and 250 Hz; a 400 Hz ceiling keeps most of pyin's octave
+# errors on Griffin-Lim audio of the high styles (read as ~490 Hz) out of the medians.
+F0_RANGE_HZ = (70.0, 400.0)
 
 
 def median_f0(audio: np.ndarray, rate: int) -> tuple[float, float]:
