@@ -28,8 +28,8 @@ Measured:
   stop on their own). Ours is the headline (``rtf_cpu``); torchaudio's, through the same
   Griffin-Lim, is printed for reference.
 * ``--variants``: alternative numeric paths for OUR model's inference (bf16 autocast, int8
-  dynamic quantization of Linear/LSTM modules, and a prototype that also runs the two merged
-  decoder-LSTM matmuls in int8). For each: ms/frame as above, and the mean absolute
+  dynamic quantization of Linear/LSTM modules, and ``int8-recurrent``: the two merged
+  decoder-LSTM matmuls in int8, the model's own ``--int8`` path). For each: ms/frame as above, and the mean absolute
   difference (MAD, and max) of the teacher-forced postnet mel against the fp32 path on the
   benchmark batch (eval mode, prenet dropout off so both paths see the same numbers). fp32 stays
   the headline; variants are never used for the tool lines.
@@ -64,7 +64,6 @@ from torch import nn
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import gst_tts.model.decoder as decoder_module  # noqa: E402
 from gst_tts.audio import AudioConfig, GriffinLimVocoder, MelStats  # noqa: E402
 from gst_tts.data import Collate  # noqa: E402
 from gst_tts.losses import TacotronLoss  # noqa: E402
@@ -208,34 +207,6 @@ def peer_infer(model: nn.Module, text: torch.Tensor, lengths: torch.Tensor, fram
 # --------------------------------------------------------------------------- numeric variants (ours only)
 
 
-class _PackedInt8:
-    """A weight quantized per output channel to int8 and prepacked for ``quantized::linear_dynamic``."""
-
-    def __init__(self, weight: torch.Tensor) -> None:
-        w = weight.detach().float().contiguous()
-        scales = (w.abs().amax(dim=1) / 127.0).clamp(min=1e-12).double()
-        q = torch.quantize_per_channel(w, scales, torch.zeros(w.shape[0], dtype=torch.long), 0, torch.qint8)
-        self.packed = torch.ops.quantized.linear_prepack(q, None)
-
-
-class _FunctionalWithInt8Linear:
-    """Stands in for ``torch.nn.functional`` inside gst_tts.model.decoder: ``linear`` on a
-    :class:`_PackedInt8` weight runs the dynamic int8 kernel; everything else is unchanged."""
-
-    int8_calls = 0  # so the report can tell whether the prototype path was taken at all
-
-    def __getattr__(self, name: str):
-        return getattr(torch.nn.functional, name)
-
-    @staticmethod
-    def linear(x: torch.Tensor, weight, bias: torch.Tensor | None = None) -> torch.Tensor:
-        if isinstance(weight, _PackedInt8):
-            _FunctionalWithInt8Linear.int8_calls += 1
-            y = torch.ops.quantized.linear_dynamic(x.float().contiguous(), weight.packed, True)
-            return y if bias is None else y + bias
-        return torch.nn.functional.linear(x, weight, bias)
-
-
 def int8_dynamic(model: GSTTacotron) -> GSTTacotron:
     """``torch.ao.quantization.quantize_dynamic`` of every Linear and LSTM module that the model calls
     as a module. The decoder's two LSTM cells and the attention's location_dense are not: the model
@@ -249,26 +220,11 @@ def int8_dynamic(model: GSTTacotron) -> GSTTacotron:
 
 
 def int8_recurrent(model: GSTTacotron) -> GSTTacotron:
-    """:func:`int8_dynamic` plus the decoder's merged recurrent weights (~90% of the per-frame
-    MACs) in int8. A prototype made from outside the model: the decoder's ``step_weights`` returns
-    prepacked int8 weights, which :func:`_int8_linear_patch` routes to the int8 kernel."""
-    q = int8_dynamic(model)
-    merged = q.decoder.step_weights()
-    packed = decoder_module.StepWeights(
-        _PackedInt8(merged.attention_recurrent), _PackedInt8(merged.decoder), merged.decoder_bias.detach()
-    )
-    q.decoder.step_weights = lambda: packed  # instance attribute shadows the method
+    """A copy whose decoder runs its merged recurrent weights (~90% of the per-frame multiply-adds)
+    in int8: what ``Synthesizer(int8=True)`` and ``gst-tts synthesize --int8`` use."""
+    q = copy.deepcopy(model)
+    q.decoder.set_int8_inference(True)
     return q
-
-
-@contextlib.contextmanager
-def _int8_linear_patch():
-    saved = decoder_module.F
-    decoder_module.F = _FunctionalWithInt8Linear()
-    try:
-        yield
-    finally:
-        decoder_module.F = saved
 
 
 def build_variants(model: GSTTacotron, names: list[str], device: torch.device) -> dict[str, tuple[GSTTacotron, Callable]]:
@@ -285,7 +241,7 @@ def build_variants(model: GSTTacotron, names: list[str], device: torch.device) -
             if name == "int8-dynamic":
                 variants[name] = (int8_dynamic(model), nullctx)
             else:
-                variants[name] = (int8_recurrent(model), _int8_linear_patch)
+                variants[name] = (int8_recurrent(model), nullctx)
         else:
             raise SystemExit(f"unknown variant {name!r}; choose from {', '.join(ALL_VARIANTS)}")
     return variants
@@ -456,9 +412,6 @@ def main(argv: list[str] | None = None) -> int:
         valid = torch.arange(reference.shape[1], device=reference.device)[None, :] < batch["mel_lengths"][:, None]
         print(f"(fp32 row: a rerun of the default path, so its MAD shows run-to-run determinism; for scale, the fp32"
               f" mean |mel| is {float(reference.abs()[valid].mean()):.3f} — random weights: recheck MAD on a trained model)")
-        if "int8-recurrent" in variants and _FunctionalWithInt8Linear.int8_calls == 0:
-            print("WARNING: int8-recurrent never reached the int8 kernel (the decoder no longer takes its recurrent"
-                  " weights from step_weights() through F.linear); its row measured the int8-dynamic path")
 
     # ---- lines for tools
     print()

@@ -19,6 +19,8 @@ import torch
 from conftest import tone, write_tiny_checkpoint
 from gst_tts.checkpoint import save_checkpoint
 from gst_tts.cli import main
+from gst_tts.model import int8_weight
+from gst_tts.synthesizer import Synthesizer
 
 FAST = ["--max-decoder-steps", "8", "--griffin-lim-iters", "4"]
 
@@ -258,3 +260,18 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(case, tiny_checkpoint, 
     assert expected in err, err
     assert files_under(out_dir) == []
     assert not any(p.name.endswith(".tmp") for p in tmp_path.rglob("*"))
+
+
+def test_int8_runs_on_cpu_and_needs_a_quantized_engine(tiny_checkpoint, tmp_path, capsys, monkeypatch):
+    out = tmp_path / "int8.wav"
+    rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--text", "Hello world.", "--out", str(out),
+                     "--int8", "--device", "cpu", "--seed", "1", *FAST)
+    assert rc == 0, err
+    assert sf.read(out)[0].size > 0
+    synth = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu", int8=True)
+    assert synth.model.decoder.int8_inference
+    monkeypatch.setattr(int8_weight, "_quantized_engine", lambda: "none")
+    rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--text", "Hello world.",
+                     "--out", str(tmp_path / "no.wav"), "--int8", "--device", "cpu", *FAST)
+    assert rc == 2 and "quantized" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "no.wav").exists()

@@ -49,6 +49,8 @@ log = logging.getLogger("gst_tts.synthesize")
 def add_model_arguments(p: argparse.ArgumentParser, checkpoint_required: bool = True) -> None:
     p.add_argument("--checkpoint", type=Path, required=checkpoint_required, help="trained gst-tts checkpoint (.pt)")
     p.add_argument("--device", choices=("cpu", "cuda"), default=None, help="default: cuda when available, else cpu")
+    p.add_argument("--int8", action="store_true",
+                   help="CPU: int8 weights for the decoder's recurrent matrix products (faster, numerically close)")
 
 
 def add_style_arguments(p: argparse.ArgumentParser) -> None:
@@ -88,7 +90,7 @@ def decoding_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def load_synthesizer(args: argparse.Namespace) -> Synthesizer:
-    return Synthesizer.from_checkpoint(args.checkpoint, device=args.device)
+    return Synthesizer.from_checkpoint(args.checkpoint, device=args.device, int8=args.int8)
 
 
 def parse_style_weights(spec: str) -> dict[Any, float]:
