@@ -39,8 +39,13 @@ Prints a table (ours, torchaudio, ratio = ours / torchaudio) and then, for tools
     train_step_ratio_vs_torchaudio=X     (< 1: ours is faster)
     infer_frame_ratio_vs_torchaudio=X    (< 1: ours is faster)
     rtf_cpu=X                            (rtf_cuda=X with --device cuda: model on GPU, Griffin-Lim on CPU)
+    infer_frame_ratio_vs_torchaudio_int8=X   (CPU only: ours with --int8, int8 recurrent weights)
+    rtf_cpu_int8=X
+    int8_mel_mad=X                       (teacher-forced postnet mel, --int8 vs fp32, mean |Δ|)
     train_frames_per_s_ours=X
     train_frames_per_s_torchaudio=X
+
+The three headline lines are the fp32 default path; the ``_int8`` lines are the opt-in CPU path.
 
 ``--quick`` shrinks the shapes (batch 2, text 10–12, 12–16 frames, 16/32 forced frames, 1 repeat)
 for a smoke run of every code path in seconds; its numbers are not meaningful.
@@ -335,12 +340,14 @@ def main(argv: list[str] | None = None) -> int:
     ours.eval()
     peer.eval()
     text1, len1 = batch["text"][:1, : int(batch["text_lengths"][0])], batch["text_lengths"][:1]
+    # On CPU ours also runs as `--int8` would (int8 recurrent weights): a separate, opt-in row.
+    ours_int8 = int8_recurrent(ours).eval() if device.type == "cpu" else None
     torch.manual_seed(args.seed)
-    infer = time_side_by_side(
-        {"ours": lambda: ours_infer(ours, text1, len1, infer_frames),
-         "torchaudio": lambda: peer_infer(peer, text1, len1, infer_frames)},
-        repeats, device,
-    )
+    infer_fns = {"ours": lambda: ours_infer(ours, text1, len1, infer_frames),
+                 "torchaudio": lambda: peer_infer(peer, text1, len1, infer_frames)}
+    if ours_int8 is not None:
+        infer_fns["ours_int8"] = lambda: ours_infer(ours_int8, text1, len1, infer_frames)
+    infer = time_side_by_side(infer_fns, repeats, device)
 
     # ---- end-to-end RTF: text → mel → Griffin-Lim waveform
     audio_config = AudioConfig()
@@ -348,11 +355,11 @@ def main(argv: list[str] | None = None) -> int:
     mel_stats = MelStats(torch.full((N_MELS,), -5.0), torch.full((N_MELS,), 2.0))  # plausible LJSpeech-like scale
     audio_seconds: dict[str, float] = {}
 
-    def ours_synthesize() -> None:
+    def ours_synthesize(model: GSTTacotron = ours, name: str = "ours") -> None:
         ids = symbols.encode(SENTENCE).unsqueeze(0).to(device)
-        mel = ours_infer(ours, ids, torch.tensor([ids.shape[1]], device=device), rtf_frames)[0]
+        mel = ours_infer(model, ids, torch.tensor([ids.shape[1]], device=device), rtf_frames)[0]
         audio = vocoder(mel_stats.denormalize(mel).cpu())
-        audio_seconds["ours"] = len(audio) / audio_config.sample_rate
+        audio_seconds[name] = len(audio) / audio_config.sample_rate
 
     def peer_synthesize() -> None:
         ids = symbols.encode(SENTENCE).unsqueeze(0).to(device)
@@ -360,7 +367,10 @@ def main(argv: list[str] | None = None) -> int:
         audio = vocoder(mel.cpu())
         audio_seconds["torchaudio"] = len(audio) / audio_config.sample_rate
 
-    rtf_times = time_side_by_side({"ours": ours_synthesize, "torchaudio": peer_synthesize}, repeats, device)
+    rtf_fns = {"ours": ours_synthesize, "torchaudio": peer_synthesize}
+    if ours_int8 is not None:
+        rtf_fns["ours_int8"] = lambda: ours_synthesize(ours_int8, "ours_int8")
+    rtf_times = time_side_by_side(rtf_fns, repeats, device)
     rtf = {name: median(t) / audio_seconds[name] for name, t in rtf_times.items()}
 
     # ---- table
@@ -375,6 +385,9 @@ def main(argv: list[str] | None = None) -> int:
         (f"synthesis RTF incl. Griffin-Lim {args.griffin_lim_iters} it ({device.type})", rtf, "{:.3f}"),
         ("parameters, M", {k: v / 1e6 for k, v in params.items()}, "{:.2f}"),
     ]
+    if ours_int8 is not None:  # ours with --int8 in the "ours" column, the same torchaudio figures
+        rows.insert(3, ("inference, ms / decoder frame, ours with --int8", {**infer_ms, "ours": infer_ms["ours_int8"]}, "{:.2f}"))
+        rows.insert(5, ("synthesis RTF, ours with --int8", {**rtf, "ours": rtf["ours_int8"]}, "{:.3f}"))
     print()
     header = f"{'metric':<58} {'ours':>10} {'torchaudio':>11} {'ratio':>7}"
     print(header)
@@ -384,6 +397,15 @@ def main(argv: list[str] | None = None) -> int:
               f" {values['ours'] / values['torchaudio']:7.3f}")
     print(f"(ratio = ours / torchaudio; RTF sentence: {len(SENTENCE)} characters, {rtf_frames} forced frames ="
           f" {audio_seconds['ours']:.2f} s of audio; RTF uses the model on {device.type}, Griffin-Lim on cpu)")
+    int8_mad = None
+    if ours_int8 is not None:
+        valid_lengths = batch["mel_lengths"]
+        int8_mad, int8_worst = masked_abs_diff(
+            teacher_forced_mel(ours_int8, contextlib.nullcontext, batch),
+            teacher_forced_mel(ours, contextlib.nullcontext, batch), valid_lengths,
+        )
+        print(f"(--int8: teacher-forced postnet mel vs fp32 on the train batch: mean |Δ| {int8_mad:.2e},"
+              f" max |Δ| {int8_worst:.2e}, normalised-mel units; random weights: see README for a trained model)")
 
     # ---- numeric variants of our inference
     if variant_names:
@@ -418,6 +440,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"train_step_ratio_vs_torchaudio={train_s['ours'] / train_s['torchaudio']:.3f}")
     print(f"infer_frame_ratio_vs_torchaudio={infer_ms['ours'] / infer_ms['torchaudio']:.3f}")
     print(f"rtf_{device.type}={rtf['ours']:.3f}")
+    if ours_int8 is not None:
+        print(f"infer_frame_ratio_vs_torchaudio_int8={infer_ms['ours_int8'] / infer_ms['torchaudio']:.3f}")
+        print(f"rtf_cpu_int8={rtf['ours_int8']:.3f}")
+        print(f"int8_mel_mad={int8_mad:.2e}")
     print(f"train_frames_per_s_ours={frames_per_s['ours']:.1f}")
     print(f"train_frames_per_s_torchaudio={frames_per_s['torchaudio']:.1f}")
     return 0

@@ -155,6 +155,8 @@ class Trainer:
         self.vocoder = GriffinLimVocoder(self.audio_config, n_iter=32)
         if bool(tr.resume) and (self.ckpt_dir / "last.pt").is_file():
             self._resume(self.ckpt_dir / "last.pt")
+        elif tr.get("init_from"):
+            self._init_from(Path(str(tr.init_from)))
         # Only rank 0 writes TensorBoard events and checkpoints.
         self.logger = TrainingLogger(
             self.run_dir / "tensorboard", self.audio_config.sample_rate,
@@ -373,6 +375,17 @@ class Trainer:
         if self.dist.rank > 0:  # the checkpoint holds rank 0's stream; keep ranks' dropout distinct
             torch.manual_seed(int(self.cfg.seed) + 100003 * self.dist.rank + self.state.step)
         log.info("resumed from %s at step %d", path, self.state.step)
+
+
+    def _init_from(self, path: Path) -> None:
+        """Starts from another run's model weights (fine-tuning); optimizer, schedule and step start fresh."""
+        ckpt = load_checkpoint(path, map_location=self.device)
+        if ckpt.get("model_config") != self.model_config:
+            raise GstTtsError(f"{path}: trainer.init_from needs the same model config as this run (model=..., r, sizes)")
+        if ckpt.get("symbols") != self.symbols.to_dict():
+            raise GstTtsError(f"{path}: trainer.init_from needs the same symbol table and cleaner as this run")
+        self.model.load_state_dict(ckpt["model"])
+        log.info("initialised the model from %s (its step %s); training starts at step 0", path, ckpt.get("step"))
 
 
 def _as_tuple(x):

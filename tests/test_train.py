@@ -9,6 +9,7 @@ from omegaconf import OmegaConf
 
 from conftest import TINY_MODEL, write_corpus
 from gst_tts.checkpoint import load_checkpoint
+from gst_tts.errors import GstTtsError
 from gst_tts.train import CONF_DIR, Trainer
 
 
@@ -85,3 +86,18 @@ def test_non_finite_loss_is_skipped_not_applied(small_corpus, tmp_path):
     for k, v in trainer.model.state_dict().items():
         if v.dtype.is_floating_point:
             assert torch.equal(v, before[k]), k
+
+
+def test_init_from_starts_a_new_run_from_another_runs_weights(small_corpus, tmp_path):
+    cache = tmp_path / "cache"
+    Trainer(make_cfg(small_corpus, cache, max_steps=2), tmp_path / "first").fit()
+    source = tmp_path / "first" / "checkpoints" / "last.pt"
+    tuned = Trainer(make_cfg(small_corpus, cache, max_steps=2, init_from=str(source)), tmp_path / "second")
+    saved = load_checkpoint(source)["model"]
+    for name, value in tuned.model.state_dict().items():
+        assert torch.equal(value, saved[name]), name
+    assert tuned.state.step == 0
+    other = make_cfg(small_corpus, cache, max_steps=2, init_from=str(source))
+    other.model.decoder_rnn_dim = 24
+    with pytest.raises(GstTtsError, match="same model config"):
+        Trainer(other, tmp_path / "third")

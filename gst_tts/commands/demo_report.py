@@ -23,6 +23,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sentences", type=int, default=6, help="held-out sentences per style (default 6)")
     p.add_argument("--seed", type=int, default=1, help="synthesis seed (default 1)")
     p.add_argument("--device", default=None, help="cpu or cuda (default: CUDA if present)")
+    p.add_argument("--int8", action="store_true", help="CPU: int8 recurrent weights, as synthesize --int8")
 
 
 # The corpus styles sit between about 140 and 250 Hz; a 400 Hz ceiling keeps most of pyin's octave
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     from gst_tts.plotting import plot_inspection, save_figure
     from gst_tts.synthesizer import Synthesizer
 
-    synth = Synthesizer.from_checkpoint(args.checkpoint, device=args.device)
+    synth = Synthesizer.from_checkpoint(args.checkpoint, device=args.device, int8=args.int8)
     seen = {u.text for u in read_corpus(args.corpus)}
     # Seeds far from the corpus seed give new sentences; anything the corpus holds is dropped.
     candidates = [s for s in generate_sentences(args.sentences * 4 + len(STYLES) + 8, seed=9001) if s not in seen]

@@ -24,6 +24,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, default=None, help="write alignment PNGs and summary.json here")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--device", default=None)
+    p.add_argument("--int8", action="store_true", help="CPU: int8 recurrent weights, as synthesize --int8")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     val_ids = set(load_checkpoint(args.checkpoint).get("val_ids", []))
     if args.split in ("val", "both") and not val_ids:
         raise GstTtsError(f"{args.checkpoint}: the checkpoint records no validation ids; use --split train")
-    synth = Synthesizer.from_checkpoint(args.checkpoint, device=args.device)
+    synth = Synthesizer.from_checkpoint(args.checkpoint, device=args.device, int8=args.int8)
     utterances = read_corpus(args.corpus)
     splits = {"train": [u for u in utterances if u.id not in val_ids][: args.limit],
               "val": [u for u in utterances if u.id in val_ids][: args.limit]}

@@ -1,0 +1,127 @@
+"""``--int8`` on a trained checkpoint: mel difference under teacher forcing, alignment health, speed.
+
+Usage::
+
+    python benchmarks/bench_int8_quality.py [--checkpoint demo_out/checkpoints/last.pt]
+        [--corpus demo_out/corpus] [--utterances 16] [--runs 3]
+
+For ``--utterances`` sentences of the corpus (its first ones):
+
+* teacher forcing: the postnet mel of fp32 vs int8 recurrent weights on the same inputs (eval
+  mode, prenet dropout off, each clip its own reference), mean and max |Δ| in normalised-mel units
+  over real frames, next to the mean |mel| for scale;
+* free-running synthesis with the same seed: mean focus / coverage and stop-token endings of
+  each path, and the mean |Δ| of the output mels over their common length;
+* speed: ``Synthesizer.synthesize`` of all sentences one by one (Griffin-Lim excluded), fp32 vs
+  int8 side by side, medians of ``--runs``.
+
+Without the checkpoint (no ``make demo`` run yet) it prints why and exits 0, so ``make bench``
+still runs. Last lines: ``int8_teacher_forced_mad=X`` and ``int8_synthesis_speedup=X``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from gst_tts.alignment import mean_health  # noqa: E402
+from gst_tts.data import read_corpus  # noqa: E402
+from gst_tts.synthesizer import Synthesizer  # noqa: E402
+
+
+def teacher_forced(synth: Synthesizer, texts: list[torch.Tensor], mels: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Postnet mels ``(batch, frames, n_mels)`` and real lengths of one padded teacher-forced batch."""
+    r = synth.model.reduction_factor
+    text_lengths = torch.tensor([len(t) for t in texts])
+    mel_lengths = torch.tensor([len(m) for m in mels])
+    frames = -(-int(mel_lengths.max()) // r) * r
+    text = torch.nn.utils.rnn.pad_sequence(texts, batch_first=True)
+    mel = torch.zeros(len(mels), frames, mels[0].shape[1])
+    for i, m in enumerate(mels):
+        mel[i, : len(m)] = m
+    model = synth.model.eval()
+    prenet = model.decoder.prenet
+    saved, prenet.dropout_at_inference = prenet.dropout_at_inference, False
+    try:
+        with torch.no_grad():
+            out = model(text, text_lengths, mel, mel_lengths)
+    finally:
+        prenet.dropout_at_inference = saved
+    return out.mel_postnet, mel_lengths
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--checkpoint", type=Path, default=ROOT / "demo_out" / "checkpoints" / "last.pt")
+    parser.add_argument("--corpus", type=Path, default=ROOT / "demo_out" / "corpus")
+    parser.add_argument("--utterances", type=int, default=16)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    if not args.checkpoint.is_file() or not (args.corpus / "metadata.csv").is_file():
+        print(f"skipped: needs a trained checkpoint and its corpus ({args.checkpoint}, {args.corpus}); run `make demo` first")
+        return 0
+    torch.set_num_threads(args.threads)
+
+    fp32 = Synthesizer.from_checkpoint(args.checkpoint, device="cpu")
+    int8 = Synthesizer.from_checkpoint(args.checkpoint, device="cpu", int8=True)
+    utterances = read_corpus(args.corpus)[: args.utterances]
+    sentences = [u.text for u in utterances]
+    texts = [fp32.symbols.encode(u.text) for u in utterances]
+    mels = [fp32.reference_mel(u.audio_path) for u in utterances]
+
+    reference, lengths = teacher_forced(fp32, texts, mels)
+    quantized, _ = teacher_forced(int8, texts, mels)
+    valid = torch.arange(reference.shape[1])[None, :] < lengths[:, None]
+    diff = (quantized - reference).abs()[valid]
+    mad, worst, scale = float(diff.mean()), float(diff.max()), float(reference.abs()[valid].mean())
+
+    results = {}
+    for name, synth in (("fp32", fp32), ("int8", int8)):
+        results[name] = synth.synthesize(sentences, reference=utterances[0].audio_path, seed=args.seed, vocode=False)
+    free_mad = float(np.mean([
+        np.abs(a.mel[: min(len(a.mel), len(b.mel))] - b.mel[: min(len(a.mel), len(b.mel))]).mean()
+        for a, b in zip(results["fp32"], results["int8"])
+    ]))
+
+    def one_by_one(synth: Synthesizer) -> float:
+        t0 = time.perf_counter()
+        for sentence in sentences:
+            synth.synthesize(sentence, reference=utterances[0].audio_path, seed=args.seed, vocode=False)
+        return time.perf_counter() - t0
+
+    one_by_one(fp32), one_by_one(int8)  # warm-up
+    times: dict[str, list[float]] = {"fp32": [], "int8": []}
+    for run in range(args.runs):
+        for name in ("fp32", "int8") if run % 2 == 0 else ("int8", "fp32"):
+            times[name].append(one_by_one(fp32 if name == "fp32" else int8))
+    median = {name: statistics.median(t) for name, t in times.items()}
+
+    print(f"checkpoint: {args.checkpoint}  corpus: {args.corpus}  {len(sentences)} sentences  threads: {args.threads}")
+    print(f"teacher forcing, postnet mel int8 vs fp32 (normalised units): mean |Δ| {mad:.2e}  max |Δ| {worst:.2e}"
+          f"  (mean |mel| {scale:.3f})")
+    header = f"{'path':<6} {'focus':>7} {'coverage':>9} {'on token':>9} {'one-by-one s':>13}"
+    print(header)
+    print("-" * len(header))
+    for name in ("fp32", "int8"):
+        health = mean_health([res.health for res in results[name]])
+        on_token = np.mean([res.stop_reason == "stop_token" for res in results[name]])
+        print(f"{name:<6} {health['focus']:7.3f} {health['coverage']:9.3f} {on_token:9.0%} {median[name]:13.3f}")
+    print(f"free-running mels (same seed), mean |Δ| over the common length: {free_mad:.2e}")
+    print(f"int8_teacher_forced_mad={mad:.2e}")
+    print(f"int8_synthesis_speedup={median['fp32'] / median['int8']:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
