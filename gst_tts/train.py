@@ -376,7 +376,6 @@ class Trainer:
             torch.manual_seed(int(self.cfg.seed) + 100003 * self.dist.rank + self.state.step)
         log.info("resumed from %s at step %d", path, self.state.step)
 
-
     def _init_from(self, path: Path) -> None:
         """Starts from another run's model weights (fine-tuning); optimizer, schedule and step start fresh."""
         ckpt = load_checkpoint(path, map_location=self.device)

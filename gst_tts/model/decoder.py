@@ -146,7 +146,7 @@ class Decoder(nn.Module):
         )
 
     def set_int8_inference(self, enabled: bool) -> None:
-        """Runs :meth:`infer` on CPU with the merged recurrent weights in int8 (about 3x faster per step).
+        """Runs :meth:`infer` on CPU with the merged recurrent weights in int8 (~3x faster per step at paper sizes).
 
         Quantizes the current weights once: call it again after they change. Used by every pass
         on CPU float32 inputs with autograd off (:meth:`infer`, and :meth:`forward` under
