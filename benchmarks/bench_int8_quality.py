@@ -34,29 +34,23 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from gst_tts.alignment import mean_health  # noqa: E402
-from gst_tts.data import read_corpus  # noqa: E402
+from gst_tts.data import Collate, read_corpus  # noqa: E402
 from gst_tts.synthesizer import Synthesizer  # noqa: E402
 
 
 def teacher_forced(synth: Synthesizer, texts: list[torch.Tensor], mels: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
     """Postnet mels ``(batch, frames, n_mels)`` and real lengths of one padded teacher-forced batch."""
-    r = synth.model.reduction_factor
-    text_lengths = torch.tensor([len(t) for t in texts])
-    mel_lengths = torch.tensor([len(m) for m in mels])
-    frames = -(-int(mel_lengths.max()) // r) * r
-    text = torch.nn.utils.rnn.pad_sequence(texts, batch_first=True)
-    mel = torch.zeros(len(mels), frames, mels[0].shape[1])
-    for i, m in enumerate(mels):
-        mel[i, : len(m)] = m
+    items = [{"id": str(i), "text": t, "mel": m, "style": None} for i, (t, m) in enumerate(zip(texts, mels))]
+    batch = Collate(synth.model.reduction_factor, synth.symbols.pad_id)(items)
     model = synth.model.eval()
     prenet = model.decoder.prenet
     saved, prenet.dropout_at_inference = prenet.dropout_at_inference, False
     try:
         with torch.no_grad():
-            out = model(text, text_lengths, mel, mel_lengths)
+            out = model(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"])
     finally:
         prenet.dropout_at_inference = saved
-    return out.mel_postnet, mel_lengths
+    return out.mel_postnet, batch["mel_lengths"]
 
 
 def main() -> int:

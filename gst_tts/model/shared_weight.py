@@ -29,6 +29,7 @@ class SharedStepWeight:
         self.inputs: list[torch.Tensor] = []
         self.grad_outputs: list[torch.Tensor | None] = []
         self._token: torch.Tensor | None = None
+        self._detached = weight.detach()
         if torch.is_grad_enabled() and weight.requires_grad:
             # A scalar that every step depends on: autograd runs its backward (the weight
             # gradient) only once all steps' backwards have filled in their gradients.
@@ -41,7 +42,7 @@ class SharedStepWeight:
         index = len(self.inputs)
         self.inputs.append(x.detach())
         self.grad_outputs.append(None)
-        return _StepLinear.apply(x, self._token, self.weight.detach(), self, index)
+        return _StepLinear.apply(x, self._token, self._detached, self, index)
 
 
 class _CollectWeightGrad(torch.autograd.Function):
