@@ -1,10 +1,16 @@
 """gst-tts: Tacotron with location-sensitive attention and Global Style Tokens.
 
 ``from gst_tts import Synthesizer`` gives the synthesis API; the import is lazy because the
-synthesizer pulls in torch, torchaudio and librosa.
+synthesizer pulls in librosa and the model. Importing the package first checks that torch and
+torchaudio load together (:mod:`gst_tts.dependencies`).
 """
 
+from gst_tts.dependencies import require_dependencies
+
 __version__ = "0.1.0"
+
+# Every entry point imports this package first: a broken torch/torchaudio pair ends here, in one line.
+require_dependencies()
 
 
 def __getattr__(name: str):

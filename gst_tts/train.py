@@ -44,7 +44,8 @@ from gst_tts.symbols import SymbolTable
 
 log = logging.getLogger("gst_tts.train")
 
-CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
+# The configs are the package gst_tts.conf: conf/ in a checkout, package data in a wheel.
+CONFIG_MODULE = "gst_tts.conf"
 
 
 @dataclass
@@ -422,7 +423,7 @@ def main() -> None:
     import hydra
     from hydra.core.hydra_config import HydraConfig
 
-    @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
+    @hydra.main(version_base="1.3", config_path=f"pkg://{CONFIG_MODULE}", config_name="config")
     def _app(cfg: DictConfig) -> None:
         logging.getLogger("gst_tts").setLevel(logging.INFO)
         try:

@@ -4,17 +4,17 @@ from pathlib import Path
 
 import pytest
 import torch
-from hydra import compose, initialize_config_dir
+from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
 
 from conftest import TINY_MODEL, write_corpus
 from gst_tts.checkpoint import load_checkpoint
 from gst_tts.errors import GstTtsError
-from gst_tts.train import CONF_DIR, Trainer
+from gst_tts.train import CONFIG_MODULE, Trainer
 
 
 def make_cfg(root: Path, cache: Path, **trainer):
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+    with initialize_config_module(config_module=CONFIG_MODULE, version_base="1.3"):
         cfg = compose("config", overrides=[f"data.root={root}", f"data.cache_dir={cache}", "data.batch_size=2",
                                            "data.val_size=2", "trainer.progress=false"])
     model = OmegaConf.merge(cfg.model, {k: list(v) if isinstance(v, tuple) else v for k, v in TINY_MODEL.items()})

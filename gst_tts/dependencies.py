@@ -1,0 +1,92 @@
+"""The environment check that ``import gst_tts`` runs first, so that every entry point
+(``gst-tts …``, ``gst-tts-train``, ``python -m gst_tts.train``, ``import gst_tts``) ends a broken
+install with one line and exit code 2 instead of a traceback from deep inside an import.
+
+torch and torchaudio are separate binary builds that must match: a torchaudio built for another
+torch (or another CUDA version) raises at import time. The line names the installed versions and
+the pip command that installs the pair the tests ran with (the bounds in ``pyproject.toml``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata as metadata
+import importlib.util
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+DISTRIBUTION = "gst-tts"
+
+# Imported for real: binary packages that can fail to load beside each other.
+_IMPORTED = ("numpy", "torch", "torchaudio", "soundfile")
+# Only looked for: importing them costs time on every start, and they have no binary pairing.
+_PRESENT = ("librosa", "hydra", "omegaconf", "matplotlib", "tensorboard", "tqdm", "inflect",
+            "unidecode", "espeakng_loader")
+# Module name → distribution name, where they differ.
+_DISTRIBUTIONS = {"hydra": "hydra-core", "espeakng_loader": "espeakng-loader"}
+
+
+def _distribution(module: str) -> str:
+    return _DISTRIBUTIONS.get(module, module)
+
+
+def installed_version(distribution: str) -> str:
+    """The installed version of a distribution, or ``"not installed"``."""
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def declared_requirements() -> dict[str, str]:
+    """Distribution name (lower case) → requirement string, as this package declares them."""
+    try:
+        requires = metadata.requires(DISTRIBUTION) or []
+    except metadata.PackageNotFoundError:  # a source tree on PYTHONPATH: read its pyproject.toml
+        pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+        requires = tomllib.loads(pyproject.read_text())["project"]["dependencies"] if pyproject.is_file() else []
+    specs = {}
+    for requirement in requires:
+        if "extra ==" in requirement:
+            continue
+        spec = requirement.split(";")[0].strip()
+        name = re.match(r"[A-Za-z0-9_.\-]+", spec).group(0).lower().replace("_", "-")
+        specs[name] = spec
+    return specs
+
+
+def _fix_command(distributions: list[str]) -> str:
+    specs = declared_requirements()
+    wanted = " ".join(f"'{specs.get(d.lower(), d)}'" for d in distributions)
+    return f"{sys.executable} -m pip install {wanted}"
+
+
+def find_problem() -> str | None:
+    """One line describing why the hard dependencies cannot be used, or None when they can."""
+    for module in _IMPORTED:
+        try:
+            importlib.import_module(module)
+        except Exception as exc:  # a broken binary raises RuntimeError/OSError, not only ImportError
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+            if module in ("torch", "torchaudio"):
+                pair = ["torch", "torchaudio"]
+                versions = ", ".join(f"{d} {installed_version(d)}" for d in pair)
+                return (f"torch and torchaudio cannot be imported together ({versions}; {module}: {reason}); "
+                        f"install the tested pair: {_fix_command(pair)}")
+            return (f"cannot import {module} {installed_version(_distribution(module))} ({reason}); "
+                    f"reinstall it: {_fix_command([_distribution(module)])}")
+    missing = [m for m in _PRESENT if importlib.util.find_spec(m) is None]
+    if missing:
+        names = [_distribution(m) for m in missing]
+        return f"missing dependencies: {', '.join(names)}; install them: {_fix_command(names)}"
+    return None
+
+
+def require_dependencies() -> None:
+    """Exit with one line on stderr and code 2 when the hard dependencies are unusable."""
+    problem = find_problem()
+    if problem is not None:
+        print(f"gst-tts: error: {problem}", file=sys.stderr)
+        raise SystemExit(2)
