@@ -40,6 +40,7 @@ __all__ = [
     "MIN_FOCUS",
     "MIN_COVERAGE",
     "MAX_FORWARD_JUMP",
+    "ALIGNED_CRITERIA",
 ]
 
 #: Backward moves of the argmax by at most this many symbols are jitter, not a
@@ -54,10 +55,21 @@ DEFAULT_END_TOLERANCE = 3
 #: steps" for ``reached_end``.
 END_WINDOW_FRACTION = 0.05
 
-#: Default thresholds of :meth:`AlignmentHealth.problems`.
+#: The project's one definition of "aligned": the default thresholds of
+#: :meth:`AlignmentHealth.problems`, hence of :attr:`AlignmentHealth.ok`, the ``ok`` counts of
+#: :func:`mean_health`, the synthesizer's attention warnings, plot titles and the evaluate /
+#: demo-report summaries.  The README and the recipes quote these numbers (and the acceptance
+#: figures were judged by them), so a change here must be made there too.
 MIN_FOCUS = 0.5
-MIN_COVERAGE = 0.75
+MIN_COVERAGE = 0.85
 MAX_FORWARD_JUMP = 4
+
+#: What :attr:`AlignmentHealth.ok` requires, in words, for reports; built from the constants so
+#: that a report cannot state other numbers than the check uses.
+ALIGNED_CRITERIA = (
+    f"focus ≥ {MIN_FOCUS:g}, coverage ≥ {MIN_COVERAGE:g}, no forward jump over {MAX_FORWARD_JUMP} symbols, "
+    f"no backward jump over {DEFAULT_JITTER} symbols, end reached"
+)
 
 
 def to_float_array(x: Any) -> np.ndarray:

@@ -1,9 +1,13 @@
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from gst_tts import alignment
 from gst_tts.alignment import AlignmentHealth, alignment_health, mean_health
+
+README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def path_alignment(path, symbols, sharpness=1.0):
@@ -123,3 +127,35 @@ def test_return_after_repeat_is_not_a_skip():
     h = alignment_health(path_alignment(path, 20))
     assert h.max_forward_jump == 1 and h.backward_jumps == 1
     assert [p.split(" ")[0] for p in h.problems()] == ["repeated"]
+
+
+def skipping_path(skipped, symbols=20, repeat=3):
+    """A sharp monotone path through every symbol but ``skipped``, ``repeat`` steps on each."""
+    return [s for s in range(symbols) if s not in skipped for _ in range(repeat)]
+
+
+def test_coverage_under_085_is_not_aligned_even_with_good_focus():
+    short = alignment_health(path_alignment(skipping_path({3, 7, 11, 15}), 20, sharpness=0.6))
+    assert short.coverage == pytest.approx(0.80) and short.focus > 0.6
+    assert short.monotonic and short.reached_end and short.max_forward_jump == 2
+    assert short.problems() == ["skipped (coverage 80%)"] and not short.ok
+    assert mean_health([short])["ok"] == 0
+    enough = alignment_health(path_alignment(skipping_path({4, 9, 14}), 20, sharpness=0.6))
+    assert enough.coverage == pytest.approx(0.85) and enough.ok
+
+
+def test_aligned_definition_is_the_readmes_and_the_reports():
+    assert (alignment.MIN_FOCUS, alignment.MIN_COVERAGE) == (0.5, 0.85)
+    stated = f"focus ≥ {alignment.MIN_FOCUS:g}, coverage ≥ {alignment.MIN_COVERAGE:g}"
+    readme = " ".join(README.read_text(encoding="utf-8").split())  # README lines wrap anywhere
+    assert stated in readme and "gst_tts/alignment.py" in readme
+    assert alignment.ALIGNED_CRITERIA.startswith(stated)
+    assert f"forward jump over {alignment.MAX_FORWARD_JUMP} symbols" in alignment.ALIGNED_CRITERIA
+    assert f"backward jump over {alignment.DEFAULT_JITTER} symbols" in alignment.ALIGNED_CRITERIA
+    # At each threshold an alignment passes; just past any one of them it does not.
+    at = dict(focus=alignment.MIN_FOCUS, coverage=alignment.MIN_COVERAGE, backward_jumps=0,
+              max_forward_jump=alignment.MAX_FORWARD_JUMP, reached_end=True, monotonic=True,
+              decoder_steps=60, input_symbols=20)
+    assert AlignmentHealth(**at).ok
+    for past in (dict(focus=0.49), dict(coverage=0.84), dict(max_forward_jump=alignment.MAX_FORWARD_JUMP + 1)):
+        assert not AlignmentHealth(**{**at, **past}).ok, past

@@ -43,10 +43,10 @@ def median_f0(audio: np.ndarray, rate: int) -> tuple[float, float]:
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from gst_tts.alignment import mean_health
+    from gst_tts.alignment import ALIGNED_CRITERIA, mean_health
     from gst_tts.audio import write_wav
     from gst_tts.data import read_corpus
-    from gst_tts.demo_corpus import STYLES, generate_sentences, render_sentence
+    from gst_tts.demo_corpus import SAMPLE_RATE as ESPEAK_RATE, STYLES, generate_sentences, render_sentence
     from gst_tts.plotting import plot_inspection, save_figure
     from gst_tts.synthesizer import Synthesizer
 
@@ -62,11 +62,14 @@ def run(args: argparse.Namespace) -> int:
     hop_step = synth.audio_config.hop_length / synth.sample_rate * synth.model.reduction_factor
     for style in tqdm(STYLES, desc="demo styles", unit="style"):
         ref_path = out / "references" / f"{style.name}.wav"
+        # The clip is at espeak's rate whatever the model's; the synthesizer resamples the file
+        # on loading, so labelling it with the model's rate would play (and be measured) at the
+        # wrong speed and pitch.
         reference_audio = render_sentence(reference_text, style)
-        write_wav(ref_path, reference_audio, synth.sample_rate)
-        ref_f0, _ = median_f0(reference_audio, synth.sample_rate)
-        references[style.name] = {"median_f0_hz": round(ref_f0, 1),
-                                  "duration_s": round(len(reference_audio) / synth.sample_rate, 3)}
+        write_wav(ref_path, reference_audio, ESPEAK_RATE)
+        ref_f0, _ = median_f0(reference_audio, ESPEAK_RATE)
+        references[style.name] = {"median_f0_hz": round(ref_f0, 1), "sample_rate": ESPEAK_RATE,
+                                  "duration_s": round(len(reference_audio) / ESPEAK_RATE, 3)}
         results = synth.synthesize(texts, reference=ref_path, seed=args.seed)
         for i, r in enumerate(results, start=1):
             wav = out / style.name / f"{i:02d}.wav"
@@ -82,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
                                                           for k, v in r.health.to_dict().items()}})
     summary = mean_health(healths)
     summary["stopped_on_token_rate"] = float(np.mean([row["stop_reason"] == "stop_token" for row in rows]))
+    summary["aligned_criteria"] = ALIGNED_CRITERIA
     per_style = {}
     for style in STYLES:
         mine = [row for row in rows if row["style"] == style.name]
@@ -105,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
         f"  mean focus {summary['focus']:.3f}   mean coverage {summary['coverage']:.3f}   "
         f"monotonic {summary['monotonic_rate']:.0%}   reached end {summary['reached_end_rate']:.0%}   "
         f"stopped on token {summary['stopped_on_token_rate']:.0%}",
+        f"  aligned {summary['ok_rate']:.0%} ({ALIGNED_CRITERIA})",
         "Per reference style (mean duration, median F0 of the output):",
     ] + [f"  {name:<10} {v['mean_duration_s']:.2f} s  {v['median_f0_hz']:.0f} Hz (voiced {v['voiced_share']:.0%})  "
          f"focus {v['mean_focus']:.2f}  "

@@ -30,7 +30,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from gst_tts.alignment import mean_health
+    from gst_tts.alignment import ALIGNED_CRITERIA, mean_health
     from gst_tts.checkpoint import load_checkpoint
     from gst_tts.data import read_corpus
     from gst_tts.plotting import plot_inspection, save_figure
@@ -61,10 +61,12 @@ def run(args: argparse.Namespace) -> int:
                 save_figure(fig, args.out / split / f"{utt.id}.alignment.png")
         summary = mean_health(healths)
         summary["stopped_on_token_rate"] = float(np.mean([row["stop_reason"] == "stop_token" for row in rows]))
+        summary["aligned_criteria"] = ALIGNED_CRITERIA
         report[split] = {"summary": summary, "utterances": rows}
         print(f"{split}: {len(rows)} sentences  focus {summary['focus']:.3f}  coverage {summary['coverage']:.3f}  "
               f"monotonic {summary['monotonic_rate']:.0%}  reached end {summary['reached_end_rate']:.0%}  "
-              f"stopped on token {summary['stopped_on_token_rate']:.0%}")
+              f"stopped on token {summary['stopped_on_token_rate']:.0%}  aligned {summary['ok_rate']:.0%}")
+    print(f"aligned: {ALIGNED_CRITERIA}")
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         tmp = args.out / ".summary.json.tmp"
