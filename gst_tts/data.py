@@ -353,11 +353,20 @@ class LengthBucketSampler(Sampler[list[int]]):
 class Collate:
     """Pads a list of dataset items into a batch.
 
-    Mels are padded to a multiple of ``reduction_factor``; stop targets are per decoder step
-    (one step = ``reduction_factor`` frames): 1 from the step holding the last real frame on.
+    Each target mel is trimmed to whole decoder steps (one step = ``reduction_factor`` frames):
+    its last ``frames % r`` frames are dropped, and the stop target is 1 from the step holding
+    the new last frame on. Padding a partial last step up to ``r`` frames instead would leave
+    frames the loss never trains (it masks padding), which inference would still emit, since it
+    always produces whole steps; with trimming, every frame of every step that inference emits
+    is one that training supervised (ESPnet's choice too). The dropped frames are under
+    ``r * hop_length`` samples at the end of an utterance, usually silence.
 
-    Batch keys: ``text (B, L)``, ``text_lengths (B,)``, ``mel (B, T, n_mels)``,
-    ``mel_lengths (B,)``, ``stop_targets (B, T / r)``, ``ids``, ``styles``.
+    Batch keys: ``text (B, L)``, ``text_lengths (B,)``, ``mel (B, T, n_mels)`` with ``T`` a
+    multiple of r, ``mel_lengths (B,)`` trimmed lengths (multiples of r), ``stop_targets (B, T / r)``,
+    ``ids``, ``styles``.
+
+    Raises:
+        DataError: an item with fewer than ``reduction_factor`` frames (nothing left to train).
     """
 
     def __init__(self, reduction_factor: int, pad_id: int = 0) -> None:
@@ -366,17 +375,22 @@ class Collate:
 
     def __call__(self, items: Sequence[dict]) -> dict:
         text_lengths = torch.tensor([len(x["text"]) for x in items], dtype=torch.long)
-        mel_lengths = torch.tensor([x["mel"].shape[0] for x in items], dtype=torch.long)
+        full_lengths = torch.tensor([x["mel"].shape[0] for x in items], dtype=torch.long)
+        mel_lengths = full_lengths - full_lengths % self.r
+        if bool((mel_lengths == 0).any()):
+            short = items[int(torch.nonzero(mel_lengths == 0)[0])]
+            raise DataError(
+                f"{short['id']}: {short['mel'].shape[0]} mel frames, fewer than one decoder step ({self.r} frames)"
+            )
         n_mels = items[0]["mel"].shape[1]
         max_frames = int(mel_lengths.max())
-        max_frames += (-max_frames) % self.r
         text = torch.full((len(items), int(text_lengths.max())), self.pad_id, dtype=torch.long)
         mel = torch.zeros(len(items), max_frames, n_mels)
-        for i, x in enumerate(items):
+        for i, (x, n) in enumerate(zip(items, mel_lengths.tolist())):
             text[i, : len(x["text"])] = x["text"]
-            mel[i, : x["mel"].shape[0]] = x["mel"]
+            mel[i, :n] = x["mel"][:n]
         steps = torch.arange(max_frames // self.r)
-        last_step = (mel_lengths - 1) // self.r
+        last_step = mel_lengths // self.r - 1
         stop_targets = (steps[None, :] >= last_step[:, None]).float()
         return {
             "text": text,

@@ -30,6 +30,9 @@ class TacotronLoss(nn.Module):
     """Sum of masked loss terms; padding never counts.
 
     Args:
+        reduction_factor: frames per decoder step of the model being trained, and of the
+            :class:`gst_tts.data.Collate` that made the batches. Given, not read off tensor
+            shapes, so that a mismatch is an error. Default 1.
         mel_loss: ``"mse"`` or ``"l1"``, for the mel before and after the postnet. Default ``"mse"``.
         stop_pos_weight: BCE positive-class weight for the (rare) stop steps. Default 5.0.
         guided_attention_weight: initial weight of the guided attention loss; 0 disables it. Default 1.0.
@@ -40,6 +43,7 @@ class TacotronLoss(nn.Module):
 
     def __init__(
         self,
+        reduction_factor: int = 1,
         mel_loss: str = "mse",
         stop_pos_weight: float = 5.0,
         guided_attention_weight: float = 1.0,
@@ -48,8 +52,11 @@ class TacotronLoss(nn.Module):
         guided_attention_min_weight: float = 0.0,
     ) -> None:
         super().__init__()
+        if not 1 <= reduction_factor <= 5:
+            raise ValueError(f"reduction_factor must be 1–5, got {reduction_factor}")
         if mel_loss not in ("mse", "l1"):
             raise ValueError(f"mel_loss must be 'mse' or 'l1', got {mel_loss!r}")
+        self.reduction_factor = reduction_factor
         self.mel_loss = F.mse_loss if mel_loss == "mse" else F.l1_loss
         self.stop_pos_weight = stop_pos_weight
         self.guided_attention_weight = guided_attention_weight
@@ -62,11 +69,17 @@ class TacotronLoss(nn.Module):
         return max(w, self.guided_attention_min_weight) if self.guided_attention_weight > 0 else 0.0
 
     def forward(self, output: TacotronOutput, batch: dict, step: int = 0) -> dict[str, torch.Tensor]:
-        """Loss terms for a collated batch (see :class:`gst_tts.data.Collate`); ``total`` is their sum."""
+        """Loss terms for a collated batch (see :class:`gst_tts.data.Collate`); ``total`` is their sum.
+
+        Raises:
+            ValueError: the output, the batch and ``reduction_factor`` disagree: frames that are
+                not ``r`` per step, or target lengths that are not whole steps.
+        """
         target = batch["mel"]
-        r = target.shape[1] // output.stop_logits.shape[1]
+        r = self.reduction_factor
+        _check_shapes(output, batch, r)
         frame_mask = (torch.arange(target.shape[1], device=target.device)[None, :] < batch["mel_lengths"][:, None])
-        step_lengths = (batch["mel_lengths"] + r - 1) // r
+        step_lengths = batch["mel_lengths"] // r
         step_mask = torch.arange(output.stop_logits.shape[1], device=target.device)[None, :] < step_lengths[:, None]
         mel_mask = frame_mask.unsqueeze(-1).expand_as(target)
         terms = {
@@ -88,3 +101,20 @@ class TacotronLoss(nn.Module):
             terms["guided_attention"] = weight * (alignments * penalty).sum() / step_lengths.sum().clamp(min=1)
         terms["total"] = sum(terms.values())
         return terms
+
+
+def _check_shapes(output: TacotronOutput, batch: dict, r: int) -> None:
+    target, lengths = batch["mel"], batch["mel_lengths"]
+    steps = output.stop_logits.shape[1]
+    if output.mel.shape != target.shape or output.mel_postnet.shape != target.shape:
+        raise ValueError(f"predicted mel {tuple(output.mel.shape)} does not match the target {tuple(target.shape)}")
+    if target.shape[1] != steps * r or batch["stop_targets"].shape != output.stop_logits.shape:
+        raise ValueError(
+            f"{target.shape[1]} target frames and stop targets {tuple(batch['stop_targets'].shape)} do not fit"
+            f" {steps} decoder steps of r={r} frames: was the batch collated or the model built with another r?"
+        )
+    if bool((lengths % r != 0).any()):
+        raise ValueError(
+            f"target lengths {lengths.tolist()} are not whole steps of r={r} frames"
+            " (gst_tts.data.Collate trims them so every emitted frame is trained)"
+        )

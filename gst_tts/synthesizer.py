@@ -224,7 +224,9 @@ class Synthesizer:
         vocoder: waveform generator; Griffin-Lim by default. May be replaced later
             (``synth.vocoder = griffin_lim(synth.audio_config, n_iter=64)``).
         int8: CPU only: run the decoder's recurrent matrix products with int8 weights, a faster
-            decoder step at a small numeric cost (see ``benchmarks/README.md``). Default False.
+            decoder step at a small numeric cost (see ``benchmarks/README.md``). The activations
+            are quantized with one scale per batch, so with int8 a text's output also depends
+            slightly (about 1e-3 in log-mel) on the texts decoded in the same batch. Default False.
 
     Raises:
         GstTtsError: ``int8`` on a non-CPU device, or a PyTorch without a quantized CPU engine.

@@ -144,7 +144,7 @@ class Trainer:
         )
         loss_cfg = OmegaConf.to_container(cfg.loss, resolve=True)
         loss_cfg.pop("_target_", None)
-        self.criterion = TacotronLoss(**loss_cfg)
+        self.criterion = TacotronLoss(reduction_factor=self.r, **loss_cfg)
         self.optimizer = torch.optim.Adam(
             self.model.parameters(), lr=tr.learning_rate, betas=tuple(tr.adam_betas), eps=tr.adam_eps,
             weight_decay=tr.weight_decay,

@@ -480,34 +480,53 @@ def _item(n_text, n_frames, name, fill=1.0):
     }
 
 
+def _frames(n_frames, name):
+    """An item whose frame ``t`` holds the value ``t`` (so trimming shows which frames stayed)."""
+    return {"id": name, "text": torch.arange(2, 5), "mel": torch.arange(n_frames).float()[:, None].expand(-1, 80),
+            "style": None}
+
+
 @pytest.mark.parametrize("r", [1, 2, 3])
 def test_collate_padding_and_stop_targets(r):
     items = [_item(5, 7, "a", 1.0), _item(3, 4, "b", 2.0), _item(9, 5, "c", 3.0)]
     batch = Collate(r, pad_id=0)(items)
-    max_frames = 7 + (-7) % r
+    lengths = [n - n % r for n in (7, 4, 5)]  # trimmed to whole decoder steps
+    max_frames = max(lengths)
     assert batch["mel"].shape == (3, max_frames, 80)
     assert batch["mel"].shape[1] % r == 0
-    assert batch["mel_lengths"].tolist() == [7, 4, 5]
+    assert batch["mel_lengths"].tolist() == lengths
     assert batch["text_lengths"].tolist() == [5, 3, 9]
     assert batch["text"].shape == (3, 9)
     assert batch["ids"] == ["a", "b", "c"] and batch["styles"] == ["s-a", "s-b", "s-c"]
-    for i, (n, fill) in enumerate([(7, 1.0), (4, 2.0), (5, 3.0)]):
+    for i, (n, fill) in enumerate(zip(lengths, [1.0, 2.0, 3.0])):
         assert bool((batch["mel"][i, :n] == fill).all())
         assert bool((batch["mel"][i, n:] == 0).all())
     assert batch["stop_targets"].shape == (3, max_frames // r)
-    for i, n in enumerate([7, 4, 5]):
-        last_step = (n - 1) // r  # the step holding frame n - 1
+    for i, n in enumerate(lengths):
+        last_step = n // r - 1  # the step holding the last kept frame
         stop = batch["stop_targets"][i].tolist()
         assert stop == [0.0] * last_step + [1.0] * (max_frames // r - last_step)
 
 
-def test_collate_stop_targets_exact_r3():
-    # r=3, lengths 7 and 5: padded to 9 frames = 3 steps. Frame 6 is in step 2, frame 4 in step 1.
-    batch = Collate(3)([_item(2, 7, "x"), _item(2, 5, "y")])
-    assert batch["stop_targets"].tolist() == [[0.0, 0.0, 1.0], [0.0, 1.0, 1.0]]
-    # r=2, lengths 6 and 3: 6 frames = 3 steps. Frame 5 in step 2, frame 2 in step 1.
-    batch = Collate(2)([_item(2, 6, "x"), _item(2, 3, "y")])
-    assert batch["stop_targets"].tolist() == [[0.0, 0.0, 1.0], [0.0, 1.0, 1.0]]
+def test_collate_trims_targets_to_whole_steps_and_moves_the_stop_label():
+    # r=3, lengths 7, 5, 9: kept 6, 3, 9 frames (the first ones), i.e. 2, 1, 3 whole steps.
+    batch = Collate(3)([_frames(7, "x"), _frames(5, "y"), _frames(9, "z")])
+    assert batch["mel_lengths"].tolist() == [6, 3, 9]
+    assert batch["mel"].shape == (3, 9, 80)
+    assert batch["mel"][0, :, 0].tolist() == [0, 1, 2, 3, 4, 5, 0, 0, 0]  # frame 6 dropped, not kept as step 2
+    assert batch["mel"][1, :, 0].tolist() == [0, 1, 2, 0, 0, 0, 0, 0, 0]
+    assert batch["mel"][2, :, 0].tolist() == list(range(9))
+    assert batch["stop_targets"].tolist() == [[0.0, 1.0, 1.0], [1.0, 1.0, 1.0], [0.0, 0.0, 1.0]]
+    # r=2, lengths 6 and 3: 6 and 2 frames, 3 and 1 steps.
+    batch = Collate(2)([_frames(6, "x"), _frames(3, "y")])
+    assert batch["mel_lengths"].tolist() == [6, 2]
+    assert batch["stop_targets"].tolist() == [[0.0, 0.0, 1.0], [1.0, 1.0, 1.0]]
+
+
+def test_collate_refuses_an_item_shorter_than_one_step():
+    with pytest.raises(DataError, match="short-one"):
+        Collate(3)([_frames(7, "fine"), _frames(2, "short-one")])
+    assert Collate(1)([_frames(2, "short-one")])["mel_lengths"].tolist() == [2]
 
 
 def test_collate_text_pad_id():

@@ -1,3 +1,4 @@
+import pytest
 import torch
 
 from gst_tts.data import Collate
@@ -22,7 +23,7 @@ def _batch_and_output(r=2):
 
 def test_padding_does_not_change_any_term():
     batch, output = _batch_and_output()
-    loss = TacotronLoss()
+    loss = TacotronLoss(reduction_factor=2)
     base = loss(output, batch)
     # Change predictions and targets only where they are padding.
     mel = output.mel.clone(); mel[1, 4:] += 100
@@ -36,10 +37,10 @@ def test_padding_does_not_change_any_term():
 
 def test_terms_react_to_real_frames_and_l1_option():
     batch, output = _batch_and_output()
-    base = TacotronLoss()(output, batch)
+    base = TacotronLoss(reduction_factor=2)(output, batch)
     mel = output.mel.clone(); mel[0, 0] += 10
-    assert TacotronLoss()(output._replace(mel=mel), batch)["mel"] > base["mel"]
-    l1 = TacotronLoss(mel_loss="l1")(output, batch)
+    assert TacotronLoss(reduction_factor=2)(output._replace(mel=mel), batch)["mel"] > base["mel"]
+    l1 = TacotronLoss(reduction_factor=2, mel_loss="l1")(output, batch)
     assert not torch.allclose(l1["mel"], base["mel"])
 
 
@@ -51,9 +52,40 @@ def test_guided_attention_prefers_the_diagonal_and_decays():
     loss = TacotronLoss(guided_attention_weight=2.0, guided_attention_decay_steps=100)
     assert loss.guided_weight(0) == 2.0 and abs(loss.guided_weight(100) - 1.0) < 1e-9
     batch, output = _batch_and_output()
-    assert "guided_attention" not in TacotronLoss(guided_attention_weight=0.0)(output, batch)
+    assert "guided_attention" not in TacotronLoss(reduction_factor=2, guided_attention_weight=0.0)(output, batch)
 
 
 def test_guided_map_is_zero_outside_lengths():
     w = guided_attention_weights(torch.tensor([3, 5]), torch.tensor([2, 4]), 4, 5, sigma=0.2)
     assert torch.all(w[0, 2:] == 0) and torch.all(w[0, :, 3:] == 0)
+
+
+@pytest.mark.parametrize("r", [2, 3])
+def test_every_trained_step_is_trained_on_all_its_frames(r):
+    """No frame of a step the model is trained to emit goes unsupervised (inference emits whole steps)."""
+    batch, output = _batch_and_output(r)
+    mel = output.mel.clone().requires_grad_()
+    stop = output.stop_logits.clone().requires_grad_()
+    terms = TacotronLoss(reduction_factor=r)(output._replace(mel=mel, stop_logits=stop), batch)
+    (terms["mel"] + terms["stop"]).backward()
+    mel_steps = (mel.grad.abs().sum(-1) > 0).view(mel.shape[0], -1, r)  # (batch, steps, r) frame trained
+    stop_steps = stop.grad != 0  # (batch, steps) step trained
+    assert stop_steps.any(1).all()
+    for i in range(mel.shape[0]):
+        for s in range(stop.shape[1]):
+            assert mel_steps[i, s].tolist() == [bool(stop_steps[i, s])] * r, (i, s)
+
+
+def test_reduction_factor_is_given_and_a_mismatch_is_an_error():
+    batch, output = _batch_and_output(2)  # 6 frames, 3 decoder steps of 2 frames
+    assert TacotronLoss(reduction_factor=2).reduction_factor == 2
+    TacotronLoss(reduction_factor=2)(output, batch)
+    with pytest.raises(ValueError, match="r=3"):
+        TacotronLoss(reduction_factor=3)(output, batch)
+    with pytest.raises(ValueError, match="r=1"):
+        TacotronLoss()(output, batch)  # the default r=1 does not silently read r=2 off the shapes
+    # Targets that are not whole steps were collated another way: refused, not half trained.
+    with pytest.raises(ValueError, match="whole steps"):
+        TacotronLoss(reduction_factor=2)(output, {**batch, "mel_lengths": batch["mel_lengths"] + 1})
+    with pytest.raises(ValueError):
+        TacotronLoss(reduction_factor=0)

@@ -80,6 +80,46 @@ def test_batched_equals_one_by_one_without_dropout(synth):
         np.testing.assert_allclose(b.mel, s.mel, atol=1e-4)
 
 
+@pytest.mark.parametrize("end", ["stop_token", "step_bound"])
+def test_batched_equals_one_by_one_when_texts_end_at_different_steps(synth, monkeypatch, end):
+    """A text that ends early in a batch keeps being decoded while the others run on; those
+    frames are not speech and must not reach its mel through the postnet's context."""
+    texts = ["Short.", "A rather longer sentence, with a clause.", "Mid size text."]
+    decoder = synth.model.decoder
+    monkeypatch.setattr(decoder.prenet, "dropout_at_inference", False)
+    options = dict(max_frames_per_symbol=1.0)  # the step bound: about half a step per symbol at r=2
+    if end == "stop_token":
+        # The random model never stops; make its stop token fire after a number of steps that
+        # depends on the text (its symbol count, read off the padding mask).
+        schedule = {}
+        infer = decoder.infer
+
+        def infer_with_schedule(memory, padding_mask, max_steps, stop_threshold=0.5):
+            symbols = torch.full(memory.shape[:1], memory.shape[1]) if padding_mask is None else (~padding_mask).sum(1)
+            schedule.update(step=0, stop_at=symbols.cpu() // 3 + 1)
+            return infer(memory, padding_mask, max_steps, stop_threshold)
+
+        def stop_hook(module, inputs, output):
+            schedule["step"] += 1
+            return torch.where(schedule["step"] >= schedule["stop_at"], 50.0, -50.0).to(output)[:, None]
+
+        monkeypatch.setattr(decoder, "infer", infer_with_schedule)
+        handle = decoder.stop_projection.register_forward_hook(stop_hook)
+        options = dict(max_decoder_steps=100)
+    try:
+        batched = synth.synthesize(texts, vocode=False, **options)
+        single = [synth.synthesize(t, vocode=False, **options) for t in texts]
+    finally:
+        if end == "stop_token":
+            handle.remove()
+    assert len({b.n_frames for b in batched}) == len(texts)  # every text ends at its own step
+    assert all(b.stop_reason == ("stop_token" if end == "stop_token" else "max_steps") for b in batched)
+    for b, s in zip(batched, single):
+        assert b.n_frames == s.n_frames and b.n_frames % synth.model.reduction_factor == 0
+        np.testing.assert_allclose(b.alignment, s.alignment, atol=1e-5)
+        np.testing.assert_allclose(b.mel, s.mel, atol=1e-4)
+
+
 def test_seed_is_repeatable_and_leaves_global_rng_alone(synth):
     torch.manual_seed(123)
     expected = torch.rand(3)

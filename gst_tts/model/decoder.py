@@ -42,7 +42,7 @@ class DecoderOutput(NamedTuple):
 
 
 class InferenceResult(NamedTuple):
-    mel: torch.Tensor  # (batch, steps * r, n_mels), padded past each item's length
+    mel: torch.Tensor  # (batch, steps * r, n_mels); past an item's steps * r: decoded after it ended
     stop_logits: torch.Tensor  # (batch, steps)
     alignments: torch.Tensor  # (batch, steps, symbols)
     steps: torch.Tensor  # (batch,) decoder steps each item ran

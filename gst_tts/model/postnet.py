@@ -35,6 +35,20 @@ class Postnet(nn.Module):
             )
         self.layers = nn.Sequential(*layers)
 
-    def forward(self, mel: torch.Tensor) -> torch.Tensor:
-        """``(batch, frames, n_mels)`` → the residual to add, same shape."""
-        return self.layers(mel.transpose(1, 2)).transpose(1, 2)
+    def forward(self, mel: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
+        """``mel (batch, frames, n_mels)``, ``lengths (batch,)`` → the residual to add, same shape.
+
+        With ``lengths`` the frames past each item's length are zero in the residual and are
+        zeroed before every convolution: each layer's bias and tanh make a padded frame nonzero
+        again, and the next layer would carry it into the item's last frames. So an item's
+        residual is the same as for the item alone (in eval mode), whatever stands past its end
+        (padding in training; in batched inference, the frames an item decodes after it stopped
+        while its neighbours run on).
+        """
+        x = mel.transpose(1, 2)
+        if lengths is None:
+            return self.layers(x).transpose(1, 2)
+        padding = (torch.arange(x.shape[2], device=x.device)[None, :] >= lengths[:, None]).unsqueeze(1)
+        for layer in self.layers:
+            x = layer(x.masked_fill(padding, 0.0))
+        return x.masked_fill(padding, 0.0).transpose(1, 2)

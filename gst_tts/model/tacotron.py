@@ -16,8 +16,8 @@ from gst_tts.model.postnet import Postnet
 class TacotronOutput(NamedTuple):
     """Teacher-forced outputs; the mel tensors are normalised log-mels."""
 
-    mel: torch.Tensor  # (batch, frames, n_mels), before the postnet
-    mel_postnet: torch.Tensor  # (batch, frames, n_mels)
+    mel: torch.Tensor  # (batch, frames, n_mels), before the postnet; zero past mel_lengths
+    mel_postnet: torch.Tensor  # (batch, frames, n_mels); zero past mel_lengths
     stop_logits: torch.Tensor  # (batch, frames / r)
     alignments: torch.Tensor  # (batch, frames / r, symbols)
     style_weights: torch.Tensor | None  # (batch, n_heads, n_tokens), None when given weights
@@ -26,8 +26,8 @@ class TacotronOutput(NamedTuple):
 class SynthesisOutput(NamedTuple):
     """Free-running outputs for a batch; each item is valid up to its own length."""
 
-    mel_postnet: torch.Tensor  # (batch, frames, n_mels), normalised log-mel
-    mel_lengths: torch.Tensor  # (batch,) frames
+    mel_postnet: torch.Tensor  # (batch, frames, n_mels), normalised log-mel; zero past mel_lengths
+    mel_lengths: torch.Tensor  # (batch,) frames = steps * r, all trained (targets are whole steps: see Collate)
     stop_probs: torch.Tensor  # (batch, steps)
     alignments: torch.Tensor  # (batch, steps, symbols)
     steps: torch.Tensor  # (batch,) decoder steps
@@ -181,7 +181,7 @@ class GSTTacotron(nn.Module):
         Args:
             text: ``(batch, symbols)`` ids; text_lengths ``(batch,)``.
             mel: ``(batch, frames, n_mels)`` normalised targets, frames a multiple of r;
-                mel_lengths ``(batch,)``.
+                mel_lengths ``(batch,)``, multiples of r (see :class:`gst_tts.data.Collate`).
             reference_mel: style reference; defaults to ``mel`` itself.
         """
         if reference_mel is None:
@@ -190,8 +190,19 @@ class GSTTacotron(nn.Module):
         memory = self._memory(text, text_lengths, style)
         padding_mask = _padding_mask(text_lengths, text.shape[1])
         decoded = self.decoder(memory, padding_mask, mel)
-        mel_postnet = decoded.mel + self.postnet(decoded.mel)
-        return TacotronOutput(decoded.mel, mel_postnet, decoded.stop_logits, decoded.alignments, weights)
+        decoded_mel, mel_postnet = self._postnet(decoded.mel, mel_lengths)
+        return TacotronOutput(decoded_mel, mel_postnet, decoded.stop_logits, decoded.alignments, weights)
+
+    def _postnet(self, mel: torch.Tensor, mel_lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Decoder mel and postnet mel ``(batch, frames, n_mels)``, both zero past ``mel_lengths``.
+
+        Frames past an item's length are not speech (training: decoded over padding; batched
+        inference: decoded after the item stopped), and the postnet's context would carry them
+        into the item's last frames, so they are zeroed first.
+        """
+        valid = torch.arange(mel.shape[1], device=mel.device)[None, :, None] < mel_lengths[:, None, None]
+        mel = mel.masked_fill(~valid, 0.0)
+        return mel, mel + self.postnet(mel, mel_lengths)
 
     @torch.no_grad()
     def infer(
@@ -226,10 +237,11 @@ class GSTTacotron(nn.Module):
             min=1, max=max_decoder_steps,
         )
         result = self.decoder.infer(memory, padding_mask, max_steps, stop_threshold)
-        mel_postnet = result.mel + self.postnet(result.mel)
+        mel_lengths = result.steps * self.reduction_factor
+        _, mel_postnet = self._postnet(result.mel, mel_lengths)
         return SynthesisOutput(
             mel_postnet,
-            result.steps * self.reduction_factor,
+            mel_lengths,
             torch.sigmoid(result.stop_logits.float()),
             result.alignments,
             result.steps,

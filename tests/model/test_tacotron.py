@@ -1,6 +1,8 @@
+import pytest
 import torch
 
 from conftest import tiny_model
+from gst_tts.data import Collate
 from gst_tts.model import GSTTacotron
 
 
@@ -75,3 +77,89 @@ def test_prenet_dropout_stays_on_at_inference_unless_disabled():
     a = model.infer(text, tl, max_decoder_steps=4).mel_postnet
     b = model.infer(text, tl, max_decoder_steps=4).mel_postnet
     assert torch.allclose(a, b)
+
+
+def _force_stops(model: GSTTacotron, stop_steps: list[int]):
+    """Make row ``i`` of the next ``infer`` call stop on its token at step ``stop_steps[i]``.
+
+    A random model never stops, so every item would end at the same bound; this gives items of
+    different lengths. Returns the hook handle (remove it after the call).
+    """
+    counter = {"step": 0}
+    stop_at = torch.tensor(stop_steps)
+
+    def hook(module, inputs, output):
+        counter["step"] += 1
+        return torch.where(counter["step"] >= stop_at, 50.0, -50.0).to(output)[:, None]
+
+    return model.decoder.stop_projection.register_forward_hook(hook)
+
+
+@pytest.mark.parametrize("r", [1, 3])
+def test_batched_inference_equals_one_by_one_when_items_stop_at_different_steps(r):
+    torch.manual_seed(0)
+    model = tiny_model(20, n_mels=10, reduction_factor=r, prenet_dropout_at_inference=False).eval()
+    text_lengths = torch.tensor([8, 6, 7])
+    text = torch.randint(2, 20, (3, 8)) * (torch.arange(8) < text_lengths[:, None])  # pad id 0
+    stop_steps = [3, 9, 6]
+    handle = _force_stops(model, stop_steps)
+    try:
+        batched = model.infer(text, text_lengths)
+    finally:
+        handle.remove()
+    singles = []
+    for i, n in enumerate(stop_steps):
+        handle = _force_stops(model, [n])
+        try:
+            singles.append(model.infer(text[i : i + 1, : text_lengths[i]], text_lengths[i : i + 1]))
+        finally:
+            handle.remove()
+    assert batched.stopped_on_token.all()
+    assert batched.steps.tolist() == stop_steps
+    assert batched.mel_lengths.tolist() == [n * r for n in stop_steps]
+    for i, single in enumerate(singles):
+        n = int(batched.mel_lengths[i])
+        assert int(single.mel_lengths[0]) == n
+        torch.testing.assert_close(batched.mel_postnet[i, :n], single.mel_postnet[0, :n], atol=1e-4, rtol=0)
+        assert torch.all(batched.mel_postnet[i, n:] == 0)  # nothing past the item's end
+
+
+def test_teacher_forced_postnet_does_not_see_padding():
+    torch.manual_seed(0)
+    r = 2
+    # eval and no prenet dropout: the same numbers twice; BatchNorm uses its running statistics.
+    model = tiny_model(20, n_mels=10, reduction_factor=r, prenet_dropout_at_inference=False).eval()
+    text_lengths = torch.tensor([9, 6])
+    text = torch.randint(2, 20, (2, 9)) * (torch.arange(9) < text_lengths[:, None])  # pad id 0
+    mel = torch.randn(2, 16, model.n_mels)
+    mel_lengths = torch.tensor([16, 6])
+    reference = torch.randn(1, 12, model.n_mels).expand(2, -1, -1)  # one style for both
+    with torch.no_grad():
+        batched = model(text, text_lengths, mel, mel_lengths, reference)
+        single = model(text[1:, :6], text_lengths[1:], mel[1:, :6], mel_lengths[1:], reference[1:])
+    torch.testing.assert_close(batched.mel_postnet[1, :6], single.mel_postnet[0], atol=1e-5, rtol=0)
+    assert torch.all(batched.mel_postnet[1, 6:] == 0) and torch.all(batched.mel[1, 6:] == 0)
+
+
+def test_inference_emits_whole_trained_steps_only():
+    """An item that stops where its stop label is emits exactly the frames its target trained."""
+    r = 3
+    items = [
+        {"id": f"u{i}", "text": torch.arange(2, 2 + n_text), "mel": torch.randn(n_frames, 10), "style": None}
+        for i, (n_text, n_frames) in enumerate([(8, 7), (5, 5), (7, 9)])
+    ]
+    batch = Collate(r)(items)
+    # The target of the step holding the stop label is all real frames: a multiple of r.
+    assert batch["mel_lengths"].tolist() == [6, 3, 9]
+    label_steps = (batch["stop_targets"].argmax(1) + 1).tolist()  # steps up to the first stop label
+    torch.manual_seed(0)
+    model = tiny_model(20, n_mels=10, reduction_factor=r).eval()
+    handle = _force_stops(model, label_steps)
+    try:
+        out = model.infer(batch["text"], batch["text_lengths"])
+    finally:
+        handle.remove()
+    assert out.mel_lengths.tolist() == batch["mel_lengths"].tolist()
+    assert torch.equal(out.mel_lengths, out.steps * r)
+    for i, n in enumerate(out.mel_lengths.tolist()):
+        assert torch.all(out.mel_postnet[i, n:] == 0)
