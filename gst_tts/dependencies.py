@@ -14,6 +14,7 @@ import importlib.metadata as metadata
 import importlib.util
 import re
 import sys
+import textwrap
 import tomllib
 from pathlib import Path
 
@@ -69,7 +70,7 @@ def find_problem() -> str | None:
         try:
             importlib.import_module(module)
         except Exception as exc:  # a broken binary raises RuntimeError/OSError, not only ImportError
-            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+            reason = textwrap.shorten(" ".join(str(exc).split()) or type(exc).__name__, 160, placeholder=" …")
             if module in ("torch", "torchaudio"):
                 pair = ["torch", "torchaudio"]
                 versions = ", ".join(f"{d} {installed_version(d)}" for d in pair)
