@@ -198,8 +198,12 @@ class FeatureCache:
         return np.load(self.path(utt_id))
 
     def stats(self, utt_ids: Sequence[str]) -> MelStats:
-        """Per-channel mean/std over the given utterances, cached by the id list."""
-        key = hashlib.sha1("\n".join(sorted(utt_ids)).encode()).hexdigest()[:12]
+        """Per-channel mean/std over the given utterances, cached by the ids and their audio files' versions."""
+        # Keyed on each wav's size:mtime too, as prepare() is: an edited wav must not keep old
+        # statistics. Features that prepare() did not list are keyed on their own file.
+        entries = self._load_manifest()["entries"]
+        sources = sorted(f"{i}|{entries[i]['source'] if i in entries else _source_key(self.path(i))}" for i in utt_ids)
+        key = hashlib.sha1("\n".join(sources).encode()).hexdigest()[:12]
         path = self.dir / f"stats-{key}.npz"
         if path.is_file():
             d = np.load(path)

@@ -75,9 +75,53 @@ class DistributedContext:
 
     @contextlib.contextmanager
     def rank_zero_first(self) -> Iterator[None]:
-        """Rank 0 runs the block first (e.g. writing a cache); the others run it afterwards."""
+        """Rank 0 runs the block first (e.g. writing a cache); the others run it afterwards.
+
+        A failure on any rank ends every rank with a GstTtsError carrying the same one-line
+        message (the failing rank raises its own exception), rather than leaving the others
+        waiting at a barrier, which only torchrun would clean up.
+        """
+        if not self.enabled:
+            yield
+            return
         if not self.is_main:
-            self.barrier()
-        yield
+            first = self._broadcast_from_main(None)  # waits for rank 0's outcome
+            if first is not None:
+                raise GstTtsError(first)
+        error: Exception | None = None
+        try:
+            yield
+        except Exception as exc:
+            error = exc
+        message = None if error is None else _one_line(error, self.rank)
         if self.is_main:
-            self.barrier()
+            self._broadcast_from_main(message)  # releases the others, or tells them why not
+            if error is not None:
+                raise error
+        # A failure in the other ranks' turn must reach every rank too, rank 0 included.
+        failures = [m for m in self._gather(message) if m]
+        if error is not None:
+            raise error
+        if failures:
+            raise GstTtsError(failures[0])
+
+    def _broadcast_from_main(self, message: str | None) -> str | None:
+        box = [message]
+        dist.broadcast_object_list(box, src=0, device=self._object_device())
+        return box[0]
+
+    def _gather(self, message: str | None) -> list[str | None]:
+        messages: list[str | None] = [None] * self.world_size
+        dist.all_gather_object(messages, message)
+        return messages
+
+    def _object_device(self) -> torch.device | None:
+        # NCCL moves pickled objects through the GPU; gloo through the CPU.
+        return self.device if self.device is not None and self.device.type == "cuda" else None
+
+
+def _one_line(error: Exception, rank: int) -> str:
+    if isinstance(error, GstTtsError):
+        return str(error)
+    lines = str(error).strip().splitlines()
+    return f"rank {rank} failed: {type(error).__name__}" + (f": {lines[0]}" if lines else "")

@@ -3,7 +3,9 @@
     gst-tts-train data.root=/data/LJSpeech-1.1 model=tacotron2 hydra.run.dir=runs/lj
 
 The run folder gets ``checkpoints/`` (``last.pt`` + periodic ones), TensorBoard event files and
-Hydra's resolved config. Running again with the same ``hydra.run.dir`` resumes from ``last.pt``.
+Hydra's resolved config. Running again with the same ``hydra.run.dir`` resumes from ``last.pt``
+(or, when that file is unreadable, the newest periodic checkpoint that loads), keeping the
+validation split and mel statistics the run started with.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from gst_tts.data import (
     read_corpus,
     split_train_val,
 )
-from gst_tts.errors import GstTtsError
+from gst_tts.errors import CheckpointError, GstTtsError
 from gst_tts.distributed import DistributedContext
 from gst_tts.logger import NullLogger, TrainingLogger, symbol_labels
 from gst_tts.losses import TacotronLoss
@@ -50,7 +52,7 @@ CONFIG_MODULE = "gst_tts.conf"
 
 @dataclass
 class TrainState:
-    """Where training is: enough to resume exactly."""
+    """Where training is in the data; the checkpoint adds weights, optimizer and random states."""
 
     step: int = 0
     epoch: int = 0
@@ -111,13 +113,19 @@ class Trainer:
         with self.dist.rank_zero_first():  # one process computes features, the others then read them
             n_frames = self.cache.prepare(utterances, progress=bool(tr.progress) and self.dist.is_main)
 
-        keep = [i for i, u in enumerate(utterances) if not cfg.data.max_frames or n_frames[u.id] <= cfg.data.max_frames]
-        if len(keep) < len(utterances):
-            log.info("left out %d utterances longer than %d frames", len(utterances) - len(keep), cfg.data.max_frames)
-        utterances, texts = [utterances[i] for i in keep], [texts[i] for i in keep]
-        train_ids, val_ids = split_train_val([u.id for u in utterances], cfg.data.val_size, int(cfg.seed))
-        with self.dist.rank_zero_first():
-            self.stats = self.cache.stats(train_ids)
+        kept = [u.id for u in utterances if not cfg.data.max_frames or n_frames[u.id] <= cfg.data.max_frames]
+        if len(kept) < len(utterances):
+            log.info("left out %d utterances longer than %d frames", len(utterances) - len(kept), cfg.data.max_frames)
+        # A resumed run keeps the split and normalisation it started with: recomputing them after a
+        # corpus or config edit would move validation items into training and shift the targets.
+        resume = self._find_resume_checkpoint() if bool(tr.resume) else None
+        if resume is None:
+            train_ids, val_ids = split_train_val(kept, cfg.data.val_size, int(cfg.seed))
+            with self.dist.rank_zero_first():
+                self.stats = self.cache.stats(train_ids)
+        else:
+            train_ids, val_ids = self._stored_split(*resume, [u.id for u in utterances], kept)
+            self.stats = MelStats.from_dict(resume[1]["mel_stats"])
         by_id = {u.id: i for i, u in enumerate(utterances)}
 
         def subset(ids: list[str]) -> TTSDataset:
@@ -154,8 +162,8 @@ class Trainer:
         self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16)
         self.state = TrainState()
         self.vocoder = GriffinLimVocoder(self.audio_config, n_iter=32)
-        if bool(tr.resume) and (self.ckpt_dir / "last.pt").is_file():
-            self._resume(self.ckpt_dir / "last.pt")
+        if resume is not None:
+            self._resume(*resume)
         elif tr.get("init_from"):
             self._init_from(Path(str(tr.init_from)))
         # Only rank 0 writes TensorBoard events and checkpoints.
@@ -178,33 +186,44 @@ class Trainer:
         show = None if tr.progress and self.dist.is_main else True
         bar = tqdm(total=max_steps, initial=self.state.step, desc="train", unit="step", disable=show,
                    dynamic_ncols=True, file=sys.stderr)
-        last_val = {}
+        last_val: dict[str, float] = {}
+        validated_at = None
         accumulation = max(1, int(tr.grad_accumulation))
+
+        def update(batches: list[dict]) -> bool:
+            """One optimizer step with its logging, validation and checkpoint; True when training should stop."""
+            nonlocal last_val, validated_at
+            terms = self._train_step(batches)
+            if terms is None:
+                return False
+            bar.update(1)
+            step = self.state.step
+            if step % tr.log_every == 0:
+                self.logger.log_training(step, terms, self.scheduler.get_last_lr()[0], terms.pop("grad_norm"))
+            if self.dist.is_main and (step % tr.val_every == 0 or step == max_steps):
+                last_val, validated_at = self.validate(), step
+            bar.set_postfix(loss=f"{terms['total']:.3f}", **{k: f"{v:.2f}" for k, v in last_val.items()})
+            if step % tr.checkpoint_every == 0:
+                self.save(periodic=True)
+            return step >= max_steps or self.dist.any(time.monotonic() >= deadline)
+
         try:
             while self.state.step < max_steps and not self.dist.any(time.monotonic() >= deadline):
                 self.sampler.set_epoch(self.state.epoch, start=self.state.batch_in_epoch)
-                pending = []
+                pending: list[dict] = []
                 for batch in self.loader:
                     self.state.batch_in_epoch += 1
                     pending.append(batch)
-                    if len(pending) < accumulation:
-                        continue
-                    terms = self._train_step(pending)
-                    pending = []
-                    if terms is None:
-                        continue
-                    bar.update(1)
-                    step = self.state.step
-                    if step % tr.log_every == 0:
-                        self.logger.log_training(step, terms, self.scheduler.get_last_lr()[0], terms.pop("grad_norm"))
-                    if self.dist.is_main and (step % tr.val_every == 0 or step == max_steps):
-                        last_val = self.validate()
-                    bar.set_postfix(loss=f"{terms['total']:.3f}", **{k: f"{v:.2f}" for k, v in last_val.items()})
-                    if step % tr.checkpoint_every == 0:
-                        self.save(periodic=True)
-                    if step >= max_steps or self.dist.any(time.monotonic() >= deadline):
-                        break
+                    if len(pending) == accumulation:
+                        if update(pending):
+                            break
+                        pending = []
                 else:
+                    # An epoch's leftover micro-batches make one smaller update (the loss is averaged
+                    # over the batches present) rather than being dropped: every utterance is used
+                    # each epoch. Every rank has the same batch count, so they agree on it.
+                    if pending:
+                        update(pending)
                     self.state.epoch += 1
                     self.state.batch_in_epoch = 0
         except KeyboardInterrupt:
@@ -214,7 +233,7 @@ class Trainer:
             self.logger.close()
             raise
         bar.close()
-        if self.dist.is_main and self.state.step % tr.val_every != 0:
+        if self.dist.is_main and validated_at != self.state.step:
             self.validate()
         self.save(periodic=False)
         self.logger.close()
@@ -248,8 +267,15 @@ class Trainer:
         grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.trainer.grad_clip)
         if not torch.isfinite(grad_norm):  # gradients are all-reduced, so every rank sees the same norm
             self.optimizer.zero_grad(set_to_none=True)
+            scale = self.scaler.get_scale()
             self.scaler.update()
             self._restore_buffers(buffers)
+            if self.scaler.is_enabled():
+                # fp16 loss scaling overflowed: routine while GradScaler finds its scale (update()
+                # just lowered it), not a bad batch; the loss itself was checked above.
+                log.debug("step %d: fp16 gradient overflow at loss scale %g, now %g; update skipped",
+                          self.state.step, scale, self.scaler.get_scale())
+                return None
             return self._skip(f"non-finite gradient norm in batch {batches[-1]['ids'][:3]}…")
         self.scaler.step(self.optimizer)
         self.scaler.update()
@@ -346,7 +372,8 @@ class Trainer:
             "audio_config": asdict(self.audio_config),
             "mel_stats": self.stats.to_dict(),
             "val_ids": [u.id for u in self.val_set.utterances],
-            "rng": {"torch": torch.get_rng_state(), "python": random.getstate()},
+            "train_ids": sorted(u.id for u in self.train_set.utterances),
+            "rng": _rng_state(),
         }
 
     def save(self, periodic: bool) -> Path:
@@ -361,8 +388,70 @@ class Trainer:
                 stale.unlink(missing_ok=True)
         return save_checkpoint(path, payload)
 
-    def _resume(self, path: Path) -> None:
-        ckpt = load_checkpoint(path, map_location=self.device)
+    def _find_resume_checkpoint(self) -> tuple[Path, dict[str, Any]] | None:
+        """``last.pt`` and its contents; the newest periodic checkpoint that loads if ``last.pt`` does not."""
+        last = self.ckpt_dir / "last.pt"
+        if not last.is_file():
+            return None
+        try:
+            return last, load_checkpoint(last, map_location=self.device)
+        except CheckpointError as exc:
+            problem = exc
+        for candidate in sorted(self.ckpt_dir.glob("step_*.pt"), reverse=True):
+            try:
+                ckpt = load_checkpoint(candidate, map_location=self.device)
+            except CheckpointError as exc:
+                log.warning("%s", exc)
+                continue
+            log.warning("%s; resuming from %s instead (the newest periodic checkpoint that loads)", problem, candidate)
+            return candidate, ckpt
+        raise CheckpointError(f"{problem}; no periodic checkpoint (step_*.pt) in {self.ckpt_dir} loads either")
+
+    def _stored_split(self, path: Path, ckpt: dict[str, Any], corpus_ids: list[str], kept_ids: list[str]) -> tuple[list[str], list[str]]:
+        """The checkpoint's validation ids; training gets the rest of the corpus within ``max_frames``."""
+        if ckpt.get("val_ids") is None:
+            log.warning("%s has no stored validation split; splitting the corpus afresh", path)
+            return split_train_val(kept_ids, self.cfg.data.val_size, int(self.cfg.seed))
+        val_ids = list(ckpt["val_ids"])
+        present = set(corpus_ids)
+        missing = [i for i in val_ids if i not in present]
+        if missing:
+            shown = ", ".join(missing[:5]) + (", …" if len(missing) > 5 else "")
+            raise GstTtsError(
+                f"{path}: {len(missing)} of its validation utterances are no longer in {self.cfg.data.root} ({shown}); "
+                "restore them, or start a new run in another hydra.run.dir"
+            )
+        stored_cfg = OmegaConf.create(ckpt.get("config") or {})
+        for key in ("data.val_size", "seed", "data.max_frames"):
+            before, now = OmegaConf.select(stored_cfg, key), OmegaConf.select(self.cfg, key)
+            if before is not None and before != now:
+                log.warning("%s is %s but %s was trained with %s: keeping its validation split and mel statistics",
+                            key, now, path, before)
+        val = set(val_ids)
+        train_ids = [i for i in kept_ids if i not in val]
+        if ckpt.get("train_ids") is not None:
+            stored_train = set(ckpt["train_ids"])
+            added = sorted(set(train_ids) - stored_train)
+            gone = sorted(stored_train - set(train_ids))
+            if added or gone:
+                log.warning(
+                    "the training set differs from %s's: %d utterances added%s, %d gone%s; "
+                    "normalisation keeps the checkpoint's mel statistics", path,
+                    len(added), f" ({', '.join(added[:3])}…)" if added else "",
+                    len(gone), f" ({', '.join(gone[:3])}…)" if gone else "",
+                )
+        return train_ids, val_ids
+
+    def _resume(self, path: Path, ckpt: dict[str, Any]) -> None:
+        """Continue a run from its checkpoint.
+
+        The torch CPU, CUDA (every visible device), Python and numpy random states are restored,
+        so the same batches and dropout masks follow. On CPU in one process the resumed run is
+        bit-identical to an uninterrupted one. On CUDA it draws the same masks but may differ in
+        the last bits (nondeterministic GPU kernels); the CUDA state is restored only with the same
+        number of visible devices (otherwise a warning). Under DDP, ranks other than 0 continue
+        with fresh dropout streams.
+        """
         if ckpt["model_config"] != self.model_config:
             raise GstTtsError(f"{path}: the model config differs from this run's; use another hydra.run.dir")
         self.model.load_state_dict(ckpt["model"])
@@ -371,8 +460,7 @@ class Trainer:
         if "scaler" in ckpt:
             self.scaler.load_state_dict(ckpt["scaler"])
         self.state = TrainState(**ckpt["train_state"])
-        torch.set_rng_state(ckpt["rng"]["torch"].cpu())
-        random.setstate(_as_tuple(ckpt["rng"]["python"]))
+        _restore_rng(ckpt["rng"], path, on_cuda=self.device.type == "cuda")
         if self.dist.rank > 0:  # the checkpoint holds rank 0's stream; keep ranks' dropout distinct
             torch.manual_seed(int(self.cfg.seed) + 100003 * self.dist.rank + self.state.step)
         log.info("resumed from %s at step %d", path, self.state.step)
@@ -386,6 +474,40 @@ class Trainer:
             raise GstTtsError(f"{path}: trainer.init_from needs the same symbol table and cleaner as this run")
         self.model.load_state_dict(ckpt["model"])
         log.info("initialised the model from %s (its step %s); training starts at step 0", path, ckpt.get("step"))
+
+
+def _rng_state() -> dict[str, Any]:
+    """Every random stream training draws from; CUDA's holds the GPU dropout masks."""
+    kind, keys, pos, has_gauss, gauss = np.random.get_state()
+    # A run that never touched CUDA has nothing to save there; asking would start it on the GPU.
+    used_cuda = torch.cuda.is_available() and torch.cuda.is_initialized()
+    return {
+        "torch": torch.get_rng_state(),
+        "cuda": torch.cuda.get_rng_state_all() if used_cuda else None,
+        "python": random.getstate(),
+        # As a tensor and numbers: weights-only loading refuses numpy arrays.
+        "numpy": [kind, torch.from_numpy(keys.astype(np.int64)), pos, has_gauss, gauss],
+    }
+
+
+def _restore_rng(rng: dict[str, Any], path: Path, on_cuda: bool) -> None:
+    """Restores what :func:`_rng_state` saved; ``on_cuda``: this run draws dropout on the GPU."""
+    torch.set_rng_state(rng["torch"].cpu())
+    random.setstate(_as_tuple(rng["python"]))
+    if rng.get("numpy") is not None:
+        kind, keys, pos, has_gauss, gauss = rng["numpy"]
+        np.random.set_state((kind, keys.cpu().numpy().astype(np.uint32), pos, has_gauss, gauss))
+    cuda = rng.get("cuda")
+    if not torch.cuda.is_available():
+        return
+    if cuda and len(cuda) == torch.cuda.device_count():
+        torch.cuda.set_rng_state_all([state.cpu() for state in cuda])
+    elif on_cuda and not cuda:
+        log.warning("%s holds no CUDA random state (written without CUDA): GPU dropout will not repeat an "
+                    "uninterrupted run", path)
+    elif on_cuda:
+        log.warning("%s holds the random state of %d CUDA devices but %d are visible: GPU dropout will not "
+                    "repeat an uninterrupted run", path, len(cuda), torch.cuda.device_count())
 
 
 def _as_tuple(x):

@@ -348,6 +348,23 @@ def test_stats_shape_values_and_cache(corpus, tmp_path, monkeypatch):
         cache.stats(ids[:3])  # a different id set is computed afresh
 
 
+def test_stats_follow_an_edited_wav(corpus, tmp_path):
+    cache = FeatureCache(tmp_path / "cache", CFG)
+    cache.prepare(read_corpus(corpus), progress=False)
+    ids = [f"UT-{i:03d}" for i in range(6)]
+    before = cache.stats(ids)
+    # Same length (same file size), a tenth of the level: only the content and mtime change.
+    sf.write(corpus / "wavs" / "UT-002.wav", tone(0.8, 22050, 190.0, amplitude=0.03), 22050, subtype="PCM_16")
+    cache.prepare(read_corpus(corpus), progress=False)
+    after = cache.stats(ids)
+    fresh = FeatureCache(tmp_path / "fresh", CFG)
+    fresh.prepare(read_corpus(corpus), progress=False)
+    expected = fresh.stats(ids)
+    torch.testing.assert_close(after.mean, expected.mean)
+    torch.testing.assert_close(after.std, expected.std)
+    assert (after.mean - before.mean).abs().max() > 0.1
+
+
 # ---------------------------------------------------------------------------------------------
 # split_train_val
 

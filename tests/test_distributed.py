@@ -1,15 +1,22 @@
-"""DDP on CPU: two gloo processes stay identical, and their checkpoint resumes in one process."""
+"""DDP on CPU: two gloo processes stay identical, their checkpoint resumes in one process, and a
+failure on rank 0 ends every rank."""
 
 import os
 import socket
+import time
 from pathlib import Path
 
+import numpy as np
+import pytest
+import soundfile as sf
 import torch
 import torch.multiprocessing as mp
 from omegaconf import OmegaConf
 
 from conftest import write_corpus
 from gst_tts.checkpoint import load_checkpoint
+from gst_tts.distributed import DistributedContext
+from gst_tts.errors import DataError, GstTtsError
 from gst_tts.train import Trainer
 from test_train import make_cfg
 
@@ -51,3 +58,66 @@ def test_ddp_ranks_stay_identical_and_checkpoint_resumes_on_one_process(tmp_path
     for name, value in resumed.model.named_parameters():
         assert torch.equal(value, rank0[name]), name
     assert resumed.fit().step == 5
+
+
+def _report(rank: int, world_size: int, out_dir: str, message: str) -> None:
+    """Writes this rank's outcome, then stays up until every rank has reported: an exiting rank
+    closes its gloo sockets, which would wake a waiting peer with a connection error rather than
+    leave it hanging as NCCL does."""
+    (Path(out_dir) / f"error{rank}.txt").write_text(message)
+    deadline = time.monotonic() + 600
+    while len(list(Path(out_dir).glob("error*.txt"))) < world_size and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if torch.distributed.is_initialized():
+        torch.distributed.destroy_process_group()
+
+
+def _trainer_error_worker(rank: int, world_size: int, port: int, cfg_dict: dict, out_dir: str) -> None:
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(world_size),
+                      RANK=str(rank), LOCAL_RANK=str(rank))
+    torch.set_num_threads(1)
+    try:
+        Trainer(OmegaConf.create(cfg_dict), Path(out_dir) / "run")
+        message = "no error"
+    except GstTtsError as exc:
+        message = str(exc)
+    _report(rank, world_size, out_dir, message)
+
+
+def _block_error_worker(rank: int, world_size: int, port: int, failing_rank: int, out_dir: str) -> None:
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(world_size),
+                      RANK=str(rank), LOCAL_RANK=str(rank))
+    try:
+        with DistributedContext.from_environment("cpu").rank_zero_first():
+            if rank == failing_rank:
+                raise DataError(f"metadata.csv:3: broken on rank {rank}")
+        message = "no error"
+    except GstTtsError as exc:
+        message = str(exc)
+    _report(rank, world_size, out_dir, message)
+
+
+def _reports_of_two_ranks(worker, args: tuple, out_dir: Path, timeout: float = 120) -> list[str]:
+    context = mp.spawn(worker, args=(2, _free_port(), *args, str(out_dir)), nprocs=2, join=False)
+    deadline = time.monotonic() + timeout
+    while not context.join(timeout=1):
+        if time.monotonic() > deadline:
+            for process in context.processes:
+                process.kill()
+            reported = sorted(p.name for p in out_dir.glob("error*.txt"))
+            pytest.fail(f"ranks still running after {timeout:.0f} s (reported: {reported}): one waits forever")
+    return [(out_dir / f"error{rank}.txt").read_text() for rank in range(2)]
+
+
+def test_a_corpus_error_on_rank_zero_ends_every_rank_with_the_same_error(tmp_path):
+    corpus = write_corpus(tmp_path / "corpus", n=6)
+    sf.write(corpus / "wavs" / "UT-003.wav", np.zeros(22050, dtype=np.float32), 22050, subtype="PCM_16")
+    cfg = make_cfg(corpus, tmp_path / "cache", max_steps=1)
+    messages = _reports_of_two_ranks(_trainer_error_worker, (OmegaConf.to_container(cfg, resolve=True),), tmp_path)
+    assert messages[0] == messages[1]
+    assert "UT-003" in messages[0] and "silent" in messages[0] and "\n" not in messages[0]
+
+
+def test_an_error_in_the_other_ranks_turn_reaches_rank_zero(tmp_path):
+    messages = _reports_of_two_ranks(_block_error_worker, (1,), tmp_path)
+    assert messages == ["metadata.csv:3: broken on rank 1"] * 2

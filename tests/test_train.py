@@ -1,13 +1,18 @@
-"""Training loop: a smoke test that the loss falls, exact resume, non-finite batches, outputs."""
+"""Training loop: the loss falls, exact resume (stored split, statistics and random states; a damaged
+last.pt), non-finite batches and fp16 overflow, loop edges, outputs."""
 
+import logging
+import random
 from pathlib import Path
 
+import numpy as np
 import pytest
+import soundfile as sf
 import torch
 from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
 
-from conftest import TINY_MODEL, write_corpus
+from conftest import TINY_MODEL, tone, write_corpus
 from gst_tts.checkpoint import load_checkpoint
 from gst_tts.errors import GstTtsError
 from gst_tts.train import CONFIG_MODULE, Trainer
@@ -101,3 +106,195 @@ def test_init_from_starts_a_new_run_from_another_runs_weights(small_corpus, tmp_
     other.model.decoder_rnn_dim = 24
     with pytest.raises(GstTtsError, match="same model config"):
         Trainer(other, tmp_path / "third")
+
+
+# ---------------------------------------------------------------------------------------------
+# Resuming keeps what the run started with
+
+
+def test_resume_after_changing_val_size_keeps_the_stored_split_and_statistics(small_corpus, tmp_path, caplog):
+    cache, run = tmp_path / "cache", tmp_path / "run"
+    Trainer(make_cfg(small_corpus, cache, max_steps=2), run).fit()
+    saved = load_checkpoint(run / "checkpoints" / "last.pt")
+    # A training utterance edited since: recomputed statistics would differ from the stored ones.
+    edited = next(f"UT-{i:03d}" for i in range(8) if f"UT-{i:03d}" not in saved["val_ids"])
+    sf.write(small_corpus / "wavs" / f"{edited}.wav", tone(1.0, 22050, 300.0, amplitude=0.02), 22050, subtype="PCM_16")
+    cfg = make_cfg(small_corpus, cache, max_steps=4)
+    cfg.data.val_size = 3
+    with caplog.at_level(logging.WARNING, logger="gst_tts.train"):
+        resumed = Trainer(cfg, run)
+    assert resumed.state.step == 2
+    val_ids = [u.id for u in resumed.val_set.utterances]
+    assert val_ids == saved["val_ids"] and len(val_ids) == 2
+    assert sorted(u.id for u in resumed.train_set.utterances) == saved["train_ids"]
+    assert torch.equal(resumed.stats.mean, saved["mel_stats"]["mean"])
+    assert torch.equal(resumed.stats.std, saved["mel_stats"]["std"])
+    assert resumed.train_set.stats is resumed.stats and resumed.val_set.stats is resumed.stats
+    assert "data.val_size is 3" in caplog.text and "keeping its validation split" in caplog.text
+    # Without a checkpoint the same config splits and normalises afresh.
+    fresh = Trainer(cfg, tmp_path / "fresh")
+    assert len(fresh.val_set) == 3
+    assert not torch.equal(fresh.stats.mean, resumed.stats.mean)
+
+
+def test_resume_names_validation_utterances_missing_from_the_corpus(small_corpus, tmp_path, caplog):
+    cache, run = tmp_path / "cache", tmp_path / "run"
+    Trainer(make_cfg(small_corpus, cache, max_steps=1), run).fit()
+    val_ids = load_checkpoint(run / "checkpoints" / "last.pt")["val_ids"]
+    train_id = next(f"UT-{i:03d}" for i in range(8) if f"UT-{i:03d}" not in val_ids)
+
+    def drop(utt_id):
+        for name in ("metadata.csv", "styles.csv"):
+            path = small_corpus / name
+            path.write_text("".join(line + "\n" for line in path.read_text().splitlines() if not line.startswith(utt_id)))
+
+    drop(train_id)
+    with caplog.at_level(logging.WARNING, logger="gst_tts.train"):
+        resumed = Trainer(make_cfg(small_corpus, cache, max_steps=2), run)
+    assert f"1 gone ({train_id}" in caplog.text
+    assert [u.id for u in resumed.val_set.utterances] == val_ids
+    drop(val_ids[0])
+    with pytest.raises(GstTtsError) as info:
+        Trainer(make_cfg(small_corpus, cache, max_steps=2), run)
+    message = str(info.value)
+    assert val_ids[0] in message and "validation" in message and "\n" not in message
+
+
+# ---------------------------------------------------------------------------------------------
+# Random states in the checkpoint
+
+
+def test_resume_restores_the_cuda_and_numpy_random_states(small_corpus, tmp_path, monkeypatch):
+    cfg = make_cfg(small_corpus, tmp_path / "cache", max_steps=1, device="cpu")
+    run = tmp_path / "run"
+    trainer = Trainer(cfg, run)
+    # A pretend two-GPU machine that has used CUDA: the checkpoint must carry both devices' states.
+    gpu_states = [torch.randint(0, 256, (16,), dtype=torch.uint8) for _ in range(2)]
+    restored = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setattr(torch.cuda, "get_rng_state_all", lambda: [s.clone() for s in gpu_states])
+    monkeypatch.setattr(torch.cuda, "set_rng_state_all", restored.append)
+    np.random.seed(7)
+    trainer.save(periodic=False)
+    expected_numpy = np.random.random(3)
+    np.random.seed(99)
+
+    Trainer(cfg, run)
+    assert len(restored) == 1 and len(restored[0]) == 2
+    for got, want in zip(restored[0], gpu_states):
+        assert torch.equal(got, want)
+    np.testing.assert_array_equal(np.random.random(3), expected_numpy)
+
+
+def test_cuda_random_state_that_cannot_be_restored_is_reported(tmp_path, monkeypatch, caplog):
+    # Directly: a Trainer on CUDA cannot be built without a GPU.
+    from gst_tts.train import _restore_rng
+
+    restored = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(torch.cuda, "set_rng_state_all", restored.append)
+    rng = {"torch": torch.get_rng_state(), "python": random.getstate()}
+    two_gpus = dict(rng, cuda=[torch.zeros(16, dtype=torch.uint8)] * 2)
+    with caplog.at_level(logging.WARNING, logger="gst_tts.train"):
+        _restore_rng(two_gpus, tmp_path / "a.pt", on_cuda=True)
+        assert "2 CUDA devices but 1" in caplog.text
+        caplog.clear()
+        _restore_rng(dict(rng, cuda=None), tmp_path / "b.pt", on_cuda=True)  # from a run without CUDA
+        assert "b.pt holds no CUDA random state" in caplog.text
+        caplog.clear()
+        _restore_rng(dict(rng, cuda=None), tmp_path / "c.pt", on_cuda=False)  # CPU training needs none
+        assert caplog.text == ""
+    assert restored == []
+    _restore_rng(dict(rng, cuda=[torch.zeros(16, dtype=torch.uint8)]), tmp_path / "d.pt", on_cuda=True)
+    assert len(restored) == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Loop edges
+
+
+def test_validation_runs_once_at_the_end(small_corpus, tmp_path, monkeypatch):
+    trainer = Trainer(make_cfg(small_corpus, tmp_path / "cache", max_steps=3, val_every=2), tmp_path / "run")
+    validated_at = []
+    monkeypatch.setattr(trainer, "validate", lambda: validated_at.append(trainer.state.step) or {})
+    trainer.fit()
+    assert validated_at == [2, 3]
+
+
+def test_leftover_micro_batches_make_a_smaller_step(small_corpus, tmp_path, monkeypatch):
+    # 6 training utterances in batches of 2: 3 batches per epoch, 2 per step.
+    trainer = Trainer(make_cfg(small_corpus, tmp_path / "cache", max_steps=2, grad_accumulation=2), tmp_path / "run")
+    calls = []
+    real = trainer._train_step
+
+    def spy(batches):
+        calls.append([i for b in batches for i in b["ids"]])
+        return real(batches)
+
+    monkeypatch.setattr(trainer, "_train_step", spy)
+    state = trainer.fit()
+    assert [len(ids) for ids in calls] == [4, 2]
+    assert sorted(calls[0] + calls[1]) == sorted(u.id for u in trainer.train_set.utterances)
+    assert state.step == 2 and state.epoch == 1 and state.batch_in_epoch == 0
+
+
+def test_fp16_overflow_lowers_the_scale_without_counting_a_bad_batch(small_corpus, tmp_path, caplog):
+    trainer = Trainer(make_cfg(small_corpus, tmp_path / "cache", max_steps=2), tmp_path / "run")
+    batch = trainer.collate([trainer.train_set[i] for i in range(2)])
+    before = {k: v.clone() for k, v in trainer.model.state_dict().items()}
+    # A real GradScaler whose scale overflows float32 gradients, as fp16 overflows at smaller scales.
+    trainer.scaler = torch.amp.GradScaler("cpu", init_scale=3e38)
+    with caplog.at_level(logging.DEBUG, logger="gst_tts.train"):
+        assert trainer._train_step([batch]) is None
+    assert trainer.state.skipped_batches == 0 and trainer.state.step == 0
+    assert trainer.scaler.get_scale() == pytest.approx(1.5e38)
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert any(r.levelno == logging.DEBUG and "overflow" in r.getMessage() for r in caplog.records)
+    for k, v in trainer.model.state_dict().items():
+        if v.dtype.is_floating_point:
+            assert torch.equal(v, before[k]), k
+
+    # Without loss scaling, a non-finite gradient under a finite loss is a bad batch.
+    trainer.scaler = torch.amp.GradScaler("cpu", enabled=False)
+    real_forward = trainer.criterion.forward
+    weight = next(trainer.model.parameters())
+
+    def nan_gradient(*args, **kwargs):
+        terms = real_forward(*args, **kwargs)
+        terms["total"] = terms["total"] + (weight * 0).abs().sqrt().sum()  # value 0, gradient 0 * inf
+        return terms
+
+    trainer.criterion.forward = nan_gradient
+    caplog.clear()
+    assert trainer._train_step([batch]) is None
+    assert trainer.state.skipped_batches == 1
+    assert "skipped a batch" in caplog.text
+
+
+# ---------------------------------------------------------------------------------------------
+# A damaged last.pt
+
+
+def test_truncated_last_checkpoint_resumes_from_the_newest_periodic_one_that_loads(small_corpus, tmp_path, caplog):
+    cache, run = tmp_path / "cache", tmp_path / "run"
+    Trainer(make_cfg(small_corpus, cache, max_steps=4, checkpoint_every=2, keep_checkpoints=2), run).fit()
+    ckpts = run / "checkpoints"
+    assert sorted(p.name for p in ckpts.glob("*.pt")) == ["last.pt", "step_0000002.pt", "step_0000004.pt"]
+    for name in ("last.pt", "step_0000004.pt"):
+        data = (ckpts / name).read_bytes()
+        (ckpts / name).write_bytes(data[: len(data) // 2])
+    with caplog.at_level(logging.WARNING, logger="gst_tts.train"):
+        resumed = Trainer(make_cfg(small_corpus, cache, max_steps=6), run)
+    assert resumed.state.step == 2
+    saved = load_checkpoint(ckpts / "step_0000002.pt")["model"]
+    for name, value in resumed.model.state_dict().items():
+        assert torch.equal(value, saved[name]), name
+    resumed_line = next(r.getMessage() for r in caplog.records if "resuming from" in r.getMessage())
+    assert str(ckpts / "last.pt") in resumed_line and str(ckpts / "step_0000002.pt") in resumed_line
+
+    (ckpts / "step_0000002.pt").write_bytes(b"")
+    with pytest.raises(GstTtsError, match="no periodic checkpoint"):
+        Trainer(make_cfg(small_corpus, cache, max_steps=6), run)
