@@ -21,24 +21,24 @@ Prints a table and a last line ``batched_synthesis_speedup=X``.
 from __future__ import annotations
 
 import argparse
+from dataclasses import asdict
 import logging
+from pathlib import Path
 import statistics
 import sys
 import tempfile
 import time
-from dataclasses import asdict
-from pathlib import Path
 
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from gst_tts.audio import AudioConfig, MelStats  # noqa: E402
-from gst_tts.checkpoint import save_checkpoint  # noqa: E402
+from gst_tts.audio.features import AudioConfig, MelStats  # noqa: E402
+from gst_tts.inference.synthesizer import Synthesizer  # noqa: E402
 from gst_tts.model import GSTTacotron  # noqa: E402
-from gst_tts.symbols import SymbolTable  # noqa: E402
-from gst_tts.synthesizer import Synthesizer  # noqa: E402
+from gst_tts.text.symbols import SymbolTable  # noqa: E402
+from gst_tts.training.checkpoint import save_checkpoint  # noqa: E402
 
 SENTENCES = [
     "The birch canoe slid on the smooth planks.",
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
-    logging.getLogger("gst_tts.synthesizer").setLevel(logging.ERROR)  # attention warnings are not the point here
+    logging.getLogger("gst_tts.inference.synthesizer").setLevel(logging.ERROR)  # attention warnings are not the point here
 
     tmp = tempfile.TemporaryDirectory()
     checkpoint = args.checkpoint

@@ -22,10 +22,10 @@ still runs. Last lines: ``int8_teacher_forced_mad=X`` and ``int8_synthesis_speed
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 import statistics
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -33,9 +33,10 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from gst_tts.alignment import mean_health  # noqa: E402
-from gst_tts.data import Collate, read_corpus  # noqa: E402
-from gst_tts.synthesizer import Synthesizer  # noqa: E402
+from gst_tts.analysis.alignment import mean_health  # noqa: E402
+from gst_tts.data.batching import Collate
+from gst_tts.data.corpus import read_corpus
+from gst_tts.inference.synthesizer import Synthesizer  # noqa: E402
 
 
 def teacher_forced(synth: Synthesizer, texts: list[torch.Tensor], mels: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:

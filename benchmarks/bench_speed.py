@@ -15,7 +15,7 @@ alternating which model goes first, after one untimed warm-up each; medians are 
 Measured:
 
 * training step: teacher-forced forward + loss + backward + Adam step. Both losses are
-  ``gst_tts.losses.TacotronLoss`` with ``guided_attention_weight=0``: masked MSE of the mel before
+  ``gst_tts.training.losses.TacotronLoss`` with ``guided_attention_weight=0``: masked MSE of the mel before
   and after the postnet + masked stop-token BCE (torchaudio's outputs are transposed into a
   ``TacotronOutput``), so the loss work is identical. Also reported as mel frames/s.
 * inference: ``infer()`` wall time / frames at batch 1, forced to run exactly ``--infer-frames``
@@ -23,7 +23,7 @@ Measured:
   ``decoder.gate_threshold = 1.0``, ``decoder.decoder_max_step = frames``). It includes the encoder
   and postnet once; prenet dropout stays on in both, as both do at inference.
 * real-time factor: compute seconds / audio seconds for a 60-character sentence, text → mel →
-  waveform with ``gst_tts.audio.GriffinLimVocoder`` (32 iterations), with ``--rtf-frames`` forced
+  waveform with ``gst_tts.audio.vocoders.griffin_lim.GriffinLimVocoder`` (32 iterations), with ``--rtf-frames`` forced
   decoder steps (default 345 ≈ 4.0 s of audio, LJSpeech's ~15 characters/s; random weights never
   stop on their own). Ours is the headline (``rtf_cpu``); torchaudio's, through the same
   Griffin-Lim, is printed for reference.
@@ -56,12 +56,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+from pathlib import Path
 import statistics
 import sys
 import time
-import warnings
-from pathlib import Path
 from typing import Callable
+import warnings
 
 import torch
 from torch import nn
@@ -69,11 +69,12 @@ from torch import nn
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from gst_tts.audio import AudioConfig, GriffinLimVocoder, MelStats  # noqa: E402
-from gst_tts.data import Collate  # noqa: E402
-from gst_tts.losses import TacotronLoss  # noqa: E402
+from gst_tts.audio.features import AudioConfig, MelStats
+from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
+from gst_tts.data.batching import Collate
 from gst_tts.model import GSTTacotron, TacotronOutput  # noqa: E402
-from gst_tts.symbols import SymbolTable  # noqa: E402
+from gst_tts.text.symbols import SymbolTable  # noqa: E402
+from gst_tts.training.losses import TacotronLoss  # noqa: E402
 
 # 60 characters (61 ids with the end-of-sequence symbol).
 SENTENCE = "The quick brown fox jumped over the lazy dog near the river."
@@ -129,7 +130,7 @@ def build_models(config: dict, n_symbols: int, seed: int) -> tuple[GSTTacotron, 
 
 
 def random_batch(batch: int, text_range: tuple[int, int], frame_range: tuple[int, int], n_symbols: int, seed: int) -> dict:
-    """A collated batch (``gst_tts.data.Collate``) of random ids and random normalised mels."""
+    """A collated batch (``gst_tts.data.batching.Collate``) of random ids and random normalised mels."""
     g = torch.Generator().manual_seed(seed)
     items = []
     for i in range(batch):

@@ -15,7 +15,7 @@ require_dependencies()
 
 def __getattr__(name: str):
     if name in ("Synthesizer", "SynthesisResult"):
-        from gst_tts import synthesizer
+        from gst_tts.inference import synthesizer
 
         return getattr(synthesizer, name)
     raise AttributeError(f"module 'gst_tts' has no attribute {name!r}")

@@ -12,11 +12,11 @@ from __future__ import annotations
 import importlib
 import importlib.metadata as metadata
 import importlib.util
+from pathlib import Path
 import re
 import sys
 import textwrap
 import tomllib
-from pathlib import Path
 
 DISTRIBUTION = "gst-tts"
 

@@ -10,10 +10,10 @@ import pytest
 import soundfile as sf
 import torch
 
-from gst_tts.audio import AudioConfig, MelStats
-from gst_tts.checkpoint import save_checkpoint
+from gst_tts.audio.features import AudioConfig, MelStats
 from gst_tts.model import GSTTacotron
-from gst_tts.symbols import SymbolTable
+from gst_tts.text.symbols import SymbolTable
+from gst_tts.training.checkpoint import save_checkpoint
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

@@ -4,8 +4,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gst_tts import alignment
-from gst_tts.alignment import AlignmentHealth, alignment_health, mean_health
+from gst_tts.analysis import alignment
+from gst_tts.analysis.alignment import AlignmentHealth, alignment_health, mean_health
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

@@ -5,23 +5,15 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from conftest import tone
 import numpy as np
 import pytest
 import soundfile as sf
 import torch
 
-from conftest import tone
-from gst_tts.audio import (
-    LOG_MEL_FLOOR,
-    AudioConfig,
-    GriffinLimVocoder,
-    MelExtractor,
-    MelStats,
-    load_audio,
-    trim_silence,
-    wav_to_logmel,
-    write_wav,
-)
+from gst_tts.audio.features import LOG_MEL_FLOOR, AudioConfig, MelExtractor, MelStats, wav_to_logmel
+from gst_tts.audio.io import load_audio, trim_silence, write_wav
+from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
 from gst_tts.errors import AudioError, GstTtsError
 
 CFG = AudioConfig()

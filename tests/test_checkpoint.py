@@ -1,12 +1,11 @@
-import pickle
 from pathlib import Path
 
+from conftest import write_tiny_checkpoint
 import pytest
 import torch
 
-from conftest import write_tiny_checkpoint
-from gst_tts.checkpoint import load_checkpoint, model_from_checkpoint
 from gst_tts.errors import CheckpointError
+from gst_tts.training.checkpoint import load_checkpoint, model_from_checkpoint
 
 
 def test_round_trip(tmp_path):

@@ -1,7 +1,7 @@
 import pytest
 
-from gst_tts.cleaners import CLEANERS, basic_cleaners, english_cleaners, get_cleaner
 from gst_tts.errors import GstTtsError
+from gst_tts.text.cleaners import CLEANERS, basic_cleaners, english_cleaners, get_cleaner
 
 
 @pytest.mark.parametrize(

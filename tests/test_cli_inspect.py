@@ -5,12 +5,12 @@ from __future__ import annotations
 import csv
 import json
 
+from PIL import Image
+from conftest import tone
 import numpy as np
 import pytest
 import soundfile as sf
-from PIL import Image
 
-from conftest import tone
 from gst_tts.cli import main
 
 FAST = ["--max-decoder-steps", "8"]

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import subprocess
 import sys
-from pathlib import Path
 
+from conftest import write_corpus
 import numpy as np
 import pytest
 import soundfile as sf
 
-from conftest import write_corpus
-from gst_tts.audio import AudioConfig
+from gst_tts.audio.features import AudioConfig
 from gst_tts.cli import main
 
 REPO = Path(__file__).resolve().parents[1]

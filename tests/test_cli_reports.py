@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 from functools import partialmethod
+import json
 
+from conftest import tone, write_corpus, write_tiny_checkpoint
 import numpy as np
 import pytest
 import soundfile as sf
 
-from conftest import tone, write_corpus, write_tiny_checkpoint
-from gst_tts import alignment, demo_corpus
-from gst_tts.audio import AudioConfig
-from gst_tts.checkpoint import load_checkpoint, save_checkpoint
+from gst_tts.analysis import alignment
+from gst_tts.audio.features import AudioConfig
 from gst_tts.cli import main
-from gst_tts.synthesizer import Synthesizer
+from gst_tts.demo import corpus as demo_corpus
+from gst_tts.inference.synthesizer import Synthesizer
+from gst_tts.training.checkpoint import load_checkpoint, save_checkpoint
 
 MODEL_RATE = 16000  # anything but espeak's rate, so that mixing the two up shows
 REFERENCE_F0 = 200.0

@@ -8,19 +8,19 @@ from __future__ import annotations
 import json
 import logging
 import os
-import pickle
 from pathlib import Path
+import pickle
 
+from conftest import tone, write_tiny_checkpoint
 import numpy as np
 import pytest
 import soundfile as sf
 import torch
 
-from conftest import tone, write_tiny_checkpoint
-from gst_tts.checkpoint import save_checkpoint
 from gst_tts.cli import main
+from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.model import int8_weight
-from gst_tts.synthesizer import Synthesizer
+from gst_tts.training.checkpoint import save_checkpoint
 
 FAST = ["--max-decoder-steps", "8", "--griffin-lim-iters", "4"]
 

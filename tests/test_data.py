@@ -4,27 +4,23 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import random
 from pathlib import Path
+import random
 
+from conftest import tone, write_corpus
 import numpy as np
 import pytest
 import soundfile as sf
 import torch
 
-import gst_tts.data as data_mod
-from conftest import tone, write_corpus
-from gst_tts.audio import AudioConfig
-from gst_tts.data import (
-    Collate,
-    FeatureCache,
-    LengthBucketSampler,
-    encode_texts,
-    read_corpus,
-    split_train_val,
-)
+from gst_tts.audio.features import AudioConfig
+from gst_tts.data.batching import Collate, LengthBucketSampler, encode_texts
+from gst_tts.data.cache import FeatureCache
+import gst_tts.data.cache as data_mod
+from gst_tts.data.corpus import read_corpus
+from gst_tts.data.split import split_train_val
 from gst_tts.errors import DataError
-from gst_tts.symbols import SymbolTable
+from gst_tts.text.symbols import SymbolTable
 
 CFG = AudioConfig()
 

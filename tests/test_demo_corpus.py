@@ -2,30 +2,23 @@
 
 from __future__ import annotations
 
+from collections import Counter
 import os
+from pathlib import Path
 import re
 import subprocess
 import sys
 import tempfile
-from collections import Counter
-from pathlib import Path
 
 import librosa
 import numpy as np
 import pytest
 import soundfile as sf
 
-from gst_tts import demo_corpus
-from gst_tts.demo_corpus import (
-    SAMPLE_RATE,
-    STYLES,
-    EspeakSynth,
-    generate_sentences,
-    get_style,
-    make_demo_corpus,
-    render_sentence,
-    render_sentences,
-)
+from gst_tts.demo import corpus as demo_corpus
+from gst_tts.demo.corpus import SAMPLE_RATE, STYLES, get_style, make_demo_corpus, render_sentence, render_sentences
+from gst_tts.demo.espeak import EspeakSynth
+from gst_tts.demo.sentences import generate_sentences
 from gst_tts.errors import GstTtsError
 
 N_UTTERANCES = 12
@@ -164,7 +157,7 @@ def test_rendering_is_the_same_in_other_processes() -> None:
     # a filled heap) must render exactly what this one does.
     script = (
         "import sys, numpy as np\n"
-        "from gst_tts.demo_corpus import STYLES, generate_sentences, render_sentence\n"
+        "from gst_tts.demo.corpus import STYLES, generate_sentences, render_sentence\n"
         "texts = generate_sentences(8, 3)\n"
         "np.savez(sys.argv[1], *[render_sentence(t, STYLES[i % len(STYLES)]) for i, t in enumerate(texts)])\n"
     )

@@ -2,23 +2,23 @@
 failure on rank 0 ends every rank."""
 
 import os
+from pathlib import Path
 import socket
 import time
-from pathlib import Path
-
-import numpy as np
-import pytest
-import soundfile as sf
-import torch
-import torch.multiprocessing as mp
-from omegaconf import OmegaConf
 
 from conftest import write_corpus
-from gst_tts.checkpoint import load_checkpoint
-from gst_tts.distributed import DistributedContext
-from gst_tts.errors import DataError, GstTtsError
-from gst_tts.train import Trainer
+import numpy as np
+from omegaconf import OmegaConf
+import pytest
+import soundfile as sf
 from test_train import make_cfg
+import torch
+import torch.multiprocessing as mp
+
+from gst_tts.errors import DataError, GstTtsError
+from gst_tts.training.checkpoint import load_checkpoint
+from gst_tts.training.distributed import DistributedContext
+from gst_tts.training.trainer import Trainer
 
 
 def _free_port() -> int:

@@ -10,8 +10,10 @@ import shutil
 import pytest
 import soundfile as sf
 
-from gst_tts.audio import AudioConfig, load_audio, trim_silence
-from gst_tts.data import FeatureCache, read_corpus
+from gst_tts.audio.features import AudioConfig
+from gst_tts.audio.io import load_audio, trim_silence
+from gst_tts.data.cache import FeatureCache
+from gst_tts.data.corpus import read_corpus
 
 CFG = AudioConfig()
 

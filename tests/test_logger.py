@@ -1,8 +1,8 @@
 import numpy as np
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from gst_tts.alignment import alignment_health
-from gst_tts.logger import TrainingLogger
+from gst_tts.analysis.alignment import alignment_health
+from gst_tts.training.logger import TrainingLogger
 
 
 def test_logger_writes_scalars_images_and_audio(tmp_path):

@@ -1,9 +1,9 @@
 import pytest
 import torch
 
-from gst_tts.data import Collate
-from gst_tts.losses import TacotronLoss, guided_attention_weights
+from gst_tts.data.batching import Collate
 from gst_tts.model.tacotron import TacotronOutput
+from gst_tts.training.losses import TacotronLoss, guided_attention_weights
 
 
 def _batch_and_output(r=2):

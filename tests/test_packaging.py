@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import importlib.metadata as metadata
 import os
+from pathlib import Path
 import shutil
 import subprocess
 import sys
 import zipfile
-from pathlib import Path
 
-import pytest
 from packaging.requirements import Requirement
 from packaging.version import Version
+import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 

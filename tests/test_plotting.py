@@ -1,9 +1,9 @@
+from matplotlib.figure import Figure
 import numpy as np
 import pytest
-from matplotlib.figure import Figure
 
-from gst_tts.alignment import alignment_health
-from gst_tts.plotting import (
+from gst_tts.analysis.alignment import alignment_health
+from gst_tts.analysis.plots import (
     figure_to_array,
     plot_alignment,
     plot_inspection,

@@ -1,12 +1,10 @@
 """The recipes' wiring, end to end on a few ljspeech-mini clips with CPU overrides and 2 steps."""
 
 import os
+from pathlib import Path
 import shutil
 import subprocess
 import sys
-from pathlib import Path
-
-import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 OVERRIDES = ["model.reduction_factor=3", "trainer.max_steps=2", "trainer.val_every=1", "trainer.checkpoint_every=1",

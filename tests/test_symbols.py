@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from gst_tts.errors import GstTtsError, TextError
-from gst_tts.symbols import DroppedCharacterWarning, SymbolTable
+from gst_tts.text.symbols import DroppedCharacterWarning, SymbolTable
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The Python synthesis API (gst_tts.synthesizer) on a tiny random-weight checkpoint.
+"""The Python synthesis API (gst_tts.inference.synthesizer) on a tiny random-weight checkpoint.
 
 The random model never stops on its token, so every call bounds decoding with a small
 ``max_decoder_steps`` to stay fast.
@@ -9,14 +9,15 @@ from __future__ import annotations
 import json
 import logging
 
+from conftest import tone
 import numpy as np
 import pytest
 import soundfile as sf
 import torch
 
 from gst_tts.errors import AudioError, GstTtsError, TextError
-from gst_tts.synthesizer import SynthesisResult, Synthesizer
-from conftest import tone
+from gst_tts.inference.results import SynthesisResult
+from gst_tts.inference.synthesizer import Synthesizer
 
 STEPS = 12
 
@@ -232,7 +233,7 @@ def test_synthesize_styles_batches_one_text_in_several_styles(synth):
 
 
 def test_attention_problems_are_logged_with_the_utterance_name(synth, caplog):
-    with caplog.at_level(logging.WARNING, logger="gst_tts.synthesizer"):
+    with caplog.at_level(logging.WARNING, logger="gst_tts.inference.synthesizer"):
         synth.synthesize(["First.", "Second."], max_decoder_steps=STEPS, names=["utt-A", "utt-B"], vocode=False)
     messages = [r.getMessage() for r in caplog.records]
     assert any("utt-A" in m and "hit the step bound" in m for m in messages)

@@ -1,4 +1,4 @@
-"""Splitting long text at sentence, clause, word boundaries (gst_tts.text_split)."""
+"""Splitting long text at sentence, clause, word boundaries (gst_tts.text.split)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from gst_tts.text_split import split_text
+from gst_tts.text.split import split_text
 
 
 def _joined(chunks: list[str]) -> str:

@@ -2,20 +2,21 @@
 last.pt), non-finite batches and fp16 overflow, loop edges, outputs."""
 
 import logging
-import random
 from pathlib import Path
+import random
 
+from conftest import TINY_MODEL, tone, write_corpus
+from hydra import compose, initialize_config_module
 import numpy as np
+from omegaconf import OmegaConf
 import pytest
 import soundfile as sf
 import torch
-from hydra import compose, initialize_config_module
-from omegaconf import OmegaConf
 
-from conftest import TINY_MODEL, tone, write_corpus
-from gst_tts.checkpoint import load_checkpoint
 from gst_tts.errors import GstTtsError
-from gst_tts.train import CONFIG_MODULE, Trainer
+from gst_tts.training.checkpoint import load_checkpoint
+from gst_tts.train import CONFIG_MODULE
+from gst_tts.training.trainer import Trainer
 
 
 def make_cfg(root: Path, cache: Path, **trainer):
@@ -121,7 +122,7 @@ def test_resume_after_changing_val_size_keeps_the_stored_split_and_statistics(sm
     sf.write(small_corpus / "wavs" / f"{edited}.wav", tone(1.0, 22050, 300.0, amplitude=0.02), 22050, subtype="PCM_16")
     cfg = make_cfg(small_corpus, cache, max_steps=4)
     cfg.data.val_size = 3
-    with caplog.at_level(logging.WARNING, logger="gst_tts.train"):
+    with caplog.at_level(logging.WARNING, logger="gst_tts.training.trainer"):
         resumed = Trainer(cfg, run)
     assert resumed.state.step == 2
     val_ids = [u.id for u in resumed.val_set.utterances]
@@ -149,7 +150,7 @@ def test_resume_names_validation_utterances_missing_from_the_corpus(small_corpus
             path.write_text("".join(line + "\n" for line in path.read_text().splitlines() if not line.startswith(utt_id)))
 
     drop(train_id)
-    with caplog.at_level(logging.WARNING, logger="gst_tts.train"):
+    with caplog.at_level(logging.WARNING, logger="gst_tts.training.trainer"):
         resumed = Trainer(make_cfg(small_corpus, cache, max_steps=2), run)
     assert f"1 gone ({train_id}" in caplog.text
     assert [u.id for u in resumed.val_set.utterances] == val_ids
@@ -190,7 +191,7 @@ def test_resume_restores_the_cuda_and_numpy_random_states(small_corpus, tmp_path
 
 def test_cuda_random_state_that_cannot_be_restored_is_reported(tmp_path, monkeypatch, caplog):
     # Directly: a Trainer on CUDA cannot be built without a GPU.
-    from gst_tts.train import _restore_rng
+    from gst_tts.training.trainer import _restore_rng
 
     restored = []
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
@@ -198,7 +199,7 @@ def test_cuda_random_state_that_cannot_be_restored_is_reported(tmp_path, monkeyp
     monkeypatch.setattr(torch.cuda, "set_rng_state_all", restored.append)
     rng = {"torch": torch.get_rng_state(), "python": random.getstate()}
     two_gpus = dict(rng, cuda=[torch.zeros(16, dtype=torch.uint8)] * 2)
-    with caplog.at_level(logging.WARNING, logger="gst_tts.train"):
+    with caplog.at_level(logging.WARNING, logger="gst_tts.training.trainer"):
         _restore_rng(two_gpus, tmp_path / "a.pt", on_cuda=True)
         assert "2 CUDA devices but 1" in caplog.text
         caplog.clear()
@@ -247,7 +248,7 @@ def test_fp16_overflow_lowers_the_scale_without_counting_a_bad_batch(small_corpu
     before = {k: v.clone() for k, v in trainer.model.state_dict().items()}
     # A real GradScaler whose scale overflows float32 gradients, as fp16 overflows at smaller scales.
     trainer.scaler = torch.amp.GradScaler("cpu", init_scale=3e38)
-    with caplog.at_level(logging.DEBUG, logger="gst_tts.train"):
+    with caplog.at_level(logging.DEBUG, logger="gst_tts.training.trainer"):
         assert trainer._train_step([batch]) is None
     assert trainer.state.skipped_batches == 0 and trainer.state.step == 0
     assert trainer.scaler.get_scale() == pytest.approx(1.5e38)
@@ -286,7 +287,7 @@ def test_truncated_last_checkpoint_resumes_from_the_newest_periodic_one_that_loa
     for name in ("last.pt", "step_0000004.pt"):
         data = (ckpts / name).read_bytes()
         (ckpts / name).write_bytes(data[: len(data) // 2])
-    with caplog.at_level(logging.WARNING, logger="gst_tts.train"):
+    with caplog.at_level(logging.WARNING, logger="gst_tts.training.trainer"):
         resumed = Trainer(make_cfg(small_corpus, cache, max_steps=6), run)
     assert resumed.state.step == 2
     saved = load_checkpoint(ckpts / "step_0000002.pt")["model"]

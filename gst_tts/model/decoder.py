@@ -8,7 +8,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from gst_tts.model.attention import AttentionMemory, LocationSensitiveAttention
+from gst_tts.model.attention.location_sensitive import AttentionMemory, LocationSensitiveAttention
 from gst_tts.model.int8_weight import Int8StepWeight
 from gst_tts.model.shared_weight import SharedStepWeight
 

@@ -181,7 +181,7 @@ class GSTTacotron(nn.Module):
         Args:
             text: ``(batch, symbols)`` ids; text_lengths ``(batch,)``.
             mel: ``(batch, frames, n_mels)`` normalised targets, frames a multiple of r;
-                mel_lengths ``(batch,)``, multiples of r (see :class:`gst_tts.data.Collate`).
+                mel_lengths ``(batch,)``, multiples of r (see :class:`gst_tts.data.batching.Collate`).
             reference_mel: style reference; defaults to ``mel`` itself.
         """
         if reference_mel is None:

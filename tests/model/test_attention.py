@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from gst_tts.model.attention import MASK_VALUE, LocationSensitiveAttention
+from gst_tts.model.attention.location_sensitive import MASK_VALUE, LocationSensitiveAttention
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])

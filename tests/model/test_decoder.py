@@ -1,8 +1,8 @@
 """Decoder paths that must agree with the plain float path: deferred weight gradients, int8 inference."""
 
+from conftest import tiny_model
 import torch
 
-from conftest import tiny_model
 from gst_tts.model.shared_weight import SharedStepWeight
 
 

@@ -1,8 +1,8 @@
+from conftest import tiny_model
 import pytest
 import torch
 
-from conftest import tiny_model
-from gst_tts.data import Collate
+from gst_tts.data.batching import Collate
 from gst_tts.model import GSTTacotron
 
 

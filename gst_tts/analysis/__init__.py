@@ -1,0 +1,1 @@
+"""Analysis: alignment health (the one definition of 'aligned'), plots, prosody measures."""

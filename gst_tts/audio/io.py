@@ -1,0 +1,80 @@
+"""Reading and writing audio: any file soundfile reads, to mono float32 at a chosen rate; silence
+trimming; atomic wav writes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+import tempfile
+
+import numpy as np
+import soundfile as sf
+import torch
+import torchaudio
+
+from gst_tts.errors import AudioError
+
+
+def load_audio(path: str | os.PathLike, sample_rate: int | None = None) -> tuple[np.ndarray, int]:
+    """Read an audio file as mono float32, resampled to ``sample_rate`` when given.
+
+    Any format libsndfile reads (WAV, FLAC, OGG; int or float samples; any channel count).
+
+    Returns:
+        ``(samples, rate)`` with samples of shape ``(n_samples,)``.
+
+    Raises:
+        AudioError: the file is missing or is not audio libsndfile can read.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise AudioError(f"{path}: audio file not found")
+    try:
+        samples, rate = sf.read(str(path), dtype="float32", always_2d=True)
+    except Exception as exc:  # soundfile raises several types for non-audio input
+        raise AudioError(f"{path}: not readable as audio ({_one_line(exc)})") from None
+    return to_mono_resampled(samples, rate, sample_rate), (sample_rate or rate)
+
+
+def to_mono_resampled(samples: np.ndarray, rate: int, sample_rate: int | None) -> np.ndarray:
+    """Average channels of ``(n,)`` or ``(n, channels)`` samples and resample to ``sample_rate``."""
+    samples = np.asarray(samples, dtype=np.float32)
+    if samples.ndim == 2:
+        samples = samples.mean(axis=1)
+    if sample_rate is not None and rate != sample_rate and samples.size:
+        samples = torchaudio.functional.resample(
+            torch.from_numpy(samples), orig_freq=int(rate), new_freq=int(sample_rate)
+        ).numpy()
+    return np.ascontiguousarray(samples, dtype=np.float32)
+
+
+def trim_silence(samples: np.ndarray, top_db: float | None, frame_length: int = 1024, hop: int = 256) -> np.ndarray:
+    """Cut leading and trailing audio quieter than ``top_db`` below the peak (as librosa.effects.trim)."""
+    if top_db is None or samples.size == 0:
+        return samples
+    import librosa
+
+    trimmed, _ = librosa.effects.trim(samples, top_db=top_db, frame_length=frame_length, hop_length=hop)
+    return trimmed
+
+
+def write_wav(path: str | os.PathLike, samples: np.ndarray, sample_rate: int) -> None:
+    """Write 16-bit PCM WAV atomically (temp file in the same folder, then rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    peak = float(np.max(np.abs(samples))) if samples.size else 0.0
+    if peak > 1.0:  # Griffin-Lim output can overshoot; scale rather than clip
+        samples = samples / peak
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        sf.write(tmp, samples, sample_rate, subtype="PCM_16", format="WAV")
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600 files
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__

@@ -1,0 +1,157 @@
+"""Synthesize held-out sentences with style references and summarise alignment health.
+
+Used by ``make demo`` after training: for sentences the model never saw, each spoken in the
+style of references rendered in several corpus styles (from other held-out sentences), it writes
+wavs, alignment PNGs and ``summary.json`` / ``summary.txt``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+from gst_tts.errors import GstTtsError
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--checkpoint", type=Path, required=True)
+    p.add_argument("--corpus", type=Path, required=True, help="the training corpus (its sentences are excluded)")
+    p.add_argument("--out", type=Path, required=True, help="output folder (samples/ inside the demo dir)")
+    p.add_argument("--sentences", type=int, default=6, help="held-out sentences per style (default 6)")
+    p.add_argument("--seed", type=int, default=1, help="synthesis seed (default 1)")
+    p.add_argument("--device", default=None, help="cpu or cuda (default: CUDA if present)")
+    p.add_argument("--int8", action="store_true", help="CPU: int8 recurrent weights, as synthesize --int8")
+
+
+# The corpus styles sit between about 140 and 250 Hz; a 400 Hz ceiling keeps most of pyin's octave
+# errors on Griffin-Lim audio of the high styles (read as ~490 Hz) out of the medians.
+F0_RANGE_HZ = (70.0, 400.0)
+
+
+def median_f0(audio: np.ndarray, rate: int) -> tuple[float, float]:
+    """Median F0 (Hz) over voiced frames by pyin, and the voiced share of frames."""
+    import librosa
+
+    f0, voiced, _ = librosa.pyin(audio, fmin=F0_RANGE_HZ[0], fmax=F0_RANGE_HZ[1], sr=rate, frame_length=1024)
+    share = float(np.mean(voiced)) if voiced.size else 0.0
+    return (float(np.nanmedian(f0[voiced])) if voiced.any() else float("nan")), share
+
+
+def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from gst_tts.analysis.alignment import ALIGNED_CRITERIA, mean_health
+    from gst_tts.analysis.plots import plot_inspection, save_figure
+    from gst_tts.audio.io import write_wav
+    from gst_tts.data.corpus import read_corpus
+    from gst_tts.demo.corpus import SAMPLE_RATE as ESPEAK_RATE
+    from gst_tts.demo.corpus import STYLES, render_sentence
+    from gst_tts.demo.sentences import generate_sentences
+    from gst_tts.inference.synthesizer import Synthesizer
+
+    synth = Synthesizer.from_checkpoint(args.checkpoint, device=args.device, int8=args.int8)
+    seen = {u.text for u in read_corpus(args.corpus)}
+    # Seeds far from the corpus seed give new sentences; anything the corpus holds is dropped.
+    candidates = [s for s in generate_sentences(args.sentences * 4 + len(STYLES) + 8, seed=9001) if s not in seen]
+    if len(candidates) < args.sentences + 1:
+        raise GstTtsError("could not find enough held-out sentences")
+    texts, reference_text = candidates[: args.sentences], candidates[args.sentences]
+    out = args.out
+    rows, healths, references = [], [], {}
+    hop_step = synth.audio_config.hop_length / synth.sample_rate * synth.model.reduction_factor
+    for style in tqdm(STYLES, desc="demo styles", unit="style"):
+        ref_path = out / "references" / f"{style.name}.wav"
+        # The clip is at espeak's rate whatever the model's; the synthesizer resamples the file
+        # on loading, so labelling it with the model's rate would play (and be measured) at the
+        # wrong speed and pitch.
+        reference_audio = render_sentence(reference_text, style)
+        write_wav(ref_path, reference_audio, ESPEAK_RATE)
+        ref_f0, _ = median_f0(reference_audio, ESPEAK_RATE)
+        references[style.name] = {"median_f0_hz": round(ref_f0, 1), "sample_rate": ESPEAK_RATE,
+                                  "duration_s": round(len(reference_audio) / ESPEAK_RATE, 3)}
+        results = synth.synthesize(texts, reference=ref_path, seed=args.seed)
+        for i, r in enumerate(results, start=1):
+            wav = out / style.name / f"{i:02d}.wav"
+            write_wav(wav, r.audio, r.sample_rate)
+            fig = plot_inspection(r.alignment, r.mel, r.stop_probs, input_labels=r.input_labels, hop_seconds=hop_step,
+                                  frames_per_step=synth.model.reduction_factor, title=f"{style.name}: {r.text}", health=r.health)
+            save_figure(fig, wav.with_suffix(".alignment.png"))
+            f0, voiced = median_f0(r.audio, r.sample_rate)
+            healths.append(r.health)
+            rows.append({"style": style.name, "file": str(wav.relative_to(out)), "text": r.text,
+                         "duration_s": round(r.duration_s, 3), "median_f0_hz": round(f0, 1), "voiced_share": round(voiced, 3),
+                         "stop_reason": r.stop_reason, **{k: (round(v, 4) if isinstance(v, float) else v)
+                                                          for k, v in r.health.to_dict().items()}})
+    summary = mean_health(healths)
+    summary["stopped_on_token_rate"] = float(np.mean([row["stop_reason"] == "stop_token" for row in rows]))
+    summary["aligned_criteria"] = ALIGNED_CRITERIA
+    per_style = {}
+    for style in STYLES:
+        mine = [row for row in rows if row["style"] == style.name]
+        per_style[style.name] = {
+            "mean_duration_s": round(float(np.mean([r["duration_s"] for r in mine])), 3),
+            "median_f0_hz": round(_nanmedian([r["median_f0_hz"] for r in mine]), 1),
+            "voiced_share": round(float(np.mean([r["voiced_share"] for r in mine])), 3),
+            "mean_focus": round(float(np.mean([r["focus"] for r in mine])), 3),
+            "mean_coverage": round(float(np.mean([r["coverage"] for r in mine])), 3),
+        }
+    transfer = style_transfer_shares(references, per_style)
+    report = {"checkpoint": str(args.checkpoint), "held_out_sentences": texts, "reference_text": reference_text,
+              "alignment": summary, "per_style": per_style, "references": references,
+              "style_transfer": transfer, "utterances": rows}
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = out / ".summary.json.tmp"
+    tmp.write_text(json.dumps(report, indent=2))
+    tmp.replace(out / "summary.json")
+    lines = [
+        f"Held-out alignment health over {len(rows)} syntheses ({len(texts)} new sentences x {len(STYLES)} reference styles):",
+        f"  mean focus {summary['focus']:.3f}   mean coverage {summary['coverage']:.3f}   "
+        f"monotonic {summary['monotonic_rate']:.0%}   reached end {summary['reached_end_rate']:.0%}   "
+        f"stopped on token {summary['stopped_on_token_rate']:.0%}",
+        f"  aligned {summary['ok_rate']:.0%} ({ALIGNED_CRITERIA})",
+        "Per reference style (mean duration, median F0 of the output):",
+    ] + [f"  {name:<10} {v['mean_duration_s']:.2f} s  {v['median_f0_hz']:.0f} Hz (voiced {v['voiced_share']:.0%})  "
+         f"focus {v['mean_focus']:.2f}  "
+         f"coverage {v['mean_coverage']:.2f}   (reference {references[name]['duration_s']:.2f} s, "
+         f"{references[name]['median_f0_hz']:.0f} Hz)" for name, v in per_style.items()]
+    lines.append(
+        f"Style transfer (share of the reference gap carried into the output): pitch {transfer['pitch_share']:.2f}, "
+        f"duration {transfer['duration_share']:.2f}"
+    )
+    tmp = out / ".summary.txt.tmp"
+    tmp.write_text("\n".join(lines) + "\n")
+    tmp.replace(out / "summary.txt")
+    print("\n".join(lines))
+    return 0
+
+
+def style_transfer_shares(references: dict, outputs: dict) -> dict[str, float]:
+    """How much of the references' pitch and duration gaps the outputs carry (1 = all of it).
+
+    Pitch: log(F0 of outputs for high-pitch references / low) over the same log ratio of the
+    references, averaged over the two speaking rates; duration likewise for slow vs fast.
+    """
+
+    def share(a: list[str], b: list[str], out_key: str, ref_key: str) -> float:
+        def mean_log(group: list[str], table: dict, key: str) -> float:
+            return float(np.mean([np.log(table[name][key]) for name in group]))
+
+        ref_gap = mean_log(a, references, ref_key) - mean_log(b, references, ref_key)
+        out_gap = mean_log(a, outputs, out_key) - mean_log(b, outputs, out_key)
+        return out_gap / ref_gap if ref_gap else float("nan")
+
+    names = list(references)
+    high, low = [n for n in names if n.startswith("high")], [n for n in names if n.startswith("low")]
+    slow, fast = [n for n in names if n.endswith("slow")], [n for n in names if n.endswith("fast")]
+    return {
+        "pitch_share": round(share(high, low, "median_f0_hz", "median_f0_hz"), 3),
+        "duration_share": round(share(slow, fast, "mean_duration_s", "duration_s"), 3),
+    }
+
+
+def _nanmedian(values: list[float]) -> float:
+    finite = [v for v in values if np.isfinite(v)]
+    return float(np.median(finite)) if finite else float("nan")

@@ -1,0 +1,195 @@
+"""Measure what each style token does to pitch, speaking rate and energy: the map from tokens to style.
+
+Example::
+
+    gst-tts probe-tokens --checkpoint last.pt --scales 0.5,1,2 --repeats 3 --out tokens.csv
+
+A fixed sentence is synthesized in the neutral default style and with each token alone (weight
+``scale`` in every head, all other tokens 0) at a few scales, all in one batch. For each output:
+
+* median F0 over voiced frames (``librosa.pyin``), and its change from neutral in semitones;
+* speaking rate: letters per second of speech (leading/trailing silence excluded), and its
+  ratio to neutral;
+* energy: mean frame level of the predicted mel (dB) over non-silent frames, and its change
+  from neutral. Measured on the mel because the Griffin-Lim output is peak-normalised.
+
+With ``--repeats N`` every style is synthesized N times (seeds ``seed … seed+N-1``; prenet
+dropout makes outputs vary) and the medians are reported. Rows whose output ran into the
+decoder step bound are marked: their numbers describe a failure, not a style.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+from tqdm.contrib.logging import logging_redirect_tqdm
+
+from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
+from gst_tts.audio.io import write_wav
+from gst_tts.cli.synthesize import (
+    add_model_arguments,
+    atomic_write,
+    check_writable_location,
+    decoding_kwargs,
+    load_synthesizer,
+)
+from gst_tts.errors import GstTtsError
+from gst_tts.inference.results import SynthesisResult
+from gst_tts.text.split import DEFAULT_MAX_CHARS
+
+DEFAULT_SENTENCE = "The quick brown fox jumps over the lazy dog, and then it rests in the shade."
+#: Frames more than this far below the loudest frame count as silence.
+SILENCE_DB = 40.0
+PYIN_FMIN, PYIN_FMAX = 65.0, 600.0
+
+COLUMNS = ["token", "scale", "f0_hz", "d_f0_semitones", "rate_letters_per_s", "rate_ratio",
+           "energy_db", "d_energy_db", "duration_s", "stopped_on_bound"]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_model_arguments(p)
+    p.add_argument("--sentence", default=DEFAULT_SENTENCE, help="the fixed sentence to speak")
+    p.add_argument("--scales", default="0.5,1,2", help="weights each token is tried at, comma-separated (default 0.5,1,2)")
+    p.add_argument("--tokens", default=None, help="only these tokens, e.g. 0,3,7 (default: all)")
+    p.add_argument("--repeats", type=int, default=1, help="syntheses per style, medians reported (default 1)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the first repeat (default 0)")
+    p.add_argument("--out", type=Path, default=None, help="also write the table as CSV")
+    p.add_argument("--audio-dir", type=Path, default=None, help="also write every synthesized wav here")
+    p.add_argument("--griffin-lim-iters", type=int, default=32, help="Griffin-Lim iterations (default 32)")
+    p.add_argument("--max-decoder-steps", type=int, default=1000, help="decoder step bound (default 1000)")
+    p.add_argument("--max-frames-per-symbol", type=float, default=20.0, help="length bound per input symbol (default 20)")
+    p.add_argument("--batch-size", type=int, default=32, help="styles decoded together (default 32)")
+
+
+def _number_list(spec: str, what: str, cast=float) -> list:
+    try:
+        values = [cast(s) for s in spec.split(",") if s.strip()]
+    except ValueError:
+        raise GstTtsError(f"{what}: {spec!r} is not a comma-separated list of numbers") from None
+    if not values:
+        raise GstTtsError(f"{what} is empty")
+    if any(not math.isfinite(float(v)) for v in values):
+        raise GstTtsError(f"{what}: values must be finite")
+    return values
+
+
+def measure(result: SynthesisResult) -> dict[str, float]:
+    """Median F0 (Hz, NaN when nothing is voiced), letters/s of speech and mean level (dB) of one output."""
+    import librosa
+
+    sr = result.sample_rate
+    f0 = float("nan")
+    if result.audio.size:
+        f0_track, voiced, _ = librosa.pyin(
+            result.audio.astype(np.float32), fmin=PYIN_FMIN, fmax=PYIN_FMAX, sr=sr, frame_length=1024, hop_length=256,
+        )
+        voiced_f0 = f0_track[voiced & np.isfinite(f0_track)]
+        f0 = float(np.median(voiced_f0)) if voiced_f0.size else float("nan")
+    # Frame level from the (not normalised) log-mel: 10·log10 of the mean power over channels.
+    level = 10.0 * np.log10(np.mean(np.exp(2.0 * result.mel.astype(np.float64)), axis=1) + 1e-20)
+    active = np.flatnonzero(level >= level.max() - SILENCE_DB)
+    speech_s = (active[-1] - active[0] + 1) * result.hop_length / sr
+    letters = sum(c.isalpha() for c in result.cleaned_text)
+    return {
+        "f0_hz": f0,
+        "rate_letters_per_s": letters / speech_s,
+        "energy_db": float(level[active].mean()),
+        "duration_s": result.duration_s,
+        "stopped_on_bound": float(result.stopped_on_bound),
+    }
+
+
+def _median(rows: list[dict[str, float]]) -> dict[str, float]:
+    out = {}
+    for key in rows[0]:
+        values = np.array([r[key] for r in rows], dtype=float)
+        finite = values[np.isfinite(values)]
+        out[key] = float(np.median(finite)) if finite.size else float("nan")
+    return out
+
+
+def _fmt(value: Any, digits: int = 2) -> str:
+    if isinstance(value, float):
+        return "-" if not math.isfinite(value) else f"{value:.{digits}f}"
+    return str(value)
+
+
+def run(args: argparse.Namespace) -> int:
+    scales = _number_list(args.scales, "--scales")
+    if args.repeats < 1:
+        raise GstTtsError(f"--repeats must be at least 1, got {args.repeats}")
+    if args.griffin_lim_iters < 1:
+        raise GstTtsError(f"--griffin-lim-iters must be at least 1, got {args.griffin_lim_iters}")
+    args.max_chunk_chars = DEFAULT_MAX_CHARS
+    kwargs = decoding_kwargs(args)
+    for path, what in ((args.out, "--out"), (args.audio_dir, "--audio-dir")):
+        if path is not None:
+            check_writable_location(path if what == "--out" else path / "x", what)
+    synth = load_synthesizer(args)
+    tokens = list(range(synth.n_tokens)) if args.tokens is None else _number_list(args.tokens, "--tokens", int)
+    bad = [t for t in tokens if not 0 <= t < synth.n_tokens]
+    if bad:
+        raise GstTtsError(f"--tokens: {bad} not in 0..{synth.n_tokens - 1}")
+    synth.symbols.encode(args.sentence)  # TextError before any work
+    synth.vocoder = GriffinLimVocoder(synth.audio_config, n_iter=args.griffin_lim_iters)
+
+    # Style 0 is neutral; then every token alone at every scale, all heads alike.
+    labels = [("neutral", "")] + [(str(t), f"{s:g}") for t in tokens for s in scales]
+    styles = [None] + [{t: s} for t in tokens for s in scales]
+    measured: list[list[dict[str, float]]] = [[] for _ in styles]
+    with logging_redirect_tqdm():
+        bar = tqdm(total=len(styles) * args.repeats, desc="probe tokens", unit="clip", dynamic_ncols=True)
+        for r in range(args.repeats):
+            names = [f"token {t} × {s}" if t != "neutral" else "neutral" for t, s in labels]
+            results = synth.synthesize_styles(args.sentence, styles, seed=args.seed + r, names=names, **kwargs)
+            for i, res in enumerate(results):
+                measured[i].append(measure(res))  # pyin is the slow part
+                if args.audio_dir is not None:
+                    t, s = labels[i]
+                    name = "neutral" if t == "neutral" else f"token{int(t):02d}_x{s}"
+                    write_wav(args.audio_dir / f"{name}_r{r}.wav", res.audio, res.sample_rate)
+                bar.update(1)
+        bar.close()
+
+    med = [_median(m) for m in measured]
+    base = med[0]
+    rows = []
+    for (t, s), m in zip(labels, med):
+        d_f0 = 12.0 * math.log2(m["f0_hz"] / base["f0_hz"]) if m["f0_hz"] > 0 and base["f0_hz"] > 0 else float("nan")
+        rows.append({
+            "token": t, "scale": s, "f0_hz": m["f0_hz"], "d_f0_semitones": d_f0,
+            "rate_letters_per_s": m["rate_letters_per_s"], "rate_ratio": m["rate_letters_per_s"] / base["rate_letters_per_s"],
+            "energy_db": m["energy_db"], "d_energy_db": m["energy_db"] - base["energy_db"],
+            "duration_s": m["duration_s"], "stopped_on_bound": bool(m["stopped_on_bound"] >= 0.5),
+        })
+
+    if args.out is not None:
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+        w.writeheader()
+        w.writerows({k: (round(v, 4) if isinstance(v, float) and math.isfinite(v) else v) for k, v in row.items()} for row in rows)
+        data = buf.getvalue().encode()
+        atomic_write(args.out, lambda f: f.write(data))
+
+    headers = ["token", "scale", "F0 Hz", "ΔF0 st", "rate l/s", "rate ×", "energy dB", "Δenergy dB", "dur s", "stop"]
+    table = [[
+        row["token"], row["scale"], _fmt(row["f0_hz"], 1), _fmt(row["d_f0_semitones"], 2), _fmt(row["rate_letters_per_s"], 1),
+        _fmt(row["rate_ratio"], 2), _fmt(row["energy_db"], 1), _fmt(row["d_energy_db"], 2), _fmt(row["duration_s"], 2),
+        "bound!" if row["stopped_on_bound"] else "token",
+    ] for row in rows]
+    widths = [max(len(h), *(len(r[i]) for r in table)) for i, h in enumerate(headers)]
+    print("  ".join(h.rjust(w) for h, w in zip(headers, widths)))
+    for r in table:
+        print("  ".join(c.rjust(w) for c, w in zip(r, widths)))
+    n_bound = sum(row["stopped_on_bound"] for row in rows)
+    print(f"{len(rows)} styles × {args.repeats} repeat(s) of {args.sentence!r}; {n_bound} stopped on the step bound"
+          + (" (their numbers describe a failure, not a style)" if n_bound else "")
+          + (f"; table in {args.out}" if args.out is not None else ""))
+    return 0

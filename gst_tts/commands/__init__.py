@@ -1,1 +1,0 @@
-"""Subcommands of ``gst-tts``: each module has ``add_arguments(parser)`` and ``run(args) -> int``."""

@@ -1,0 +1,131 @@
+"""The on-disk cache of log-mel features and the per-channel normalisation statistics."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+import hashlib
+import json
+import logging
+import os
+from pathlib import Path
+import tempfile
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from gst_tts.audio.features import AudioConfig, MelExtractor, MelStats, wav_to_logmel
+from gst_tts.audio.io import load_audio
+from gst_tts.data.corpus import Utterance
+from gst_tts.errors import AudioError, DataError
+
+log = logging.getLogger(__name__)
+
+
+class FeatureCache:
+    """Log-mels on disk, one ``.npy`` per utterance, under a folder keyed by the feature config.
+
+    A changed :class:`AudioConfig` gives a new folder, so stale features are never read; a
+    changed audio file (size or mtime) is recomputed.
+    """
+
+    def __init__(self, cache_dir: str | os.PathLike, config: AudioConfig) -> None:
+        self.config = config
+        self.dir = Path(cache_dir) / f"mels-{config.fingerprint()}"
+        self.manifest_path = self.dir / "manifest.json"
+
+    def _load_manifest(self) -> dict:
+        if self.manifest_path.is_file():
+            try:
+                manifest = json.loads(self.manifest_path.read_text())
+                if manifest.get("audio_config") == asdict(self.config):
+                    return manifest
+            except (OSError, json.JSONDecodeError):
+                log.warning("%s: unreadable feature manifest, recomputing", self.manifest_path)
+        return {"audio_config": asdict(self.config), "entries": {}}
+
+    def path(self, utt_id: str) -> Path:
+        return self.dir / f"{utt_id}.npy"
+
+    def prepare(self, utterances: Sequence[Utterance], progress: bool = True) -> dict[str, int]:
+        """Compute missing or stale features. Returns ``{id: n_frames}`` for every utterance."""
+        from tqdm import tqdm
+
+        self.dir.mkdir(parents=True, exist_ok=True)
+        manifest = self._load_manifest()
+        entries: dict = manifest["entries"]
+        todo = [u for u in utterances if entries.get(u.id, {}).get("source") != _source_key(u.audio_path)
+                or not self.path(u.id).is_file()]
+        if todo:
+            extractor = MelExtractor(self.config)
+            bar = tqdm(todo, desc="features", unit="utt", disable=None if progress else True, dynamic_ncols=True)
+            for i, utt in enumerate(bar):
+                try:
+                    samples, _ = load_audio(utt.audio_path, self.config.sample_rate)
+                except AudioError as exc:
+                    raise DataError(f"{utt.where}: {exc}") from None
+                if samples.size < self.config.win_length or float(np.max(np.abs(samples))) < 1e-4:
+                    raise DataError(f"{utt.where}: {utt.audio_path}: audio is silent or too short")
+                mel = wav_to_logmel(samples, self.config, extractor)
+                _atomic_save_npy(self.path(utt.id), mel)
+                entries[utt.id] = {"frames": int(mel.shape[0]), "source": _source_key(utt.audio_path)}
+                if (i + 1) % 200 == 0:  # keep progress if interrupted
+                    _atomic_write_text(self.manifest_path, json.dumps(manifest))
+            _atomic_write_text(self.manifest_path, json.dumps(manifest))
+        return {u.id: int(entries[u.id]["frames"]) for u in utterances}
+
+    def load(self, utt_id: str) -> np.ndarray:
+        """``(frames, n_mels)`` float32 log-mel."""
+        return np.load(self.path(utt_id))
+
+    def stats(self, utt_ids: Sequence[str]) -> MelStats:
+        """Per-channel mean/std over the given utterances, cached by the ids and their audio files' versions."""
+        # Keyed on each wav's size:mtime too, as prepare() is: an edited wav must not keep old
+        # statistics. Features that prepare() did not list are keyed on their own file.
+        entries = self._load_manifest()["entries"]
+        sources = sorted(f"{i}|{entries[i]['source'] if i in entries else _source_key(self.path(i))}" for i in utt_ids)
+        key = hashlib.sha1("\n".join(sources).encode()).hexdigest()[:12]
+        path = self.dir / f"stats-{key}.npz"
+        if path.is_file():
+            d = np.load(path)
+            return MelStats(torch.from_numpy(d["mean"]), torch.from_numpy(d["std"]))
+        total = np.zeros(self.config.n_mels, dtype=np.float64)
+        total_sq = np.zeros_like(total)
+        count = 0
+        for utt_id in utt_ids:
+            mel = self.load(utt_id).astype(np.float64)
+            total += mel.sum(0)
+            total_sq += (mel**2).sum(0)
+            count += mel.shape[0]
+        stats = MelStats.from_sums(total, total_sq, count)
+        fd, tmp = tempfile.mkstemp(dir=self.dir, suffix=".npz")
+        os.close(fd)
+        np.savez(tmp, mean=stats.mean.numpy(), std=stats.std.numpy())
+        os.replace(tmp, path)
+        return stats
+
+
+def default_cache_dir(root: str | os.PathLike) -> Path:
+    """``$XDG_CACHE_HOME/gst-tts/<corpus>-<hash>``: corpora may sit on read-only storage."""
+    root = Path(root).resolve()
+    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gst-tts"
+    return base / f"{root.name}-{hashlib.sha1(str(root).encode()).hexdigest()[:8]}"
+
+
+def _source_key(path: Path) -> str:
+    st = path.stat()
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def _atomic_save_npy(path: Path, array: np.ndarray) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".npy")
+    os.close(fd)
+    np.save(tmp, array)
+    os.replace(tmp, path)
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)

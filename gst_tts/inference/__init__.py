@@ -1,0 +1,1 @@
+"""Inference: the ``Synthesizer`` (checkpoint → text → mel → waveform), style resolution and results."""

@@ -1,0 +1,572 @@
+"""Text (+ style) → speech from a trained checkpoint.
+
+Style comes from one of:
+
+* a reference recording (style transfer): a path, or samples with their rate; any rate,
+  stereo allowed;
+* token weights (style control, as in Wang et al. 2018): ``{token: weight}`` for every head,
+  ``{(head, token): weight}``, or an array ``(n_tokens,)`` / ``(n_heads, n_tokens)``; tokens not
+  named get weight 0, and weights need not be positive nor sum to one;
+* a weighted mix of references: their token weights averaged with the given weights;
+* nothing: the neutral default, uniform weights ``1 / n_tokens`` over all tokens in every head
+  (what the model itself uses without a reference).
+
+Every style is turned into ``(n_heads, n_tokens)`` token weights once, and those weights (not
+the reference mel) go to the model, so a reference is encoded once however many texts use it.
+
+Long texts are split (:func:`gst_tts.text.split.split_text`) at sentence, then clause
+boundaries; all chunks of all texts are decoded together in length-sorted batches and each
+text's chunks are joined with a short pause.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+import logging
+import math
+import os
+from typing import Any, Iterator, Mapping, Sequence, Union
+import warnings
+
+import numpy as np
+import torch
+
+from gst_tts.analysis.alignment import alignment_health
+from gst_tts.audio.features import AudioConfig, MelExtractor, MelStats
+from gst_tts.audio.vocoders import Vocoder
+from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
+from gst_tts.audio.io import load_audio, to_mono_resampled, trim_silence
+from gst_tts.errors import AudioError, CheckpointError, GstTtsError, TextError
+from gst_tts.inference.results import ChunkReport, SynthesisResult
+from gst_tts.model import GSTTacotron
+from gst_tts.text.split import DEFAULT_MAX_CHARS, split_text
+from gst_tts.text.symbols import DroppedCharacterWarning, SymbolTable
+from gst_tts.training.checkpoint import checkpoint_parts, load_checkpoint, model_from_checkpoint
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "Synthesizer", "SynthesisResult", "ChunkReport", "Reference", "StyleWeights",
+    "MIN_REFERENCE_SECONDS", "DEFAULT_PAUSE_S", "DEFAULT_MAX_CHARS",
+]
+
+MIN_REFERENCE_SECONDS = 0.5
+#: Silence between the chunks of a long text, in seconds.
+DEFAULT_PAUSE_S = 0.25
+# Peak below which a reference counts as silent (about -80 dBFS).
+_SILENCE_PEAK = 1e-4
+
+# A reference is a path, or samples ``(n,)`` / ``(n, channels)`` with their rate.
+Reference = Union[str, os.PathLike, tuple[np.ndarray, int]]
+# Token weights: {token: w}, {(head, token): w}, or an array (n_tokens,) / (n_heads, n_tokens).
+StyleWeights = Union[Mapping[Any, float], np.ndarray, torch.Tensor]
+
+
+
+
+
+@dataclass
+class _Chunk:
+    """One model input: a chunk of one text with the style weights it is read in."""
+
+    text_index: int
+    text: str  # cleaned
+    ids: torch.Tensor  # (symbols,) eos included
+    weights: torch.Tensor  # (n_heads, n_tokens)
+
+
+@dataclass
+class _Decoded:
+    log_mel: torch.Tensor  # (frames, n_mels), CPU float32, not normalised
+    alignment: np.ndarray  # (steps, symbols)
+    stop_probs: np.ndarray  # (steps,)
+    stopped_on_token: bool
+
+
+@contextlib.contextmanager
+def _seeded(seed: int | None, device: torch.device) -> Iterator[None]:
+    """Seed torch's RNGs for the block (prenet dropout and Griffin-Lim's initial phase are random)
+    and restore the caller's RNG state afterwards."""
+    if seed is None:
+        yield
+        return
+    devices = [device.index or 0] if device.type == "cuda" else []
+    with torch.random.fork_rng(devices=devices):
+        torch.manual_seed(int(seed))
+        yield
+
+
+def resolve_device(device: str | torch.device | None) -> torch.device:
+    """``None`` → CUDA when available, else CPU; a CUDA device without CUDA is a GstTtsError."""
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise GstTtsError(f"unknown device {device!r} ({exc})") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise GstTtsError(f"device {device!r} requested but CUDA is not available")
+    return dev
+
+
+class Synthesizer:
+    """Batched synthesis with a reference recording, token weights, a mix, or the neutral style.
+
+    Args:
+        model: a trained :class:`GSTTacotron` (put in eval mode here).
+        symbols: the checkpoint's symbol table.
+        audio_config: the feature settings the model was trained with.
+        mel_stats: the training set's mel normalisation.
+        device: torch device. Default CPU.
+        vocoder: waveform generator; Griffin-Lim by default. May be replaced later
+            (``synth.vocoder = GriffinLimVocoder(synth.audio_config, n_iter=64)``).
+        int8: CPU only: run the decoder's recurrent matrix products with int8 weights, a faster
+            decoder step at a small numeric cost (see ``benchmarks/README.md``). The activations
+            are quantized with one scale per batch, so with int8 a text's output also depends
+            slightly (about 1e-3 in log-mel) on the texts decoded in the same batch. Default False.
+
+    Raises:
+        GstTtsError: ``int8`` on a non-CPU device, or a PyTorch without a quantized CPU engine.
+    """
+
+    def __init__(
+        self,
+        model: GSTTacotron,
+        symbols: SymbolTable,
+        audio_config: AudioConfig,
+        mel_stats: MelStats,
+        device: str | torch.device = "cpu",
+        vocoder: Vocoder | None = None,
+        int8: bool = False,
+    ) -> None:
+        self.device = torch.device(device)
+        self.model = model.to(self.device).eval()
+        if int8:
+            if self.device.type != "cpu":
+                raise GstTtsError(f"int8 inference runs on the CPU only, not on {self.device}")
+            try:
+                self.model.decoder.set_int8_inference(True)
+            except RuntimeError as exc:
+                raise GstTtsError(str(exc)) from None
+        self.symbols = symbols
+        self.audio_config = audio_config
+        self.mel_stats = mel_stats
+        self.vocoder = vocoder or GriffinLimVocoder(audio_config)
+        self._extractor = MelExtractor(audio_config)
+        self._letter_ids: torch.Tensor | None = None
+
+    @classmethod
+    def from_checkpoint(
+        cls,
+        path: str | os.PathLike,
+        device: str | torch.device | None = None,
+        vocoder: Vocoder | None = None,
+        int8: bool = False,
+    ) -> "Synthesizer":
+        """Load a checkpoint (``weights_only``: a pickle carrying code is refused, never run).
+
+        Args:
+            device: ``None`` picks CUDA when available, else CPU.
+            vocoder, int8: as for the constructor.
+
+        Raises:
+            CheckpointError: not a checkpoint, refused, or its parts do not fit together.
+            GstTtsError: CUDA requested but not available.
+        """
+        dev = resolve_device(device)
+        ckpt = load_checkpoint(path)
+        try:
+            model = model_from_checkpoint(ckpt, path)
+            symbols, audio_config, stats = checkpoint_parts(ckpt)
+        except CheckpointError:
+            raise
+        except GstTtsError as exc:  # e.g. a malformed symbol table
+            raise CheckpointError(f"{path}: {exc}") from None
+        except (TypeError, ValueError, KeyError, AttributeError, RuntimeError) as exc:
+            raise CheckpointError(f"{path}: malformed checkpoint ({type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else ''})") from None
+        n_mels = model.n_mels
+        if audio_config.n_mels != n_mels or tuple(stats.mean.shape) != (n_mels,) or tuple(stats.std.shape) != (n_mels,):
+            raise CheckpointError(
+                f"{path}: model has {n_mels} mel channels but the audio settings have {audio_config.n_mels}"
+                f" and the mel statistics {tuple(stats.mean.shape)}"
+            )
+        return cls(model, symbols, audio_config, stats, dev, vocoder, int8)
+
+    @property
+    def sample_rate(self) -> int:
+        return self.audio_config.sample_rate
+
+    @property
+    def n_tokens(self) -> int:
+        return self.model.n_tokens
+
+    @property
+    def n_heads(self) -> int:
+        return self.model.n_heads
+
+    # ------------------------------------------------------------------ style
+
+    def reference_mel(self, reference: Reference) -> torch.Tensor:
+        """Normalised ``(frames, n_mels)`` mel of a reference recording (any rate, stereo allowed).
+
+        Raises:
+            AudioError: missing, unreadable, silent, or shorter than 0.5 s after trimming silence.
+        """
+        if isinstance(reference, tuple):
+            samples, rate = reference
+            name = "reference array"
+            samples = np.asarray(samples, dtype=np.float32)
+            if samples.ndim == 2 and samples.shape[0] <= 8 < samples.shape[1]:
+                samples = samples.T  # (channels, n) as torchaudio gives it → (n, channels)
+            if samples.ndim not in (1, 2) or not (isinstance(rate, (int, np.integer)) or float(rate).is_integer()) or int(rate) <= 0:
+                raise AudioError(f"{name}: expected samples (n,) or (n, channels) and a positive integer rate, got shape {samples.shape} and rate {rate!r}")
+            samples = to_mono_resampled(samples, int(rate), self.sample_rate)
+        else:
+            name = str(reference)
+            samples, _ = load_audio(reference, self.sample_rate)
+        if samples.size and not np.isfinite(samples).all():
+            raise AudioError(f"{name}: reference contains NaN or infinite samples")
+        if samples.size == 0 or float(np.max(np.abs(samples))) < _SILENCE_PEAK:
+            raise AudioError(f"{name}: reference is silent")
+        samples = trim_silence(samples, self.audio_config.trim_top_db)
+        if samples.size < MIN_REFERENCE_SECONDS * self.sample_rate:
+            raise AudioError(
+                f"{name}: reference is {samples.size / self.sample_rate:.2f} s of sound; at least {MIN_REFERENCE_SECONDS} s is needed"
+            )
+        return self.mel_stats.normalize(self._extractor(torch.from_numpy(samples)))
+
+    def neutral_style_weights(self) -> torch.Tensor:
+        """The neutral default: uniform ``(n_heads, n_tokens)`` weights ``1 / n_tokens``."""
+        return torch.full((self.n_heads, self.n_tokens), 1.0 / self.n_tokens)
+
+    def style_weights_tensor(self, weights: StyleWeights) -> torch.Tensor:
+        """Token weights as ``(n_heads, n_tokens)``.
+
+        Accepts ``{token: weight}`` (same in every head), ``{(head, token): weight}``, or an array
+        of shape ``(n_tokens,)`` or ``(n_heads, n_tokens)``. Tokens not named get weight 0.
+
+        Raises:
+            GstTtsError: unknown token or head, non-numeric or non-finite weight, wrong shape.
+        """
+        n_heads, n_tokens = self.n_heads, self.n_tokens
+        if isinstance(weights, Mapping):
+            if not weights:
+                raise GstTtsError("style weights name no token")
+            out = torch.zeros(n_heads, n_tokens)
+            for key, value in weights.items():
+                head, token = key if isinstance(key, tuple) and len(key) == 2 else (None, key)
+                if not (_is_int(token) and 0 <= token < n_tokens):
+                    raise GstTtsError(f"style token {token!r} is not in 0..{n_tokens - 1}")
+                if head is not None and not (_is_int(head) and 0 <= head < n_heads):
+                    raise GstTtsError(f"style head {head!r} is not in 0..{n_heads - 1}")
+                w = _finite_float(value, f"weight of style token {token}")
+                if head is None:
+                    out[:, int(token)] = w
+                else:
+                    out[int(head), int(token)] = w
+            return out
+        try:
+            t = torch.as_tensor(np.asarray(weights.detach().cpu() if isinstance(weights, torch.Tensor) else weights, dtype=np.float32))
+        except (TypeError, ValueError) as exc:
+            raise GstTtsError(f"style weights are not numbers ({exc})") from None
+        if not bool(torch.isfinite(t).all()):
+            raise GstTtsError("style weights must be finite numbers")
+        if t.shape == (n_tokens,):
+            return t.unsqueeze(0).expand(n_heads, -1).clone()
+        if t.shape != (n_heads, n_tokens):
+            raise GstTtsError(f"style weights must have shape ({n_tokens},) or ({n_heads}, {n_tokens}), got {tuple(t.shape)}")
+        return t.clone()
+
+    @torch.no_grad()
+    def reference_style_weights(self, reference: Reference) -> torch.Tensor:
+        """The ``(n_heads, n_tokens)`` token weights a reference recording gets."""
+        mel = self.reference_mel(reference).to(self.device)
+        _, weights = self.model.gst(mel[None])
+        return weights[0].float().cpu()
+
+    def resolve_style(
+        self,
+        reference: Reference | None = None,
+        style_weights: StyleWeights | None = None,
+        style_mix: Mapping[Reference, float] | Sequence[tuple[Reference, float]] | None = None,
+    ) -> torch.Tensor:
+        """``(n_heads, n_tokens)`` token weights for at most one of the style options; with none,
+        the neutral default (:meth:`neutral_style_weights`).
+
+        Raises:
+            GstTtsError: more than one option, or a bad one (see :meth:`reference_mel`,
+                :meth:`style_weights_tensor`; a mix needs non-negative weights with a positive sum).
+        """
+        if sum(x is not None for x in (reference, style_weights, style_mix)) > 1:
+            raise GstTtsError("give at most one of reference, style_weights, style_mix")
+        if reference is not None:
+            return self.reference_style_weights(reference)
+        if style_weights is not None:
+            return self.style_weights_tensor(style_weights)
+        if style_mix is not None:
+            items = list(style_mix.items()) if isinstance(style_mix, Mapping) else list(style_mix)
+            mix = [(ref, _finite_float(w, f"mix weight of {ref}")) for ref, w in items]
+            if any(w < 0 for _, w in mix):
+                raise GstTtsError("style mix weights must not be negative")
+            total = sum(w for _, w in mix)
+            if not mix or total <= 0:
+                raise GstTtsError("style mix needs at least one reference with a positive weight")
+            # Every reference is encoded, even at weight 0: a bad file is an error, not ignored.
+            return sum(self.reference_style_weights(ref) * (w / total) for ref, w in mix)
+        return self.neutral_style_weights()
+
+    # ------------------------------------------------------------------ synthesis
+
+    @torch.no_grad()
+    def synthesize(
+        self,
+        texts: str | Sequence[str],
+        reference: Reference | None = None,
+        style_weights: StyleWeights | None = None,
+        style_mix: Mapping[Reference, float] | Sequence[tuple[Reference, float]] | None = None,
+        seed: int | None = None,
+        batch_size: int = 16,
+        stop_threshold: float = 0.5,
+        max_frames_per_symbol: float = 20.0,
+        max_decoder_steps: int = 1000,
+        max_chunk_chars: int | None = DEFAULT_MAX_CHARS,
+        pause_s: float = DEFAULT_PAUSE_S,
+        vocode: bool = True,
+        names: Sequence[str] | None = None,
+    ) -> SynthesisResult | list[SynthesisResult]:
+        """Synthesize one text (returns one result) or a list (returns a list, batched internally).
+
+        Give at most one of ``reference`` (style transfer), ``style_weights`` (style control),
+        ``style_mix`` (weighted mix of references' token weights). With none, the neutral default
+        is used: uniform weights over all tokens in every head.
+
+        Args:
+            texts: a text or a list of texts.
+            seed: makes the output repeatable (prenet dropout stays on at inference); the
+                caller's RNG state is left as it was.
+            batch_size: chunks decoded together.
+            stop_threshold, max_frames_per_symbol, max_decoder_steps: see
+                :meth:`GSTTacotron.infer`; the bounds apply per chunk.
+            max_chunk_chars: texts longer than this (cleaned characters) are split at sentence,
+                then clause boundaries; ``None`` never splits.
+            pause_s: silence between the chunks of a split text.
+            vocode: run the vocoder; ``False`` leaves ``audio`` empty (mel, alignment only).
+            names: one name per text for warnings (default: the text itself).
+
+        Every input is validated before anything is decoded.
+
+        Raises:
+            TextError: a text that is empty or has no usable symbol.
+            AudioError, GstTtsError: a bad style (see :meth:`resolve_style`).
+        """
+        _check_options(batch_size, max_chunk_chars, pause_s)
+        single = isinstance(texts, str)
+        text_list = [texts] if single else list(texts)
+        prepared = [self._prepare_text(t, max_chunk_chars) for t in text_list]
+        weights = self.resolve_style(reference, style_weights, style_mix)
+        results = self._synthesize_prepared(
+            text_list, prepared, [weights] * len(text_list), seed=seed, batch_size=batch_size,
+            stop_threshold=stop_threshold, max_frames_per_symbol=max_frames_per_symbol,
+            max_decoder_steps=max_decoder_steps, pause_s=pause_s, vocode=vocode, names=names,
+        )
+        return results[0] if single else results
+
+    @torch.no_grad()
+    def synthesize_styles(
+        self,
+        text: str,
+        styles: Sequence[StyleWeights | None],
+        seed: int | None = None,
+        batch_size: int = 16,
+        stop_threshold: float = 0.5,
+        max_frames_per_symbol: float = 20.0,
+        max_decoder_steps: int = 1000,
+        max_chunk_chars: int | None = DEFAULT_MAX_CHARS,
+        pause_s: float = DEFAULT_PAUSE_S,
+        vocode: bool = True,
+        names: Sequence[str] | None = None,
+    ) -> list[SynthesisResult]:
+        """One text in several token-weight styles (``None``: neutral), decoded as one batch.
+
+        Used to probe what each token does; arguments as in :meth:`synthesize`.
+        """
+        _check_options(batch_size, max_chunk_chars, pause_s)
+        prepared = self._prepare_text(text, max_chunk_chars)
+        weights = [self.neutral_style_weights() if s is None else self.style_weights_tensor(s) for s in styles]
+        return self._synthesize_prepared(
+            [text] * len(weights), [prepared] * len(weights), weights, seed=seed, batch_size=batch_size,
+            stop_threshold=stop_threshold, max_frames_per_symbol=max_frames_per_symbol,
+            max_decoder_steps=max_decoder_steps, pause_s=pause_s, vocode=vocode, names=names,
+        )
+
+    def _prepare_text(self, text: str, max_chunk_chars: int | None) -> tuple[str, list[tuple[str, torch.Tensor]]]:
+        """Cleaned text and its chunks ``[(cleaned chunk, ids)]``; raises TextError for unusable text."""
+        if not isinstance(text, str):
+            raise TextError(f"text must be a string, got {type(text).__name__}")
+        ids = self.symbols.encode(text)  # TextError for empty / symbol-less text; warns once about dropped characters
+        if not self._speakable(ids):
+            q = text if len(text) <= 40 else text[:40] + "…"
+            raise TextError(f"text has nothing to speak (only punctuation): {q!r}")
+        cleaned = self.symbols.clean(text)
+        if max_chunk_chars is None or len(cleaned) <= max_chunk_chars:
+            return cleaned, [(cleaned, ids)]
+        chunks = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DroppedCharacterWarning)  # already warned for the whole text
+            for piece in split_text(cleaned, max_chunk_chars):
+                try:
+                    piece_ids = self.symbols.encode(piece)
+                except TextError:
+                    continue
+                if self._speakable(piece_ids):  # punctuation only: the pause between chunks stands in for it
+                    chunks.append((piece, piece_ids))
+        return cleaned, chunks
+
+    def _speakable(self, ids: torch.Tensor) -> bool:
+        """Whether ``ids`` hold a letter or digit (when the table has any): punctuation alone says nothing."""
+        if self._letter_ids is None:
+            self._letter_ids = torch.tensor([i for i, c in enumerate(self.symbols.symbols) if c.isalnum()], dtype=torch.long)
+        return self._letter_ids.numel() == 0 or bool(torch.isin(ids, self._letter_ids).any())
+
+    def _synthesize_prepared(
+        self,
+        texts: list[str],
+        prepared: list[tuple[str, list[tuple[str, torch.Tensor]]]],
+        weights: list[torch.Tensor],
+        *,
+        seed: int | None,
+        batch_size: int,
+        stop_threshold: float,
+        max_frames_per_symbol: float,
+        max_decoder_steps: int,
+        pause_s: float,
+        vocode: bool,
+        names: Sequence[str] | None,
+    ) -> list[SynthesisResult]:
+        if names is not None and len(names) != len(texts):
+            raise ValueError(f"{len(names)} names for {len(texts)} texts")
+        chunks = [
+            _Chunk(i, piece, ids, weights[i])
+            for i, (_, pieces) in enumerate(prepared)
+            for piece, ids in pieces
+        ]
+        results = []
+        with _seeded(seed, self.device):
+            decoded = self._decode(chunks, batch_size, stop_threshold, max_frames_per_symbol, max_decoder_steps)
+            per_text: list[list[tuple[_Chunk, _Decoded]]] = [[] for _ in texts]
+            for c, d in zip(chunks, decoded):  # chunks are in reading order
+                per_text[c.text_index].append((c, d))
+            for i, text in enumerate(texts):
+                results.append(self._assemble(text, prepared[i][0], per_text[i], weights[i], pause_s, vocode))
+        for i, r in enumerate(results):
+            problems = r.problems()
+            if problems:
+                name = names[i] if names is not None else repr(r.text if len(r.text) <= 60 else r.text[:60] + "…")
+                shown = problems[:3] + ([f"and {len(problems) - 3} more"] if len(problems) > 3 else [])
+                log.warning("attention problem in %s: %s", name, "; ".join(shown))
+        return results
+
+    def _decode(
+        self, chunks: list[_Chunk], batch_size: int, stop_threshold: float, max_frames_per_symbol: float, max_decoder_steps: int
+    ) -> list[_Decoded]:
+        """Decode all chunks in batches of similar length (a batch runs until its longest item
+        stops, so mixing lengths wastes steps)."""
+        out: list[_Decoded | None] = [None] * len(chunks)
+        order = sorted(range(len(chunks)), key=lambda i: -len(chunks[i].ids))
+        for start in range(0, len(order), batch_size):
+            idx = order[start : start + batch_size]
+            lengths = torch.tensor([len(chunks[i].ids) for i in idx])
+            text = torch.full((len(idx), int(lengths.max())), self.symbols.pad_id, dtype=torch.long)
+            for row, i in enumerate(idx):
+                text[row, : len(chunks[i].ids)] = chunks[i].ids
+            style = torch.stack([chunks[i].weights for i in idx]).to(self.device)
+            result = self.model.infer(
+                text.to(self.device), lengths.to(self.device), style_weights=style, stop_threshold=stop_threshold,
+                max_frames_per_symbol=max_frames_per_symbol, max_decoder_steps=max_decoder_steps,
+            )
+            # One transfer per tensor, then cheap per-row slicing on the CPU.
+            mel = result.mel_postnet.float().cpu()
+            alignments = result.alignments.float().cpu().numpy()
+            stop_probs = result.stop_probs.float().cpu().numpy()
+            steps, frames = result.steps.cpu().tolist(), result.mel_lengths.cpu().tolist()
+            stopped = result.stopped_on_token.cpu().tolist()
+            for row, i in enumerate(idx):
+                out[i] = _Decoded(
+                    log_mel=self.mel_stats.denormalize(mel[row, : frames[row]]),
+                    alignment=np.ascontiguousarray(alignments[row, : steps[row], : int(lengths[row])]),
+                    stop_probs=np.ascontiguousarray(stop_probs[row, : steps[row]]),
+                    stopped_on_token=bool(stopped[row]),
+                )
+        return out  # type: ignore[return-value]
+
+    def _assemble(
+        self, text: str, cleaned: str, parts: list[tuple[_Chunk, _Decoded]], weights: torch.Tensor, pause_s: float, vocode: bool
+    ) -> SynthesisResult:
+        """Join a text's decoded chunks into one result."""
+        reports = [
+            ChunkReport(c.text, int(d.log_mel.shape[0]), "stop_token" if d.stopped_on_token else "max_steps", alignment_health(d.alignment))
+            for c, d in parts
+        ]
+        if len(parts) == 1:
+            alignment, health = parts[0][1].alignment, reports[0].health
+        else:
+            steps = sum(d.alignment.shape[0] for _, d in parts)
+            symbols = sum(d.alignment.shape[1] for _, d in parts)
+            alignment = np.zeros((steps, symbols), dtype=np.float32)
+            t = s = 0
+            for _, d in parts:
+                alignment[t : t + d.alignment.shape[0], s : s + d.alignment.shape[1]] = d.alignment
+                t, s = t + d.alignment.shape[0], s + d.alignment.shape[1]
+            health = alignment_health(alignment)
+        log_mel = torch.cat([d.log_mel for _, d in parts])
+        if vocode:
+            # Chunks are vocoded separately so each pause is clean silence, not a smeared edge.
+            pause = np.zeros(int(round(pause_s * self.sample_rate)), dtype=np.float32)
+            pieces = []
+            for k, (_, d) in enumerate(parts):
+                if k:
+                    pieces.append(pause)
+                pieces.append(np.asarray(self.vocoder(d.log_mel), dtype=np.float32))
+            audio = np.concatenate(pieces)
+        else:
+            audio = np.zeros(0, dtype=np.float32)
+        return SynthesisResult(
+            text=text,
+            cleaned_text=cleaned,
+            audio=audio,
+            sample_rate=self.sample_rate,
+            mel=log_mel.numpy(),
+            alignment=alignment,
+            stop_probs=np.concatenate([d.stop_probs for _, d in parts]),
+            stop_reason="stop_token" if all(d.stopped_on_token for _, d in parts) else "max_steps",
+            style_weights=weights.float().cpu().numpy(),
+            health=health,
+            input_labels=[self.symbols.symbols[int(i)] for c, _ in parts for i in c.ids],
+            chunks=reports,
+            hop_length=self.audio_config.hop_length,
+            frames_per_step=self.model.reduction_factor,
+        )
+
+
+def _check_options(batch_size: int, max_chunk_chars: int | None, pause_s: float) -> None:
+    if batch_size < 1:
+        raise GstTtsError(f"batch_size must be at least 1, got {batch_size}")
+    if max_chunk_chars is not None and max_chunk_chars < 1:
+        raise GstTtsError(f"max_chunk_chars must be at least 1 (or None), got {max_chunk_chars}")
+    if not pause_s >= 0:
+        raise GstTtsError(f"pause_s must be >= 0, got {pause_s}")
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
+def _finite_float(value: Any, what: str) -> float:
+    try:
+        w = float(value)
+    except (TypeError, ValueError):
+        raise GstTtsError(f"{what} is not a number: {value!r}") from None
+    if not math.isfinite(w):
+        raise GstTtsError(f"{what} must be finite, got {value!r}")
+    return w

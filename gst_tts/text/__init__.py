@@ -1,0 +1,1 @@
+"""Text: cleaners (normalisation), the symbol table, sentence splitting for long inputs."""

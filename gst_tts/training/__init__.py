@@ -1,0 +1,1 @@
+"""Training: the loop (``trainer``), losses, the checkpoint schema, distributed context, TensorBoard logger."""

@@ -1,0 +1,127 @@
+"""Distributed data parallel context for ``torchrun``; a no-op in a single process.
+
+    torchrun --nproc_per_node=4 -m gst_tts.train data.root=… hydra.run.dir=runs/lj
+
+torchrun sets WORLD_SIZE, RANK and LOCAL_RANK; NCCL is used on CUDA, gloo on CPU.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+import os
+from typing import Iterator
+
+import torch
+from torch import nn
+import torch.distributed as dist
+
+from gst_tts.errors import GstTtsError
+
+
+@dataclass
+class DistributedContext:
+    world_size: int = 1
+    rank: int = 0
+    local_rank: int = 0
+    device: torch.device | None = None  # set when distributed: this rank's device
+
+    @classmethod
+    def from_environment(cls, device_name: str = "auto") -> "DistributedContext":
+        world_size = int(os.environ.get("WORLD_SIZE", "1"))
+        if world_size <= 1:
+            return cls()
+        rank, local_rank = int(os.environ["RANK"]), int(os.environ.get("LOCAL_RANK", "0"))
+        use_cuda = torch.cuda.is_available() and device_name != "cpu"
+        if use_cuda:
+            if local_rank >= torch.cuda.device_count():
+                raise GstTtsError(f"LOCAL_RANK {local_rank} but only {torch.cuda.device_count()} CUDA devices")
+            torch.cuda.set_device(local_rank)
+            device = torch.device("cuda", local_rank)
+        else:
+            device = torch.device("cpu")
+        if not dist.is_initialized():
+            dist.init_process_group(backend="nccl" if use_cuda else "gloo")
+        return cls(world_size, rank, local_rank, device)
+
+    @property
+    def enabled(self) -> bool:
+        return self.world_size > 1
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+    def wrap(self, model: nn.Module) -> nn.Module:
+        if not self.enabled:
+            return model
+        ids = [self.local_rank] if self.device is not None and self.device.type == "cuda" else None
+        return nn.parallel.DistributedDataParallel(model, device_ids=ids)
+
+    def no_sync(self, model: nn.Module):
+        return model.no_sync() if self.enabled else contextlib.nullcontext()
+
+    def any(self, flag: bool) -> bool:
+        """True on every rank if ``flag`` is true on any rank (keeps ranks in lock-step)."""
+        if not self.enabled:
+            return bool(flag)
+        t = torch.tensor([1.0 if flag else 0.0], device=self.device)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        return bool(t.item() > 0)
+
+    def barrier(self) -> None:
+        if self.enabled:
+            dist.barrier()
+
+    @contextlib.contextmanager
+    def rank_zero_first(self) -> Iterator[None]:
+        """Rank 0 runs the block first (e.g. writing a cache); the others run it afterwards.
+
+        A failure on any rank ends every rank with a GstTtsError carrying the same one-line
+        message (the failing rank raises its own exception), rather than leaving the others
+        waiting at a barrier, which only torchrun would clean up.
+        """
+        if not self.enabled:
+            yield
+            return
+        if not self.is_main:
+            first = self._broadcast_from_main(None)  # waits for rank 0's outcome
+            if first is not None:
+                raise GstTtsError(first)
+        error: Exception | None = None
+        try:
+            yield
+        except Exception as exc:
+            error = exc
+        message = None if error is None else _one_line(error, self.rank)
+        if self.is_main:
+            self._broadcast_from_main(message)  # releases the others, or tells them why not
+            if error is not None:
+                raise error
+        # A failure in the other ranks' turn must reach every rank too, rank 0 included.
+        failures = [m for m in self._gather(message) if m]
+        if error is not None:
+            raise error
+        if failures:
+            raise GstTtsError(failures[0])
+
+    def _broadcast_from_main(self, message: str | None) -> str | None:
+        box = [message]
+        dist.broadcast_object_list(box, src=0, device=self._object_device())
+        return box[0]
+
+    def _gather(self, message: str | None) -> list[str | None]:
+        messages: list[str | None] = [None] * self.world_size
+        dist.all_gather_object(messages, message)
+        return messages
+
+    def _object_device(self) -> torch.device | None:
+        # NCCL moves pickled objects through the GPU; gloo through the CPU.
+        return self.device if self.device is not None and self.device.type == "cuda" else None
+
+
+def _one_line(error: Exception, rank: int) -> str:
+    if isinstance(error, GstTtsError):
+        return str(error)
+    lines = str(error).strip().splitlines()
+    return f"rank {rank} failed: {type(error).__name__}" + (f": {lines[0]}" if lines else "")
