@@ -16,10 +16,11 @@ import math
 import os
 from pathlib import Path
 import sys
-import tempfile
 from typing import Any
 
 import matplotlib
+
+from gst_tts.files import atomic_write
 
 if "matplotlib.pyplot" not in sys.modules:
     # Headless default for scripts and training.  Once pyplot has been
@@ -395,24 +396,11 @@ def save_figure(fig: Figure, path: str | os.PathLike, *, dpi: int = 100) -> Path
     Returns:
         ``path`` as a :class:`~pathlib.Path`.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fmt = path.suffix[1:].lower() or "png"
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fmt = Path(path).suffix[1:].lower() or "png"
     try:
-        with os.fdopen(fd, "wb") as f:
-            fig.savefig(f, format=fmt, dpi=dpi)
-        os.chmod(tmp, 0o644)  # mkstemp makes it 0600
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+        return atomic_write(path, lambda f: fig.savefig(f, format=fmt, dpi=dpi))
     finally:
         _close(fig)
-    return path
 
 
 def _close(fig: Figure) -> None:

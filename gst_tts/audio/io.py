@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-import tempfile
 
 import numpy as np
 import soundfile as sf
@@ -13,6 +12,7 @@ import torch
 import torchaudio
 
 from gst_tts.errors import AudioError
+from gst_tts.files import atomic_write
 
 
 def load_audio(path: str | os.PathLike, sample_rate: int | None = None) -> tuple[np.ndarray, int]:
@@ -60,20 +60,10 @@ def trim_silence(samples: np.ndarray, top_db: float | None, frame_length: int = 
 
 def write_wav(path: str | os.PathLike, samples: np.ndarray, sample_rate: int) -> None:
     """Write 16-bit PCM WAV atomically (temp file in the same folder, then rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     peak = float(np.max(np.abs(samples))) if samples.size else 0.0
     if peak > 1.0:  # Griffin-Lim output can overshoot; scale rather than clip
         samples = samples / peak
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        sf.write(tmp, samples, sample_rate, subtype="PCM_16", format="WAV")
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600 files
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, lambda f: sf.write(f, samples, sample_rate, subtype="PCM_16", format="WAV"))
 
 
 def _one_line(exc: BaseException) -> str:

@@ -8,12 +8,12 @@ wavs, alignment PNGs and ``summary.json`` / ``summary.txt``.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
 
 from gst_tts.errors import GstTtsError
+from gst_tts.files import write_json, write_text
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -102,10 +102,7 @@ def run(args: argparse.Namespace) -> int:
     report = {"checkpoint": str(args.checkpoint), "held_out_sentences": texts, "reference_text": reference_text,
               "alignment": summary, "per_style": per_style, "references": references,
               "style_transfer": transfer, "utterances": rows}
-    out.mkdir(parents=True, exist_ok=True)
-    tmp = out / ".summary.json.tmp"
-    tmp.write_text(json.dumps(report, indent=2))
-    tmp.replace(out / "summary.json")
+    write_json(out / "summary.json", report)
     lines = [
         f"Held-out alignment health over {len(rows)} syntheses ({len(texts)} new sentences x {len(STYLES)} reference styles):",
         f"  mean focus {summary['focus']:.3f}   mean coverage {summary['coverage']:.3f}   "
@@ -121,9 +118,7 @@ def run(args: argparse.Namespace) -> int:
         f"Style transfer (share of the reference gap carried into the output): pitch {transfer['pitch_share']:.2f}, "
         f"duration {transfer['duration_share']:.2f}"
     )
-    tmp = out / ".summary.txt.tmp"
-    tmp.write_text("\n".join(lines) + "\n")
-    tmp.replace(out / "summary.txt")
+    write_text(out / "summary.txt", "\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
 

@@ -7,12 +7,12 @@ alignment health (focus, coverage, monotonicity, end reached, stop token) is ave
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
 
 from gst_tts.errors import GstTtsError
+from gst_tts.files import write_json
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -68,9 +68,6 @@ def run(args: argparse.Namespace) -> int:
               f"stopped on token {summary['stopped_on_token_rate']:.0%}  aligned {summary['ok_rate']:.0%}")
     print(f"aligned: {ALIGNED_CRITERIA}")
     if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
-        tmp = args.out / ".summary.json.tmp"
-        tmp.write_text(json.dumps(report, indent=2))
-        tmp.replace(args.out / "summary.json")
+        write_json(args.out / "summary.json", report)
         print(f"alignment plots and summary.json in {args.out}")
     return 0

@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from gst_tts.analysis.plots import plot_style_weights, save_figure
-from gst_tts.cli.synthesize import add_model_arguments, atomic_write, check_writable_location, load_synthesizer
+from gst_tts.cli.synthesize import add_model_arguments, check_writable_location, load_synthesizer
+from gst_tts.files import atomic_write
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -31,16 +31,16 @@ import numpy as np
 from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
-from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
 from gst_tts.audio.io import write_wav
+from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
 from gst_tts.cli.synthesize import (
     add_model_arguments,
-    atomic_write,
     check_writable_location,
     decoding_kwargs,
     load_synthesizer,
 )
 from gst_tts.errors import GstTtsError
+from gst_tts.files import atomic_write
 from gst_tts.inference.results import SynthesisResult
 from gst_tts.text.split import DEFAULT_MAX_CHARS
 

@@ -20,13 +20,10 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
-import io
-import json
 import logging
 import os
 from pathlib import Path
-import tempfile
-from typing import Any, Callable
+from typing import Any
 import warnings
 
 import numpy as np
@@ -34,9 +31,10 @@ import torch
 from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
-from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
 from gst_tts.audio.io import write_wav
+from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
 from gst_tts.errors import GstTtsError, TextError
+from gst_tts.files import write_json, write_npy
 from gst_tts.inference.results import SynthesisResult
 from gst_tts.inference.synthesizer import DEFAULT_PAUSE_S, Synthesizer
 from gst_tts.text.split import DEFAULT_MAX_CHARS
@@ -158,34 +156,6 @@ def resolve_cli_style(synth: Synthesizer, args: argparse.Namespace) -> tuple[tor
         mix = parse_style_mix(args.style_mix)
         return synth.resolve_style(style_mix=mix), {"source": "style_mix", "mix": {str(p): w for p, w in mix}}
     return synth.neutral_style_weights(), {"source": "neutral", "description": "uniform weights 1/n_tokens in every head"}
-
-
-# ---------------------------------------------------------------- atomic output
-
-
-def atomic_write(path: str | os.PathLike, write: Callable[[io.BufferedWriter], None]) -> Path:
-    """Write through ``write(file)`` to a temporary file beside ``path``, then rename it into place."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-        os.chmod(tmp, 0o644)  # mkstemp makes it 0600
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-
-
-def write_json(path: str | os.PathLike, obj: Any) -> Path:
-    data = (json.dumps(obj, indent=2, ensure_ascii=False) + "\n").encode()
-    return atomic_write(path, lambda f: f.write(data))
-
-
-def write_npy(path: str | os.PathLike, array: np.ndarray) -> Path:
-    return atomic_write(path, lambda f: np.save(f, array, allow_pickle=False))
 
 
 def check_writable_location(path: Path, what: str) -> None:

@@ -8,7 +8,6 @@ import json
 import logging
 import os
 from pathlib import Path
-import tempfile
 from typing import Sequence
 
 import numpy as np
@@ -18,6 +17,7 @@ from gst_tts.audio.features import AudioConfig, MelExtractor, MelStats, wav_to_l
 from gst_tts.audio.io import load_audio
 from gst_tts.data.corpus import Utterance
 from gst_tts.errors import AudioError, DataError
+from gst_tts.files import atomic_write, write_npy, write_text
 
 log = logging.getLogger(__name__)
 
@@ -67,11 +67,11 @@ class FeatureCache:
                 if samples.size < self.config.win_length or float(np.max(np.abs(samples))) < 1e-4:
                     raise DataError(f"{utt.where}: {utt.audio_path}: audio is silent or too short")
                 mel = wav_to_logmel(samples, self.config, extractor)
-                _atomic_save_npy(self.path(utt.id), mel)
+                write_npy(self.path(utt.id), mel)
                 entries[utt.id] = {"frames": int(mel.shape[0]), "source": _source_key(utt.audio_path)}
                 if (i + 1) % 200 == 0:  # keep progress if interrupted
-                    _atomic_write_text(self.manifest_path, json.dumps(manifest))
-            _atomic_write_text(self.manifest_path, json.dumps(manifest))
+                    write_text(self.manifest_path, json.dumps(manifest))
+            write_text(self.manifest_path, json.dumps(manifest))
         return {u.id: int(entries[u.id]["frames"]) for u in utterances}
 
     def load(self, utt_id: str) -> np.ndarray:
@@ -98,10 +98,7 @@ class FeatureCache:
             total_sq += (mel**2).sum(0)
             count += mel.shape[0]
         stats = MelStats.from_sums(total, total_sq, count)
-        fd, tmp = tempfile.mkstemp(dir=self.dir, suffix=".npz")
-        os.close(fd)
-        np.savez(tmp, mean=stats.mean.numpy(), std=stats.std.numpy())
-        os.replace(tmp, path)
+        atomic_write(path, lambda f: np.savez(f, mean=stats.mean.numpy(), std=stats.std.numpy()))
         return stats
 
 
@@ -117,15 +114,3 @@ def _source_key(path: Path) -> str:
     return f"{st.st_size}:{st.st_mtime_ns}"
 
 
-def _atomic_save_npy(path: Path, array: np.ndarray) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".npy")
-    os.close(fd)
-    np.save(tmp, array)
-    os.replace(tmp, path)
-
-
-def _atomic_write_text(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)

@@ -34,9 +34,10 @@ import torch
 
 from gst_tts.analysis.alignment import alignment_health
 from gst_tts.audio.features import AudioConfig, MelExtractor, MelStats
+from gst_tts.audio.io import load_audio, to_mono_resampled, trim_silence
 from gst_tts.audio.vocoders import Vocoder
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
-from gst_tts.audio.io import load_audio, to_mono_resampled, trim_silence
+from gst_tts.device import resolve_device
 from gst_tts.errors import AudioError, CheckpointError, GstTtsError, TextError
 from gst_tts.inference.results import ChunkReport, SynthesisResult
 from gst_tts.model import GSTTacotron
@@ -96,18 +97,6 @@ def _seeded(seed: int | None, device: torch.device) -> Iterator[None]:
         torch.manual_seed(int(seed))
         yield
 
-
-def resolve_device(device: str | torch.device | None) -> torch.device:
-    """``None`` → CUDA when available, else CPU; a CUDA device without CUDA is a GstTtsError."""
-    if device is None:
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        dev = torch.device(device)
-    except (RuntimeError, TypeError) as exc:
-        raise GstTtsError(f"unknown device {device!r} ({exc})") from None
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise GstTtsError(f"device {device!r} requested but CUDA is not available")
-    return dev
 
 
 class Synthesizer:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 import pickle
-import tempfile
 from typing import Any
 
 import torch
 
 from gst_tts.audio.features import AudioConfig, MelStats
 from gst_tts.errors import CheckpointError
+from gst_tts.files import atomic_write
 from gst_tts.model import GSTTacotron
 from gst_tts.text.symbols import SymbolTable
 
@@ -21,17 +21,7 @@ VERSION = 1
 
 def save_checkpoint(path: str | os.PathLike, payload: dict[str, Any]) -> Path:
     """Write ``payload`` (plain containers and tensors only) to ``path`` via a temp file + rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        torch.save({"format": FORMAT, "version": VERSION, **payload}, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return atomic_write(path, lambda f: torch.save({"format": FORMAT, "version": VERSION, **payload}, f))
 
 
 def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = "cpu") -> dict[str, Any]:

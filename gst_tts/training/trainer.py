@@ -30,6 +30,7 @@ from gst_tts.data.batching import Collate, LengthBucketSampler, TTSDataset, enco
 from gst_tts.data.cache import FeatureCache, default_cache_dir
 from gst_tts.data.corpus import read_corpus
 from gst_tts.data.split import split_train_val
+from gst_tts.device import resolve_device
 from gst_tts.errors import CheckpointError, GstTtsError
 from gst_tts.model import GSTTacotron, count_parameters
 from gst_tts.text.symbols import SymbolTable
@@ -51,14 +52,6 @@ class TrainState:
     batch_in_epoch: int = 0
     skipped_batches: int = 0
 
-
-def resolve_device(name: str) -> torch.device:
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    device = torch.device(name)
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise GstTtsError(f"trainer.device={name} but CUDA is not available")
-    return device
 
 
 def model_config(cfg: DictConfig, n_symbols: int) -> dict[str, Any]:
