@@ -1,6 +1,8 @@
 """Config → training pieces: `_target_` honoured, config keys checked against the constructors in
 one line, data-derived sizes wired in, the packaged presets valid."""
 
+from dataclasses import asdict
+import inspect
 from pathlib import Path
 import subprocess
 import sys
@@ -10,6 +12,7 @@ from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
 import pytest
 
+from gst_tts.audio.features import AudioConfig
 from gst_tts.errors import GstTtsError
 from gst_tts.model import GSTTacotron
 from gst_tts.train import CONFIG_MODULE
@@ -144,3 +147,23 @@ def test_train_command_reports_an_unknown_model_key_in_one_line_with_exit_code_2
     lines = result.stderr.strip().splitlines()
     assert lines[-1].startswith("error: model config: unknown key 'encoder_dimm'"), result.stderr[-2000:]
     assert "Traceback" not in result.stderr
+
+
+def _defaults(cls, leave_out=()) -> dict:
+    return {name: list(p.default) if isinstance(p.default, tuple) else p.default
+            for name, p in inspect.signature(cls).parameters.items()
+            if p.default is not inspect.Parameter.empty and name not in leave_out}
+
+
+def test_presets_that_list_every_key_restate_the_constructor_defaults():
+    # These presets list every key so that each can be overridden on the command line; the
+    # constructors' signatures stay the one source of the values.
+    with initialize_config_module(config_module=CONFIG_MODULE, version_base="1.3"):
+        cfg = compose("config", overrides=["model=tacotron2", "loss=default", "data=ljspeech"])
+    model = OmegaConf.to_container(cfg.model)
+    model.pop("_target_")
+    assert model == _defaults(GSTTacotron, leave_out=MODEL_FROM_DATA)
+    loss = OmegaConf.to_container(cfg.loss)
+    loss.pop("_target_")
+    assert loss == _defaults(TacotronLoss, leave_out=("reduction_factor",))
+    assert OmegaConf.to_container(cfg.data.audio) == asdict(AudioConfig())

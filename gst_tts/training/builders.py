@@ -25,7 +25,7 @@ from gst_tts.data.batching import Collate, LengthBucketSampler, TTSDataset, enco
 from gst_tts.data.cache import FeatureCache, default_cache_dir
 from gst_tts.data.corpus import Utterance, read_corpus
 from gst_tts.data.split import split_train_val
-from gst_tts.errors import CheckpointError, GstTtsError
+from gst_tts.errors import CheckpointError, GstTtsError, first_line
 from gst_tts.model import GSTTacotron
 from gst_tts.text.symbols import SymbolTable
 from gst_tts.training.checkpoint import load_checkpoint
@@ -359,6 +359,4 @@ def _instantiate(target: str, kwargs: Mapping[str, Any], group: str) -> Any:
         # _convert_="all": plain lists and dicts reach the constructor, not OmegaConf containers.
         return instantiate({"_target_": target, **kwargs}, _convert_="all")
     except InstantiationException as exc:
-        cause = exc.__cause__ or exc
-        detail = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
-        raise GstTtsError(f"{group} config: {target} refused it: {detail}") from None
+        raise GstTtsError(f"{group} config: {target} refused it: {first_line(exc.__cause__ or exc)}") from None

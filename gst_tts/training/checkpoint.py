@@ -37,7 +37,7 @@ import numpy as np
 import torch
 
 from gst_tts.audio.features import AudioConfig, MelStats
-from gst_tts.errors import CheckpointError
+from gst_tts.errors import CheckpointError, first_line
 from gst_tts.files import atomic_write
 from gst_tts.model import GSTTacotron
 from gst_tts.text.symbols import SymbolTable
@@ -137,8 +137,7 @@ def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = 
             ) from None
         raise CheckpointError(f"{path}: not a gst-tts checkpoint (unreadable pickle: {detail})") from None
     except Exception as exc:  # zip/EOF/decode errors from random bytes
-        first = str(exc).strip().splitlines()[0][:120] if str(exc).strip() else ""
-        raise CheckpointError(f"{path}: not a gst-tts checkpoint ({type(exc).__name__}: {first})") from None
+        raise CheckpointError(f"{path}: not a gst-tts checkpoint ({type(exc).__name__}: {first_line(exc, 120)})") from None
     return check_checkpoint(ckpt, path)
 
 
@@ -172,7 +171,7 @@ def model_from_checkpoint(ckpt: dict[str, Any], path: str | os.PathLike = "check
         model = GSTTacotron(**config)
         model.load_state_dict(ckpt["model"])
     except (TypeError, ValueError, RuntimeError) as exc:
-        raise CheckpointError(f"{path}: weights do not match the model config ({str(exc).splitlines()[0][:160]})") from None
+        raise CheckpointError(f"{path}: weights do not match the model config ({first_line(exc)})") from None
     return model
 
 

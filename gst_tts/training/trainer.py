@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 import torch
+from torch import nn
 
 from gst_tts.analysis.alignment import alignment_health, mean_health
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
@@ -181,9 +182,7 @@ class Trainer:
             # Gradients are all-reduced once, on the last micro-batch.
             sync = self.dist.no_sync(self.train_model) if i < len(batches) - 1 else contextlib.nullcontext()
             with sync:
-                with torch.autocast(self.device.type, dtype=self.amp_dtype or torch.float32, enabled=self.amp_dtype is not None):
-                    output = self.train_model(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"])
-                    terms = self.criterion(output, batch, self.state.step)
+                terms = self._loss_terms(self.train_model, batch)
                 # Every rank must agree to skip, or the others would wait forever in all-reduce.
                 if self.dist.any(not torch.isfinite(terms["total"])):
                     self.optimizer.zero_grad(set_to_none=True)
@@ -212,6 +211,14 @@ class Trainer:
         self.state.step += 1
         sums["grad_norm"] = float(grad_norm)
         return sums
+
+    def _loss_terms(self, model: nn.Module, batch: dict) -> dict[str, torch.Tensor]:
+        """Teacher-forced loss terms of a batch on the device, under the run's autocast setting;
+        ``model`` is the DDP wrapper in training (its forward pass syncs gradients), the bare model
+        in validation."""
+        with torch.autocast(self.device.type, dtype=self.amp_dtype or torch.float32, enabled=self.amp_dtype is not None):
+            output = model(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"])
+            return self.criterion(output, batch, self.state.step)
 
     def _restore_buffers(self, saved: list[torch.Tensor]) -> None:
         with torch.no_grad():
@@ -242,10 +249,7 @@ class Trainer:
         sums: dict[str, float] = {}
         n = 0
         for batch in loader:
-            batch = _to_device(batch, self.device)
-            with torch.autocast(self.device.type, dtype=self.amp_dtype or torch.float32, enabled=self.amp_dtype is not None):
-                output = self.model(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"])
-                terms = self.criterion(output, batch, step)
+            terms = self._loss_terms(self.model, _to_device(batch, self.device))
             for k, v in terms.items():
                 sums[k] = sums.get(k, 0.0) + float(v) * len(batch["ids"])
             n += len(batch["ids"])
@@ -257,15 +261,14 @@ class Trainer:
         if count:
             batch = _to_device(self.collate([self.val_set[i] for i in range(count)]), self.device)
             out = self.model.infer(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"])
-            for i in range(count):
-                steps, symbols = int(out.steps[i]), int(batch["text_lengths"][i])
-                alignment = out.alignments[i, :steps, :symbols].float().cpu()
-                healths.append(alignment_health(alignment))
+            alignments = [out.alignments[i, : int(out.steps[i]), : int(batch["text_lengths"][i])].float().cpu()
+                          for i in range(count)]
+            healths = [alignment_health(alignment) for alignment in alignments]
             frames = int(out.mel_lengths[0])
             log_mel = self.stats.denormalize(out.mel_postnet[0, :frames].float().cpu())
             target_frames = int(batch["mel_lengths"][0])
             sample = {
-                "alignment": out.alignments[0, : int(out.steps[0]), : int(batch["text_lengths"][0])].float().cpu().numpy(),
+                "alignment": alignments[0].numpy(),
                 "mel": log_mel.numpy(),
                 "target_mel": self.stats.denormalize(batch["mel"][0, :target_frames].cpu()).numpy(),
                 "stop_probs": out.stop_probs[0, : int(out.steps[0])].cpu().numpy(),
