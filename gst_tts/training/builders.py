@@ -16,6 +16,8 @@ import logging
 from pathlib import Path
 from typing import Any, Callable, Mapping, NamedTuple
 
+from hydra.errors import InstantiationException
+from hydra.utils import get_class, instantiate
 from omegaconf import DictConfig, OmegaConf
 import torch
 from torch import nn
@@ -343,8 +345,6 @@ def _plain(node: DictConfig | Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _locate(target: str, group: str) -> type:
-    from hydra.utils import get_class
-
     try:
         return get_class(target)
     except Exception:  # Hydra's message spans lines and suggests HYDRA_FULL_ERROR
@@ -352,9 +352,6 @@ def _locate(target: str, group: str) -> type:
 
 
 def _instantiate(target: str, kwargs: Mapping[str, Any], group: str) -> Any:
-    from hydra.errors import InstantiationException
-    from hydra.utils import instantiate
-
     try:
         # _convert_="all": plain lists and dicts reach the constructor, not OmegaConf containers.
         return instantiate({"_target_": target, **kwargs}, _convert_="all")
