@@ -21,7 +21,6 @@ Prints a table and a last line ``batched_synthesis_speedup=X``.
 from __future__ import annotations
 
 import argparse
-from dataclasses import asdict
 import logging
 from pathlib import Path
 import statistics
@@ -36,9 +35,9 @@ sys.path.insert(0, str(ROOT))
 
 from gst_tts.audio.features import AudioConfig, MelStats  # noqa: E402
 from gst_tts.inference.synthesizer import Synthesizer  # noqa: E402
-from gst_tts.model import GSTTacotron  # noqa: E402
 from gst_tts.text.symbols import SymbolTable  # noqa: E402
-from gst_tts.training.checkpoint import save_checkpoint  # noqa: E402
+from gst_tts.training.builders import build_model  # noqa: E402
+from gst_tts.training.checkpoint import checkpoint_payload, save_checkpoint  # noqa: E402
 
 SENTENCES = [
     "The birch canoe slid on the smooth planks.",
@@ -64,17 +63,14 @@ def random_tiny_checkpoint(directory: Path) -> Path:
     """A random-weight checkpoint of the conf/model/tiny.yaml model (as tests/conftest.py builds one)."""
     import yaml
 
-    config = yaml.safe_load((ROOT / "conf" / "model" / "tiny.yaml").read_text())
-    config.pop("_target_", None)
     symbols = SymbolTable()
-    config.update(n_symbols=len(symbols), n_mels=80)
     torch.manual_seed(0)
-    model = GSTTacotron(**config)
-    return save_checkpoint(directory / "random_tiny.pt", {
-        "model": model.state_dict(), "model_config": config, "step": 0, "config": {},
-        "symbols": symbols.to_dict(), "audio_config": asdict(AudioConfig()),
-        "mel_stats": MelStats(torch.full((80,), -5.0), torch.full((80,), 2.0)).to_dict(),
-    })
+    model, config = build_model(yaml.safe_load((ROOT / "conf" / "model" / "tiny.yaml").read_text()),
+                                n_symbols=len(symbols), n_mels=80, pad_id=symbols.pad_id)
+    return save_checkpoint(directory / "random_tiny.pt", checkpoint_payload(
+        model_state=model.state_dict(), model_config=config, symbols=symbols, audio_config=AudioConfig(),
+        mel_stats=MelStats(torch.full((80,), -5.0), torch.full((80,), 2.0)),
+    ))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,3 +19,10 @@ class AudioError(GstTtsError):
 
 class CheckpointError(GstTtsError):
     """A file that is not a gst-tts checkpoint, or one that does not match the model."""
+
+
+def first_line(error: BaseException, limit: int = 160) -> str:
+    """The first line of ``error``'s message, at most ``limit`` characters (default 160); its type
+    name when the message is empty. For one-line reports of exceptions that come from libraries."""
+    lines = str(error).strip().splitlines()
+    return lines[0][:limit] if lines else type(error).__name__

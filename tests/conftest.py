@@ -1,11 +1,13 @@
-"""Shared fixtures: a tiny random-weight checkpoint, a tiny synthetic corpus, the shared data path."""
+"""Shared fixtures and helpers: a tiny random-weight checkpoint, a tiny synthetic corpus, a training
+config for both, the shared data path. Test modules share code through this file only."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from pathlib import Path
 
+from hydra import compose, initialize_config_module
 import numpy as np
+from omegaconf import DictConfig, OmegaConf
 import pytest
 import soundfile as sf
 import torch
@@ -13,7 +15,8 @@ import torch
 from gst_tts.audio.features import AudioConfig, MelStats
 from gst_tts.model import GSTTacotron
 from gst_tts.text.symbols import SymbolTable
-from gst_tts.training.checkpoint import save_checkpoint
+from gst_tts.train import CONFIG_MODULE
+from gst_tts.training.checkpoint import checkpoint_payload, save_checkpoint
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -36,15 +39,29 @@ def write_tiny_checkpoint(path: Path, seed: int = 0) -> Path:
     symbols = SymbolTable()
     config = dict(TINY_MODEL, n_symbols=len(symbols), n_mels=80)
     model = GSTTacotron(**config)
-    return save_checkpoint(path, {
-        "model": model.state_dict(),
-        "model_config": config,
-        "step": 0,
-        "config": {},
-        "symbols": symbols.to_dict(),
-        "audio_config": asdict(AudioConfig()),
-        "mel_stats": MelStats(torch.full((80,), -5.0), torch.full((80,), 2.0)).to_dict(),
-    })
+    return save_checkpoint(path, checkpoint_payload(
+        model_state=model.state_dict(), model_config=config, symbols=symbols, audio_config=AudioConfig(),
+        mel_stats=MelStats(torch.full((80,), -5.0), torch.full((80,), 2.0)),
+    ))
+
+
+def _train_config(root: Path, cache: Path, **trainer) -> DictConfig:
+    """The packaged training config with the tiny model, batches of 2, 2 validation utterances and
+    a fast schedule on ``root``; ``trainer`` overrides ``trainer.*`` keys."""
+    with initialize_config_module(config_module=CONFIG_MODULE, version_base="1.3"):
+        cfg = compose("config", overrides=[f"data.root={root}", f"data.cache_dir={cache}", "data.batch_size=2",
+                                           "data.val_size=2", "trainer.progress=false"])
+    cfg.model = OmegaConf.merge(cfg.model, {k: list(v) if isinstance(v, tuple) else v for k, v in TINY_MODEL.items()})
+    cfg.trainer = OmegaConf.merge(cfg.trainer, dict(
+        {"learning_rate": 3e-3, "warmup_steps": 1, "log_every": 1, "val_every": 1000, "checkpoint_every": 1000,
+         "val_inference_utterances": 2}, **trainer))
+    return cfg
+
+
+@pytest.fixture
+def make_cfg():
+    """A function (root, cache, **trainer overrides) → a small training config (see :func:`_train_config`)."""
+    return _train_config
 
 
 @pytest.fixture(scope="session")

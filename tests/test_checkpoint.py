@@ -1,11 +1,20 @@
+"""The checkpoint schema: building, saving, loading (refusing code, other files and unknown
+versions), version 1 compatibility, rebuilding the model."""
+
+from dataclasses import asdict
 from pathlib import Path
 
-from conftest import write_tiny_checkpoint
+from conftest import TINY_MODEL, write_tiny_checkpoint
 import pytest
 import torch
 
+from gst_tts.audio.features import AudioConfig, MelStats
 from gst_tts.errors import CheckpointError
-from gst_tts.training.checkpoint import load_checkpoint, model_from_checkpoint
+from gst_tts.model import GSTTacotron
+from gst_tts.text.symbols import SymbolTable
+from gst_tts.training.checkpoint import (
+    VERSION, checkpoint_parts, checkpoint_payload, load_checkpoint, model_from_checkpoint, save_checkpoint,
+)
 
 
 def test_round_trip(tmp_path):
@@ -59,3 +68,66 @@ def test_mismatched_weights_or_symbols(tmp_path):
     bad = dict(ckpt, symbols={"symbols": ["_", "~", "a"], "cleaner": "english"})
     with pytest.raises(CheckpointError, match="symbol"):
         model_from_checkpoint(bad)
+
+
+# ---------------------------------------------------------------------------------------------
+# The schema: one builder, a version, version 1 kept loadable
+
+
+def _parts(seed: int = 0) -> dict:
+    torch.manual_seed(seed)
+    symbols = SymbolTable()
+    config = dict(TINY_MODEL, n_symbols=len(symbols), n_mels=80)
+    return dict(model_state=GSTTacotron(**config).state_dict(), model_config=config, symbols=symbols,
+                audio_config=AudioConfig(), mel_stats=MelStats(torch.zeros(80), torch.ones(80)))
+
+
+def test_payload_has_format_version_and_only_the_parts_given():
+    payload = checkpoint_payload(**_parts(), step=7, train_ids=["b", "a"], val_ids=["z", "c"])
+    assert payload["format"] == "gst-tts-checkpoint" and payload["version"] == VERSION
+    assert payload["step"] == 7 and payload["train_ids"] == ["a", "b"] and payload["val_ids"] == ["z", "c"]
+    assert isinstance(payload["model_config"]["gst_reference_channels"], list)
+    for absent in ("optimizer", "scheduler", "scaler", "train_state", "rng", "config"):
+        assert absent not in payload
+    assert payload["symbols"] == SymbolTable().to_dict() and payload["audio_config"]["sample_rate"] == 22050
+
+
+def test_save_refuses_a_hand_assembled_payload(tmp_path):
+    payload = checkpoint_payload(**_parts())
+    with pytest.raises(ValueError, match="checkpoint_payload"):
+        save_checkpoint(tmp_path / "a.pt", {k: v for k, v in payload.items() if k not in ("format", "version")})
+    with pytest.raises(ValueError, match="mel_stats"):
+        save_checkpoint(tmp_path / "a.pt", {k: v for k, v in payload.items() if k != "mel_stats"})
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_newer_or_unknown_version_is_a_one_line_checkpoint_error(tmp_path):
+    payload = checkpoint_payload(**_parts())
+    for version, message in ((VERSION + 1, f"version {VERSION + 1} was written by a newer gst-tts"),
+                             (None, "unknown checkpoint version None"), ("1", "unknown checkpoint version '1'"),
+                             (0, "unknown checkpoint version 0")):
+        path = tmp_path / f"v{version}.pt"
+        torch.save(dict(payload, version=version), path)
+        with pytest.raises(CheckpointError) as info:
+            load_checkpoint(path)
+        assert message in str(info.value) and str(path) in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_version_1_checkpoint_as_written_before_the_schema_module_loads(tmp_path):
+    # The dict that tests/conftest.py and the trainer assembled by hand (version 1), tuples and all.
+    torch.manual_seed(0)
+    symbols = SymbolTable()
+    config = dict(TINY_MODEL, n_symbols=len(symbols), n_mels=80)
+    model = GSTTacotron(**config)
+    path = tmp_path / "v1.pt"
+    torch.save({
+        "format": "gst-tts-checkpoint", "version": 1, "model": model.state_dict(), "model_config": config, "step": 0,
+        "config": {}, "symbols": symbols.to_dict(), "audio_config": asdict(AudioConfig()),
+        "mel_stats": MelStats(torch.full((80,), -5.0), torch.full((80,), 2.0)).to_dict(),
+    }, path)
+    ckpt = load_checkpoint(path)
+    rebuilt = model_from_checkpoint(ckpt, path)
+    for name, value in model.state_dict().items():
+        assert torch.equal(rebuilt.state_dict()[name], value), name
+    symbols_back, audio, stats = checkpoint_parts(ckpt)
+    assert len(symbols_back) == len(symbols) and audio == AudioConfig() and float(stats.mean[0]) == -5.0

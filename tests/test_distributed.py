@@ -11,7 +11,6 @@ import numpy as np
 from omegaconf import OmegaConf
 import pytest
 import soundfile as sf
-from test_train import make_cfg
 import torch
 import torch.multiprocessing as mp
 
@@ -38,7 +37,7 @@ def _worker(rank: int, world_size: int, port: int, cfg_dict: dict, run_dir: str,
     torch.distributed.destroy_process_group()
 
 
-def test_ddp_ranks_stay_identical_and_checkpoint_resumes_on_one_process(tmp_path):
+def test_ddp_ranks_stay_identical_and_checkpoint_resumes_on_one_process(make_cfg, tmp_path):
     corpus = write_corpus(tmp_path / "corpus", n=10)
     cfg = make_cfg(corpus, tmp_path / "cache", max_steps=3, val_every=1000, grad_accumulation=2)
     run_dir = tmp_path / "run"
@@ -109,7 +108,7 @@ def _reports_of_two_ranks(worker, args: tuple, out_dir: Path, timeout: float = 1
     return [(out_dir / f"error{rank}.txt").read_text() for rank in range(2)]
 
 
-def test_a_corpus_error_on_rank_zero_ends_every_rank_with_the_same_error(tmp_path):
+def test_a_corpus_error_on_rank_zero_ends_every_rank_with_the_same_error(make_cfg, tmp_path):
     corpus = write_corpus(tmp_path / "corpus", n=6)
     sf.write(corpus / "wavs" / "UT-003.wav", np.zeros(22050, dtype=np.float32), 22050, subtype="PCM_16")
     cfg = make_cfg(corpus, tmp_path / "cache", max_steps=1)

@@ -2,33 +2,17 @@
 last.pt), non-finite batches and fp16 overflow, loop edges, outputs."""
 
 import logging
-from pathlib import Path
 import random
 
-from conftest import TINY_MODEL, tone, write_corpus
-from hydra import compose, initialize_config_module
+from conftest import tone, write_corpus
 import numpy as np
-from omegaconf import OmegaConf
 import pytest
 import soundfile as sf
 import torch
 
 from gst_tts.errors import GstTtsError
-from gst_tts.training.checkpoint import load_checkpoint
-from gst_tts.train import CONFIG_MODULE
+from gst_tts.training.checkpoint import checkpoint_payload, load_checkpoint, restore_rng_state, save_checkpoint
 from gst_tts.training.trainer import Trainer
-
-
-def make_cfg(root: Path, cache: Path, **trainer):
-    with initialize_config_module(config_module=CONFIG_MODULE, version_base="1.3"):
-        cfg = compose("config", overrides=[f"data.root={root}", f"data.cache_dir={cache}", "data.batch_size=2",
-                                           "data.val_size=2", "trainer.progress=false"])
-    model = OmegaConf.merge(cfg.model, {k: list(v) if isinstance(v, tuple) else v for k, v in TINY_MODEL.items()})
-    cfg.model = model
-    cfg.trainer = OmegaConf.merge(cfg.trainer, dict(
-        {"learning_rate": 3e-3, "warmup_steps": 1, "log_every": 1, "val_every": 1000, "checkpoint_every": 1000,
-         "val_inference_utterances": 2}, **trainer))
-    return cfg
 
 
 @pytest.fixture
@@ -36,7 +20,7 @@ def small_corpus(tmp_path):
     return write_corpus(tmp_path / "corpus", n=8, styles=True)
 
 
-def test_loss_falls_when_overfitting(small_corpus, tmp_path):
+def test_loss_falls_when_overfitting(make_cfg, small_corpus, tmp_path):
     torch.manual_seed(0)
     trainer = Trainer(make_cfg(small_corpus, tmp_path / "cache", max_steps=40), tmp_path / "run")
     batch = trainer.collate([trainer.train_set[i] for i in range(2)])
@@ -46,7 +30,7 @@ def test_loss_falls_when_overfitting(small_corpus, tmp_path):
     assert after < 0.5 * before
 
 
-def test_fit_writes_checkpoints_and_tensorboard(small_corpus, tmp_path):
+def test_fit_writes_checkpoints_and_tensorboard(make_cfg, small_corpus, tmp_path):
     run = tmp_path / "run"
     state = Trainer(make_cfg(small_corpus, tmp_path / "cache", max_steps=4, checkpoint_every=2, val_every=2,
                              keep_checkpoints=1), run).fit()
@@ -61,7 +45,7 @@ def test_fit_writes_checkpoints_and_tensorboard(small_corpus, tmp_path):
     assert not list((run / "checkpoints").glob("*.tmp"))
 
 
-def test_resume_matches_an_uninterrupted_run(small_corpus, tmp_path):
+def test_resume_matches_an_uninterrupted_run(make_cfg, small_corpus, tmp_path):
     cache = tmp_path / "cache"
     full = Trainer(make_cfg(small_corpus, cache, max_steps=6, val_every=2), tmp_path / "full")
     full.fit()
@@ -75,7 +59,7 @@ def test_resume_matches_an_uninterrupted_run(small_corpus, tmp_path):
     assert resumed.optimizer.state_dict()["state"][0]["step"] == full.optimizer.state_dict()["state"][0]["step"]
 
 
-def test_non_finite_loss_is_skipped_not_applied(small_corpus, tmp_path):
+def test_non_finite_loss_is_skipped_not_applied(make_cfg, small_corpus, tmp_path):
     trainer = Trainer(make_cfg(small_corpus, tmp_path / "cache", max_steps=2), tmp_path / "run")
     batch = trainer.collate([trainer.train_set[i] for i in range(2)])
     before = {k: v.clone() for k, v in trainer.model.state_dict().items()}
@@ -94,7 +78,7 @@ def test_non_finite_loss_is_skipped_not_applied(small_corpus, tmp_path):
             assert torch.equal(v, before[k]), k
 
 
-def test_init_from_starts_a_new_run_from_another_runs_weights(small_corpus, tmp_path):
+def test_init_from_starts_a_new_run_from_another_runs_weights(make_cfg, small_corpus, tmp_path):
     cache = tmp_path / "cache"
     Trainer(make_cfg(small_corpus, cache, max_steps=2), tmp_path / "first").fit()
     source = tmp_path / "first" / "checkpoints" / "last.pt"
@@ -113,7 +97,7 @@ def test_init_from_starts_a_new_run_from_another_runs_weights(small_corpus, tmp_
 # Resuming keeps what the run started with
 
 
-def test_resume_after_changing_val_size_keeps_the_stored_split_and_statistics(small_corpus, tmp_path, caplog):
+def test_resume_after_changing_val_size_keeps_the_stored_split_and_statistics(make_cfg, small_corpus, tmp_path, caplog):
     cache, run = tmp_path / "cache", tmp_path / "run"
     Trainer(make_cfg(small_corpus, cache, max_steps=2), run).fit()
     saved = load_checkpoint(run / "checkpoints" / "last.pt")
@@ -122,7 +106,7 @@ def test_resume_after_changing_val_size_keeps_the_stored_split_and_statistics(sm
     sf.write(small_corpus / "wavs" / f"{edited}.wav", tone(1.0, 22050, 300.0, amplitude=0.02), 22050, subtype="PCM_16")
     cfg = make_cfg(small_corpus, cache, max_steps=4)
     cfg.data.val_size = 3
-    with caplog.at_level(logging.WARNING, logger="gst_tts.training.trainer"):
+    with caplog.at_level(logging.WARNING, logger="gst_tts.training.builders"):
         resumed = Trainer(cfg, run)
     assert resumed.state.step == 2
     val_ids = [u.id for u in resumed.val_set.utterances]
@@ -138,7 +122,7 @@ def test_resume_after_changing_val_size_keeps_the_stored_split_and_statistics(sm
     assert not torch.equal(fresh.stats.mean, resumed.stats.mean)
 
 
-def test_resume_names_validation_utterances_missing_from_the_corpus(small_corpus, tmp_path, caplog):
+def test_resume_names_validation_utterances_missing_from_the_corpus(make_cfg, small_corpus, tmp_path, caplog):
     cache, run = tmp_path / "cache", tmp_path / "run"
     Trainer(make_cfg(small_corpus, cache, max_steps=1), run).fit()
     val_ids = load_checkpoint(run / "checkpoints" / "last.pt")["val_ids"]
@@ -150,7 +134,7 @@ def test_resume_names_validation_utterances_missing_from_the_corpus(small_corpus
             path.write_text("".join(line + "\n" for line in path.read_text().splitlines() if not line.startswith(utt_id)))
 
     drop(train_id)
-    with caplog.at_level(logging.WARNING, logger="gst_tts.training.trainer"):
+    with caplog.at_level(logging.WARNING, logger="gst_tts.training.builders"):
         resumed = Trainer(make_cfg(small_corpus, cache, max_steps=2), run)
     assert f"1 gone ({train_id}" in caplog.text
     assert [u.id for u in resumed.val_set.utterances] == val_ids
@@ -161,11 +145,36 @@ def test_resume_names_validation_utterances_missing_from_the_corpus(small_corpus
     assert val_ids[0] in message and "validation" in message and "\n" not in message
 
 
+def test_resume_accepts_a_model_config_recorded_before_its_defaults_were(make_cfg, small_corpus, tmp_path):
+    cache, run = tmp_path / "cache", tmp_path / "run"
+    Trainer(make_cfg(small_corpus, cache, max_steps=1), run).fit()
+    last = run / "checkpoints" / "last.pt"
+    ckpt = load_checkpoint(last)
+    # Earlier checkpoints stored only the config's keys: no pad_id, none of the defaults.
+    ckpt["model_config"] = {k: v for k, v in ckpt["model_config"].items() if k not in ("pad_id", "encoder_n_convs")}
+    save_checkpoint(last, ckpt)
+    resumed = Trainer(make_cfg(small_corpus, cache, max_steps=2), run)
+    assert resumed.state.step == 1
+    assert resumed.model_config["pad_id"] == 0 and resumed.model_config["encoder_n_convs"] == 3
+
+
+def test_resume_from_a_checkpoint_without_training_state_is_a_clear_error(make_cfg, small_corpus, tmp_path):
+    cache, run = tmp_path / "cache", tmp_path / "run"
+    trainer = Trainer(make_cfg(small_corpus, cache, max_steps=1), run)
+    ckpt = trainer.checkpoint()
+    save_checkpoint(trainer.ckpt_dir / "last.pt", checkpoint_payload(
+        model_state=ckpt["model"], model_config=ckpt["model_config"], symbols=trainer.symbols,
+        audio_config=trainer.audio_config, mel_stats=trainer.stats, val_ids=ckpt["val_ids"]))
+    with pytest.raises(GstTtsError) as info:
+        Trainer(make_cfg(small_corpus, cache, max_steps=2), run)
+    assert "no training state" in str(info.value) and "optimizer" in str(info.value) and "\n" not in str(info.value)
+
+
 # ---------------------------------------------------------------------------------------------
 # Random states in the checkpoint
 
 
-def test_resume_restores_the_cuda_and_numpy_random_states(small_corpus, tmp_path, monkeypatch):
+def test_resume_restores_the_cuda_and_numpy_random_states(make_cfg, small_corpus, tmp_path, monkeypatch):
     cfg = make_cfg(small_corpus, tmp_path / "cache", max_steps=1, device="cpu")
     run = tmp_path / "run"
     trainer = Trainer(cfg, run)
@@ -191,25 +200,23 @@ def test_resume_restores_the_cuda_and_numpy_random_states(small_corpus, tmp_path
 
 def test_cuda_random_state_that_cannot_be_restored_is_reported(tmp_path, monkeypatch, caplog):
     # Directly: a Trainer on CUDA cannot be built without a GPU.
-    from gst_tts.training.trainer import _restore_rng
-
     restored = []
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
     monkeypatch.setattr(torch.cuda, "set_rng_state_all", restored.append)
     rng = {"torch": torch.get_rng_state(), "python": random.getstate()}
     two_gpus = dict(rng, cuda=[torch.zeros(16, dtype=torch.uint8)] * 2)
-    with caplog.at_level(logging.WARNING, logger="gst_tts.training.trainer"):
-        _restore_rng(two_gpus, tmp_path / "a.pt", on_cuda=True)
+    with caplog.at_level(logging.WARNING, logger="gst_tts.training.checkpoint"):
+        restore_rng_state(two_gpus, tmp_path / "a.pt", on_cuda=True)
         assert "2 CUDA devices but 1" in caplog.text
         caplog.clear()
-        _restore_rng(dict(rng, cuda=None), tmp_path / "b.pt", on_cuda=True)  # from a run without CUDA
+        restore_rng_state(dict(rng, cuda=None), tmp_path / "b.pt", on_cuda=True)  # from a run without CUDA
         assert "b.pt holds no CUDA random state" in caplog.text
         caplog.clear()
-        _restore_rng(dict(rng, cuda=None), tmp_path / "c.pt", on_cuda=False)  # CPU training needs none
+        restore_rng_state(dict(rng, cuda=None), tmp_path / "c.pt", on_cuda=False)  # CPU training needs none
         assert caplog.text == ""
     assert restored == []
-    _restore_rng(dict(rng, cuda=[torch.zeros(16, dtype=torch.uint8)]), tmp_path / "d.pt", on_cuda=True)
+    restore_rng_state(dict(rng, cuda=[torch.zeros(16, dtype=torch.uint8)]), tmp_path / "d.pt", on_cuda=True)
     assert len(restored) == 1
 
 
@@ -217,7 +224,7 @@ def test_cuda_random_state_that_cannot_be_restored_is_reported(tmp_path, monkeyp
 # Loop edges
 
 
-def test_validation_runs_once_at_the_end(small_corpus, tmp_path, monkeypatch):
+def test_validation_runs_once_at_the_end(make_cfg, small_corpus, tmp_path, monkeypatch):
     trainer = Trainer(make_cfg(small_corpus, tmp_path / "cache", max_steps=3, val_every=2), tmp_path / "run")
     validated_at = []
     monkeypatch.setattr(trainer, "validate", lambda: validated_at.append(trainer.state.step) or {})
@@ -225,7 +232,7 @@ def test_validation_runs_once_at_the_end(small_corpus, tmp_path, monkeypatch):
     assert validated_at == [2, 3]
 
 
-def test_leftover_micro_batches_make_a_smaller_step(small_corpus, tmp_path, monkeypatch):
+def test_leftover_micro_batches_make_a_smaller_step(make_cfg, small_corpus, tmp_path, monkeypatch):
     # 6 training utterances in batches of 2: 3 batches per epoch, 2 per step.
     trainer = Trainer(make_cfg(small_corpus, tmp_path / "cache", max_steps=2, grad_accumulation=2), tmp_path / "run")
     calls = []
@@ -242,7 +249,7 @@ def test_leftover_micro_batches_make_a_smaller_step(small_corpus, tmp_path, monk
     assert state.step == 2 and state.epoch == 1 and state.batch_in_epoch == 0
 
 
-def test_fp16_overflow_lowers_the_scale_without_counting_a_bad_batch(small_corpus, tmp_path, caplog):
+def test_fp16_overflow_lowers_the_scale_without_counting_a_bad_batch(make_cfg, small_corpus, tmp_path, caplog):
     trainer = Trainer(make_cfg(small_corpus, tmp_path / "cache", max_steps=2), tmp_path / "run")
     batch = trainer.collate([trainer.train_set[i] for i in range(2)])
     before = {k: v.clone() for k, v in trainer.model.state_dict().items()}
@@ -279,7 +286,7 @@ def test_fp16_overflow_lowers_the_scale_without_counting_a_bad_batch(small_corpu
 # A damaged last.pt
 
 
-def test_truncated_last_checkpoint_resumes_from_the_newest_periodic_one_that_loads(small_corpus, tmp_path, caplog):
+def test_truncated_last_checkpoint_resumes_from_the_newest_periodic_one_that_loads(make_cfg, small_corpus, tmp_path, caplog):
     cache, run = tmp_path / "cache", tmp_path / "run"
     Trainer(make_cfg(small_corpus, cache, max_steps=4, checkpoint_every=2, keep_checkpoints=2), run).fit()
     ckpts = run / "checkpoints"
@@ -287,7 +294,7 @@ def test_truncated_last_checkpoint_resumes_from_the_newest_periodic_one_that_loa
     for name in ("last.pt", "step_0000004.pt"):
         data = (ckpts / name).read_bytes()
         (ckpts / name).write_bytes(data[: len(data) // 2])
-    with caplog.at_level(logging.WARNING, logger="gst_tts.training.trainer"):
+    with caplog.at_level(logging.WARNING, logger="gst_tts.training.builders"):
         resumed = Trainer(make_cfg(small_corpus, cache, max_steps=6), run)
     assert resumed.state.step == 2
     saved = load_checkpoint(ckpts / "step_0000002.pt")["model"]

@@ -1,35 +1,128 @@
-"""Checkpoints: written atomically, read with ``torch.load(weights_only=True)`` (never runs code)."""
+"""The checkpoint schema: what a checkpoint holds, how it is written and how it is read.
+
+This module is the only place that knows the layout. :func:`checkpoint_payload` assembles it from
+its parts (the trainer and the test fixtures both call it); :func:`save_checkpoint` writes it
+atomically; :func:`load_checkpoint` reads it with ``torch.load(weights_only=True)`` (never runs
+code) and checks the format marker and version.
+
+Layout, version 1 (a plain dict of containers and tensors)::
+
+    format        "gst-tts-checkpoint"
+    version       1
+    model         model state dict
+    model_config  GSTTacotron constructor keyword arguments
+    symbols       SymbolTable.to_dict()
+    audio_config  AudioConfig fields
+    mel_stats     MelStats.to_dict()
+    step          optimizer steps taken
+    config        the resolved training config            (optional)
+    val_ids       validation utterance ids, split order    (optional)
+    train_ids     training utterance ids, sorted           (optional)
+    optimizer, scheduler, scaler, train_state, rng        (optional: resuming training)
+
+An optional part that is not given is left out rather than stored as ``None``.
+"""
 
 from __future__ import annotations
 
+from dataclasses import asdict
+import logging
 import os
 from pathlib import Path
 import pickle
-from typing import Any
+import random
+from typing import Any, Mapping, Sequence
 
+import numpy as np
 import torch
 
 from gst_tts.audio.features import AudioConfig, MelStats
-from gst_tts.errors import CheckpointError
+from gst_tts.errors import CheckpointError, first_line
 from gst_tts.files import atomic_write
 from gst_tts.model import GSTTacotron
 from gst_tts.text.symbols import SymbolTable
 
+log = logging.getLogger("gst_tts.training.checkpoint")
+
 FORMAT = "gst-tts-checkpoint"
 VERSION = 1
+# What synthesis needs; a checkpoint without one of these is incomplete whatever its version.
+REQUIRED = ("model", "model_config", "symbols", "audio_config", "mel_stats")
 
 
-def save_checkpoint(path: str | os.PathLike, payload: dict[str, Any]) -> Path:
-    """Write ``payload`` (plain containers and tensors only) to ``path`` via a temp file + rename."""
-    return atomic_write(path, lambda f: torch.save({"format": FORMAT, "version": VERSION, **payload}, f))
+def checkpoint_payload(
+    *,
+    model_state: Mapping[str, torch.Tensor],
+    model_config: Mapping[str, Any],
+    symbols: SymbolTable,
+    audio_config: AudioConfig,
+    mel_stats: MelStats,
+    step: int = 0,
+    config: Mapping[str, Any] | None = None,
+    val_ids: Sequence[str] | None = None,
+    train_ids: Sequence[str] | None = None,
+    optimizer: Mapping[str, Any] | None = None,
+    scheduler: Mapping[str, Any] | None = None,
+    scaler: Mapping[str, Any] | None = None,
+    train_state: Mapping[str, int] | None = None,
+    rng: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The checkpoint of the current version, from its parts.
+
+    Args:
+        model_state: the model's ``state_dict()``.
+        model_config: the model's constructor keyword arguments (rebuilds it without Hydra).
+        symbols, audio_config, mel_stats: the text and feature front end the model was trained with.
+        step: optimizer steps taken. Default 0.
+        config: the resolved training config, for the record and for resuming. Default: left out.
+        val_ids: the validation utterances, kept when resuming. Default: left out.
+        train_ids: the training utterances (any order; stored sorted). Default: left out.
+        optimizer, scheduler, scaler: their ``state_dict()``, for resuming. Default: left out.
+        train_state: the loop's position (step, epoch, batch, skipped batches). Default: left out.
+        rng: :func:`rng_state`, for an exact resume. Default: left out.
+    """
+    payload: dict[str, Any] = {
+        "format": FORMAT,
+        "version": VERSION,
+        "model": model_state,  # as given: a state_dict carries metadata that load_state_dict reads
+        # Lists, not tuples: the stored config compares equal to one read back from a config file.
+        "model_config": {k: list(v) if isinstance(v, tuple) else v for k, v in model_config.items()},
+        "symbols": symbols.to_dict(),
+        "audio_config": asdict(audio_config),
+        "mel_stats": mel_stats.to_dict(),
+        "step": int(step),
+    }
+    optional = {
+        "config": None if config is None else dict(config),
+        "val_ids": None if val_ids is None else list(val_ids),
+        "train_ids": None if train_ids is None else sorted(train_ids),
+        "optimizer": optimizer,
+        "scheduler": scheduler,
+        "scaler": scaler,
+        "train_state": None if train_state is None else dict(train_state),
+        "rng": rng,
+    }
+    payload.update((k, v) for k, v in optional.items() if v is not None)
+    return payload
+
+
+def save_checkpoint(path: str | os.PathLike, payload: Mapping[str, Any]) -> Path:
+    """Write a :func:`checkpoint_payload` (or a loaded checkpoint) to ``path`` via a temp file + rename."""
+    if payload.get("format") != FORMAT or "version" not in payload:
+        raise ValueError("not a checkpoint payload: build it with gst_tts.training.checkpoint.checkpoint_payload()")
+    missing = [k for k in REQUIRED if k not in payload]
+    if missing:
+        raise ValueError(f"checkpoint payload lacks {', '.join(missing)}")
+    return atomic_write(path, lambda f: torch.save(dict(payload), f))
 
 
 def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = "cpu") -> dict[str, Any]:
-    """Read a checkpoint written by :func:`save_checkpoint`.
+    """Read a checkpoint written by :func:`save_checkpoint` (any version up to :data:`VERSION`).
 
     Raises:
-        CheckpointError: missing file, not a checkpoint, or a pickle carrying code or objects
-            (refused by ``weights_only`` loading, never executed).
+        CheckpointError: missing file, not a checkpoint, a pickle carrying code or objects
+            (refused by ``weights_only`` loading, never executed), a version this code does not
+            know (one from a newer gst-tts), or a checkpoint missing a part synthesis needs.
     """
     path = Path(path)
     if not path.is_file():
@@ -44,11 +137,23 @@ def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = 
             ) from None
         raise CheckpointError(f"{path}: not a gst-tts checkpoint (unreadable pickle: {detail})") from None
     except Exception as exc:  # zip/EOF/decode errors from random bytes
-        first = str(exc).strip().splitlines()[0][:120] if str(exc).strip() else ""
-        raise CheckpointError(f"{path}: not a gst-tts checkpoint ({type(exc).__name__}: {first})") from None
+        raise CheckpointError(f"{path}: not a gst-tts checkpoint ({type(exc).__name__}: {first_line(exc, 120)})") from None
+    return check_checkpoint(ckpt, path)
+
+
+def check_checkpoint(ckpt: Any, path: str | os.PathLike = "checkpoint") -> dict[str, Any]:
+    """``ckpt`` itself when it is a checkpoint this code reads; otherwise a one-line CheckpointError."""
     if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
         raise CheckpointError(f"{path}: not a gst-tts checkpoint (no '{FORMAT}' marker)")
-    missing = [k for k in ("model", "model_config", "symbols", "audio_config", "mel_stats") if k not in ckpt]
+    version = ckpt.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise CheckpointError(f"{path}: unknown checkpoint version {version!r} (this gst-tts reads versions 1 to {VERSION})")
+    if version > VERSION:
+        raise CheckpointError(
+            f"{path}: checkpoint version {version} was written by a newer gst-tts (this one reads versions 1 to {VERSION}); "
+            "upgrade gst-tts to load it"
+        )
+    missing = [k for k in REQUIRED if k not in ckpt]
     if missing:
         raise CheckpointError(f"{path}: incomplete checkpoint, missing {', '.join(missing)}")
     return ckpt
@@ -66,7 +171,7 @@ def model_from_checkpoint(ckpt: dict[str, Any], path: str | os.PathLike = "check
         model = GSTTacotron(**config)
         model.load_state_dict(ckpt["model"])
     except (TypeError, ValueError, RuntimeError) as exc:
-        raise CheckpointError(f"{path}: weights do not match the model config ({str(exc).splitlines()[0][:160]})") from None
+        raise CheckpointError(f"{path}: weights do not match the model config ({first_line(exc)})") from None
     return model
 
 
@@ -76,6 +181,46 @@ def checkpoint_parts(ckpt: dict[str, Any]) -> tuple[SymbolTable, AudioConfig, Me
         AudioConfig(**ckpt["audio_config"]),
         MelStats.from_dict(ckpt["mel_stats"]),
     )
+
+
+def rng_state() -> dict[str, Any]:
+    """Every random stream training draws from, in the checkpoint's ``rng`` layout; CUDA's holds
+    the GPU dropout masks."""
+    kind, keys, pos, has_gauss, gauss = np.random.get_state()
+    # A run that never touched CUDA has nothing to save there; asking would start it on the GPU.
+    used_cuda = torch.cuda.is_available() and torch.cuda.is_initialized()
+    return {
+        "torch": torch.get_rng_state(),
+        "cuda": torch.cuda.get_rng_state_all() if used_cuda else None,
+        "python": random.getstate(),
+        # As a tensor and numbers: weights-only loading refuses numpy arrays.
+        "numpy": [kind, torch.from_numpy(keys.astype(np.int64)), pos, has_gauss, gauss],
+    }
+
+
+def restore_rng_state(rng: Mapping[str, Any], path: str | os.PathLike, on_cuda: bool) -> None:
+    """Restores what :func:`rng_state` saved; ``on_cuda``: this run draws dropout on the GPU."""
+    torch.set_rng_state(rng["torch"].cpu())
+    random.setstate(_as_tuple(rng["python"]))
+    if rng.get("numpy") is not None:
+        kind, keys, pos, has_gauss, gauss = rng["numpy"]
+        np.random.set_state((kind, keys.cpu().numpy().astype(np.uint32), pos, has_gauss, gauss))
+    cuda = rng.get("cuda")
+    if not torch.cuda.is_available():
+        return
+    if cuda and len(cuda) == torch.cuda.device_count():
+        torch.cuda.set_rng_state_all([state.cpu() for state in cuda])
+    elif on_cuda and not cuda:
+        log.warning("%s holds no CUDA random state (written without CUDA): GPU dropout will not repeat an "
+                    "uninterrupted run", path)
+    elif on_cuda:
+        log.warning("%s holds the random state of %d CUDA devices but %d are visible: GPU dropout will not "
+                    "repeat an uninterrupted run", path, len(cuda), torch.cuda.device_count())
+
+
+def _as_tuple(x):
+    """Python's random state is nested tuples; a checkpoint may hand it back as lists."""
+    return tuple(_as_tuple(v) for v in x) if isinstance(x, (list, tuple)) else x
 
 
 def _weights_unpickler_detail(message: str) -> str:

@@ -22,25 +22,24 @@ from typing import Any
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 import torch
+from torch import nn
 
 from gst_tts.analysis.alignment import alignment_health, mean_health
-from gst_tts.audio.features import AudioConfig, MelStats
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
-from gst_tts.data.batching import Collate, LengthBucketSampler, TTSDataset, encode_texts
-from gst_tts.data.cache import FeatureCache, default_cache_dir
-from gst_tts.data.corpus import read_corpus
-from gst_tts.data.split import split_train_val
+from gst_tts.data.batching import Collate
 from gst_tts.device import resolve_device
 from gst_tts.errors import CheckpointError, GstTtsError
-from gst_tts.model import GSTTacotron, count_parameters
-from gst_tts.text.symbols import SymbolTable
-from gst_tts.training.checkpoint import load_checkpoint, save_checkpoint
+from gst_tts.model import count_parameters
+from gst_tts.training.builders import (
+    ResumePoint, build_audio_config, build_corpus, build_datasets, build_feature_cache, build_loss, build_mel_stats,
+    build_model, build_optimizer, build_split, build_train_loader, check_config, complete_model_config,
+    find_resume_checkpoint,
+)
+from gst_tts.training.checkpoint import checkpoint_payload, load_checkpoint, restore_rng_state, rng_state, save_checkpoint
 from gst_tts.training.distributed import DistributedContext
 from gst_tts.training.logger import NullLogger, TrainingLogger, symbol_labels
-from gst_tts.training.losses import TacotronLoss
 
 log = logging.getLogger("gst_tts.training.trainer")
-
 
 
 @dataclass
@@ -53,103 +52,49 @@ class TrainState:
     skipped_batches: int = 0
 
 
-
-def model_config(cfg: DictConfig, n_symbols: int) -> dict[str, Any]:
-    """Constructor arguments of the model: the ``model`` config group plus data-derived sizes."""
-    config = OmegaConf.to_container(cfg.model, resolve=True)
-    config.pop("_target_", None)
-    config.update(n_symbols=n_symbols, n_mels=int(cfg.data.audio.n_mels))
-    return config
-
-
-def lr_lambda(trainer: DictConfig):
-    """Linear warm-up, then halving every ``lr_decay_steps``, floored at ``min_learning_rate``."""
-    floor = trainer.min_learning_rate / trainer.learning_rate
-
-    def factor(step: int) -> float:
-        warm = min(1.0, (step + 1) / max(1, trainer.warmup_steps))
-        decay = 0.5 ** (max(0, step - trainer.warmup_steps) / trainer.lr_decay_steps)
-        return max(floor, warm * decay)
-
-    return factor
-
-
 class Trainer:
-    """Builds everything from a resolved config and runs the loop. One process, one device."""
+    """Builds everything from a resolved config (see :mod:`gst_tts.training.builders`) and runs the
+    loop. One process, one device."""
 
     def __init__(self, cfg: DictConfig, run_dir: str | Path) -> None:
-        self.cfg = cfg
+        check_config(cfg)
+        self.cfg, tr, seed = cfg, cfg.trainer, int(cfg.seed)
         self.run_dir = Path(run_dir)
         self.ckpt_dir = self.run_dir / "checkpoints"
-        tr = cfg.trainer
         self.dist = DistributedContext.from_environment(str(tr.device))
         self.device = self.dist.device or resolve_device(str(tr.device))
         # Each rank draws different dropout; the model itself is initialised identically below.
-        _seed_everything(int(cfg.seed))
+        _seed_everything(seed)
 
-        if not cfg.data.root:
-            raise GstTtsError("data.root is not set: give data.root=/path/to/corpus (LJSpeech format)")
-        self.audio_config = AudioConfig(**OmegaConf.to_container(cfg.data.audio, resolve=True))
-        self.symbols = SymbolTable(cleaner=str(cfg.data.cleaner))
-        utterances = read_corpus(cfg.data.root)
-        texts = encode_texts(utterances, self.symbols)
-        cache_dir = Path(cfg.data.cache_dir) if cfg.data.cache_dir else default_cache_dir(cfg.data.root)
-        self.cache = FeatureCache(cache_dir, self.audio_config)
-        with self.dist.rank_zero_first():  # one process computes features, the others then read them
-            n_frames = self.cache.prepare(utterances, progress=bool(tr.progress) and self.dist.is_main)
+        self.audio_config = build_audio_config(cfg.data.audio)
+        corpus = build_corpus(cfg.data)
+        self.symbols = corpus.symbols
+        self.cache, n_frames = build_feature_cache(cfg.data, self.audio_config, corpus, self.dist, progress=bool(tr.progress))
+        # A resumed run keeps the split and normalisation it started with.
+        resume = find_resume_checkpoint(self.ckpt_dir, self.device) if tr.resume else None
+        split = build_split(cfg, corpus, n_frames, resume)
+        self.stats = build_mel_stats(self.cache, split, self.dist, resume)
+        self.train_set, self.val_set = build_datasets(corpus, split, n_frames, self.cache, self.stats)
 
-        kept = [u.id for u in utterances if not cfg.data.max_frames or n_frames[u.id] <= cfg.data.max_frames]
-        if len(kept) < len(utterances):
-            log.info("left out %d utterances longer than %d frames", len(utterances) - len(kept), cfg.data.max_frames)
-        # A resumed run keeps the split and normalisation it started with: recomputing them after a
-        # corpus or config edit would move validation items into training and shift the targets.
-        resume = self._find_resume_checkpoint() if bool(tr.resume) else None
-        if resume is None:
-            train_ids, val_ids = split_train_val(kept, cfg.data.val_size, int(cfg.seed))
-            with self.dist.rank_zero_first():
-                self.stats = self.cache.stats(train_ids)
-        else:
-            train_ids, val_ids = self._stored_split(*resume, [u.id for u in utterances], kept)
-            self.stats = MelStats.from_dict(resume[1]["mel_stats"])
-        by_id = {u.id: i for i, u in enumerate(utterances)}
-
-        def subset(ids: list[str]) -> TTSDataset:
-            idx = [by_id[i] for i in ids]
-            return TTSDataset([utterances[i] for i in idx], [texts[i] for i in idx], n_frames, self.cache, self.stats)
-
-        self.train_set, self.val_set = subset(train_ids), subset(val_ids)
-        self.model_config = model_config(cfg, len(self.symbols))
-        self.model = GSTTacotron(**self.model_config).to(self.device)
-        torch.manual_seed(int(cfg.seed) + self.dist.rank)
+        self.model, self.model_config = build_model(
+            cfg.model, n_symbols=len(self.symbols), n_mels=self.audio_config.n_mels, pad_id=self.symbols.pad_id)
+        self.model.to(self.device)
+        torch.manual_seed(seed + self.dist.rank)
         self.train_model = self.dist.wrap(self.model)
         self.r = self.model.reduction_factor
         self.collate = Collate(self.r, self.symbols.pad_id)
-        self.sampler = LengthBucketSampler(
-            self.train_set.lengths, int(cfg.data.batch_size), seed=int(cfg.seed), bucket_batches=int(cfg.data.bucket_batches),
-            num_replicas=self.dist.world_size, rank=self.dist.rank,
-        )
-        self.loader = torch.utils.data.DataLoader(
-            self.train_set, batch_sampler=self.sampler, collate_fn=self.collate,
-            num_workers=int(cfg.data.num_workers), pin_memory=self.device.type == "cuda",
-            # Its own generator: each new iterator draws a worker seed, which must not come from
-            # the global stream that dropout uses (resuming would shift it).
-            generator=torch.Generator().manual_seed(int(cfg.seed)),
-        )
-        loss_cfg = OmegaConf.to_container(cfg.loss, resolve=True)
-        loss_cfg.pop("_target_", None)
-        self.criterion = TacotronLoss(reduction_factor=self.r, **loss_cfg)
-        self.optimizer = torch.optim.Adam(
-            self.model.parameters(), lr=tr.learning_rate, betas=tuple(tr.adam_betas), eps=tr.adam_eps,
-            weight_decay=tr.weight_decay,
-        )
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lr_lambda(tr))
+        self.sampler, self.loader = build_train_loader(self.train_set, self.collate, cfg.data, seed=seed, dist=self.dist,
+                                                       device=self.device)
+        self.criterion = build_loss(cfg.loss, reduction_factor=self.r)
+        self.optimizer, self.scheduler = build_optimizer(self.model, tr)
         self.amp_dtype = _amp_dtype(str(tr.amp), self.device)
         self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16)
         self.state = TrainState()
         self.vocoder = GriffinLimVocoder(self.audio_config, n_iter=32)
+
         if resume is not None:
-            self._resume(*resume)
-        elif tr.get("init_from"):
+            self._resume(resume)
+        elif tr.init_from:
             self._init_from(Path(str(tr.init_from)))
         # Only rank 0 writes TensorBoard events and checkpoints.
         self.logger = TrainingLogger(
@@ -237,9 +182,7 @@ class Trainer:
             # Gradients are all-reduced once, on the last micro-batch.
             sync = self.dist.no_sync(self.train_model) if i < len(batches) - 1 else contextlib.nullcontext()
             with sync:
-                with torch.autocast(self.device.type, dtype=self.amp_dtype or torch.float32, enabled=self.amp_dtype is not None):
-                    output = self.train_model(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"])
-                    terms = self.criterion(output, batch, self.state.step)
+                terms = self._loss_terms(self.train_model, batch)
                 # Every rank must agree to skip, or the others would wait forever in all-reduce.
                 if self.dist.any(not torch.isfinite(terms["total"])):
                     self.optimizer.zero_grad(set_to_none=True)
@@ -268,6 +211,14 @@ class Trainer:
         self.state.step += 1
         sums["grad_norm"] = float(grad_norm)
         return sums
+
+    def _loss_terms(self, model: nn.Module, batch: dict) -> dict[str, torch.Tensor]:
+        """Teacher-forced loss terms of a batch on the device, under the run's autocast setting;
+        ``model`` is the DDP wrapper in training (its forward pass syncs gradients), the bare model
+        in validation."""
+        with torch.autocast(self.device.type, dtype=self.amp_dtype or torch.float32, enabled=self.amp_dtype is not None):
+            output = model(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"])
+            return self.criterion(output, batch, self.state.step)
 
     def _restore_buffers(self, saved: list[torch.Tensor]) -> None:
         with torch.no_grad():
@@ -298,10 +249,7 @@ class Trainer:
         sums: dict[str, float] = {}
         n = 0
         for batch in loader:
-            batch = _to_device(batch, self.device)
-            with torch.autocast(self.device.type, dtype=self.amp_dtype or torch.float32, enabled=self.amp_dtype is not None):
-                output = self.model(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"])
-                terms = self.criterion(output, batch, step)
+            terms = self._loss_terms(self.model, _to_device(batch, self.device))
             for k, v in terms.items():
                 sums[k] = sums.get(k, 0.0) + float(v) * len(batch["ids"])
             n += len(batch["ids"])
@@ -313,15 +261,14 @@ class Trainer:
         if count:
             batch = _to_device(self.collate([self.val_set[i] for i in range(count)]), self.device)
             out = self.model.infer(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"])
-            for i in range(count):
-                steps, symbols = int(out.steps[i]), int(batch["text_lengths"][i])
-                alignment = out.alignments[i, :steps, :symbols].float().cpu()
-                healths.append(alignment_health(alignment))
+            alignments = [out.alignments[i, : int(out.steps[i]), : int(batch["text_lengths"][i])].float().cpu()
+                          for i in range(count)]
+            healths = [alignment_health(alignment) for alignment in alignments]
             frames = int(out.mel_lengths[0])
             log_mel = self.stats.denormalize(out.mel_postnet[0, :frames].float().cpu())
             target_frames = int(batch["mel_lengths"][0])
             sample = {
-                "alignment": out.alignments[0, : int(out.steps[0]), : int(batch["text_lengths"][0])].float().cpu().numpy(),
+                "alignment": alignments[0].numpy(),
                 "mel": log_mel.numpy(),
                 "target_mel": self.stats.denormalize(batch["mel"][0, :target_frames].cpu()).numpy(),
                 "stop_probs": out.stop_probs[0, : int(out.steps[0])].cpu().numpy(),
@@ -343,29 +290,22 @@ class Trainer:
         return summary
 
     # ----------------------------------------------------------------------------------------
-    def checkpoint_payload(self) -> dict[str, Any]:
-        return {
-            "model": self.model.state_dict(),
-            "model_config": self.model_config,
-            "optimizer": self.optimizer.state_dict(),
-            "scheduler": self.scheduler.state_dict(),
-            "scaler": self.scaler.state_dict(),
-            "train_state": asdict(self.state),
-            "step": self.state.step,
-            "config": OmegaConf.to_container(self.cfg, resolve=True),
-            "symbols": self.symbols.to_dict(),
-            "audio_config": asdict(self.audio_config),
-            "mel_stats": self.stats.to_dict(),
-            "val_ids": [u.id for u in self.val_set.utterances],
-            "train_ids": sorted(u.id for u in self.train_set.utterances),
-            "rng": _rng_state(),
-        }
+    def checkpoint(self) -> dict[str, Any]:
+        """This run's checkpoint (the layout is :func:`gst_tts.training.checkpoint.checkpoint_payload`'s)."""
+        return checkpoint_payload(
+            model_state=self.model.state_dict(), model_config=self.model_config, symbols=self.symbols,
+            audio_config=self.audio_config, mel_stats=self.stats, step=self.state.step,
+            config=OmegaConf.to_container(self.cfg, resolve=True),
+            val_ids=[u.id for u in self.val_set.utterances], train_ids=[u.id for u in self.train_set.utterances],
+            optimizer=self.optimizer.state_dict(), scheduler=self.scheduler.state_dict(),
+            scaler=self.scaler.state_dict(), train_state=asdict(self.state), rng=rng_state(),
+        )
 
     def save(self, periodic: bool) -> Path:
         path = self.ckpt_dir / "last.pt"
         if not self.dist.is_main:
             return path
-        payload = self.checkpoint_payload()
+        payload = self.checkpoint()
         if periodic:
             save_checkpoint(self.ckpt_dir / f"step_{self.state.step:07d}.pt", payload)
             old = sorted(self.ckpt_dir.glob("step_*.pt"))[: -int(self.cfg.trainer.keep_checkpoints) or None]
@@ -373,61 +313,7 @@ class Trainer:
                 stale.unlink(missing_ok=True)
         return save_checkpoint(path, payload)
 
-    def _find_resume_checkpoint(self) -> tuple[Path, dict[str, Any]] | None:
-        """``last.pt`` and its contents; the newest periodic checkpoint that loads if ``last.pt`` does not."""
-        last = self.ckpt_dir / "last.pt"
-        if not last.is_file():
-            return None
-        try:
-            return last, load_checkpoint(last, map_location=self.device)
-        except CheckpointError as exc:
-            problem = exc
-        for candidate in sorted(self.ckpt_dir.glob("step_*.pt"), reverse=True):
-            try:
-                ckpt = load_checkpoint(candidate, map_location=self.device)
-            except CheckpointError as exc:
-                log.warning("%s", exc)
-                continue
-            log.warning("%s; resuming from %s instead (the newest periodic checkpoint that loads)", problem, candidate)
-            return candidate, ckpt
-        raise CheckpointError(f"{problem}; no periodic checkpoint (step_*.pt) in {self.ckpt_dir} loads either")
-
-    def _stored_split(self, path: Path, ckpt: dict[str, Any], corpus_ids: list[str], kept_ids: list[str]) -> tuple[list[str], list[str]]:
-        """The checkpoint's validation ids; training gets the rest of the corpus within ``max_frames``."""
-        if ckpt.get("val_ids") is None:
-            log.warning("%s has no stored validation split; splitting the corpus afresh", path)
-            return split_train_val(kept_ids, self.cfg.data.val_size, int(self.cfg.seed))
-        val_ids = list(ckpt["val_ids"])
-        present = set(corpus_ids)
-        missing = [i for i in val_ids if i not in present]
-        if missing:
-            shown = ", ".join(missing[:5]) + (", …" if len(missing) > 5 else "")
-            raise GstTtsError(
-                f"{path}: {len(missing)} of its validation utterances are no longer in {self.cfg.data.root} ({shown}); "
-                "restore them, or start a new run in another hydra.run.dir"
-            )
-        stored_cfg = OmegaConf.create(ckpt.get("config") or {})
-        for key in ("data.val_size", "seed", "data.max_frames"):
-            before, now = OmegaConf.select(stored_cfg, key), OmegaConf.select(self.cfg, key)
-            if before is not None and before != now:
-                log.warning("%s is %s but %s was trained with %s: keeping its validation split and mel statistics",
-                            key, now, path, before)
-        val = set(val_ids)
-        train_ids = [i for i in kept_ids if i not in val]
-        if ckpt.get("train_ids") is not None:
-            stored_train = set(ckpt["train_ids"])
-            added = sorted(set(train_ids) - stored_train)
-            gone = sorted(stored_train - set(train_ids))
-            if added or gone:
-                log.warning(
-                    "the training set differs from %s's: %d utterances added%s, %d gone%s; "
-                    "normalisation keeps the checkpoint's mel statistics", path,
-                    len(added), f" ({', '.join(added[:3])}…)" if added else "",
-                    len(gone), f" ({', '.join(gone[:3])}…)" if gone else "",
-                )
-        return train_ids, val_ids
-
-    def _resume(self, path: Path, ckpt: dict[str, Any]) -> None:
+    def _resume(self, resume: ResumePoint) -> None:
         """Continue a run from its checkpoint.
 
         The torch CPU, CUDA (every visible device), Python and numpy random states are restored,
@@ -437,15 +323,20 @@ class Trainer:
         number of visible devices (otherwise a warning). Under DDP, ranks other than 0 continue
         with fresh dropout streams.
         """
-        if ckpt["model_config"] != self.model_config:
+        path, ckpt = resume
+        if complete_model_config(ckpt["model_config"]) != self.model_config:
             raise GstTtsError(f"{path}: the model config differs from this run's; use another hydra.run.dir")
+        missing = [k for k in ("optimizer", "scheduler", "train_state", "rng") if k not in ckpt]
+        if missing:
+            raise CheckpointError(f"{path}: holds no training state to resume ({', '.join(missing)} missing); "
+                                  "use it as trainer.init_from in another hydra.run.dir")
         self.model.load_state_dict(ckpt["model"])
         self.optimizer.load_state_dict(ckpt["optimizer"])
         self.scheduler.load_state_dict(ckpt["scheduler"])
         if "scaler" in ckpt:
             self.scaler.load_state_dict(ckpt["scaler"])
         self.state = TrainState(**ckpt["train_state"])
-        _restore_rng(ckpt["rng"], path, on_cuda=self.device.type == "cuda")
+        restore_rng_state(ckpt["rng"], path, on_cuda=self.device.type == "cuda")
         if self.dist.rank > 0:  # the checkpoint holds rank 0's stream; keep ranks' dropout distinct
             torch.manual_seed(int(self.cfg.seed) + 100003 * self.dist.rank + self.state.step)
         log.info("resumed from %s at step %d", path, self.state.step)
@@ -453,50 +344,12 @@ class Trainer:
     def _init_from(self, path: Path) -> None:
         """Starts from another run's model weights (fine-tuning); optimizer, schedule and step start fresh."""
         ckpt = load_checkpoint(path, map_location=self.device)
-        if ckpt.get("model_config") != self.model_config:
+        if complete_model_config(ckpt["model_config"]) != self.model_config:
             raise GstTtsError(f"{path}: trainer.init_from needs the same model config as this run (model=..., r, sizes)")
         if ckpt.get("symbols") != self.symbols.to_dict():
             raise GstTtsError(f"{path}: trainer.init_from needs the same symbol table and cleaner as this run")
         self.model.load_state_dict(ckpt["model"])
         log.info("initialised the model from %s (its step %s); training starts at step 0", path, ckpt.get("step"))
-
-
-def _rng_state() -> dict[str, Any]:
-    """Every random stream training draws from; CUDA's holds the GPU dropout masks."""
-    kind, keys, pos, has_gauss, gauss = np.random.get_state()
-    # A run that never touched CUDA has nothing to save there; asking would start it on the GPU.
-    used_cuda = torch.cuda.is_available() and torch.cuda.is_initialized()
-    return {
-        "torch": torch.get_rng_state(),
-        "cuda": torch.cuda.get_rng_state_all() if used_cuda else None,
-        "python": random.getstate(),
-        # As a tensor and numbers: weights-only loading refuses numpy arrays.
-        "numpy": [kind, torch.from_numpy(keys.astype(np.int64)), pos, has_gauss, gauss],
-    }
-
-
-def _restore_rng(rng: dict[str, Any], path: Path, on_cuda: bool) -> None:
-    """Restores what :func:`_rng_state` saved; ``on_cuda``: this run draws dropout on the GPU."""
-    torch.set_rng_state(rng["torch"].cpu())
-    random.setstate(_as_tuple(rng["python"]))
-    if rng.get("numpy") is not None:
-        kind, keys, pos, has_gauss, gauss = rng["numpy"]
-        np.random.set_state((kind, keys.cpu().numpy().astype(np.uint32), pos, has_gauss, gauss))
-    cuda = rng.get("cuda")
-    if not torch.cuda.is_available():
-        return
-    if cuda and len(cuda) == torch.cuda.device_count():
-        torch.cuda.set_rng_state_all([state.cpu() for state in cuda])
-    elif on_cuda and not cuda:
-        log.warning("%s holds no CUDA random state (written without CUDA): GPU dropout will not repeat an "
-                    "uninterrupted run", path)
-    elif on_cuda:
-        log.warning("%s holds the random state of %d CUDA devices but %d are visible: GPU dropout will not "
-                    "repeat an uninterrupted run", path, len(cuda), torch.cuda.device_count())
-
-
-def _as_tuple(x):
-    return tuple(_as_tuple(v) for v in x) if isinstance(x, (list, tuple)) else x
 
 
 def _amp_dtype(amp: str, device: torch.device) -> torch.dtype | None:

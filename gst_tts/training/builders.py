@@ -1,0 +1,359 @@
+"""Config → the pieces of a training run: corpus, split, features and statistics, datasets, loader,
+model, loss, optimiser and schedule.
+
+``Trainer.__init__`` calls these in order. Each takes the config groups it reads and returns
+plain objects. Constructor arguments come from config groups through :func:`constructor_kwargs`,
+which names an unknown or misplaced key in one line; the constructors' own signatures hold the
+defaults for keys a config leaves out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import difflib
+import inspect
+import logging
+from pathlib import Path
+from typing import Any, Callable, Mapping, NamedTuple
+
+from hydra.errors import InstantiationException
+from hydra.utils import get_class, instantiate
+from omegaconf import DictConfig, OmegaConf
+import torch
+from torch import nn
+
+from gst_tts.audio.features import AudioConfig, MelStats
+from gst_tts.data.batching import Collate, LengthBucketSampler, TTSDataset, encode_texts
+from gst_tts.data.cache import FeatureCache, default_cache_dir
+from gst_tts.data.corpus import Utterance, read_corpus
+from gst_tts.data.split import split_train_val
+from gst_tts.errors import CheckpointError, GstTtsError, first_line
+from gst_tts.model import GSTTacotron
+from gst_tts.text.symbols import SymbolTable
+from gst_tts.training.checkpoint import load_checkpoint
+from gst_tts.training.distributed import DistributedContext
+
+log = logging.getLogger("gst_tts.training.builders")
+
+# What a config group without ``_target_`` builds.
+MODEL_TARGET = "gst_tts.model.GSTTacotron"
+LOSS_TARGET = "gst_tts.training.losses.TacotronLoss"
+
+# Model arguments that the data decides; a model config that sets them would contradict the data.
+MODEL_FROM_DATA = {"n_symbols": "the symbol table (data.cleaner)", "n_mels": "data.audio.n_mels",
+                   "pad_id": "the symbol table (data.cleaner)"}
+
+
+class ResumePoint(NamedTuple):
+    """The checkpoint a run resumes from, and where it was read."""
+
+    path: Path
+    ckpt: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """A corpus's utterances, their texts as symbol ids, and the symbol table that encoded them."""
+
+    utterances: list[Utterance]
+    texts: list[torch.Tensor]
+    symbols: SymbolTable
+
+    @property
+    def ids(self) -> list[str]:
+        return [u.id for u in self.utterances]
+
+
+@dataclass(frozen=True)
+class Split:
+    train_ids: list[str]
+    val_ids: list[str]
+
+
+# ---------------------------------------------------------------------------------------------
+# Data
+
+
+def build_audio_config(audio: DictConfig | Mapping[str, Any]) -> AudioConfig:
+    """``data.audio`` → :class:`AudioConfig`."""
+    return AudioConfig(**constructor_kwargs(AudioConfig, _plain(audio), "data.audio"))
+
+
+def build_corpus(data: DictConfig) -> Corpus:
+    """Reads and validates ``data.root`` and encodes its texts with the ``data.cleaner`` symbol table."""
+    if not data.root:
+        raise GstTtsError("data.root is not set: give data.root=/path/to/corpus (LJSpeech format)")
+    symbols = SymbolTable(cleaner=str(data.cleaner))
+    utterances = read_corpus(data.root)
+    return Corpus(utterances, encode_texts(utterances, symbols), symbols)
+
+
+def build_feature_cache(
+    data: DictConfig, audio_config: AudioConfig, corpus: Corpus, dist: DistributedContext, *, progress: bool = True
+) -> tuple[FeatureCache, dict[str, int]]:
+    """The feature cache (``data.cache_dir`` or the default for ``data.root``), filled for the
+    corpus; returns it and each utterance's frame count. ``progress``: a bar on rank 0. Default True."""
+    cache_dir = Path(data.cache_dir) if data.cache_dir else default_cache_dir(data.root)
+    cache = FeatureCache(cache_dir, audio_config)
+    with dist.rank_zero_first():  # one process computes features, the others then read them
+        n_frames = cache.prepare(corpus.utterances, progress=progress and dist.is_main)
+    return cache, n_frames
+
+
+def find_resume_checkpoint(ckpt_dir: Path, device: torch.device) -> ResumePoint | None:
+    """``last.pt`` and its contents; the newest periodic checkpoint that loads if ``last.pt`` does
+    not; None for a new run (no ``last.pt``)."""
+    last = ckpt_dir / "last.pt"
+    if not last.is_file():
+        return None
+    try:
+        return ResumePoint(last, load_checkpoint(last, map_location=device))
+    except CheckpointError as exc:
+        problem = exc
+    for candidate in sorted(ckpt_dir.glob("step_*.pt"), reverse=True):
+        try:
+            ckpt = load_checkpoint(candidate, map_location=device)
+        except CheckpointError as exc:
+            log.warning("%s", exc)
+            continue
+        log.warning("%s; resuming from %s instead (the newest periodic checkpoint that loads)", problem, candidate)
+        return ResumePoint(candidate, ckpt)
+    raise CheckpointError(f"{problem}; no periodic checkpoint (step_*.pt) in {ckpt_dir} loads either")
+
+
+def build_split(cfg: DictConfig, corpus: Corpus, n_frames: Mapping[str, int], resume: ResumePoint | None) -> Split:
+    """The train/validation split of the utterances within ``data.max_frames``.
+
+    A resumed run keeps the split it started with (see :func:`_stored_split`); a new one splits
+    with ``data.val_size`` and ``seed``.
+    """
+    max_frames = cfg.data.max_frames
+    kept = [u.id for u in corpus.utterances if not max_frames or n_frames[u.id] <= max_frames]
+    if len(kept) < len(corpus.utterances):
+        log.info("left out %d utterances longer than %d frames", len(corpus.utterances) - len(kept), max_frames)
+    if resume is None:
+        return Split(*split_train_val(kept, cfg.data.val_size, int(cfg.seed)))
+    return _stored_split(cfg, resume, corpus.ids, kept)
+
+
+def build_mel_stats(
+    cache: FeatureCache, split: Split, dist: DistributedContext, resume: ResumePoint | None
+) -> MelStats:
+    """Normalisation statistics of the training utterances; a resumed run keeps its checkpoint's,
+    so that a corpus edit since does not shift the targets the model has learnt."""
+    if resume is not None:
+        return MelStats.from_dict(resume.ckpt["mel_stats"])
+    with dist.rank_zero_first():
+        return cache.stats(split.train_ids)
+
+
+def build_datasets(
+    corpus: Corpus, split: Split, n_frames: Mapping[str, int], cache: FeatureCache, stats: MelStats
+) -> tuple[TTSDataset, TTSDataset]:
+    """The training and validation datasets, in the split's order."""
+    index = {utt_id: i for i, utt_id in enumerate(corpus.ids)}
+
+    def subset(ids: list[str]) -> TTSDataset:
+        picked = [index[i] for i in ids]
+        return TTSDataset([corpus.utterances[i] for i in picked], [corpus.texts[i] for i in picked],
+                          n_frames, cache, stats)
+
+    return subset(split.train_ids), subset(split.val_ids)
+
+
+def build_train_loader(
+    train_set: TTSDataset, collate: Collate, data: DictConfig, *, seed: int, dist: DistributedContext,
+    device: torch.device,
+) -> tuple[LengthBucketSampler, torch.utils.data.DataLoader]:
+    """Length-bucketed batches (this rank's share under DDP) and the loader that collates them."""
+    sampler = LengthBucketSampler(
+        train_set.lengths, int(data.batch_size), seed=seed, bucket_batches=int(data.bucket_batches),
+        num_replicas=dist.world_size, rank=dist.rank,
+    )
+    loader = torch.utils.data.DataLoader(
+        train_set, batch_sampler=sampler, collate_fn=collate, num_workers=int(data.num_workers),
+        pin_memory=device.type == "cuda",
+        # Its own generator: each new iterator draws a worker seed, which must not come from
+        # the global stream that dropout uses (resuming would shift it).
+        generator=torch.Generator().manual_seed(seed),
+    )
+    return sampler, loader
+
+
+def _stored_split(cfg: DictConfig, resume: ResumePoint, corpus_ids: list[str], kept_ids: list[str]) -> Split:
+    """The checkpoint's validation ids; training gets the rest of the corpus within ``max_frames``.
+
+    Recomputing the split after a corpus or config edit would move validation items into training.
+    """
+    path, ckpt = resume
+    if ckpt.get("val_ids") is None:
+        log.warning("%s has no stored validation split; splitting the corpus afresh", path)
+        return Split(*split_train_val(kept_ids, cfg.data.val_size, int(cfg.seed)))
+    val_ids = list(ckpt["val_ids"])
+    present = set(corpus_ids)
+    missing = [i for i in val_ids if i not in present]
+    if missing:
+        shown = ", ".join(missing[:5]) + (", …" if len(missing) > 5 else "")
+        raise GstTtsError(
+            f"{path}: {len(missing)} of its validation utterances are no longer in {cfg.data.root} ({shown}); "
+            "restore them, or start a new run in another hydra.run.dir"
+        )
+    stored_cfg = OmegaConf.create(ckpt.get("config") or {})
+    for key in ("data.val_size", "seed", "data.max_frames"):
+        before, now = OmegaConf.select(stored_cfg, key), OmegaConf.select(cfg, key)
+        if before is not None and before != now:
+            log.warning("%s is %s but %s was trained with %s: keeping its validation split and mel statistics",
+                        key, now, path, before)
+    val = set(val_ids)
+    train_ids = [i for i in kept_ids if i not in val]
+    if ckpt.get("train_ids") is not None:
+        stored_train = set(ckpt["train_ids"])
+        added = sorted(set(train_ids) - stored_train)
+        gone = sorted(stored_train - set(train_ids))
+        if added or gone:
+            log.warning(
+                "the training set differs from %s's: %d utterances added%s, %d gone%s; "
+                "normalisation keeps the checkpoint's mel statistics", path,
+                len(added), f" ({', '.join(added[:3])}…)" if added else "",
+                len(gone), f" ({', '.join(gone[:3])}…)" if gone else "",
+            )
+    return Split(train_ids, val_ids)
+
+
+# ---------------------------------------------------------------------------------------------
+# Model, loss, optimiser
+
+
+def check_config(cfg: DictConfig) -> None:
+    """Checks the ``model``, ``loss`` and ``data.audio`` groups without building anything heavy, so
+    that a config mistake surfaces before the corpus is read and its features computed."""
+    _, model = _model_arguments(cfg.model)
+    build_loss(cfg.loss, reduction_factor=complete_model_config(model)["reduction_factor"])
+    build_audio_config(cfg.data.audio)
+
+
+def build_model(model: DictConfig | Mapping[str, Any], *, n_symbols: int, n_mels: int, pad_id: int) -> tuple[GSTTacotron, dict[str, Any]]:
+    """Instantiates the ``model`` group's ``_target_`` with its keys plus the data-derived sizes.
+
+    Returns the model and its complete constructor arguments (:func:`complete_model_config`),
+    which the checkpoint stores so that inference rebuilds the model without Hydra.
+
+    Raises:
+        GstTtsError: a ``_target_`` other than :class:`GSTTacotron` (checkpoints rebuild that
+            class), an unknown key, a key the data decides, or a value the model refuses.
+    """
+    target, kwargs = _model_arguments(model)
+    kwargs = complete_model_config({**kwargs, "n_symbols": n_symbols, "n_mels": n_mels, "pad_id": pad_id})
+    return _instantiate(target, kwargs, "model"), kwargs
+
+
+def _model_arguments(model: DictConfig | Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The model group's ``_target_`` and its checked keys (without the data-derived ones)."""
+    config = _plain(model)
+    target = str(config.pop("_target_", MODEL_TARGET))
+    if _locate(target, "model") is not GSTTacotron:
+        raise GstTtsError(f"model._target_ is {target}, but checkpoints are rebuilt as {MODEL_TARGET}; use that")
+    return target, constructor_kwargs(GSTTacotron, config, "model", target=target, from_elsewhere=MODEL_FROM_DATA)
+
+
+def complete_model_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` with the constructor's defaults filled in (lists for tuples), so that two configs
+    that build the same model compare equal, and a checkpoint does not depend on defaults that may
+    change later."""
+    defaults = {name: p.default for name, p in inspect.signature(GSTTacotron).parameters.items()
+                if p.default is not inspect.Parameter.empty}
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in {**defaults, **config}.items()}
+
+
+def build_loss(loss: DictConfig | Mapping[str, Any], *, reduction_factor: int) -> nn.Module:
+    """Instantiates the ``loss`` group's ``_target_`` with its keys and the model's ``reduction_factor``."""
+    config = _plain(loss)
+    target = str(config.pop("_target_", LOSS_TARGET))
+    cls = _locate(target, "loss")
+    kwargs = constructor_kwargs(cls, config, "loss", target=target,
+                                from_elsewhere={"reduction_factor": "the model (model.reduction_factor)"})
+    return _instantiate(target, {**kwargs, "reduction_factor": reduction_factor}, "loss")
+
+
+def build_optimizer(model: nn.Module, trainer: DictConfig) -> tuple[torch.optim.Adam, torch.optim.lr_scheduler.LambdaLR]:
+    """Adam with the ``trainer`` group's settings and the :func:`lr_lambda` schedule."""
+    optimizer = torch.optim.Adam(
+        model.parameters(), lr=trainer.learning_rate, betas=tuple(trainer.adam_betas), eps=trainer.adam_eps,
+        weight_decay=trainer.weight_decay,
+    )
+    return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda(trainer))
+
+
+def lr_lambda(trainer: DictConfig) -> Callable[[int], float]:
+    """Linear warm-up, then halving every ``lr_decay_steps``, floored at ``min_learning_rate``."""
+    floor = trainer.min_learning_rate / trainer.learning_rate
+
+    def factor(step: int) -> float:
+        warm = min(1.0, (step + 1) / max(1, trainer.warmup_steps))
+        decay = 0.5 ** (max(0, step - trainer.warmup_steps) / trainer.lr_decay_steps)
+        return max(floor, warm * decay)
+
+    return factor
+
+
+# ---------------------------------------------------------------------------------------------
+# Config groups → constructor arguments
+
+
+def constructor_kwargs(
+    cls: type, config: Mapping[str, Any], group: str, *, target: str | None = None,
+    from_elsewhere: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """``config`` checked against ``cls``'s constructor: every key must be one of its arguments.
+
+    Args:
+        cls: the class the keys are for.
+        config: the config group, a plain mapping.
+        group: its name in the config, for messages (``"model"``, ``"data.audio"``).
+        target: how messages name ``cls``. Default: its module and name.
+        from_elsewhere: arguments that the caller supplies, each with where its value comes from;
+            a config that sets one is an error. Default: none.
+
+    Raises:
+        GstTtsError: one line naming an unknown key (with the closest argument), a key that comes
+            from elsewhere, or a required argument that is missing.
+    """
+    target = target or f"{cls.__module__}.{cls.__qualname__}"
+    from_elsewhere = from_elsewhere or {}
+    params = inspect.signature(cls).parameters
+    for key in config:
+        if key in from_elsewhere:
+            raise GstTtsError(f"{group}.{key} comes from {from_elsewhere[key]}; remove it from the {group} config")
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        named = [n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        unknown = [k for k in config if k not in named]
+        if unknown:
+            close = difflib.get_close_matches(str(unknown[0]), named, n=1, cutoff=0.5)
+            raise GstTtsError(
+                f"{group} config: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}: "
+                f"not an argument of {target}" + (f" (did you mean {close[0]!r}?)" if close else "")
+            )
+    missing = [n for n, p in params.items() if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+               and n not in config and n not in from_elsewhere]
+    if missing:
+        raise GstTtsError(f"{group} config: missing {', '.join(missing)} (required by {target})")
+    return dict(config)
+
+
+def _plain(node: DictConfig | Mapping[str, Any]) -> dict[str, Any]:
+    return OmegaConf.to_container(node, resolve=True) if isinstance(node, DictConfig) else dict(node)
+
+
+def _locate(target: str, group: str) -> type:
+    try:
+        return get_class(target)
+    except Exception:  # Hydra's message spans lines and suggests HYDRA_FULL_ERROR
+        raise GstTtsError(f"{group}._target_: cannot import the class {target!r}") from None
+
+
+def _instantiate(target: str, kwargs: Mapping[str, Any], group: str) -> Any:
+    try:
+        # _convert_="all": plain lists and dicts reach the constructor, not OmegaConf containers.
+        return instantiate({"_target_": target, **kwargs}, _convert_="all")
+    except InstantiationException as exc:
+        raise GstTtsError(f"{group} config: {target} refused it: {first_line(exc.__cause__ or exc)}") from None
