@@ -52,7 +52,7 @@ class InferenceResult(NamedTuple):
 class _Prenet(nn.Module):
     """Two ReLU layers with dropout; the dropout may stay on at inference (Tacotron 2 relies on it)."""
 
-    def __init__(self, in_dim: int, dim: int, dropout: float, dropout_at_inference: bool) -> None:
+    def __init__(self, *, in_dim: int, dim: int, dropout: float, dropout_at_inference: bool) -> None:
         super().__init__()
         self.layers = nn.ModuleList([nn.Linear(in_dim, dim), nn.Linear(dim, dim)])
         self.dropout = dropout
@@ -86,6 +86,7 @@ class Decoder(nn.Module):
 
     def __init__(
         self,
+        *,
         n_mels: int = 80,
         reduction_factor: int = 1,
         memory_dim: int = 512,
@@ -109,10 +110,13 @@ class Decoder(nn.Module):
         self.decoder_rnn_dim = decoder_rnn_dim
         self.attention_dropout = attention_dropout
         self.decoder_dropout = decoder_dropout
-        self.prenet = _Prenet(n_mels, prenet_dim, prenet_dropout, prenet_dropout_at_inference)
+        self.prenet = _Prenet(
+            in_dim=n_mels, dim=prenet_dim, dropout=prenet_dropout, dropout_at_inference=prenet_dropout_at_inference
+        )
         self.attention_rnn = nn.LSTMCell(prenet_dim + memory_dim, attention_rnn_dim)
         self.attention = LocationSensitiveAttention(
-            attention_rnn_dim, memory_dim, attention_dim, location_filters, location_kernel_size
+            query_dim=attention_rnn_dim, memory_dim=memory_dim, attention_dim=attention_dim,
+            location_filters=location_filters, location_kernel_size=location_kernel_size,
         )
         self.decoder_rnn = nn.LSTMCell(attention_rnn_dim + memory_dim, decoder_rnn_dim)
         self.mel_projection = nn.Linear(decoder_rnn_dim + memory_dim, n_mels * reduction_factor)
@@ -266,7 +270,8 @@ class Decoder(nn.Module):
         memory: torch.Tensor,
         padding_mask: torch.Tensor | None,
         max_steps: torch.Tensor,
-        stop_threshold: float = 0.5,
+        *,
+        stop_threshold: float,
     ) -> InferenceResult:
         """Free-running decoding; each item ends on its stop token or at its ``max_steps`` bound.
 
@@ -274,7 +279,8 @@ class Decoder(nn.Module):
             memory: ``(batch, symbols, memory_dim)``.
             padding_mask: ``(batch, symbols)``, True at padding.
             max_steps: ``(batch,)`` step bound per item (always finite).
-            stop_threshold: stop probability that ends an item. Default 0.5.
+            stop_threshold: stop probability above which an item ends (no default here: the
+                defaults live in ``gst_tts.inference.decoding.DecodingConfig``).
         """
         batch = memory.shape[0]
         r, n_mels = self.reduction_factor, self.n_mels

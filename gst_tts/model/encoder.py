@@ -10,7 +10,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 class _ConvBlock(nn.Sequential):
     """Conv1d + BatchNorm + ReLU + dropout over ``(batch, channels, time)``."""
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: int, dropout: float) -> None:
+    def __init__(self, *, in_channels: int, out_channels: int, kernel_size: int, dropout: float) -> None:
         super().__init__(
             nn.Conv1d(in_channels, out_channels, kernel_size, padding=kernel_size // 2),
             nn.BatchNorm1d(out_channels),
@@ -34,6 +34,7 @@ class Encoder(nn.Module):
 
     def __init__(
         self,
+        *,
         n_symbols: int,
         embedding_dim: int = 512,
         encoder_dim: int = 512,
@@ -47,7 +48,13 @@ class Encoder(nn.Module):
             raise ValueError(f"encoder_dim must be even (two LSTM directions), got {encoder_dim}")
         self.embedding = nn.Embedding(n_symbols, embedding_dim, padding_idx=pad_id)
         self.convs = nn.Sequential(
-            *[_ConvBlock(embedding_dim if i == 0 else encoder_dim, encoder_dim, kernel_size, dropout) for i in range(n_convs)]
+            *[
+                _ConvBlock(
+                    in_channels=embedding_dim if i == 0 else encoder_dim, out_channels=encoder_dim,
+                    kernel_size=kernel_size, dropout=dropout,
+                )
+                for i in range(n_convs)
+            ]
         )
         self.lstm = nn.LSTM(encoder_dim, encoder_dim // 2, batch_first=True, bidirectional=True)
 

@@ -22,7 +22,9 @@ class ReferenceEncoder(nn.Module):
         gru_dim: GRU units, the embedding size. Default 128.
     """
 
-    def __init__(self, n_mels: int = 80, channels: Sequence[int] = (32, 32, 64, 64, 128, 128), gru_dim: int = 128) -> None:
+    def __init__(
+        self, *, n_mels: int = 80, channels: Sequence[int] = (32, 32, 64, 64, 128, 128), gru_dim: int = 128
+    ) -> None:
         super().__init__()
         blocks = []
         in_channels = 1
@@ -77,7 +79,7 @@ class StyleTokenLayer(nn.Module):
         n_heads: attention heads; must divide ``token_dim``. Default 4.
     """
 
-    def __init__(self, query_dim: int = 128, n_tokens: int = 10, token_dim: int = 256, n_heads: int = 4) -> None:
+    def __init__(self, *, query_dim: int = 128, n_tokens: int = 10, token_dim: int = 256, n_heads: int = 4) -> None:
         super().__init__()
         if token_dim % n_heads:
             raise ValueError(f"token_dim ({token_dim}) must be divisible by n_heads ({n_heads})")
@@ -139,6 +141,7 @@ class GlobalStyleTokens(nn.Module):
 
     def __init__(
         self,
+        *,
         n_mels: int = 80,
         reference_channels: Sequence[int] = (32, 32, 64, 64, 128, 128),
         reference_dim: int = 128,
@@ -147,8 +150,8 @@ class GlobalStyleTokens(nn.Module):
         n_heads: int = 4,
     ) -> None:
         super().__init__()
-        self.reference_encoder = ReferenceEncoder(n_mels, reference_channels, reference_dim)
-        self.token_layer = StyleTokenLayer(reference_dim, n_tokens, token_dim, n_heads)
+        self.reference_encoder = ReferenceEncoder(n_mels=n_mels, channels=reference_channels, gru_dim=reference_dim)
+        self.token_layer = StyleTokenLayer(query_dim=reference_dim, n_tokens=n_tokens, token_dim=token_dim, n_heads=n_heads)
         self.token_dim = token_dim
 
     def forward(self, reference_mel: torch.Tensor, lengths: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:

@@ -18,7 +18,7 @@ class Postnet(nn.Module):
     """
 
     def __init__(
-        self, n_mels: int = 80, postnet_dim: int = 512, kernel_size: int = 5, n_convs: int = 5, dropout: float = 0.5
+        self, *, n_mels: int = 80, postnet_dim: int = 512, kernel_size: int = 5, n_convs: int = 5, dropout: float = 0.5
     ) -> None:
         super().__init__()
         layers = []

@@ -29,6 +29,7 @@ class LocationSensitiveAttention(nn.Module):
 
     def __init__(
         self,
+        *,
         query_dim: int,
         memory_dim: int,
         attention_dim: int = 128,
