@@ -109,42 +109,37 @@ def _finite_limits(*arrays: np.ndarray) -> tuple[float, float]:
     return (lo, hi) if hi > lo else (lo - 0.5, hi + 0.5)
 
 
+def _draw_matrix(ax, cax, matrix_t: np.ndarray, *, cmap: str, vmin, vmax, x_extent: float, colorbar: bool = True):
+    """``(rows, columns)`` drawn with row 0 at the bottom and the columns spread over ``[0, x_extent]``.
+
+    Returns the image and its colorbar (drawn in ``cax`` when given; None with ``colorbar=False``).
+    """
+    rows, _ = matrix_t.shape
+    im = ax.imshow(
+        matrix_t, origin="lower", aspect="auto", interpolation="none", cmap=cmap, vmin=vmin, vmax=vmax,
+        extent=(0.0, x_extent, -0.5, rows - 0.5),
+    )
+    if not colorbar:
+        return im, None
+    cb = ax.figure.colorbar(im, cax=cax) if cax is not None else ax.figure.colorbar(im, ax=ax)
+    cb.ax.tick_params(labelsize=7)
+    return im, cb
+
+
 def _draw_alignment(ax, cax, a: np.ndarray, unit: float, labels, height_in: float):
     steps, symbols = a.shape
-    im = ax.imshow(
-        a.T,
-        origin="lower",
-        aspect="auto",
-        interpolation="none",
-        cmap="viridis",
-        vmin=0.0,
-        vmax=max(1e-6, float(np.nanmax(a))) if np.isfinite(a).any() else 1.0,
-        extent=(0.0, steps * unit, -0.5, symbols - 0.5),
-    )
+    vmax = max(1e-6, float(np.nanmax(a))) if np.isfinite(a).any() else 1.0
+    im, cb = _draw_matrix(ax, cax, a.T, cmap="viridis", vmin=0.0, vmax=vmax, x_extent=steps * unit)
     _symbol_ticks(ax, labels, symbols, height_in)
-    cb = ax.figure.colorbar(im, cax=cax) if cax is not None else ax.figure.colorbar(im, ax=ax)
     cb.set_label("attention", fontsize=8)
-    cb.ax.tick_params(labelsize=7)
     return im
 
 
 def _draw_mel(ax, cax, mel: np.ndarray, x_per_frame: float, vmin=None, vmax=None, colorbar: bool = True):
     """Mel image with its channel axis; ``colorbar=False`` when a caller draws one shared colorbar."""
-    frames, n_mels = mel.shape
-    im = ax.imshow(
-        mel.T,
-        origin="lower",
-        aspect="auto",
-        interpolation="none",
-        cmap="magma",
-        vmin=vmin,
-        vmax=vmax,
-        extent=(0.0, frames * x_per_frame, -0.5, n_mels - 0.5),
-    )
+    im, _ = _draw_matrix(ax, cax, mel.T, cmap="magma", vmin=vmin, vmax=vmax, x_extent=mel.shape[0] * x_per_frame,
+                         colorbar=colorbar)
     ax.set_ylabel("mel channel")
-    if colorbar:
-        cb = ax.figure.colorbar(im, cax=cax) if cax is not None else ax.figure.colorbar(im, ax=ax)
-        cb.ax.tick_params(labelsize=7)
     return im
 
 

@@ -16,7 +16,6 @@ from typing import Any, Iterator
 
 import torch
 
-from gst_tts.audio.features import AudioConfig
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
 from gst_tts.errors import GstTtsError
 from gst_tts.inference.decoding import DecodingConfig
@@ -26,24 +25,53 @@ from gst_tts.text.split import DEFAULT_MAX_CHARS
 
 __all__ = [
     "add_model_arguments", "load_synthesizer", "add_style_arguments", "resolve_cli_style",
-    "add_decoding_arguments", "decoding_options", "add_vocoder_arguments", "check_vocoder_arguments",
-    "vocoder_from_args",
+    "add_decoding_arguments", "decoding_options",
 ]
 
 
-# ---------------------------------------------------------------- model / checkpoint
+# ---------------------------------------------------------------- model / checkpoint / vocoder
+
+_GRIFFIN_LIM = inspect.signature(GriffinLimVocoder).parameters
 
 
-def add_model_arguments(p: argparse.ArgumentParser, *, checkpoint_required: bool = True) -> None:
-    """``--checkpoint``, ``--device``, ``--int8``: what :func:`load_synthesizer` needs."""
+def add_model_arguments(p: argparse.ArgumentParser, *, checkpoint_required: bool = True, vocoder: bool = False) -> None:
+    """``--checkpoint``, ``--device``, ``--int8``: what :func:`load_synthesizer` needs.
+
+    Args:
+        checkpoint_required: ``--checkpoint`` must be given. Default True.
+        vocoder: also the vocoder group (``--griffin-lim-iters``, ``--griffin-lim-momentum``),
+            for commands that make waveforms. Default False.
+    """
     p.add_argument("--checkpoint", type=Path, required=checkpoint_required, help="trained gst-tts checkpoint (.pt)")
     p.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cuda when available, else cpu)")
     p.add_argument("--int8", action="store_true",
                    help="CPU: int8 weights for the decoder's recurrent matrix products (faster, numerically close)")
+    if vocoder:
+        iters, momentum = _GRIFFIN_LIM["n_iter"].default, _GRIFFIN_LIM["momentum"].default
+        g = p.add_argument_group("vocoder")
+        g.add_argument("--griffin-lim-iters", type=int, default=iters, help=f"Griffin-Lim iterations (default {iters})")
+        g.add_argument("--griffin-lim-momentum", type=float, default=momentum,
+                       help=f"Griffin-Lim momentum, 0 ≤ m < 1 (default {momentum})")
 
 
 def load_synthesizer(args: argparse.Namespace) -> Synthesizer:
-    return Synthesizer.from_checkpoint(args.checkpoint, device=args.device, int8=args.int8)
+    """The checkpoint's :class:`Synthesizer`, with the vocoder the vocoder options describe when
+    the command has them (checked before the checkpoint is read)."""
+    vocoder = _vocoder_options(args)
+    synth = Synthesizer.from_checkpoint(args.checkpoint, device=args.device, int8=args.int8)
+    if vocoder is not None:
+        synth.vocoder = GriffinLimVocoder(synth.audio_config, **vocoder)
+    return synth
+
+
+def _vocoder_options(args: argparse.Namespace) -> dict[str, Any] | None:
+    if getattr(args, "griffin_lim_iters", None) is None:
+        return None
+    if args.griffin_lim_iters < 1:
+        raise GstTtsError(f"--griffin-lim-iters must be at least 1, got {args.griffin_lim_iters}")
+    if not 0.0 <= args.griffin_lim_momentum < 1.0:
+        raise GstTtsError(f"--griffin-lim-momentum must be in [0, 1), got {args.griffin_lim_momentum}")
+    return dict(n_iter=args.griffin_lim_iters, momentum=args.griffin_lim_momentum)
 
 
 # ---------------------------------------------------------------- style
@@ -125,31 +153,3 @@ def decoding_options(args: argparse.Namespace) -> dict[str, Any]:
     if args.batch_size < 1:
         raise GstTtsError(f"--batch-size must be at least 1, got {args.batch_size}")
     return dict(decoding=DecodingConfig(**values), max_chunk_chars=args.max_chunk_chars, batch_size=args.batch_size)
-
-
-# ---------------------------------------------------------------- vocoder
-
-_GRIFFIN_LIM = inspect.signature(GriffinLimVocoder).parameters
-
-
-def add_vocoder_arguments(p: argparse.ArgumentParser) -> None:
-    """``--griffin-lim-iters`` and ``--griffin-lim-momentum``."""
-    iters, momentum = _GRIFFIN_LIM["n_iter"].default, _GRIFFIN_LIM["momentum"].default
-    g = p.add_argument_group("vocoder")
-    g.add_argument("--griffin-lim-iters", type=int, default=iters, help=f"Griffin-Lim iterations (default {iters})")
-    g.add_argument("--griffin-lim-momentum", type=float, default=momentum,
-                   help=f"Griffin-Lim momentum, 0 ≤ m < 1 (default {momentum})")
-
-
-def vocoder_from_args(args: argparse.Namespace, audio_config: AudioConfig) -> GriffinLimVocoder:
-    """The vocoder :func:`add_vocoder_arguments` describes, validated."""
-    check_vocoder_arguments(args)
-    return GriffinLimVocoder(audio_config, n_iter=args.griffin_lim_iters, momentum=args.griffin_lim_momentum)
-
-
-def check_vocoder_arguments(args: argparse.Namespace) -> None:
-    """Validates the vocoder options without building the vocoder (to fail before loading a checkpoint)."""
-    if args.griffin_lim_iters < 1:
-        raise GstTtsError(f"--griffin-lim-iters must be at least 1, got {args.griffin_lim_iters}")
-    if not 0.0 <= args.griffin_lim_momentum < 1.0:
-        raise GstTtsError(f"--griffin-lim-momentum must be in [0, 1), got {args.griffin_lim_momentum}")

@@ -13,27 +13,18 @@ from pathlib import Path
 import numpy as np
 
 from gst_tts.analysis.prosody import Pitch, median_f0
-from gst_tts.cli.args import (
-    add_decoding_arguments,
-    add_model_arguments,
-    add_vocoder_arguments,
-    check_vocoder_arguments,
-    decoding_options,
-    load_synthesizer,
-    vocoder_from_args,
-)
+from gst_tts.cli.args import add_decoding_arguments, add_model_arguments, decoding_options, load_synthesizer
 from gst_tts.errors import GstTtsError
 from gst_tts.files import write_json, write_text
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    add_model_arguments(p)
+    add_model_arguments(p, vocoder=True)
     p.add_argument("--corpus", type=Path, required=True, help="the training corpus (its sentences are excluded)")
     p.add_argument("--out", type=Path, required=True, help="output folder (samples/ inside the demo dir)")
     p.add_argument("--sentences", type=int, default=6, help="held-out sentences per style (default 6)")
     p.add_argument("--seed", type=int, default=1, help="synthesis seed (default 1)")
     add_decoding_arguments(p)
-    add_vocoder_arguments(p)
 
 
 # The corpus styles sit between about 140 and 250 Hz; a 400 Hz ceiling keeps most of pyin's octave
@@ -57,11 +48,9 @@ def run(args: argparse.Namespace) -> int:
     from gst_tts.demo.sentences import generate_sentences
 
     options = decoding_options(args)
-    check_vocoder_arguments(args)
     if args.sentences < 1:
         raise GstTtsError(f"--sentences must be at least 1, got {args.sentences}")
     synth = load_synthesizer(args)
-    synth.vocoder = vocoder_from_args(args, synth.audio_config)
     seen = {u.text for u in read_corpus(args.corpus)}
     # Seeds far from the corpus seed give new sentences; anything the corpus holds is dropped.
     candidates = [s for s in generate_sentences(args.sentences * 4 + len(STYLES) + 8, seed=9001) if s not in seen]

@@ -23,12 +23,7 @@ import numpy as np
 from gst_tts.analysis.alignment import alignment_health
 from gst_tts.analysis.plots import plot_alignment, save_figure
 from gst_tts.cli.args import (
-    add_decoding_arguments,
-    add_model_arguments,
-    add_style_arguments,
-    decoding_options,
-    load_synthesizer,
-    resolve_cli_style,
+    add_decoding_arguments, add_model_arguments, add_style_arguments, decoding_options, load_synthesizer, resolve_cli_style,
 )
 from gst_tts.cli.outputs import check_writable_location
 from gst_tts.errors import GstTtsError

@@ -31,15 +31,7 @@ from tqdm.contrib.logging import logging_redirect_tqdm
 
 from gst_tts.analysis.prosody import measure_prosody
 from gst_tts.audio.io import write_wav
-from gst_tts.cli.args import (
-    add_decoding_arguments,
-    add_model_arguments,
-    add_vocoder_arguments,
-    check_vocoder_arguments,
-    decoding_options,
-    load_synthesizer,
-    vocoder_from_args,
-)
+from gst_tts.cli.args import add_decoding_arguments, add_model_arguments, decoding_options, load_synthesizer
 from gst_tts.cli.outputs import check_writable_location, write_csv
 from gst_tts.errors import GstTtsError
 from gst_tts.inference.results import SynthesisResult
@@ -52,7 +44,7 @@ COLUMNS = ["token", "scale", "f0_hz", "d_f0_semitones", "rate_letters_per_s", "r
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    add_model_arguments(p)
+    add_model_arguments(p, vocoder=True)
     p.add_argument("--sentence", default=DEFAULT_SENTENCE, help="the fixed sentence to speak")
     p.add_argument("--scales", default="0.5,1,2", help="weights each token is tried at, comma-separated (default 0.5,1,2)")
     p.add_argument("--tokens", default=None, help="only these tokens, e.g. 0,3,7 (default: all)")
@@ -61,7 +53,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, default=None, help="also write the table as CSV")
     p.add_argument("--audio-dir", type=Path, default=None, help="also write every synthesized wav here")
     add_decoding_arguments(p, batch_size=32, batch_what="styles")
-    add_vocoder_arguments(p)
 
 
 def _number_list(spec: str, what: str, cast=float) -> list:
@@ -108,7 +99,6 @@ def run(args: argparse.Namespace) -> int:
     if args.repeats < 1:
         raise GstTtsError(f"--repeats must be at least 1, got {args.repeats}")
     options = decoding_options(args)
-    check_vocoder_arguments(args)
     for path, what in ((args.out, "--out"), (args.audio_dir, "--audio-dir")):
         if path is not None:
             check_writable_location(path if what == "--out" else path / "x", what)
@@ -118,7 +108,6 @@ def run(args: argparse.Namespace) -> int:
     if bad:
         raise GstTtsError(f"--tokens: {bad} not in 0..{synth.n_tokens - 1}")
     synth.symbols.encode(args.sentence)  # TextError before any work
-    synth.vocoder = vocoder_from_args(args, synth.audio_config)
 
     # Style 0 is neutral; then every token alone at every scale, all heads alike.
     labels = [("neutral", "")] + [(str(t), f"{s:g}") for t in tokens for s in scales]

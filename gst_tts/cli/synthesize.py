@@ -26,15 +26,7 @@ from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
 from gst_tts.cli.args import (
-    add_decoding_arguments,
-    add_model_arguments,
-    add_style_arguments,
-    add_vocoder_arguments,
-    check_vocoder_arguments,
-    decoding_options,
-    load_synthesizer,
-    resolve_cli_style,
-    vocoder_from_args,
+    add_decoding_arguments, add_model_arguments, add_style_arguments, decoding_options, load_synthesizer, resolve_cli_style,
 )
 from gst_tts.cli.outputs import check_writable_location, write_outputs
 from gst_tts.errors import GstTtsError, TextError
@@ -56,7 +48,7 @@ class _Utterance:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    add_model_arguments(p)
+    add_model_arguments(p, vocoder=True)
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--text", help="the text to speak (--out is then a .wav file)")
     src.add_argument("--text-file", type=Path, help="one utterance per line (--out is then a folder)")
@@ -66,7 +58,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--save-alignment", action="store_true", help="also write X.alignment.npy (float32, decoder steps × input symbols)")
     p.add_argument("--seed", type=int, default=None, help="make the output repeatable (prenet dropout is random at inference)")
     add_decoding_arguments(p)
-    add_vocoder_arguments(p)
     p.add_argument("--pause", type=float, default=DEFAULT_PAUSE_S, help=f"seconds of silence between chunks of a long text (default {DEFAULT_PAUSE_S})")
 
 
@@ -119,13 +110,11 @@ def run(args: argparse.Namespace) -> int:
     # 1. Validate everything; nothing is written before all of it has passed.
     utterances = _read_utterances(args)
     options = decoding_options(args)
-    check_vocoder_arguments(args)
     if not args.pause >= 0:
         raise GstTtsError(f"--pause must be >= 0, got {args.pause}")
     synth = load_synthesizer(args)
     _validate_texts(synth, utterances, str(args.text_file) if args.text_file is not None else "--text")
     weights, style_info = resolve_cli_style(synth, args)
-    synth.vocoder = vocoder_from_args(args, synth.audio_config)
 
     # 2. Synthesize a batch of lines at a time and write its files, so memory stays bounded.
     group = options["batch_size"]

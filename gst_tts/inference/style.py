@@ -88,17 +88,10 @@ class StyleResolver:
         self.device = device
         self._extractor = MelExtractor(audio_config)
 
-    @property
-    def n_heads(self) -> int:
-        return self.model.n_heads
-
-    @property
-    def n_tokens(self) -> int:
-        return self.model.n_tokens
-
     def neutral(self) -> torch.Tensor:
         """The neutral default: uniform ``(n_heads, n_tokens)`` weights ``1 / n_tokens``."""
-        return torch.full((self.n_heads, self.n_tokens), 1.0 / self.n_tokens)
+        n_tokens = self.model.n_tokens
+        return torch.full((self.model.n_heads, n_tokens), 1.0 / n_tokens)
 
     def reference_mel(self, reference: Reference) -> torch.Tensor:
         """Normalised ``(frames, n_mels)`` mel of a reference recording (any rate, stereo allowed).
@@ -146,7 +139,7 @@ class StyleResolver:
         Raises:
             GstTtsError: unknown token or head, non-numeric or non-finite weight, wrong shape.
         """
-        n_heads, n_tokens = self.n_heads, self.n_tokens
+        n_heads, n_tokens = self.model.n_heads, self.model.n_tokens
         if isinstance(weights, Mapping):
             if not weights:
                 raise GstTtsError("style weights name no token")

@@ -68,38 +68,41 @@ class _Prenet(nn.Module):
 class Decoder(nn.Module):
     """Prenet → attention LSTM → location-sensitive attention → decoder LSTM → r mel frames + stop logit.
 
+    Every argument is required: the defaults (Tacotron 2 sizes) are
+    :class:`~gst_tts.model.tacotron.GSTTacotron`'s, so each is set in one place.
+
     Args:
-        n_mels: mel channels. Default 80.
-        reduction_factor: mel frames predicted per decoder step (1–5). Default 1.
-        memory_dim: size of the encoder states attended over. Default 512.
-        prenet_dim: prenet layer size. Default 256.
-        prenet_dropout: prenet dropout. Default 0.5.
-        prenet_dropout_at_inference: keep prenet dropout on at inference. Default True.
-        attention_rnn_dim: attention LSTM units. Default 1024.
-        decoder_rnn_dim: decoder LSTM units. Default 1024.
-        attention_dim: attention energy size. Default 128.
-        location_filters: location convolution filters. Default 32.
-        location_kernel_size: location convolution kernel. Default 31.
-        attention_dropout: dropout on the attention LSTM output. Default 0.1.
-        decoder_dropout: dropout on the decoder LSTM output. Default 0.1.
+        n_mels: mel channels.
+        reduction_factor: mel frames predicted per decoder step (1–5).
+        memory_dim: size of the encoder states attended over.
+        prenet_dim: prenet layer size.
+        prenet_dropout: prenet dropout.
+        prenet_dropout_at_inference: keep prenet dropout on at inference.
+        attention_rnn_dim: attention LSTM units.
+        decoder_rnn_dim: decoder LSTM units.
+        attention_dim: attention energy size.
+        location_filters: location convolution filters.
+        location_kernel_size: location convolution kernel.
+        attention_dropout: dropout on the attention LSTM output.
+        decoder_dropout: dropout on the decoder LSTM output.
     """
 
     def __init__(
         self,
         *,
-        n_mels: int = 80,
-        reduction_factor: int = 1,
-        memory_dim: int = 512,
-        prenet_dim: int = 256,
-        prenet_dropout: float = 0.5,
-        prenet_dropout_at_inference: bool = True,
-        attention_rnn_dim: int = 1024,
-        decoder_rnn_dim: int = 1024,
-        attention_dim: int = 128,
-        location_filters: int = 32,
-        location_kernel_size: int = 31,
-        attention_dropout: float = 0.1,
-        decoder_dropout: float = 0.1,
+        n_mels: int,
+        reduction_factor: int,
+        memory_dim: int,
+        prenet_dim: int,
+        prenet_dropout: float,
+        prenet_dropout_at_inference: bool,
+        attention_rnn_dim: int,
+        decoder_rnn_dim: int,
+        attention_dim: int,
+        location_filters: int,
+        location_kernel_size: int,
+        attention_dropout: float,
+        decoder_dropout: float,
     ) -> None:
         super().__init__()
         if not 1 <= reduction_factor <= 5:

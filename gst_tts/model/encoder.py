@@ -22,26 +22,29 @@ class _ConvBlock(nn.Sequential):
 class Encoder(nn.Module):
     """Tacotron 2 encoder.
 
+    Every argument is required: the defaults (Tacotron 2 sizes) are
+    :class:`~gst_tts.model.tacotron.GSTTacotron`'s, so each is set in one place.
+
     Args:
         n_symbols: size of the symbol table.
-        embedding_dim: character embedding size. Default 512.
-        encoder_dim: output size (the BiLSTM has ``encoder_dim // 2`` units per direction). Default 512.
-        kernel_size: convolution kernel size. Default 5.
-        n_convs: number of convolution blocks. Default 3.
-        dropout: dropout after each convolution block. Default 0.5.
-        pad_id: index of the padding symbol. Default 0.
+        embedding_dim: character embedding size.
+        encoder_dim: output size (the BiLSTM has ``encoder_dim // 2`` units per direction).
+        kernel_size: convolution kernel size.
+        n_convs: number of convolution blocks.
+        dropout: dropout after each convolution block.
+        pad_id: index of the padding symbol.
     """
 
     def __init__(
         self,
         *,
         n_symbols: int,
-        embedding_dim: int = 512,
-        encoder_dim: int = 512,
-        kernel_size: int = 5,
-        n_convs: int = 3,
-        dropout: float = 0.5,
-        pad_id: int = 0,
+        embedding_dim: int,
+        encoder_dim: int,
+        kernel_size: int,
+        n_convs: int,
+        dropout: float,
+        pad_id: int,
     ) -> None:
         super().__init__()
         if encoder_dim % 2:
