@@ -73,7 +73,7 @@ def main() -> int:
     utterances = read_corpus(args.corpus)[: args.utterances]
     sentences = [u.text for u in utterances]
     texts = [fp32.symbols.encode(u.text) for u in utterances]
-    mels = [fp32.reference_mel(u.audio_path) for u in utterances]
+    mels = [fp32.styles.reference_mel(u.audio_path) for u in utterances]
 
     reference, lengths = teacher_forced(fp32, texts, mels)
     quantized, _ = teacher_forced(int8, texts, mels)

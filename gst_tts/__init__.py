@@ -1,7 +1,7 @@
 """gst-tts: Tacotron with location-sensitive attention and Global Style Tokens.
 
-``from gst_tts import Synthesizer`` gives the synthesis API; the import is lazy because the
-synthesizer pulls in librosa and the model. Importing the package first checks that torch and
+``from gst_tts import Synthesizer, Style, DecodingConfig`` gives the synthesis API; the import is
+lazy because the synthesizer pulls in librosa and the model. Importing the package first checks that torch and
 torchaudio load together (:mod:`gst_tts.dependencies`).
 """
 
@@ -14,7 +14,7 @@ require_dependencies()
 
 
 def __getattr__(name: str):
-    if name in ("Synthesizer", "SynthesisResult"):
+    if name in ("Synthesizer", "SynthesisResult", "Style", "DecodingConfig"):
         from gst_tts.inference import synthesizer
 
         return getattr(synthesizer, name)

@@ -148,7 +148,7 @@ def test_aligned_definition_is_the_readmes_and_the_reports():
     assert (alignment.MIN_FOCUS, alignment.MIN_COVERAGE) == (0.5, 0.85)
     stated = f"focus ≥ {alignment.MIN_FOCUS:g}, coverage ≥ {alignment.MIN_COVERAGE:g}"
     readme = " ".join(README.read_text(encoding="utf-8").split())  # README lines wrap anywhere
-    assert stated in readme and "gst_tts/alignment.py" in readme
+    assert stated in readme and "gst_tts/analysis/alignment.py" in readme
     assert alignment.ALIGNED_CRITERIA.startswith(stated)
     assert f"forward jump over {alignment.MAX_FORWARD_JUMP} symbols" in alignment.ALIGNED_CRITERIA
     assert f"backward jump over {alignment.DEFAULT_JITTER} symbols" in alignment.ALIGNED_CRITERIA

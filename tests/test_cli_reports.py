@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from functools import partialmethod
 import json
 
 from conftest import tone, write_corpus, write_tiny_checkpoint
@@ -45,9 +44,8 @@ def demo_report(checkpoint_16k, tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(demo_corpus, "render_sentence", fake_espeak_clip)
         # An untrained model rarely stops on its own; a short bound keeps the run fast.
-        mp.setattr(Synthesizer, "synthesize", partialmethod(Synthesizer.synthesize, max_decoder_steps=8))
         rc = main(["demo-report", "--checkpoint", str(checkpoint_16k), "--corpus", str(corpus), "--out", str(out),
-                   "--sentences", "1", "--device", "cpu"])
+                   "--sentences", "1", "--device", "cpu", "--max-decoder-steps", "8", "--griffin-lim-iters", "2"])
     assert rc == 0
     return out
 
@@ -65,8 +63,8 @@ def test_demo_report_references_keep_espeak_rate_with_a_16k_model(demo_report):
 
 def test_demo_report_reference_reaches_the_model_resampled(demo_report, checkpoint_16k):
     synth = Synthesizer.from_checkpoint(checkpoint_16k, device="cpu")
-    from_file = synth.reference_mel(demo_report / "references" / f"{demo_corpus.STYLES[0].name}.wav")
-    from_clip = synth.reference_mel((fake_espeak_clip("", None), demo_corpus.SAMPLE_RATE))
+    from_file = synth.styles.reference_mel(demo_report / "references" / f"{demo_corpus.STYLES[0].name}.wav")
+    from_clip = synth.styles.reference_mel((fake_espeak_clip("", None), demo_corpus.SAMPLE_RATE))
     assert from_file.shape == from_clip.shape
     assert float((from_file - from_clip).abs().mean()) < 0.05
 
@@ -79,15 +77,46 @@ def test_demo_report_states_the_aligned_definition(demo_report):
     assert f"aligned {summary['ok_rate']:.0%} ({alignment.ALIGNED_CRITERIA})" in text
 
 
-def test_evaluate_states_the_aligned_definition(checkpoint_16k, tmp_path, capsys, monkeypatch):
+def test_evaluate_states_the_aligned_definition(checkpoint_16k, tmp_path, capsys):
     corpus = write_corpus(tmp_path / "corpus", n=2, rate=demo_corpus.SAMPLE_RATE)
-    monkeypatch.setattr(Synthesizer, "synthesize", partialmethod(Synthesizer.synthesize, max_decoder_steps=8))
     out = tmp_path / "eval"
     rc = main(["evaluate", "--checkpoint", str(checkpoint_16k), "--corpus", str(corpus), "--split", "train",
-               "--out", str(out), "--device", "cpu"])
+               "--out", str(out), "--device", "cpu", "--max-decoder-steps", "8"])
     stdout, err = capsys.readouterr()
     assert rc == 0, err
     summary = json.loads((out / "summary.json").read_text())["train"]["summary"]
     assert summary["aligned_criteria"] == alignment.ALIGNED_CRITERIA
     assert f"aligned {summary['ok_rate']:.0%}" in stdout and f"aligned: {alignment.ALIGNED_CRITERIA}" in stdout
     assert summary["count"] == 2 and np.isfinite(summary["focus"])
+
+
+def test_evaluate_decodes_in_batches_each_sentence_with_its_own_reference(checkpoint_16k, tmp_path, capsys, monkeypatch):
+    corpus = write_corpus(tmp_path / "corpus", n=5)
+    calls = []
+    synthesize = Synthesizer.synthesize
+
+    def recording(self, texts, **kwargs):
+        calls.append((list(texts), [str(s.reference) for s in kwargs["styles"]], kwargs["batch_size"], kwargs["vocode"]))
+        return synthesize(self, texts, **kwargs)
+
+    monkeypatch.setattr(Synthesizer, "synthesize", recording)
+    rc = main(["evaluate", "--checkpoint", str(checkpoint_16k), "--corpus", str(corpus), "--split", "train",
+               "--device", "cpu", "--max-decoder-steps", "4", "--batch-size", "2", "--out", str(tmp_path / "eval")])
+    assert rc == 0, capsys.readouterr().err
+    assert [len(texts) for texts, *_ in calls] == [2, 2, 1]
+    for texts, references, batch_size, vocode in calls:
+        assert batch_size == 2 and vocode is False  # grading needs no waveform
+        for text, reference in zip(texts, references):  # each sentence read in the style of its own recording
+            assert reference.endswith(f"UT-{int(text.split()[-1].rstrip('.')):03d}.wav")
+    rows = json.loads((tmp_path / "eval" / "summary.json").read_text())["train"]["utterances"]
+    assert [r["id"] for r in rows] == [f"UT-{i:03d}" for i in range(5)]
+    assert all(r["decoder_steps"] == 4 for r in rows)
+
+
+@pytest.mark.parametrize("args, message", [(["--batch-size", "0"], "--batch-size"), (["--stop-threshold", "2"], "--stop-threshold"),
+                                           (["--max-decoder-steps", "0"], "--max-decoder-steps")])
+def test_evaluate_bad_decoding_options_are_one_line_errors(checkpoint_16k, tmp_path, capsys, args, message):
+    corpus = write_corpus(tmp_path / "corpus", n=1)
+    rc = main(["evaluate", "--checkpoint", str(checkpoint_16k), "--corpus", str(corpus), "--split", "train", *args])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith("gst-tts evaluate: error: " + message) and err.count("\n") == 1

@@ -67,6 +67,7 @@ def test_text_writes_wav_sidecar_alignment_and_plot(tiny_checkpoint, tmp_path, c
     assert np.asarray(side["style_weights"]).shape == (2, 5)
     assert {"focus", "coverage", "backward_jumps", "reached_end"} <= side["health"].keys()
     assert len(side["chunks"]) == 1 and side["style"]["source"] == "neutral" and side["seed"] == 1
+    assert side["decoding"] == {"stop_threshold": 0.5, "max_frames_per_symbol": 20.0, "max_decoder_steps": 8}
     alignment = np.load(out.parent / "hello.alignment.npy")
     assert alignment.dtype == np.float32 and alignment.shape == (8, len("hello world.") + 1)
     assert "1 stopped on the step bound" in stdout
@@ -214,6 +215,9 @@ def _bad_cases(tmp_path: Path, refs: dict[str, Path], ckpt: Path) -> dict[str, t
         "nan weight": (["--text", "Hi.", "--style-weights", "2=nan"], "finite"),
         "out not a wav": (["--text", "Hi.", "--out-override", str(tmp_path / "out" / "x.mp3")], ".wav"),
         "griffin-lim iterations": (["--text", "Hi.", "--griffin-lim-iters", "0"], "griffin-lim-iters"),
+        "stop threshold out of range": (["--text", "Hi.", "--stop-threshold", "1.5"], "--stop-threshold must be in (0, 1]"),
+        "zero frames per symbol": (["--text", "Hi.", "--max-frames-per-symbol", "0"], "--max-frames-per-symbol must be positive"),
+        "unknown device": (["--text", "Hi.", "--device", "tpu"], "unknown device"),
         "cuda without cuda": (["--text", "Hi.", "--device", "cuda"], "CUDA"),
     }
     if torch.cuda.is_available():
@@ -228,7 +232,8 @@ BAD_CASE_NAMES = [
     "text file with a bad line", "missing text file", "missing reference", "non-audio reference", "silent reference",
     "short reference", "bad reference in a mix", "malformed mix", "mix weight not a number", "unknown token index",
     "negative token index", "unknown head", "weight not a number", "token not a number", "missing weight", "empty weights",
-    "nan weight", "out not a wav", "griffin-lim iterations", "cuda without cuda",
+    "nan weight", "out not a wav", "griffin-lim iterations", "stop threshold out of range", "zero frames per symbol",
+    "unknown device", "cuda without cuda",
     "checkpoint: random bytes", "checkpoint: config says another symbol count", "checkpoint: symbol table does not match",
     "checkpoint: weights do not match config", "checkpoint: not a gst-tts checkpoint",
 ]

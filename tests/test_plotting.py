@@ -52,6 +52,18 @@ def test_plot_inspection_torch_and_save(tmp_path):
     assert [p.name for p in out.parent.iterdir()] == ["insp.png"]
 
 
+def _stop_panel_threshold(fig) -> tuple[float, str]:
+    ax = fig.axes[1]  # attention, stop, mel
+    line = next(l for l in ax.get_lines() if l.get_linestyle() == "--")
+    return float(line.get_ydata()[0]), line.get_label()
+
+
+def test_plot_inspection_draws_the_stop_threshold_it_decoded_with():
+    a, mel, stop = alignment(), np.zeros((30, 8)), np.linspace(0, 1, 30)
+    assert _stop_panel_threshold(plot_inspection(a, mel, stop)) == (0.5, "threshold 0.5")  # DecodingConfig's default
+    assert _stop_panel_threshold(plot_inspection(a, mel, stop, stop_threshold=0.8)) == (0.8, "threshold 0.8")
+
+
 def test_plot_mel_pair_and_array():
     rng = np.random.default_rng(0)
     fig = plot_mel_pair(rng.normal(size=(40, 16)), rng.normal(size=(45, 16)), title="x")

@@ -1,7 +1,7 @@
 """The Python synthesis API (gst_tts.inference.synthesizer) on a tiny random-weight checkpoint.
 
 The random model never stops on its token, so every call bounds decoding with a small
-``max_decoder_steps`` to stay fast.
+``max_decoder_steps`` (``decoding=FAST``) to stay fast.
 """
 
 from __future__ import annotations
@@ -16,10 +16,13 @@ import soundfile as sf
 import torch
 
 from gst_tts.errors import AudioError, GstTtsError, TextError
+from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.inference.results import SynthesisResult
+from gst_tts.inference.style import Style
 from gst_tts.inference.synthesizer import Synthesizer
 
 STEPS = 12
+FAST = DecodingConfig(max_decoder_steps=STEPS)
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +41,7 @@ def ref_wav(tmp_path):
 
 
 def test_single_text_result_fields(synth):
-    r = synth.synthesize("Hello world.", max_decoder_steps=STEPS, seed=0)
+    r = synth.synthesize("Hello world.", decoding=FAST, seed=0)
     assert isinstance(r, SynthesisResult)
     n_symbols = len(synth.symbols.encode("Hello world."))
     assert r.audio.dtype == np.float32 and r.audio.ndim == 1 and r.audio.size > 0
@@ -59,10 +62,10 @@ def test_single_text_result_fields(synth):
 
 def test_list_keeps_input_order(synth):
     texts = ["A much longer sentence than the others here.", "Hi.", "Medium length one."]
-    results = synth.synthesize(texts, max_decoder_steps=STEPS)
+    results = synth.synthesize(texts, decoding=FAST)
     assert [r.text for r in results] == texts
     assert [r.alignment.shape[1] for r in results] == [len(synth.symbols.encode(t)) for t in texts]
-    assert synth.synthesize([], max_decoder_steps=STEPS) == []
+    assert synth.synthesize([], decoding=FAST) == []
 
 
 def test_batched_equals_one_by_one_without_dropout(synth):
@@ -72,8 +75,8 @@ def test_batched_equals_one_by_one_without_dropout(synth):
     prenet = synth.model.decoder.prenet
     prenet.dropout_at_inference = False
     try:
-        batched = synth.synthesize(texts, max_decoder_steps=STEPS, vocode=False)
-        single = [synth.synthesize(t, max_decoder_steps=STEPS, vocode=False) for t in texts]
+        batched = synth.synthesize(texts, decoding=FAST, vocode=False)
+        single = [synth.synthesize(t, decoding=FAST, vocode=False) for t in texts]
     finally:
         prenet.dropout_at_inference = True
     for b, s in zip(batched, single):
@@ -88,17 +91,17 @@ def test_batched_equals_one_by_one_when_texts_end_at_different_steps(synth, monk
     texts = ["Short.", "A rather longer sentence, with a clause.", "Mid size text."]
     decoder = synth.model.decoder
     monkeypatch.setattr(decoder.prenet, "dropout_at_inference", False)
-    options = dict(max_frames_per_symbol=1.0)  # the step bound: about half a step per symbol at r=2
+    options = dict(decoding=DecodingConfig(max_frames_per_symbol=1.0))  # the step bound: about half a step per symbol at r=2
     if end == "stop_token":
         # The random model never stops; make its stop token fire after a number of steps that
         # depends on the text (its symbol count, read off the padding mask).
         schedule = {}
         infer = decoder.infer
 
-        def infer_with_schedule(memory, padding_mask, max_steps, stop_threshold=0.5):
+        def infer_with_schedule(memory, padding_mask, max_steps, *, stop_threshold):
             symbols = torch.full(memory.shape[:1], memory.shape[1]) if padding_mask is None else (~padding_mask).sum(1)
             schedule.update(step=0, stop_at=symbols.cpu() // 3 + 1)
-            return infer(memory, padding_mask, max_steps, stop_threshold)
+            return infer(memory, padding_mask, max_steps, stop_threshold=stop_threshold)
 
         def stop_hook(module, inputs, output):
             schedule["step"] += 1
@@ -106,7 +109,7 @@ def test_batched_equals_one_by_one_when_texts_end_at_different_steps(synth, monk
 
         monkeypatch.setattr(decoder, "infer", infer_with_schedule)
         handle = decoder.stop_projection.register_forward_hook(stop_hook)
-        options = dict(max_decoder_steps=100)
+        options = dict(decoding=DecodingConfig(max_decoder_steps=100))
     try:
         batched = synth.synthesize(texts, vocode=False, **options)
         single = [synth.synthesize(t, vocode=False, **options) for t in texts]
@@ -125,10 +128,10 @@ def test_seed_is_repeatable_and_leaves_global_rng_alone(synth):
     torch.manual_seed(123)
     expected = torch.rand(3)
     torch.manual_seed(123)
-    a = synth.synthesize("Seeded text.", max_decoder_steps=STEPS, seed=7)
+    a = synth.synthesize("Seeded text.", decoding=FAST, seed=7)
     after = torch.rand(3)
-    b = synth.synthesize("Seeded text.", max_decoder_steps=STEPS, seed=7)
-    c = synth.synthesize("Seeded text.", max_decoder_steps=STEPS, seed=8)
+    b = synth.synthesize("Seeded text.", decoding=FAST, seed=7)
+    c = synth.synthesize("Seeded text.", decoding=FAST, seed=8)
     assert torch.equal(after, expected)
     np.testing.assert_array_equal(a.audio, b.audio)
     np.testing.assert_array_equal(a.mel, b.mel)
@@ -136,35 +139,35 @@ def test_seed_is_repeatable_and_leaves_global_rng_alone(synth):
 
 
 def test_style_weights_mapping_per_head_and_array(synth):
-    w = synth.style_weights_tensor({1: 0.5, (0, 2): -0.3})
+    w = synth.styles.weights_tensor({1: 0.5, (0, 2): -0.3})
     expected = torch.zeros(synth.n_heads, synth.n_tokens)
     expected[:, 1] = 0.5
     expected[0, 2] = -0.3
     assert torch.equal(w, expected)
-    assert torch.equal(synth.style_weights_tensor(np.arange(synth.n_tokens)), torch.arange(synth.n_tokens).float().expand(synth.n_heads, -1))
-    r = synth.synthesize("Styled.", style_weights={3: 1.0}, max_decoder_steps=STEPS)
+    assert torch.equal(synth.styles.weights_tensor(np.arange(synth.n_tokens)), torch.arange(synth.n_tokens).float().expand(synth.n_heads, -1))
+    r = synth.synthesize("Styled.", style_weights={3: 1.0}, decoding=FAST)
     assert r.style_weights[:, 3].tolist() == [1.0] * synth.n_heads and r.style_weights.sum() == synth.n_heads
     # Different weights give a different output with the same seed.
-    n = synth.synthesize("Styled.", max_decoder_steps=STEPS, seed=1, vocode=False)
-    s = synth.synthesize("Styled.", style_weights={3: 1.0}, max_decoder_steps=STEPS, seed=1, vocode=False)
+    n = synth.synthesize("Styled.", decoding=FAST, seed=1, vocode=False)
+    s = synth.synthesize("Styled.", style_weights={3: 1.0}, decoding=FAST, seed=1, vocode=False)
     assert not np.allclose(n.mel, s.mel)
 
 
 @pytest.mark.parametrize("bad", [{9: 1.0}, {-1: 1.0}, {(5, 0): 1.0}, {"x": 1.0}, {1: "abc"}, {1: float("nan")}, {}, np.zeros(3)])
 def test_bad_style_weights(synth, bad):
     with pytest.raises(GstTtsError):
-        synth.synthesize("Hello.", style_weights=bad, max_decoder_steps=STEPS)
+        synth.synthesize("Hello.", style_weights=bad, decoding=FAST)
 
 
 def test_reference_path_and_stereo_array_at_any_rate(synth, ref_wav):
-    from_path = synth.reference_style_weights(ref_wav)
+    from_path = synth.styles.reference_weights(ref_wav)
     assert from_path.shape == (synth.n_heads, synth.n_tokens)
     torch.testing.assert_close(from_path.sum(-1), torch.ones(synth.n_heads))  # softmax per head
     mono = tone(1.0, 44100, 180.0)
     stereo = np.stack([mono, mono], axis=1)
-    torch.testing.assert_close(synth.reference_style_weights((stereo, 44100)), synth.reference_style_weights((mono, 44100)))
-    torch.testing.assert_close(synth.reference_style_weights((stereo.T, 44100)), synth.reference_style_weights((mono, 44100)))
-    r = synth.synthesize(["One.", "Two."], reference=ref_wav, max_decoder_steps=STEPS)
+    torch.testing.assert_close(synth.styles.reference_weights((stereo, 44100)), synth.styles.reference_weights((mono, 44100)))
+    torch.testing.assert_close(synth.styles.reference_weights((stereo.T, 44100)), synth.styles.reference_weights((mono, 44100)))
+    r = synth.synthesize(["One.", "Two."], reference=ref_wav, decoding=FAST)
     for x in r:
         np.testing.assert_allclose(x.style_weights, from_path.numpy(), atol=1e-6)
 
@@ -173,13 +176,13 @@ def test_style_mix_is_the_weighted_average(synth, tmp_path):
     a, b = tmp_path / "a.wav", tmp_path / "b.wav"
     sf.write(a, tone(1.0, 22050, 120.0), 22050)
     sf.write(b, tone(1.0, 22050, 400.0, amplitude=0.8) * np.linspace(0, 1, 22050, dtype=np.float32), 22050)
-    wa, wb = synth.reference_style_weights(a), synth.reference_style_weights(b)
-    r = synth.synthesize("Mixed.", style_mix={a: 3.0, b: 1.0}, max_decoder_steps=STEPS, vocode=False)
+    wa, wb = synth.styles.reference_weights(a), synth.styles.reference_weights(b)
+    r = synth.synthesize("Mixed.", style_mix={a: 3.0, b: 1.0}, decoding=FAST, vocode=False)
     np.testing.assert_allclose(r.style_weights, (0.75 * wa + 0.25 * wb).numpy(), atol=1e-6)
     with pytest.raises(GstTtsError, match="negative"):
-        synth.synthesize("Mixed.", style_mix={a: 1.0, b: -1.0}, max_decoder_steps=STEPS)
+        synth.synthesize("Mixed.", style_mix={a: 1.0, b: -1.0}, decoding=FAST)
     with pytest.raises(GstTtsError, match="at most one"):
-        synth.synthesize("Mixed.", reference=a, style_weights={1: 1.0}, max_decoder_steps=STEPS)
+        synth.synthesize("Mixed.", reference=a, style_weights={1: 1.0}, decoding=FAST)
 
 
 def test_bad_references(synth, tmp_path):
@@ -190,21 +193,21 @@ def test_bad_references(synth, tmp_path):
     for ref, message in [(silent, "silent"), (short, "at least 0.5 s"), (notaudio, "not readable as audio"),
                          (tmp_path / "missing.wav", "not found"), ((np.zeros(8000), 16000), "silent")]:
         with pytest.raises(AudioError, match=message):
-            synth.synthesize("Hello.", reference=ref, max_decoder_steps=STEPS)
+            synth.synthesize("Hello.", reference=ref, decoding=FAST)
 
 
 @pytest.mark.parametrize("text", ["", "   ", "@@@ ###", "..."])
 def test_unusable_text(synth, text):
     with pytest.raises(TextError):
-        synth.synthesize(text, max_decoder_steps=STEPS)
+        synth.synthesize(text, decoding=FAST)
     with pytest.raises(TextError):  # a bad text anywhere in a list fails the whole call, before decoding
-        synth.synthesize(["Fine text.", text], max_decoder_steps=STEPS)
+        synth.synthesize(["Fine text.", text], decoding=FAST)
 
 
 def test_long_text_is_split_batched_and_joined_whole(synth):
     sentence = "The old house on the hill, which nobody had visited for years, stood silent; its windows were dark. "
     paragraph = (sentence * 21)[:2000]
-    r = synth.synthesize(paragraph, max_decoder_steps=4, max_chunk_chars=150, pause_s=0.1)
+    r = synth.synthesize(paragraph, decoding=DecodingConfig(max_decoder_steps=4), max_chunk_chars=150, pause_s=0.1)
     assert len(r.chunks) > 10
     assert all(len(c.text) <= 150 for c in r.chunks)
     assert " ".join(c.text for c in r.chunks) == r.cleaned_text  # nothing lost
@@ -225,16 +228,71 @@ def test_long_text_is_split_batched_and_joined_whole(synth):
     assert len(r.to_dict()["chunks"]) == len(r.chunks)
 
 
-def test_synthesize_styles_batches_one_text_in_several_styles(synth):
-    results = synth.synthesize_styles("Probe.", [None, {0: 1.0}, {1: 2.0}], max_decoder_steps=STEPS, vocode=False)
-    assert len(results) == 3
-    np.testing.assert_allclose(results[0].style_weights, 1.0 / synth.n_tokens)
-    assert results[2].style_weights[:, 1].tolist() == [2.0] * synth.n_heads
+def test_per_text_styles_batched_equal_one_by_one_without_dropout(synth, ref_wav, tmp_path, monkeypatch):
+    """Each text in its own style, decoded in one batch, comes out as when synthesized alone in that style."""
+    other = tmp_path / "other.wav"
+    sf.write(other, tone(1.2, 22050, 300.0, amplitude=0.6), 22050)
+    texts = ["Short.", "A rather longer sentence, with a clause.", "Mid size text.", "Four."]
+    styles = [Style(reference=ref_wav), Style(weights={3: 1.0, (0, 1): -0.5}), None, Style(mix={ref_wav: 1.0, other: 3.0})]
+    monkeypatch.setattr(synth.model.decoder.prenet, "dropout_at_inference", False)
+    batched = synth.synthesize(texts, styles=styles, decoding=FAST, vocode=False)
+    single = [synth.synthesize(t, styles=[s], decoding=FAST, vocode=False) for t, s in zip(texts, styles)]
+    for b, s, style in zip(batched, single, styles):
+        np.testing.assert_allclose(b.style_weights, s.style_weights, atol=1e-6)
+        np.testing.assert_allclose(b.alignment, s.alignment, atol=1e-5)
+        np.testing.assert_allclose(b.mel, s.mel, atol=1e-4)
+    # The styles really differ, so a mix-up of which text got which style would show.
+    assert len({b.style_weights.round(4).tobytes() for b in batched}) == len(texts)
+    np.testing.assert_allclose(batched[0].style_weights, synth.styles.reference_weights(ref_wav).numpy(), atol=1e-6)
+    np.testing.assert_allclose(batched[2].style_weights, 1.0 / synth.n_tokens)
+    # The same as the one-style-for-all options give.
+    alone = synth.synthesize(texts[1], style_weights={3: 1.0, (0, 1): -0.5}, decoding=FAST, vocode=False)
+    np.testing.assert_allclose(batched[1].mel, alone.mel, atol=1e-4)
+
+
+def test_per_text_styles_encode_a_shared_reference_once(synth, ref_wav, monkeypatch):
+    calls = []
+    encode = synth.styles.reference_mel
+    monkeypatch.setattr(synth.styles, "reference_mel", lambda ref: calls.append(ref) or encode(ref))
+    results = synth.synthesize(["One.", "Two.", "Three."], styles=[Style(reference=ref_wav)] * 3, decoding=FAST, vocode=False)
+    assert len(calls) == 1 and len(results) == 3
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(styles=[None]), "one style per text: 1 for 2"),
+    (dict(styles=Style()), "one style per text"),
+    (dict(styles=[None, None], style_weights={1: 1.0}), "either styles"),
+    (dict(styles=[None, {1: 1.0}]), "must be a gst_tts.inference.style.Style"),
+    (dict(names=["only one"]), "1 names for 2 texts"),
+    (dict(decoding={"max_decoder_steps": 3}), "DecodingConfig"),
+])
+def test_bad_per_text_styles_and_options(synth, kwargs, message):
+    with pytest.raises(GstTtsError, match=message):
+        synth.synthesize(["First.", "Second."], **{"decoding": FAST, **kwargs})
+
+
+def test_a_style_is_one_option_at_most():
+    with pytest.raises(GstTtsError, match="at most one"):
+        Style(reference="x.wav", weights={1: 1.0})
+
+
+def test_decoding_config_bounds_the_output_and_is_recorded(synth):
+    r = synth.synthesize("Bounded text here.", decoding=DecodingConfig(max_decoder_steps=5), vocode=False)
+    assert r.alignment.shape[0] == 5 and r.stop_reason == "max_steps"
+    assert r.decoding == DecodingConfig(max_decoder_steps=5)
+    assert r.to_dict()["decoding"] == {"stop_threshold": 0.5, "max_frames_per_symbol": 20.0, "max_decoder_steps": 5}
+    # A per-symbol bound below the absolute cap wins: ceil(1.0 * symbols / r) steps.
+    n_symbols = len(synth.symbols.encode("Bounded text here."))
+    r = synth.synthesize("Bounded text here.", decoding=DecodingConfig(max_frames_per_symbol=1.0), vocode=False)
+    assert r.alignment.shape[0] == -(-n_symbols // synth.model.reduction_factor)
+    # A threshold the random model's stop probability always exceeds ends every text after one step.
+    r = synth.synthesize("Bounded text here.", decoding=DecodingConfig(stop_threshold=1e-9), vocode=False)
+    assert r.alignment.shape[0] == 1 and r.stop_reason == "stop_token"
 
 
 def test_attention_problems_are_logged_with_the_utterance_name(synth, caplog):
     with caplog.at_level(logging.WARNING, logger="gst_tts.inference.synthesizer"):
-        synth.synthesize(["First.", "Second."], max_decoder_steps=STEPS, names=["utt-A", "utt-B"], vocode=False)
+        synth.synthesize(["First.", "Second."], decoding=FAST, names=["utt-A", "utt-B"], vocode=False)
     messages = [r.getMessage() for r in caplog.records]
     assert any("utt-A" in m and "hit the step bound" in m for m in messages)
     assert any("utt-B" in m for m in messages)

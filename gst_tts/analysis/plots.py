@@ -35,7 +35,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 import numpy as np
 
-from .alignment import AlignmentHealth, to_float_array
+from gst_tts.analysis.alignment import AlignmentHealth, to_float_array
+from gst_tts.inference.decoding import DecodingConfig
 
 __all__ = [
     "plot_alignment",
@@ -48,7 +49,6 @@ __all__ = [
 
 #: Most input-symbol labels drawn on an axis; beyond it every k-th is shown.
 MAX_SYMBOL_LABELS = 80
-STOP_THRESHOLD = 0.5
 _SPACE = "\u2423"  # ␣
 
 
@@ -109,40 +109,37 @@ def _finite_limits(*arrays: np.ndarray) -> tuple[float, float]:
     return (lo, hi) if hi > lo else (lo - 0.5, hi + 0.5)
 
 
+def _draw_matrix(ax, cax, matrix_t: np.ndarray, *, cmap: str, vmin, vmax, x_extent: float, colorbar: bool = True):
+    """``(rows, columns)`` drawn with row 0 at the bottom and the columns spread over ``[0, x_extent]``.
+
+    Returns the image and its colorbar (drawn in ``cax`` when given; None with ``colorbar=False``).
+    """
+    rows, _ = matrix_t.shape
+    im = ax.imshow(
+        matrix_t, origin="lower", aspect="auto", interpolation="none", cmap=cmap, vmin=vmin, vmax=vmax,
+        extent=(0.0, x_extent, -0.5, rows - 0.5),
+    )
+    if not colorbar:
+        return im, None
+    cb = ax.figure.colorbar(im, cax=cax) if cax is not None else ax.figure.colorbar(im, ax=ax)
+    cb.ax.tick_params(labelsize=7)
+    return im, cb
+
+
 def _draw_alignment(ax, cax, a: np.ndarray, unit: float, labels, height_in: float):
     steps, symbols = a.shape
-    im = ax.imshow(
-        a.T,
-        origin="lower",
-        aspect="auto",
-        interpolation="none",
-        cmap="viridis",
-        vmin=0.0,
-        vmax=max(1e-6, float(np.nanmax(a))) if np.isfinite(a).any() else 1.0,
-        extent=(0.0, steps * unit, -0.5, symbols - 0.5),
-    )
+    vmax = max(1e-6, float(np.nanmax(a))) if np.isfinite(a).any() else 1.0
+    im, cb = _draw_matrix(ax, cax, a.T, cmap="viridis", vmin=0.0, vmax=vmax, x_extent=steps * unit)
     _symbol_ticks(ax, labels, symbols, height_in)
-    cb = ax.figure.colorbar(im, cax=cax) if cax is not None else ax.figure.colorbar(im, ax=ax)
     cb.set_label("attention", fontsize=8)
-    cb.ax.tick_params(labelsize=7)
     return im
 
 
-def _draw_mel(ax, cax, mel: np.ndarray, x_per_frame: float, vmin=None, vmax=None):
-    frames, n_mels = mel.shape
-    im = ax.imshow(
-        mel.T,
-        origin="lower",
-        aspect="auto",
-        interpolation="none",
-        cmap="magma",
-        vmin=vmin,
-        vmax=vmax,
-        extent=(0.0, frames * x_per_frame, -0.5, n_mels - 0.5),
-    )
+def _draw_mel(ax, cax, mel: np.ndarray, x_per_frame: float, vmin=None, vmax=None, colorbar: bool = True):
+    """Mel image with its channel axis; ``colorbar=False`` when a caller draws one shared colorbar."""
+    im, _ = _draw_matrix(ax, cax, mel.T, cmap="magma", vmin=vmin, vmax=vmax, x_extent=mel.shape[0] * x_per_frame,
+                         colorbar=colorbar)
     ax.set_ylabel("mel channel")
-    cb = ax.figure.colorbar(im, cax=cax) if cax is not None else ax.figure.colorbar(im, ax=ax)
-    cb.ax.tick_params(labelsize=7)
     return im
 
 
@@ -200,6 +197,7 @@ def plot_inspection(
     frames_per_step: int = 1,
     title: str = "",
     health: AlignmentHealth | None = None,
+    stop_threshold: float | None = None,
 ) -> Figure:
     """Attention, stop token and mel of one utterance on a shared time axis.
 
@@ -214,10 +212,12 @@ def plot_inspection(
         hop_seconds: seconds per decoder step; the shared x-axis is in seconds
             when given, else in decoder steps.
         frames_per_step: mel frames per decoder step (reduction factor r).
+        stop_threshold: the stop probability that ended decoding, drawn as a
+            line; default the decoding default (``DecodingConfig.stop_threshold``).
 
     Returns:
         A figure with three stacked panels: attention map, stop probability
-        with the 0.5 threshold (and the first step above it marked), mel
+        with the stop threshold (and the first step above it marked), mel
         spectrogram.
     """
     a = _matrix(alignment, "alignment")
@@ -244,13 +244,14 @@ def plot_inspection(
 
     x = (np.arange(stop.size) + 0.5) * unit
     ax_stop.plot(x, stop, color="tab:blue", lw=1.2, drawstyle="steps-mid", label="stop prob.")
-    ax_stop.axhline(STOP_THRESHOLD, color="tab:red", ls="--", lw=0.9, label="threshold 0.5")
-    above = np.flatnonzero(stop > STOP_THRESHOLD)
+    threshold = DecodingConfig.stop_threshold if stop_threshold is None else float(stop_threshold)
+    ax_stop.axhline(threshold, color="tab:red", ls="--", lw=0.9, label=f"threshold {threshold:g}")
+    above = np.flatnonzero(stop > threshold)
     if above.size:
         ax_stop.axvline(x[above[0]], color="tab:red", ls=":", lw=0.9)
         ax_stop.annotate(
             f"stop at step {above[0]}",
-            xy=(x[above[0]], 0.5),
+            xy=(x[above[0]], threshold),
             xytext=(-4, 4),
             textcoords="offset points",
             ha="right",
@@ -285,17 +286,7 @@ def plot_mel_pair(predicted: Any, target: Any, title: str = "") -> Figure:
     fig = Figure(figsize=(10.0, 6.0), layout="constrained")
     axes = fig.subplots(2, 1, sharex=True, sharey=True)
     for ax, mel, name in zip(axes, (p, t), ("predicted", "target")):
-        im = ax.imshow(
-            mel.T,
-            origin="lower",
-            aspect="auto",
-            interpolation="none",
-            cmap="magma",
-            vmin=vmin,
-            vmax=vmax,
-            extent=(0.0, mel.shape[0], -0.5, mel.shape[1] - 0.5),
-        )
-        ax.set_ylabel("mel channel")
+        im = _draw_mel(ax, None, mel, 1.0, vmin, vmax, colorbar=False)
         ax.set_title(f"{name} ({mel.shape[0]} frames)", fontsize=9)
     axes[0].set_xlim(0.0, max(p.shape[0], t.shape[0]))
     axes[1].set_xlabel("frame")

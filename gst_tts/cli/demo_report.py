@@ -12,18 +12,19 @@ from pathlib import Path
 
 import numpy as np
 
+from gst_tts.analysis.prosody import Pitch, median_f0
+from gst_tts.cli.args import add_decoding_arguments, add_model_arguments, decoding_options, load_synthesizer
 from gst_tts.errors import GstTtsError
 from gst_tts.files import write_json, write_text
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--checkpoint", type=Path, required=True)
+    add_model_arguments(p, vocoder=True)
     p.add_argument("--corpus", type=Path, required=True, help="the training corpus (its sentences are excluded)")
     p.add_argument("--out", type=Path, required=True, help="output folder (samples/ inside the demo dir)")
     p.add_argument("--sentences", type=int, default=6, help="held-out sentences per style (default 6)")
     p.add_argument("--seed", type=int, default=1, help="synthesis seed (default 1)")
-    p.add_argument("--device", default=None, help="cpu or cuda (default: CUDA if present)")
-    p.add_argument("--int8", action="store_true", help="CPU: int8 recurrent weights, as synthesize --int8")
+    add_decoding_arguments(p)
 
 
 # The corpus styles sit between about 140 and 250 Hz; a 400 Hz ceiling keeps most of pyin's octave
@@ -31,28 +32,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 F0_RANGE_HZ = (70.0, 400.0)
 
 
-def median_f0(audio: np.ndarray, rate: int) -> tuple[float, float]:
-    """Median F0 (Hz) over voiced frames by pyin, and the voiced share of frames."""
-    import librosa
-
-    f0, voiced, _ = librosa.pyin(audio, fmin=F0_RANGE_HZ[0], fmax=F0_RANGE_HZ[1], sr=rate, frame_length=1024)
-    share = float(np.mean(voiced)) if voiced.size else 0.0
-    return (float(np.nanmedian(f0[voiced])) if voiced.any() else float("nan")), share
+def _pitch(audio: np.ndarray, rate: int) -> Pitch:
+    return median_f0(audio, rate, f0_range_hz=F0_RANGE_HZ)
 
 
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from gst_tts.analysis.alignment import ALIGNED_CRITERIA, mean_health
-    from gst_tts.analysis.plots import plot_inspection, save_figure
+    from gst_tts.analysis.plots import save_figure
     from gst_tts.audio.io import write_wav
     from gst_tts.data.corpus import read_corpus
     from gst_tts.demo.corpus import SAMPLE_RATE as ESPEAK_RATE
     from gst_tts.demo.corpus import STYLES, render_sentence
     from gst_tts.demo.sentences import generate_sentences
-    from gst_tts.inference.synthesizer import Synthesizer
 
-    synth = Synthesizer.from_checkpoint(args.checkpoint, device=args.device, int8=args.int8)
+    options = decoding_options(args)
+    if args.sentences < 1:
+        raise GstTtsError(f"--sentences must be at least 1, got {args.sentences}")
+    synth = load_synthesizer(args)
     seen = {u.text for u in read_corpus(args.corpus)}
     # Seeds far from the corpus seed give new sentences; anything the corpus holds is dropped.
     candidates = [s for s in generate_sentences(args.sentences * 4 + len(STYLES) + 8, seed=9001) if s not in seen]
@@ -61,7 +59,6 @@ def run(args: argparse.Namespace) -> int:
     texts, reference_text = candidates[: args.sentences], candidates[args.sentences]
     out = args.out
     rows, healths, references = [], [], {}
-    hop_step = synth.audio_config.hop_length / synth.sample_rate * synth.model.reduction_factor
     for style in tqdm(STYLES, desc="demo styles", unit="style"):
         ref_path = out / "references" / f"{style.name}.wav"
         # The clip is at espeak's rate whatever the model's; the synthesizer resamples the file
@@ -69,20 +66,18 @@ def run(args: argparse.Namespace) -> int:
         # wrong speed and pitch.
         reference_audio = render_sentence(reference_text, style)
         write_wav(ref_path, reference_audio, ESPEAK_RATE)
-        ref_f0, _ = median_f0(reference_audio, ESPEAK_RATE)
-        references[style.name] = {"median_f0_hz": round(ref_f0, 1), "sample_rate": ESPEAK_RATE,
+        references[style.name] = {"median_f0_hz": round(_pitch(reference_audio, ESPEAK_RATE).median_hz, 1), "sample_rate": ESPEAK_RATE,
                                   "duration_s": round(len(reference_audio) / ESPEAK_RATE, 3)}
-        results = synth.synthesize(texts, reference=ref_path, seed=args.seed)
+        results = synth.synthesize(texts, reference=ref_path, seed=args.seed, **options)
         for i, r in enumerate(results, start=1):
             wav = out / style.name / f"{i:02d}.wav"
             write_wav(wav, r.audio, r.sample_rate)
-            fig = plot_inspection(r.alignment, r.mel, r.stop_probs, input_labels=r.input_labels, hop_seconds=hop_step,
-                                  frames_per_step=synth.model.reduction_factor, title=f"{style.name}: {r.text}", health=r.health)
-            save_figure(fig, wav.with_suffix(".alignment.png"))
-            f0, voiced = median_f0(r.audio, r.sample_rate)
+            save_figure(r.figure(title=f"{style.name}: {r.text}"), wav.with_suffix(".alignment.png"))
+            pitch = _pitch(r.audio, r.sample_rate)
             healths.append(r.health)
             rows.append({"style": style.name, "file": str(wav.relative_to(out)), "text": r.text,
-                         "duration_s": round(r.duration_s, 3), "median_f0_hz": round(f0, 1), "voiced_share": round(voiced, 3),
+                         "duration_s": round(r.duration_s, 3), "median_f0_hz": round(pitch.median_hz, 1),
+                         "voiced_share": round(pitch.voiced_share, 3),
                          "stop_reason": r.stop_reason, **{k: (round(v, 4) if isinstance(v, float) else v)
                                                           for k, v in r.health.to_dict().items()}})
     summary = mean_health(healths)

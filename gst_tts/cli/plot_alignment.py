@@ -22,15 +22,10 @@ import numpy as np
 
 from gst_tts.analysis.alignment import alignment_health
 from gst_tts.analysis.plots import plot_alignment, save_figure
-from gst_tts.cli.synthesize import (
-    add_decoding_arguments,
-    add_model_arguments,
-    add_style_arguments,
-    check_writable_location,
-    decoding_kwargs,
-    load_synthesizer,
-    resolve_cli_style,
+from gst_tts.cli.args import (
+    add_decoding_arguments, add_model_arguments, add_style_arguments, decoding_options, load_synthesizer, resolve_cli_style,
 )
+from gst_tts.cli.outputs import check_writable_location
 from gst_tts.errors import GstTtsError
 
 
@@ -40,6 +35,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_style_arguments(p)
     p.add_argument("--alignment", type=Path, help="a saved X.alignment.npy (instead of --checkpoint/--text)")
     p.add_argument("--out", type=Path, required=True, help="image file (.png, .pdf, .svg)")
+    p.add_argument("--seed", type=int, default=None, help="make the output repeatable (prenet dropout is random at inference)")
     add_decoding_arguments(p)
 
 
@@ -87,11 +83,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         if args.checkpoint is None or args.text is None:
             raise GstTtsError("--checkpoint and --text go together")
-        kwargs = decoding_kwargs(args)
+        options = decoding_options(args)
         synth = load_synthesizer(args)
         weights, _ = resolve_cli_style(synth, args)
         # Mel and alignment are all the figure needs: skip the vocoder.
-        result = synth.synthesize(args.text, style_weights=weights, seed=args.seed, vocode=False, names=["--text"], **kwargs)
+        result = synth.synthesize(args.text, style_weights=weights, seed=args.seed, vocode=False, names=["--text"], **options)
         health = result.health
         save_figure(result.figure(title=result.text[:100]), args.out)
     print(f"wrote {args.out}: {health.summary()}")

@@ -11,15 +11,13 @@ mean the model hears the references as the same style.
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 from pathlib import Path
 
 import numpy as np
 
 from gst_tts.analysis.plots import plot_style_weights, save_figure
-from gst_tts.cli.synthesize import add_model_arguments, check_writable_location, load_synthesizer
-from gst_tts.files import atomic_write
+from gst_tts.cli.args import add_model_arguments, load_synthesizer
+from gst_tts.cli.outputs import check_writable_location, write_csv
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -41,15 +39,12 @@ def run(args: argparse.Namespace) -> int:
         check_writable_location(args.csv, "--csv")
     synth = load_synthesizer(args)
     # Every reference is checked before anything is written.
-    weights = np.stack([synth.reference_style_weights(ref).numpy() for ref in args.references])  # (refs, heads, tokens)
+    weights = np.stack([synth.styles.reference_weights(ref).numpy() for ref in args.references])  # (refs, heads, tokens)
     labels = _labels(args.references)
     rows = [[label, h, *np.round(weights[i, h].astype(float), 6).tolist()] for i, label in enumerate(labels) for h in range(weights.shape[1])]
     header = ["reference", "head", *[f"token_{k}" for k in range(weights.shape[2])]]
     if args.csv is not None:
-        buf = io.StringIO()
-        csv.writer(buf, lineterminator="\n").writerows([header, *rows])
-        data = buf.getvalue().encode()
-        atomic_write(args.csv, lambda f: f.write(data))
+        write_csv(args.csv, header, rows)
     save_figure(plot_style_weights(weights, labels, title=f"style token weights · {args.checkpoint.name}"), args.out)
 
     width = max(len("reference"), *(len(label) for label in labels))

@@ -1,6 +1,6 @@
 """Measure what each style token does to pitch, speaking rate and energy: the map from tokens to style.
 
-Example::
+The measures are :func:`gst_tts.analysis.prosody.measure_prosody`'s. Example::
 
     gst-tts probe-tokens --checkpoint last.pt --scales 0.5,1,2 --repeats 3 --out tokens.csv
 
@@ -21,8 +21,6 @@ decoder step bound are marked: their numbers describe a failure, not a style.
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import math
 from pathlib import Path
 from typing import Any
@@ -31,30 +29,22 @@ import numpy as np
 from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
+from gst_tts.analysis.prosody import measure_prosody
 from gst_tts.audio.io import write_wav
-from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
-from gst_tts.cli.synthesize import (
-    add_model_arguments,
-    check_writable_location,
-    decoding_kwargs,
-    load_synthesizer,
-)
+from gst_tts.cli.args import add_decoding_arguments, add_model_arguments, decoding_options, load_synthesizer
+from gst_tts.cli.outputs import check_writable_location, write_csv
 from gst_tts.errors import GstTtsError
-from gst_tts.files import atomic_write
 from gst_tts.inference.results import SynthesisResult
-from gst_tts.text.split import DEFAULT_MAX_CHARS
+from gst_tts.inference.style import Style
 
 DEFAULT_SENTENCE = "The quick brown fox jumps over the lazy dog, and then it rests in the shade."
-#: Frames more than this far below the loudest frame count as silence.
-SILENCE_DB = 40.0
-PYIN_FMIN, PYIN_FMAX = 65.0, 600.0
 
 COLUMNS = ["token", "scale", "f0_hz", "d_f0_semitones", "rate_letters_per_s", "rate_ratio",
            "energy_db", "d_energy_db", "duration_s", "stopped_on_bound"]
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    add_model_arguments(p)
+    add_model_arguments(p, vocoder=True)
     p.add_argument("--sentence", default=DEFAULT_SENTENCE, help="the fixed sentence to speak")
     p.add_argument("--scales", default="0.5,1,2", help="weights each token is tried at, comma-separated (default 0.5,1,2)")
     p.add_argument("--tokens", default=None, help="only these tokens, e.g. 0,3,7 (default: all)")
@@ -62,10 +52,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the first repeat (default 0)")
     p.add_argument("--out", type=Path, default=None, help="also write the table as CSV")
     p.add_argument("--audio-dir", type=Path, default=None, help="also write every synthesized wav here")
-    p.add_argument("--griffin-lim-iters", type=int, default=32, help="Griffin-Lim iterations (default 32)")
-    p.add_argument("--max-decoder-steps", type=int, default=1000, help="decoder step bound (default 1000)")
-    p.add_argument("--max-frames-per-symbol", type=float, default=20.0, help="length bound per input symbol (default 20)")
-    p.add_argument("--batch-size", type=int, default=32, help="styles decoded together (default 32)")
+    add_decoding_arguments(p, batch_size=32, batch_what="styles")
 
 
 def _number_list(spec: str, what: str, cast=float) -> list:
@@ -81,26 +68,12 @@ def _number_list(spec: str, what: str, cast=float) -> list:
 
 
 def measure(result: SynthesisResult) -> dict[str, float]:
-    """Median F0 (Hz, NaN when nothing is voiced), letters/s of speech and mean level (dB) of one output."""
-    import librosa
-
-    sr = result.sample_rate
-    f0 = float("nan")
-    if result.audio.size:
-        f0_track, voiced, _ = librosa.pyin(
-            result.audio.astype(np.float32), fmin=PYIN_FMIN, fmax=PYIN_FMAX, sr=sr, frame_length=1024, hop_length=256,
-        )
-        voiced_f0 = f0_track[voiced & np.isfinite(f0_track)]
-        f0 = float(np.median(voiced_f0)) if voiced_f0.size else float("nan")
-    # Frame level from the (not normalised) log-mel: 10·log10 of the mean power over channels.
-    level = 10.0 * np.log10(np.mean(np.exp(2.0 * result.mel.astype(np.float64)), axis=1) + 1e-20)
-    active = np.flatnonzero(level >= level.max() - SILENCE_DB)
-    speech_s = (active[-1] - active[0] + 1) * result.hop_length / sr
-    letters = sum(c.isalpha() for c in result.cleaned_text)
+    """The prosody of one output (see :func:`measure_prosody`), with its duration and whether it hit the bound."""
+    p = measure_prosody(result.audio, result.sample_rate, result.mel, result.hop_length, result.cleaned_text)
     return {
-        "f0_hz": f0,
-        "rate_letters_per_s": letters / speech_s,
-        "energy_db": float(level[active].mean()),
+        "f0_hz": p.f0_hz,
+        "rate_letters_per_s": p.rate_letters_per_s,
+        "energy_db": p.energy_db,
         "duration_s": result.duration_s,
         "stopped_on_bound": float(result.stopped_on_bound),
     }
@@ -125,10 +98,7 @@ def run(args: argparse.Namespace) -> int:
     scales = _number_list(args.scales, "--scales")
     if args.repeats < 1:
         raise GstTtsError(f"--repeats must be at least 1, got {args.repeats}")
-    if args.griffin_lim_iters < 1:
-        raise GstTtsError(f"--griffin-lim-iters must be at least 1, got {args.griffin_lim_iters}")
-    args.max_chunk_chars = DEFAULT_MAX_CHARS
-    kwargs = decoding_kwargs(args)
+    options = decoding_options(args)
     for path, what in ((args.out, "--out"), (args.audio_dir, "--audio-dir")):
         if path is not None:
             check_writable_location(path if what == "--out" else path / "x", what)
@@ -138,17 +108,18 @@ def run(args: argparse.Namespace) -> int:
     if bad:
         raise GstTtsError(f"--tokens: {bad} not in 0..{synth.n_tokens - 1}")
     synth.symbols.encode(args.sentence)  # TextError before any work
-    synth.vocoder = GriffinLimVocoder(synth.audio_config, n_iter=args.griffin_lim_iters)
 
     # Style 0 is neutral; then every token alone at every scale, all heads alike.
     labels = [("neutral", "")] + [(str(t), f"{s:g}") for t in tokens for s in scales]
-    styles = [None] + [{t: s} for t in tokens for s in scales]
+    styles = [None] + [Style(weights={t: s}) for t in tokens for s in scales]
     measured: list[list[dict[str, float]]] = [[] for _ in styles]
     with logging_redirect_tqdm():
         bar = tqdm(total=len(styles) * args.repeats, desc="probe tokens", unit="clip", dynamic_ncols=True)
         for r in range(args.repeats):
             names = [f"token {t} × {s}" if t != "neutral" else "neutral" for t, s in labels]
-            results = synth.synthesize_styles(args.sentence, styles, seed=args.seed + r, names=names, **kwargs)
+            results = synth.synthesize(
+                [args.sentence] * len(styles), styles=styles, seed=args.seed + r, names=names, **options
+            )
             for i, res in enumerate(results):
                 measured[i].append(measure(res))  # pyin is the slow part
                 if args.audio_dir is not None:
@@ -171,12 +142,10 @@ def run(args: argparse.Namespace) -> int:
         })
 
     if args.out is not None:
-        buf = io.StringIO()
-        w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
-        w.writeheader()
-        w.writerows({k: (round(v, 4) if isinstance(v, float) and math.isfinite(v) else v) for k, v in row.items()} for row in rows)
-        data = buf.getvalue().encode()
-        atomic_write(args.out, lambda f: f.write(data))
+        write_csv(args.out, COLUMNS, [
+            [round(v, 4) if isinstance(v, float) and math.isfinite(v) else v for v in (row[c] for c in COLUMNS)]
+            for row in rows
+        ])
 
     headers = ["token", "scale", "F0 Hz", "ΔF0 st", "rate l/s", "rate ×", "energy dB", "Δenergy dB", "dur s", "stop"]
     table = [[

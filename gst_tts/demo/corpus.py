@@ -96,8 +96,14 @@ def get_style(name: str) -> Style:
     raise GstTtsError(f"unknown demo style {name!r} (known: {known})")
 
 
-def trim_silence(audio: np.ndarray, sample_rate: int = SAMPLE_RATE, keep_s: float = KEEP_SILENCE_S) -> np.ndarray:
-    """Cuts leading and trailing silence, keeping ``keep_s`` seconds on each side."""
+def _strip_espeak_padding(audio: np.ndarray, sample_rate: int = SAMPLE_RATE, keep_s: float = KEEP_SILENCE_S) -> np.ndarray:
+    """Cuts espeak's leading and trailing padding, keeping ``keep_s`` seconds on each side.
+
+    A fixed amplitude threshold with a kept margin, unlike :func:`gst_tts.audio.io.trim_silence`
+    (frame energy relative to the peak, no margin), which prepares training and reference audio.
+    This one is part of how the demo corpus is rendered: a corpus is byte-identical for a seed,
+    and any change here changes every clip (then bump ``CORPUS_FORMAT_VERSION``).
+    """
     loud = np.flatnonzero(np.abs(audio) > _SILENCE_THRESHOLD)
     if loud.size == 0:
         return audio[:0]
@@ -118,7 +124,7 @@ def render_sentence(text: str, style: Style | str) -> np.ndarray:
     if _SHARED_SYNTH.sample_rate != SAMPLE_RATE:
         raise GstTtsError(f"espeak-ng renders at {_SHARED_SYNTH.sample_rate} Hz, expected {SAMPLE_RATE} Hz")
     audio = _SHARED_SYNTH.synthesize(text, style.voice, style.rate_wpm, style.pitch, style.pitch_range)
-    audio = trim_silence(audio)
+    audio = _strip_espeak_padding(audio)
     if audio.size == 0:
         raise GstTtsError(f"espeak-ng rendered silence for {text!r}")
     return audio
@@ -130,9 +136,6 @@ def render_sentences(texts: Iterable[str], style: Style | str) -> list[np.ndarra
     Returns float32 mono clips at :data:`SAMPLE_RATE`, trimmed like the corpus clips.
     """
     return [render_sentence(text, style) for text in texts]
-
-
-
 
 
 # --------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from gst_tts.analysis.alignment import AlignmentHealth
+from gst_tts.inference.decoding import DecodingConfig
 
 
 @dataclass
@@ -50,6 +51,7 @@ class SynthesisResult:
     chunks: list[ChunkReport] = field(default_factory=list)  # one per chunk, in reading order
     hop_length: int = 256  # samples per mel frame
     frames_per_step: int = 1  # mel frames per decoder step (reduction factor)
+    decoding: DecodingConfig = field(default_factory=DecodingConfig)  # the stop threshold and bounds it ran with
 
     @property
     def n_frames(self) -> int:
@@ -99,6 +101,7 @@ class SynthesisResult:
             "decoder_steps": int(self.alignment.shape[0]),
             "seconds_per_step": self.seconds_per_step,
             "frames_per_step": self.frames_per_step,
+            "decoding": self.decoding.to_dict(),
             # Every symbol is one character, so the labels fit in one string.
             "input_symbols": "".join(self.input_labels),
         }
@@ -111,6 +114,7 @@ class SynthesisResult:
             self.alignment, self.mel, self.stop_probs,
             input_labels=self.input_labels or None, hop_seconds=self.seconds_per_step,
             frames_per_step=self.frames_per_step, title=title, health=self.health,
+            stop_threshold=self.decoding.stop_threshold,
         )
 
 

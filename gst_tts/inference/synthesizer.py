@@ -1,18 +1,12 @@
-"""Text (+ style) → speech from a trained checkpoint.
+"""Text (+ style) → speech from a trained checkpoint: batched decoding and vocoding.
 
-Style comes from one of:
+Styles (references, token weights, mixes, neutral) are resolved by
+:mod:`gst_tts.inference.style`; when decoding ends is set by
+:class:`~gst_tts.inference.decoding.DecodingConfig`; what comes back is a
+:class:`~gst_tts.inference.results.SynthesisResult` per text.
 
-* a reference recording (style transfer): a path, or samples with their rate; any rate,
-  stereo allowed;
-* token weights (style control, as in Wang et al. 2018): ``{token: weight}`` for every head,
-  ``{(head, token): weight}``, or an array ``(n_tokens,)`` / ``(n_heads, n_tokens)``; tokens not
-  named get weight 0, and weights need not be positive nor sum to one;
-* a weighted mix of references: their token weights averaged with the given weights;
-* nothing: the neutral default, uniform weights ``1 / n_tokens`` over all tokens in every head
-  (what the model itself uses without a reference).
-
-Every style is turned into ``(n_heads, n_tokens)`` token weights once, and those weights (not
-the reference mel) go to the model, so a reference is encoded once however many texts use it.
+Every text may have its own style (``styles=[...]``); a style becomes ``(n_heads, n_tokens)``
+token weights once, so texts of different styles still decode together in one batch.
 
 Long texts are split (:func:`gst_tts.text.split.split_text`) at sentence, then clause
 boundaries; all chunks of all texts are decoded together in length-sorted batches and each
@@ -24,22 +18,22 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 import logging
-import math
 import os
-from typing import Any, Iterator, Mapping, Sequence, Union
+from typing import Iterator, Sequence
 import warnings
 
 import numpy as np
 import torch
 
 from gst_tts.analysis.alignment import alignment_health
-from gst_tts.audio.features import AudioConfig, MelExtractor, MelStats
-from gst_tts.audio.io import load_audio, to_mono_resampled, trim_silence
+from gst_tts.audio.features import AudioConfig, MelStats
 from gst_tts.audio.vocoders import Vocoder
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
 from gst_tts.device import resolve_device
-from gst_tts.errors import AudioError, CheckpointError, GstTtsError, TextError
+from gst_tts.errors import CheckpointError, GstTtsError, TextError
+from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.inference.results import ChunkReport, SynthesisResult
+from gst_tts.inference.style import Reference, Style, StyleMix, StyleResolver, StyleWeights
 from gst_tts.model import GSTTacotron
 from gst_tts.text.split import DEFAULT_MAX_CHARS, split_text
 from gst_tts.text.symbols import DroppedCharacterWarning, SymbolTable
@@ -47,24 +41,10 @@ from gst_tts.training.checkpoint import checkpoint_parts, load_checkpoint, model
 
 log = logging.getLogger(__name__)
 
-__all__ = [
-    "Synthesizer", "SynthesisResult", "ChunkReport", "Reference", "StyleWeights",
-    "MIN_REFERENCE_SECONDS", "DEFAULT_PAUSE_S", "DEFAULT_MAX_CHARS",
-]
+__all__ = ["Synthesizer", "SynthesisResult", "ChunkReport", "Style", "DecodingConfig", "DEFAULT_PAUSE_S", "DEFAULT_MAX_CHARS"]
 
-MIN_REFERENCE_SECONDS = 0.5
 #: Silence between the chunks of a long text, in seconds.
 DEFAULT_PAUSE_S = 0.25
-# Peak below which a reference counts as silent (about -80 dBFS).
-_SILENCE_PEAK = 1e-4
-
-# A reference is a path, or samples ``(n,)`` / ``(n, channels)`` with their rate.
-Reference = Union[str, os.PathLike, tuple[np.ndarray, int]]
-# Token weights: {token: w}, {(head, token): w}, or an array (n_tokens,) / (n_heads, n_tokens).
-StyleWeights = Union[Mapping[Any, float], np.ndarray, torch.Tensor]
-
-
-
 
 
 @dataclass
@@ -98,7 +78,6 @@ def _seeded(seed: int | None, device: torch.device) -> Iterator[None]:
         yield
 
 
-
 class Synthesizer:
     """Batched synthesis with a reference recording, token weights, a mix, or the neutral style.
 
@@ -125,6 +104,7 @@ class Synthesizer:
         symbols: SymbolTable,
         audio_config: AudioConfig,
         mel_stats: MelStats,
+        *,
         device: str | torch.device = "cpu",
         vocoder: Vocoder | None = None,
         int8: bool = False,
@@ -142,13 +122,16 @@ class Synthesizer:
         self.audio_config = audio_config
         self.mel_stats = mel_stats
         self.vocoder = vocoder or GriffinLimVocoder(audio_config)
-        self._extractor = MelExtractor(audio_config)
+        #: Style resolution for this model: ``synth.styles.reference_weights("calm.wav")``,
+        #: ``synth.styles.resolve(Style(weights={3: 0.4}))``, ``synth.styles.neutral()``.
+        self.styles = StyleResolver(self.model, audio_config, mel_stats, self.device)
         self._letter_ids: torch.Tensor | None = None
 
     @classmethod
     def from_checkpoint(
         cls,
         path: str | os.PathLike,
+        *,
         device: str | torch.device | None = None,
         vocoder: Vocoder | None = None,
         int8: bool = False,
@@ -180,7 +163,7 @@ class Synthesizer:
                 f"{path}: model has {n_mels} mel channels but the audio settings have {audio_config.n_mels}"
                 f" and the mel statistics {tuple(stats.mean.shape)}"
             )
-        return cls(model, symbols, audio_config, stats, dev, vocoder, int8)
+        return cls(model, symbols, audio_config, stats, device=dev, vocoder=vocoder, int8=int8)
 
     @property
     def sample_rate(self) -> int:
@@ -194,131 +177,20 @@ class Synthesizer:
     def n_heads(self) -> int:
         return self.model.n_heads
 
-    # ------------------------------------------------------------------ style
-
-    def reference_mel(self, reference: Reference) -> torch.Tensor:
-        """Normalised ``(frames, n_mels)`` mel of a reference recording (any rate, stereo allowed).
-
-        Raises:
-            AudioError: missing, unreadable, silent, or shorter than 0.5 s after trimming silence.
-        """
-        if isinstance(reference, tuple):
-            samples, rate = reference
-            name = "reference array"
-            samples = np.asarray(samples, dtype=np.float32)
-            if samples.ndim == 2 and samples.shape[0] <= 8 < samples.shape[1]:
-                samples = samples.T  # (channels, n) as torchaudio gives it → (n, channels)
-            if samples.ndim not in (1, 2) or not (isinstance(rate, (int, np.integer)) or float(rate).is_integer()) or int(rate) <= 0:
-                raise AudioError(f"{name}: expected samples (n,) or (n, channels) and a positive integer rate, got shape {samples.shape} and rate {rate!r}")
-            samples = to_mono_resampled(samples, int(rate), self.sample_rate)
-        else:
-            name = str(reference)
-            samples, _ = load_audio(reference, self.sample_rate)
-        if samples.size and not np.isfinite(samples).all():
-            raise AudioError(f"{name}: reference contains NaN or infinite samples")
-        if samples.size == 0 or float(np.max(np.abs(samples))) < _SILENCE_PEAK:
-            raise AudioError(f"{name}: reference is silent")
-        samples = trim_silence(samples, self.audio_config.trim_top_db)
-        if samples.size < MIN_REFERENCE_SECONDS * self.sample_rate:
-            raise AudioError(
-                f"{name}: reference is {samples.size / self.sample_rate:.2f} s of sound; at least {MIN_REFERENCE_SECONDS} s is needed"
-            )
-        return self.mel_stats.normalize(self._extractor(torch.from_numpy(samples)))
-
-    def neutral_style_weights(self) -> torch.Tensor:
-        """The neutral default: uniform ``(n_heads, n_tokens)`` weights ``1 / n_tokens``."""
-        return torch.full((self.n_heads, self.n_tokens), 1.0 / self.n_tokens)
-
-    def style_weights_tensor(self, weights: StyleWeights) -> torch.Tensor:
-        """Token weights as ``(n_heads, n_tokens)``.
-
-        Accepts ``{token: weight}`` (same in every head), ``{(head, token): weight}``, or an array
-        of shape ``(n_tokens,)`` or ``(n_heads, n_tokens)``. Tokens not named get weight 0.
-
-        Raises:
-            GstTtsError: unknown token or head, non-numeric or non-finite weight, wrong shape.
-        """
-        n_heads, n_tokens = self.n_heads, self.n_tokens
-        if isinstance(weights, Mapping):
-            if not weights:
-                raise GstTtsError("style weights name no token")
-            out = torch.zeros(n_heads, n_tokens)
-            for key, value in weights.items():
-                head, token = key if isinstance(key, tuple) and len(key) == 2 else (None, key)
-                if not (_is_int(token) and 0 <= token < n_tokens):
-                    raise GstTtsError(f"style token {token!r} is not in 0..{n_tokens - 1}")
-                if head is not None and not (_is_int(head) and 0 <= head < n_heads):
-                    raise GstTtsError(f"style head {head!r} is not in 0..{n_heads - 1}")
-                w = _finite_float(value, f"weight of style token {token}")
-                if head is None:
-                    out[:, int(token)] = w
-                else:
-                    out[int(head), int(token)] = w
-            return out
-        try:
-            t = torch.as_tensor(np.asarray(weights.detach().cpu() if isinstance(weights, torch.Tensor) else weights, dtype=np.float32))
-        except (TypeError, ValueError) as exc:
-            raise GstTtsError(f"style weights are not numbers ({exc})") from None
-        if not bool(torch.isfinite(t).all()):
-            raise GstTtsError("style weights must be finite numbers")
-        if t.shape == (n_tokens,):
-            return t.unsqueeze(0).expand(n_heads, -1).clone()
-        if t.shape != (n_heads, n_tokens):
-            raise GstTtsError(f"style weights must have shape ({n_tokens},) or ({n_heads}, {n_tokens}), got {tuple(t.shape)}")
-        return t.clone()
-
-    @torch.no_grad()
-    def reference_style_weights(self, reference: Reference) -> torch.Tensor:
-        """The ``(n_heads, n_tokens)`` token weights a reference recording gets."""
-        mel = self.reference_mel(reference).to(self.device)
-        _, weights = self.model.gst(mel[None])
-        return weights[0].float().cpu()
-
-    def resolve_style(
-        self,
-        reference: Reference | None = None,
-        style_weights: StyleWeights | None = None,
-        style_mix: Mapping[Reference, float] | Sequence[tuple[Reference, float]] | None = None,
-    ) -> torch.Tensor:
-        """``(n_heads, n_tokens)`` token weights for at most one of the style options; with none,
-        the neutral default (:meth:`neutral_style_weights`).
-
-        Raises:
-            GstTtsError: more than one option, or a bad one (see :meth:`reference_mel`,
-                :meth:`style_weights_tensor`; a mix needs non-negative weights with a positive sum).
-        """
-        if sum(x is not None for x in (reference, style_weights, style_mix)) > 1:
-            raise GstTtsError("give at most one of reference, style_weights, style_mix")
-        if reference is not None:
-            return self.reference_style_weights(reference)
-        if style_weights is not None:
-            return self.style_weights_tensor(style_weights)
-        if style_mix is not None:
-            items = list(style_mix.items()) if isinstance(style_mix, Mapping) else list(style_mix)
-            mix = [(ref, _finite_float(w, f"mix weight of {ref}")) for ref, w in items]
-            if any(w < 0 for _, w in mix):
-                raise GstTtsError("style mix weights must not be negative")
-            total = sum(w for _, w in mix)
-            if not mix or total <= 0:
-                raise GstTtsError("style mix needs at least one reference with a positive weight")
-            # Every reference is encoded, even at weight 0: a bad file is an error, not ignored.
-            return sum(self.reference_style_weights(ref) * (w / total) for ref, w in mix)
-        return self.neutral_style_weights()
-
     # ------------------------------------------------------------------ synthesis
 
     @torch.no_grad()
     def synthesize(
         self,
         texts: str | Sequence[str],
+        *,
         reference: Reference | None = None,
         style_weights: StyleWeights | None = None,
-        style_mix: Mapping[Reference, float] | Sequence[tuple[Reference, float]] | None = None,
+        style_mix: StyleMix | None = None,
+        styles: Sequence[Style | None] | None = None,
         seed: int | None = None,
         batch_size: int = 16,
-        stop_threshold: float = 0.5,
-        max_frames_per_symbol: float = 20.0,
-        max_decoder_steps: int = 1000,
+        decoding: DecodingConfig = DecodingConfig(),
         max_chunk_chars: int | None = DEFAULT_MAX_CHARS,
         pause_s: float = DEFAULT_PAUSE_S,
         vocode: bool = True,
@@ -326,68 +198,73 @@ class Synthesizer:
     ) -> SynthesisResult | list[SynthesisResult]:
         """Synthesize one text (returns one result) or a list (returns a list, batched internally).
 
-        Give at most one of ``reference`` (style transfer), ``style_weights`` (style control),
-        ``style_mix`` (weighted mix of references' token weights). With none, the neutral default
-        is used: uniform weights over all tokens in every head.
+        The style is either one for all texts, or one per text:
+
+        * at most one of ``reference`` (style transfer), ``style_weights`` (style control),
+          ``style_mix`` (weighted mix of references' token weights) for every text; with none,
+          the neutral default: uniform weights over all tokens in every head;
+        * ``styles``: one :class:`~gst_tts.inference.style.Style` (or ``None``: neutral) per
+          text, e.g. ``styles=[Style(reference="a.wav"), Style(weights={3: 0.4}), None]``. Texts
+          of different styles are decoded together in the same batches; a text's output is the
+          same as when synthesized alone with its style (with the prenet dropout off; with it
+          on, the random masks depend on the batch).
 
         Args:
             texts: a text or a list of texts.
             seed: makes the output repeatable (prenet dropout stays on at inference); the
-                caller's RNG state is left as it was.
-            batch_size: chunks decoded together.
-            stop_threshold, max_frames_per_symbol, max_decoder_steps: see
-                :meth:`GSTTacotron.infer`; the bounds apply per chunk.
+                caller's RNG state is left as it was. Default None (not repeatable).
+            batch_size: chunks decoded together. Default 16.
+            decoding: stop threshold and step bounds (per chunk). Default ``DecodingConfig()``.
             max_chunk_chars: texts longer than this (cleaned characters) are split at sentence,
-                then clause boundaries; ``None`` never splits.
-            pause_s: silence between the chunks of a split text.
+                then clause boundaries; ``None`` never splits. Default ``DEFAULT_MAX_CHARS``.
+            pause_s: silence between the chunks of a split text. Default 0.25.
             vocode: run the vocoder; ``False`` leaves ``audio`` empty (mel, alignment only).
+                Default True.
             names: one name per text for warnings (default: the text itself).
 
         Every input is validated before anything is decoded.
 
         Raises:
             TextError: a text that is empty or has no usable symbol.
-            AudioError, GstTtsError: a bad style (see :meth:`resolve_style`).
+            AudioError, GstTtsError: a bad style (see :mod:`gst_tts.inference.style`), ``styles``
+                together with a single style option or not one per text, a bad option.
         """
-        _check_options(batch_size, max_chunk_chars, pause_s)
+        _check_options(batch_size, max_chunk_chars, pause_s, decoding)
         single = isinstance(texts, str)
         text_list = [texts] if single else list(texts)
+        if names is not None and len(names) != len(text_list):
+            raise GstTtsError(f"{len(names)} names for {len(text_list)} texts")
         prepared = [self._prepare_text(t, max_chunk_chars) for t in text_list]
-        weights = self.resolve_style(reference, style_weights, style_mix)
-        results = self._synthesize_prepared(
-            text_list, prepared, [weights] * len(text_list), seed=seed, batch_size=batch_size,
-            stop_threshold=stop_threshold, max_frames_per_symbol=max_frames_per_symbol,
-            max_decoder_steps=max_decoder_steps, pause_s=pause_s, vocode=vocode, names=names,
-        )
+        if styles is not None:
+            if any(x is not None for x in (reference, style_weights, style_mix)):
+                raise GstTtsError("give either styles (one per text) or one of reference, style_weights, style_mix")
+            if isinstance(styles, Style) or len(styles) != len(text_list):
+                n = 1 if isinstance(styles, Style) else len(styles)
+                raise GstTtsError(f"styles needs one style per text: {n} for {len(text_list)} texts")
+            weights = self.styles.resolve_all(list(styles))
+        else:
+            weights = [self.styles.resolve(Style(reference=reference, weights=style_weights, mix=style_mix))] * len(text_list)
+
+        chunks = [
+            _Chunk(i, piece, ids, weights[i])
+            for i, (_, pieces) in enumerate(prepared)
+            for piece, ids in pieces
+        ]
+        results = []
+        with _seeded(seed, self.device):
+            decoded = self._decode(chunks, batch_size, decoding)
+            per_text: list[list[tuple[_Chunk, _Decoded]]] = [[] for _ in text_list]
+            for c, d in zip(chunks, decoded):  # chunks are in reading order
+                per_text[c.text_index].append((c, d))
+            for i, text in enumerate(text_list):
+                results.append(self._assemble(text, prepared[i][0], per_text[i], weights[i], pause_s, vocode, decoding))
+        for i, r in enumerate(results):
+            problems = r.problems()
+            if problems:
+                name = names[i] if names is not None else repr(r.text if len(r.text) <= 60 else r.text[:60] + "…")
+                shown = problems[:3] + ([f"and {len(problems) - 3} more"] if len(problems) > 3 else [])
+                log.warning("attention problem in %s: %s", name, "; ".join(shown))
         return results[0] if single else results
-
-    @torch.no_grad()
-    def synthesize_styles(
-        self,
-        text: str,
-        styles: Sequence[StyleWeights | None],
-        seed: int | None = None,
-        batch_size: int = 16,
-        stop_threshold: float = 0.5,
-        max_frames_per_symbol: float = 20.0,
-        max_decoder_steps: int = 1000,
-        max_chunk_chars: int | None = DEFAULT_MAX_CHARS,
-        pause_s: float = DEFAULT_PAUSE_S,
-        vocode: bool = True,
-        names: Sequence[str] | None = None,
-    ) -> list[SynthesisResult]:
-        """One text in several token-weight styles (``None``: neutral), decoded as one batch.
-
-        Used to probe what each token does; arguments as in :meth:`synthesize`.
-        """
-        _check_options(batch_size, max_chunk_chars, pause_s)
-        prepared = self._prepare_text(text, max_chunk_chars)
-        weights = [self.neutral_style_weights() if s is None else self.style_weights_tensor(s) for s in styles]
-        return self._synthesize_prepared(
-            [text] * len(weights), [prepared] * len(weights), weights, seed=seed, batch_size=batch_size,
-            stop_threshold=stop_threshold, max_frames_per_symbol=max_frames_per_symbol,
-            max_decoder_steps=max_decoder_steps, pause_s=pause_s, vocode=vocode, names=names,
-        )
 
     def _prepare_text(self, text: str, max_chunk_chars: int | None) -> tuple[str, list[tuple[str, torch.Tensor]]]:
         """Cleaned text and its chunks ``[(cleaned chunk, ids)]``; raises TextError for unusable text."""
@@ -418,47 +295,7 @@ class Synthesizer:
             self._letter_ids = torch.tensor([i for i, c in enumerate(self.symbols.symbols) if c.isalnum()], dtype=torch.long)
         return self._letter_ids.numel() == 0 or bool(torch.isin(ids, self._letter_ids).any())
 
-    def _synthesize_prepared(
-        self,
-        texts: list[str],
-        prepared: list[tuple[str, list[tuple[str, torch.Tensor]]]],
-        weights: list[torch.Tensor],
-        *,
-        seed: int | None,
-        batch_size: int,
-        stop_threshold: float,
-        max_frames_per_symbol: float,
-        max_decoder_steps: int,
-        pause_s: float,
-        vocode: bool,
-        names: Sequence[str] | None,
-    ) -> list[SynthesisResult]:
-        if names is not None and len(names) != len(texts):
-            raise ValueError(f"{len(names)} names for {len(texts)} texts")
-        chunks = [
-            _Chunk(i, piece, ids, weights[i])
-            for i, (_, pieces) in enumerate(prepared)
-            for piece, ids in pieces
-        ]
-        results = []
-        with _seeded(seed, self.device):
-            decoded = self._decode(chunks, batch_size, stop_threshold, max_frames_per_symbol, max_decoder_steps)
-            per_text: list[list[tuple[_Chunk, _Decoded]]] = [[] for _ in texts]
-            for c, d in zip(chunks, decoded):  # chunks are in reading order
-                per_text[c.text_index].append((c, d))
-            for i, text in enumerate(texts):
-                results.append(self._assemble(text, prepared[i][0], per_text[i], weights[i], pause_s, vocode))
-        for i, r in enumerate(results):
-            problems = r.problems()
-            if problems:
-                name = names[i] if names is not None else repr(r.text if len(r.text) <= 60 else r.text[:60] + "…")
-                shown = problems[:3] + ([f"and {len(problems) - 3} more"] if len(problems) > 3 else [])
-                log.warning("attention problem in %s: %s", name, "; ".join(shown))
-        return results
-
-    def _decode(
-        self, chunks: list[_Chunk], batch_size: int, stop_threshold: float, max_frames_per_symbol: float, max_decoder_steps: int
-    ) -> list[_Decoded]:
+    def _decode(self, chunks: list[_Chunk], batch_size: int, decoding: DecodingConfig) -> list[_Decoded]:
         """Decode all chunks in batches of similar length (a batch runs until its longest item
         stops, so mixing lengths wastes steps)."""
         out: list[_Decoded | None] = [None] * len(chunks)
@@ -471,8 +308,9 @@ class Synthesizer:
                 text[row, : len(chunks[i].ids)] = chunks[i].ids
             style = torch.stack([chunks[i].weights for i in idx]).to(self.device)
             result = self.model.infer(
-                text.to(self.device), lengths.to(self.device), style_weights=style, stop_threshold=stop_threshold,
-                max_frames_per_symbol=max_frames_per_symbol, max_decoder_steps=max_decoder_steps,
+                text.to(self.device), lengths.to(self.device), style_weights=style,
+                stop_threshold=decoding.stop_threshold, max_frames_per_symbol=decoding.max_frames_per_symbol,
+                max_decoder_steps=decoding.max_decoder_steps,
             )
             # One transfer per tensor, then cheap per-row slicing on the CPU.
             mel = result.mel_postnet.float().cpu()
@@ -490,7 +328,14 @@ class Synthesizer:
         return out  # type: ignore[return-value]
 
     def _assemble(
-        self, text: str, cleaned: str, parts: list[tuple[_Chunk, _Decoded]], weights: torch.Tensor, pause_s: float, vocode: bool
+        self,
+        text: str,
+        cleaned: str,
+        parts: list[tuple[_Chunk, _Decoded]],
+        weights: torch.Tensor,
+        pause_s: float,
+        vocode: bool,
+        decoding: DecodingConfig,
     ) -> SynthesisResult:
         """Join a text's decoded chunks into one result."""
         reports = [
@@ -535,27 +380,16 @@ class Synthesizer:
             chunks=reports,
             hop_length=self.audio_config.hop_length,
             frames_per_step=self.model.reduction_factor,
+            decoding=decoding,
         )
 
 
-def _check_options(batch_size: int, max_chunk_chars: int | None, pause_s: float) -> None:
+def _check_options(batch_size: int, max_chunk_chars: int | None, pause_s: float, decoding: DecodingConfig) -> None:
     if batch_size < 1:
         raise GstTtsError(f"batch_size must be at least 1, got {batch_size}")
     if max_chunk_chars is not None and max_chunk_chars < 1:
         raise GstTtsError(f"max_chunk_chars must be at least 1 (or None), got {max_chunk_chars}")
     if not pause_s >= 0:
         raise GstTtsError(f"pause_s must be >= 0, got {pause_s}")
-
-
-def _is_int(x: Any) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
-
-
-def _finite_float(value: Any, what: str) -> float:
-    try:
-        w = float(value)
-    except (TypeError, ValueError):
-        raise GstTtsError(f"{what} is not a number: {value!r}") from None
-    if not math.isfinite(w):
-        raise GstTtsError(f"{what} must be finite, got {value!r}")
-    return w
+    if not isinstance(decoding, DecodingConfig):
+        raise GstTtsError(f"decoding must be a DecodingConfig, got {type(decoding).__name__}")

@@ -52,7 +52,7 @@ class InferenceResult(NamedTuple):
 class _Prenet(nn.Module):
     """Two ReLU layers with dropout; the dropout may stay on at inference (Tacotron 2 relies on it)."""
 
-    def __init__(self, in_dim: int, dim: int, dropout: float, dropout_at_inference: bool) -> None:
+    def __init__(self, *, in_dim: int, dim: int, dropout: float, dropout_at_inference: bool) -> None:
         super().__init__()
         self.layers = nn.ModuleList([nn.Linear(in_dim, dim), nn.Linear(dim, dim)])
         self.dropout = dropout
@@ -68,37 +68,41 @@ class _Prenet(nn.Module):
 class Decoder(nn.Module):
     """Prenet → attention LSTM → location-sensitive attention → decoder LSTM → r mel frames + stop logit.
 
+    Every argument is required: the defaults (Tacotron 2 sizes) are
+    :class:`~gst_tts.model.tacotron.GSTTacotron`'s, so each is set in one place.
+
     Args:
-        n_mels: mel channels. Default 80.
-        reduction_factor: mel frames predicted per decoder step (1–5). Default 1.
-        memory_dim: size of the encoder states attended over. Default 512.
-        prenet_dim: prenet layer size. Default 256.
-        prenet_dropout: prenet dropout. Default 0.5.
-        prenet_dropout_at_inference: keep prenet dropout on at inference. Default True.
-        attention_rnn_dim: attention LSTM units. Default 1024.
-        decoder_rnn_dim: decoder LSTM units. Default 1024.
-        attention_dim: attention energy size. Default 128.
-        location_filters: location convolution filters. Default 32.
-        location_kernel_size: location convolution kernel. Default 31.
-        attention_dropout: dropout on the attention LSTM output. Default 0.1.
-        decoder_dropout: dropout on the decoder LSTM output. Default 0.1.
+        n_mels: mel channels.
+        reduction_factor: mel frames predicted per decoder step (1–5).
+        memory_dim: size of the encoder states attended over.
+        prenet_dim: prenet layer size.
+        prenet_dropout: prenet dropout.
+        prenet_dropout_at_inference: keep prenet dropout on at inference.
+        attention_rnn_dim: attention LSTM units.
+        decoder_rnn_dim: decoder LSTM units.
+        attention_dim: attention energy size.
+        location_filters: location convolution filters.
+        location_kernel_size: location convolution kernel.
+        attention_dropout: dropout on the attention LSTM output.
+        decoder_dropout: dropout on the decoder LSTM output.
     """
 
     def __init__(
         self,
-        n_mels: int = 80,
-        reduction_factor: int = 1,
-        memory_dim: int = 512,
-        prenet_dim: int = 256,
-        prenet_dropout: float = 0.5,
-        prenet_dropout_at_inference: bool = True,
-        attention_rnn_dim: int = 1024,
-        decoder_rnn_dim: int = 1024,
-        attention_dim: int = 128,
-        location_filters: int = 32,
-        location_kernel_size: int = 31,
-        attention_dropout: float = 0.1,
-        decoder_dropout: float = 0.1,
+        *,
+        n_mels: int,
+        reduction_factor: int,
+        memory_dim: int,
+        prenet_dim: int,
+        prenet_dropout: float,
+        prenet_dropout_at_inference: bool,
+        attention_rnn_dim: int,
+        decoder_rnn_dim: int,
+        attention_dim: int,
+        location_filters: int,
+        location_kernel_size: int,
+        attention_dropout: float,
+        decoder_dropout: float,
     ) -> None:
         super().__init__()
         if not 1 <= reduction_factor <= 5:
@@ -109,10 +113,13 @@ class Decoder(nn.Module):
         self.decoder_rnn_dim = decoder_rnn_dim
         self.attention_dropout = attention_dropout
         self.decoder_dropout = decoder_dropout
-        self.prenet = _Prenet(n_mels, prenet_dim, prenet_dropout, prenet_dropout_at_inference)
+        self.prenet = _Prenet(
+            in_dim=n_mels, dim=prenet_dim, dropout=prenet_dropout, dropout_at_inference=prenet_dropout_at_inference
+        )
         self.attention_rnn = nn.LSTMCell(prenet_dim + memory_dim, attention_rnn_dim)
         self.attention = LocationSensitiveAttention(
-            attention_rnn_dim, memory_dim, attention_dim, location_filters, location_kernel_size
+            query_dim=attention_rnn_dim, memory_dim=memory_dim, attention_dim=attention_dim,
+            location_filters=location_filters, location_kernel_size=location_kernel_size,
         )
         self.decoder_rnn = nn.LSTMCell(attention_rnn_dim + memory_dim, decoder_rnn_dim)
         self.mel_projection = nn.Linear(decoder_rnn_dim + memory_dim, n_mels * reduction_factor)
@@ -266,7 +273,8 @@ class Decoder(nn.Module):
         memory: torch.Tensor,
         padding_mask: torch.Tensor | None,
         max_steps: torch.Tensor,
-        stop_threshold: float = 0.5,
+        *,
+        stop_threshold: float,
     ) -> InferenceResult:
         """Free-running decoding; each item ends on its stop token or at its ``max_steps`` bound.
 
@@ -274,7 +282,8 @@ class Decoder(nn.Module):
             memory: ``(batch, symbols, memory_dim)``.
             padding_mask: ``(batch, symbols)``, True at padding.
             max_steps: ``(batch,)`` step bound per item (always finite).
-            stop_threshold: stop probability that ends an item. Default 0.5.
+            stop_threshold: stop probability above which an item ends (no default here: the
+                defaults live in ``gst_tts.inference.decoding.DecodingConfig``).
         """
         batch = memory.shape[0]
         r, n_mels = self.reduction_factor, self.n_mels

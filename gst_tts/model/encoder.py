@@ -10,7 +10,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 class _ConvBlock(nn.Sequential):
     """Conv1d + BatchNorm + ReLU + dropout over ``(batch, channels, time)``."""
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: int, dropout: float) -> None:
+    def __init__(self, *, in_channels: int, out_channels: int, kernel_size: int, dropout: float) -> None:
         super().__init__(
             nn.Conv1d(in_channels, out_channels, kernel_size, padding=kernel_size // 2),
             nn.BatchNorm1d(out_channels),
@@ -22,32 +22,42 @@ class _ConvBlock(nn.Sequential):
 class Encoder(nn.Module):
     """Tacotron 2 encoder.
 
+    Every argument is required: the defaults (Tacotron 2 sizes) are
+    :class:`~gst_tts.model.tacotron.GSTTacotron`'s, so each is set in one place.
+
     Args:
         n_symbols: size of the symbol table.
-        embedding_dim: character embedding size. Default 512.
-        encoder_dim: output size (the BiLSTM has ``encoder_dim // 2`` units per direction). Default 512.
-        kernel_size: convolution kernel size. Default 5.
-        n_convs: number of convolution blocks. Default 3.
-        dropout: dropout after each convolution block. Default 0.5.
-        pad_id: index of the padding symbol. Default 0.
+        embedding_dim: character embedding size.
+        encoder_dim: output size (the BiLSTM has ``encoder_dim // 2`` units per direction).
+        kernel_size: convolution kernel size.
+        n_convs: number of convolution blocks.
+        dropout: dropout after each convolution block.
+        pad_id: index of the padding symbol.
     """
 
     def __init__(
         self,
+        *,
         n_symbols: int,
-        embedding_dim: int = 512,
-        encoder_dim: int = 512,
-        kernel_size: int = 5,
-        n_convs: int = 3,
-        dropout: float = 0.5,
-        pad_id: int = 0,
+        embedding_dim: int,
+        encoder_dim: int,
+        kernel_size: int,
+        n_convs: int,
+        dropout: float,
+        pad_id: int,
     ) -> None:
         super().__init__()
         if encoder_dim % 2:
             raise ValueError(f"encoder_dim must be even (two LSTM directions), got {encoder_dim}")
         self.embedding = nn.Embedding(n_symbols, embedding_dim, padding_idx=pad_id)
         self.convs = nn.Sequential(
-            *[_ConvBlock(embedding_dim if i == 0 else encoder_dim, encoder_dim, kernel_size, dropout) for i in range(n_convs)]
+            *[
+                _ConvBlock(
+                    in_channels=embedding_dim if i == 0 else encoder_dim, out_channels=encoder_dim,
+                    kernel_size=kernel_size, dropout=dropout,
+                )
+                for i in range(n_convs)
+            ]
         )
         self.lstm = nn.LSTM(encoder_dim, encoder_dim // 2, batch_first=True, bidirectional=True)
 

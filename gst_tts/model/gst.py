@@ -16,13 +16,16 @@ class ReferenceEncoder(nn.Module):
     embedding. Frames past each reference's length are zeroed after every block, so a padded
     reference gives the same embedding as the reference alone (in eval mode).
 
+    Every argument is required: the defaults (Tacotron 2 sizes) are
+    :class:`~gst_tts.model.tacotron.GSTTacotron`'s, so each is set in one place.
+
     Args:
-        n_mels: mel channels of the reference. Default 80.
-        channels: output channels of the convolution blocks. Default (32, 32, 64, 64, 128, 128).
-        gru_dim: GRU units, the embedding size. Default 128.
+        n_mels: mel channels of the reference.
+        channels: output channels of the convolution blocks.
+        gru_dim: GRU units, the embedding size.
     """
 
-    def __init__(self, n_mels: int = 80, channels: Sequence[int] = (32, 32, 64, 64, 128, 128), gru_dim: int = 128) -> None:
+    def __init__(self, *, n_mels: int, channels: Sequence[int], gru_dim: int) -> None:
         super().__init__()
         blocks = []
         in_channels = 1
@@ -70,14 +73,17 @@ class StyleTokenLayer(nn.Module):
     The tokens (passed through tanh) are keys and values; each head's softmax weights over the
     tokens are returned so users can inspect and steer style.
 
+    Every argument is required: the defaults (Tacotron 2 sizes) are
+    :class:`~gst_tts.model.tacotron.GSTTacotron`'s, so each is set in one place.
+
     Args:
-        query_dim: size of the reference embedding. Default 128.
-        n_tokens: number of style tokens. Default 10.
-        token_dim: size of a token and of the style embedding. Default 256.
-        n_heads: attention heads; must divide ``token_dim``. Default 4.
+        query_dim: size of the reference embedding.
+        n_tokens: number of style tokens.
+        token_dim: size of a token and of the style embedding.
+        n_heads: attention heads; must divide ``token_dim``.
     """
 
-    def __init__(self, query_dim: int = 128, n_tokens: int = 10, token_dim: int = 256, n_heads: int = 4) -> None:
+    def __init__(self, *, query_dim: int, n_tokens: int, token_dim: int, n_heads: int) -> None:
         super().__init__()
         if token_dim % n_heads:
             raise ValueError(f"token_dim ({token_dim}) must be divisible by n_heads ({n_heads})")
@@ -128,27 +134,31 @@ class StyleTokenLayer(nn.Module):
 class GlobalStyleTokens(nn.Module):
     """Reference encoder + style token layer.
 
+    Every argument is required: the defaults (Tacotron 2 sizes) are
+    :class:`~gst_tts.model.tacotron.GSTTacotron`'s, so each is set in one place.
+
     Args:
-        n_mels: mel channels of references. Default 80.
-        reference_channels: reference encoder convolution channels. Default (32, 32, 64, 64, 128, 128).
-        reference_dim: reference encoder GRU units. Default 128.
-        n_tokens: style tokens. Default 10.
-        token_dim: token and style embedding size. Default 256.
-        n_heads: attention heads. Default 4.
+        n_mels: mel channels of references.
+        reference_channels: reference encoder convolution channels.
+        reference_dim: reference encoder GRU units.
+        n_tokens: style tokens.
+        token_dim: token and style embedding size.
+        n_heads: attention heads.
     """
 
     def __init__(
         self,
-        n_mels: int = 80,
-        reference_channels: Sequence[int] = (32, 32, 64, 64, 128, 128),
-        reference_dim: int = 128,
-        n_tokens: int = 10,
-        token_dim: int = 256,
-        n_heads: int = 4,
+        *,
+        n_mels: int,
+        reference_channels: Sequence[int],
+        reference_dim: int,
+        n_tokens: int,
+        token_dim: int,
+        n_heads: int,
     ) -> None:
         super().__init__()
-        self.reference_encoder = ReferenceEncoder(n_mels, reference_channels, reference_dim)
-        self.token_layer = StyleTokenLayer(reference_dim, n_tokens, token_dim, n_heads)
+        self.reference_encoder = ReferenceEncoder(n_mels=n_mels, channels=reference_channels, gru_dim=reference_dim)
+        self.token_layer = StyleTokenLayer(query_dim=reference_dim, n_tokens=n_tokens, token_dim=token_dim, n_heads=n_heads)
         self.token_dim = token_dim
 
     def forward(self, reference_mel: torch.Tensor, lengths: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:

@@ -9,16 +9,19 @@ from torch import nn
 class Postnet(nn.Module):
     """Five Conv1d + BatchNorm layers, tanh after all but the last (Tacotron 2).
 
+    Every argument is required: the defaults (Tacotron 2 sizes) are
+    :class:`~gst_tts.model.tacotron.GSTTacotron`'s, so each is set in one place.
+
     Args:
-        n_mels: mel channels in and out. Default 80.
-        postnet_dim: hidden channels. Default 512.
-        kernel_size: kernel size. Default 5.
-        n_convs: number of convolutions. Default 5.
-        dropout: dropout after each layer. Default 0.5.
+        n_mels: mel channels in and out.
+        postnet_dim: hidden channels.
+        kernel_size: kernel size.
+        n_convs: number of convolutions.
+        dropout: dropout after each layer.
     """
 
     def __init__(
-        self, n_mels: int = 80, postnet_dim: int = 512, kernel_size: int = 5, n_convs: int = 5, dropout: float = 0.5
+        self, *, n_mels: int, postnet_dim: int, kernel_size: int, n_convs: int, dropout: float
     ) -> None:
         super().__init__()
         layers = []

@@ -76,6 +76,7 @@ class GSTTacotron(nn.Module):
 
     def __init__(
         self,
+        *,
         n_symbols: int,
         n_mels: int = 80,
         reduction_factor: int = 1,
@@ -112,8 +113,14 @@ class GSTTacotron(nn.Module):
         self.n_mels = n_mels
         self.reduction_factor = reduction_factor
         self.style_combine = style_combine
-        self.encoder = Encoder(n_symbols, embedding_dim, encoder_dim, encoder_kernel_size, encoder_n_convs, encoder_dropout, pad_id)
-        self.gst = GlobalStyleTokens(n_mels, tuple(gst_reference_channels), gst_reference_dim, gst_n_tokens, gst_token_dim, gst_n_heads)
+        self.encoder = Encoder(
+            n_symbols=n_symbols, embedding_dim=embedding_dim, encoder_dim=encoder_dim, kernel_size=encoder_kernel_size,
+            n_convs=encoder_n_convs, dropout=encoder_dropout, pad_id=pad_id,
+        )
+        self.gst = GlobalStyleTokens(
+            n_mels=n_mels, reference_channels=tuple(gst_reference_channels), reference_dim=gst_reference_dim,
+            n_tokens=gst_n_tokens, token_dim=gst_token_dim, n_heads=gst_n_heads,
+        )
         if style_combine == "add":
             self.style_projection = nn.Identity() if gst_token_dim == encoder_dim else nn.Linear(gst_token_dim, encoder_dim)
             memory_dim = encoder_dim
@@ -121,11 +128,16 @@ class GSTTacotron(nn.Module):
             self.style_projection = nn.Identity()
             memory_dim = encoder_dim + gst_token_dim
         self.decoder = Decoder(
-            n_mels, reduction_factor, memory_dim, prenet_dim, prenet_dropout, prenet_dropout_at_inference,
-            attention_rnn_dim, decoder_rnn_dim, attention_dim, attention_location_filters,
-            attention_location_kernel_size, attention_dropout, decoder_dropout,
+            n_mels=n_mels, reduction_factor=reduction_factor, memory_dim=memory_dim, prenet_dim=prenet_dim,
+            prenet_dropout=prenet_dropout, prenet_dropout_at_inference=prenet_dropout_at_inference,
+            attention_rnn_dim=attention_rnn_dim, decoder_rnn_dim=decoder_rnn_dim, attention_dim=attention_dim,
+            location_filters=attention_location_filters, location_kernel_size=attention_location_kernel_size,
+            attention_dropout=attention_dropout, decoder_dropout=decoder_dropout,
         )
-        self.postnet = Postnet(n_mels, postnet_dim, postnet_kernel_size, postnet_n_convs, postnet_dropout)
+        self.postnet = Postnet(
+            n_mels=n_mels, postnet_dim=postnet_dim, kernel_size=postnet_kernel_size, n_convs=postnet_n_convs,
+            dropout=postnet_dropout,
+        )
 
     @property
     def n_tokens(self) -> int:
@@ -212,9 +224,10 @@ class GSTTacotron(nn.Module):
         reference_mel: torch.Tensor | None = None,
         reference_lengths: torch.Tensor | None = None,
         style_weights: torch.Tensor | None = None,
-        stop_threshold: float = 0.5,
-        max_frames_per_symbol: float = 20.0,
-        max_decoder_steps: int = 1000,
+        *,
+        stop_threshold: float,
+        max_frames_per_symbol: float,
+        max_decoder_steps: int,
     ) -> SynthesisOutput:
         """Free-running synthesis of a batch, always bounded.
 
@@ -225,9 +238,12 @@ class GSTTacotron(nn.Module):
         Args:
             text: ``(batch, symbols)`` ids; text_lengths ``(batch,)``.
             reference_mel, reference_lengths, style_weights: see :meth:`style`.
-            stop_threshold: stop probability that ends an item. Default 0.5.
-            max_frames_per_symbol: length bound per input symbol. Default 20.
-            max_decoder_steps: absolute step cap. Default 1000.
+            stop_threshold: stop probability above which an item ends.
+            max_frames_per_symbol: length bound per input symbol.
+            max_decoder_steps: absolute step cap.
+
+        The three have no defaults here: they come from ``gst_tts.inference.decoding.DecodingConfig``,
+        the one place that sets them (the model knows no config object).
         """
         style, weights = self.style(reference_mel, reference_lengths, style_weights, batch_size=text.shape[0])
         memory = self._memory(text, text_lengths, style)
@@ -236,7 +252,7 @@ class GSTTacotron(nn.Module):
             torch.ceil(text_lengths.float() * max_frames_per_symbol / self.reduction_factor).long(),
             min=1, max=max_decoder_steps,
         )
-        result = self.decoder.infer(memory, padding_mask, max_steps, stop_threshold)
+        result = self.decoder.infer(memory, padding_mask, max_steps, stop_threshold=stop_threshold)
         mel_lengths = result.steps * self.reduction_factor
         _, mel_postnet = self._postnet(result.mel, mel_lengths)
         return SynthesisOutput(

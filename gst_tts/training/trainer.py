@@ -29,13 +29,31 @@ from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
 from gst_tts.data.batching import Collate
 from gst_tts.device import resolve_device
 from gst_tts.errors import CheckpointError, GstTtsError
+from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.model import count_parameters
 from gst_tts.training.builders import (
-    ResumePoint, build_audio_config, build_corpus, build_datasets, build_feature_cache, build_loss, build_mel_stats,
-    build_model, build_optimizer, build_split, build_train_loader, check_config, complete_model_config,
+    ResumePoint,
+    build_audio_config,
+    build_corpus,
+    build_datasets,
+    build_feature_cache,
+    build_loss,
+    build_mel_stats,
+    build_model,
+    build_optimizer,
+    build_split,
+    build_train_loader,
+    check_config,
+    complete_model_config,
     find_resume_checkpoint,
 )
-from gst_tts.training.checkpoint import checkpoint_payload, load_checkpoint, restore_rng_state, rng_state, save_checkpoint
+from gst_tts.training.checkpoint import (
+    checkpoint_payload,
+    load_checkpoint,
+    restore_rng_state,
+    rng_state,
+    save_checkpoint,
+)
 from gst_tts.training.distributed import DistributedContext
 from gst_tts.training.logger import NullLogger, TrainingLogger, symbol_labels
 
@@ -260,7 +278,8 @@ class Trainer:
         healths, sample = [], None
         if count:
             batch = _to_device(self.collate([self.val_set[i] for i in range(count)]), self.device)
-            out = self.model.infer(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"])
+            out = self.model.infer(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"],
+                                     **DecodingConfig().to_dict())
             alignments = [out.alignments[i, : int(out.steps[i]), : int(batch["text_lengths"][i])].float().cpu()
                           for i in range(count)]
             healths = [alignment_health(alignment) for alignment in alignments]

@@ -5,7 +5,7 @@ from gst_tts.model import Postnet
 
 def test_residual_with_lengths_ignores_what_stands_past_the_end():
     torch.manual_seed(0)
-    postnet = Postnet(n_mels=6, postnet_dim=8, kernel_size=5, n_convs=3).eval()
+    postnet = Postnet(n_mels=6, postnet_dim=8, kernel_size=5, n_convs=3, dropout=0.5).eval()
     mel = torch.randn(2, 12, 6)
     lengths = torch.tensor([12, 7])
     with torch.no_grad():

@@ -3,7 +3,13 @@ import pytest
 import torch
 
 from gst_tts.data.batching import Collate
+from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.model import GSTTacotron
+
+
+def bounds(**overrides) -> dict:
+    """The model's required decoding keywords: the defaults, with ``overrides``."""
+    return DecodingConfig(**overrides).to_dict()
 
 
 def _batch(model: GSTTacotron, batch=3, symbols=9, frames=12):
@@ -37,11 +43,11 @@ def test_inference_ends_at_the_bound_when_the_stop_token_never_fires():
     with torch.no_grad():
         model.decoder.stop_projection.bias.fill_(-50.0)  # never stop
     text = torch.randint(2, 20, (2, 6))
-    out = model.infer(text, torch.tensor([6, 3]), max_frames_per_symbol=4.0, max_decoder_steps=100)
+    out = model.infer(text, torch.tensor([6, 3]), **bounds(max_frames_per_symbol=4.0, max_decoder_steps=100))
     assert not out.stopped_on_token.any()
     assert out.steps.tolist() == [12, 6]  # ceil(4 * symbols / r)
     assert out.mel_lengths.tolist() == [24, 12]
-    capped = model.infer(text, torch.tensor([6, 3]), max_frames_per_symbol=4.0, max_decoder_steps=5)
+    capped = model.infer(text, torch.tensor([6, 3]), **bounds(max_frames_per_symbol=4.0, max_decoder_steps=5))
     assert capped.steps.tolist() == [5, 5]
 
 
@@ -49,7 +55,7 @@ def test_inference_stops_on_the_token():
     model = tiny_model(20, n_mels=10).eval()
     with torch.no_grad():
         model.decoder.stop_projection.bias.fill_(50.0)  # stop at once
-    out = model.infer(torch.randint(2, 20, (2, 6)), torch.tensor([6, 6]))
+    out = model.infer(torch.randint(2, 20, (2, 6)), torch.tensor([6, 6]), **bounds())
     assert out.stopped_on_token.all() and out.steps.tolist() == [1, 1]
 
 
@@ -62,7 +68,7 @@ def test_given_token_weights_and_neutral_style():
     assert weights.shape == (1, model.n_heads, model.n_tokens)
     style_n, _ = model.style(batch_size=1)
     assert not torch.allclose(style_a, style_n)
-    out = model.infer(text, torch.tensor([5]), style_weights=one_hot, max_decoder_steps=3)
+    out = model.infer(text, torch.tensor([5]), style_weights=one_hot, **bounds(max_decoder_steps=3))
     assert out.mel_postnet.shape[0] == 1
 
 
@@ -70,12 +76,12 @@ def test_prenet_dropout_stays_on_at_inference_unless_disabled():
     torch.manual_seed(0)
     text, tl = torch.randint(2, 20, (1, 6)), torch.tensor([6])
     model = tiny_model(20, n_mels=10).eval()
-    a = model.infer(text, tl, max_decoder_steps=4).mel_postnet
-    b = model.infer(text, tl, max_decoder_steps=4).mel_postnet
+    a = model.infer(text, tl, **bounds(max_decoder_steps=4)).mel_postnet
+    b = model.infer(text, tl, **bounds(max_decoder_steps=4)).mel_postnet
     assert not torch.allclose(a, b)
     model = tiny_model(20, n_mels=10, prenet_dropout_at_inference=False).eval()
-    a = model.infer(text, tl, max_decoder_steps=4).mel_postnet
-    b = model.infer(text, tl, max_decoder_steps=4).mel_postnet
+    a = model.infer(text, tl, **bounds(max_decoder_steps=4)).mel_postnet
+    b = model.infer(text, tl, **bounds(max_decoder_steps=4)).mel_postnet
     assert torch.allclose(a, b)
 
 
@@ -104,14 +110,14 @@ def test_batched_inference_equals_one_by_one_when_items_stop_at_different_steps(
     stop_steps = [3, 9, 6]
     handle = _force_stops(model, stop_steps)
     try:
-        batched = model.infer(text, text_lengths)
+        batched = model.infer(text, text_lengths, **bounds())
     finally:
         handle.remove()
     singles = []
     for i, n in enumerate(stop_steps):
         handle = _force_stops(model, [n])
         try:
-            singles.append(model.infer(text[i : i + 1, : text_lengths[i]], text_lengths[i : i + 1]))
+            singles.append(model.infer(text[i : i + 1, : text_lengths[i]], text_lengths[i : i + 1], **bounds()))
         finally:
             handle.remove()
     assert batched.stopped_on_token.all()
@@ -156,10 +162,35 @@ def test_inference_emits_whole_trained_steps_only():
     model = tiny_model(20, n_mels=10, reduction_factor=r).eval()
     handle = _force_stops(model, label_steps)
     try:
-        out = model.infer(batch["text"], batch["text_lengths"])
+        out = model.infer(batch["text"], batch["text_lengths"], **bounds())
     finally:
         handle.remove()
     assert out.mel_lengths.tolist() == batch["mel_lengths"].tolist()
     assert torch.equal(out.mel_lengths, out.steps * r)
     for i, n in enumerate(out.mel_lengths.tolist()):
         assert torch.all(out.mel_postnet[i, n:] == 0)
+
+
+def test_building_blocks_take_keyword_arguments_only():
+    from gst_tts.model import Decoder, Encoder, GlobalStyleTokens, Postnet
+    from gst_tts.model.attention.location_sensitive import LocationSensitiveAttention
+
+    for build in (lambda: Decoder(80, 2), lambda: GSTTacotron(40), lambda: Encoder(40), lambda: Postnet(80),
+                  lambda: GlobalStyleTokens(80), lambda: LocationSensitiveAttention(16, 8)):
+        with pytest.raises(TypeError, match="positional"):
+            build()
+    decoder = Decoder(n_mels=10, reduction_factor=2, memory_dim=8, prenet_dim=4, prenet_dropout=0.5,
+                      prenet_dropout_at_inference=True, attention_rnn_dim=6, decoder_rnn_dim=6, attention_dim=5,
+                      location_filters=3, location_kernel_size=3, attention_dropout=0.1, decoder_dropout=0.1)
+    assert decoder.mel_projection.out_features == 20 and decoder.attention_rnn.input_size == 4 + 8
+
+
+def test_state_dict_names_that_checkpoints_hold():
+    keys = set(tiny_model(20).state_dict())
+    assert {
+        "encoder.embedding.weight", "encoder.convs.0.0.weight", "encoder.lstm.weight_ih_l0",
+        "gst.reference_encoder.blocks.0.0.weight", "gst.reference_encoder.gru.weight_ih_l0", "gst.token_layer.style_tokens",
+        "decoder.prenet.layers.0.weight", "decoder.attention_rnn.weight_ih", "decoder.attention.location_conv.weight",
+        "decoder.attention.memory_layer.weight", "decoder.decoder_rnn.weight_hh", "decoder.mel_projection.weight",
+        "decoder.stop_projection.bias", "postnet.layers.0.0.weight",
+    } <= keys

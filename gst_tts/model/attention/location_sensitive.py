@@ -19,21 +19,25 @@ class LocationSensitiveAttention(nn.Module):
     Location features come from a convolution over the previous and the cumulative attention
     weights, so the alignment is pushed to move forward monotonically.
 
+    Every argument is required: the defaults (Tacotron 2 sizes) are
+    :class:`~gst_tts.model.tacotron.GSTTacotron`'s, so each is set in one place.
+
     Args:
         query_dim: size of the query (the attention LSTM's hidden state).
         memory_dim: size of each encoder state.
-        attention_dim: size of the energy space. Default 128.
-        location_filters: convolution filters over [previous, cumulative] weights. Default 32.
-        location_kernel_size: their kernel size (odd). Default 31.
+        attention_dim: size of the energy space.
+        location_filters: convolution filters over [previous, cumulative] weights.
+        location_kernel_size: their kernel size (odd).
     """
 
     def __init__(
         self,
+        *,
         query_dim: int,
         memory_dim: int,
-        attention_dim: int = 128,
-        location_filters: int = 32,
-        location_kernel_size: int = 31,
+        attention_dim: int,
+        location_filters: int,
+        location_kernel_size: int,
     ) -> None:
         super().__init__()
         self.query_layer = nn.Linear(query_dim, attention_dim, bias=False)

@@ -1,0 +1,155 @@
+"""Argument groups the ``gst-tts`` commands share, and the objects built from them.
+
+Command modules import from here (and from :mod:`gst_tts.cli.outputs`), never from each other,
+so each command can change without touching the others. Defaults shown in ``--help`` come
+from the objects the options build (``DecodingConfig``, ``GriffinLimVocoder``), not from here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+from dataclasses import fields
+import inspect
+from pathlib import Path
+from typing import Any, Iterator
+
+import torch
+
+from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
+from gst_tts.errors import GstTtsError
+from gst_tts.inference.decoding import DecodingConfig
+from gst_tts.inference.style import Style, parse_style_mix, parse_style_weights
+from gst_tts.inference.synthesizer import Synthesizer
+from gst_tts.text.split import DEFAULT_MAX_CHARS
+
+__all__ = [
+    "add_model_arguments", "load_synthesizer", "add_style_arguments", "resolve_cli_style",
+    "add_decoding_arguments", "decoding_options",
+]
+
+
+# ---------------------------------------------------------------- model / checkpoint / vocoder
+
+_GRIFFIN_LIM = inspect.signature(GriffinLimVocoder).parameters
+
+
+def add_model_arguments(p: argparse.ArgumentParser, *, checkpoint_required: bool = True, vocoder: bool = False) -> None:
+    """``--checkpoint``, ``--device``, ``--int8``: what :func:`load_synthesizer` needs.
+
+    Args:
+        checkpoint_required: ``--checkpoint`` must be given. Default True.
+        vocoder: also the vocoder group (``--griffin-lim-iters``, ``--griffin-lim-momentum``),
+            for commands that make waveforms. Default False.
+    """
+    p.add_argument("--checkpoint", type=Path, required=checkpoint_required, help="trained gst-tts checkpoint (.pt)")
+    p.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cuda when available, else cpu)")
+    p.add_argument("--int8", action="store_true",
+                   help="CPU: int8 weights for the decoder's recurrent matrix products (faster, numerically close)")
+    if vocoder:
+        iters, momentum = _GRIFFIN_LIM["n_iter"].default, _GRIFFIN_LIM["momentum"].default
+        g = p.add_argument_group("vocoder")
+        g.add_argument("--griffin-lim-iters", type=int, default=iters, help=f"Griffin-Lim iterations (default {iters})")
+        g.add_argument("--griffin-lim-momentum", type=float, default=momentum,
+                       help=f"Griffin-Lim momentum, 0 ≤ m < 1 (default {momentum})")
+
+
+def load_synthesizer(args: argparse.Namespace) -> Synthesizer:
+    """The checkpoint's :class:`Synthesizer`, with the vocoder the vocoder options describe when
+    the command has them (checked before the checkpoint is read)."""
+    vocoder = _vocoder_options(args)
+    synth = Synthesizer.from_checkpoint(args.checkpoint, device=args.device, int8=args.int8)
+    if vocoder is not None:
+        synth.vocoder = GriffinLimVocoder(synth.audio_config, **vocoder)
+    return synth
+
+
+def _vocoder_options(args: argparse.Namespace) -> dict[str, Any] | None:
+    if getattr(args, "griffin_lim_iters", None) is None:
+        return None
+    if args.griffin_lim_iters < 1:
+        raise GstTtsError(f"--griffin-lim-iters must be at least 1, got {args.griffin_lim_iters}")
+    if not 0.0 <= args.griffin_lim_momentum < 1.0:
+        raise GstTtsError(f"--griffin-lim-momentum must be in [0, 1), got {args.griffin_lim_momentum}")
+    return dict(n_iter=args.griffin_lim_iters, momentum=args.griffin_lim_momentum)
+
+
+# ---------------------------------------------------------------- style
+
+
+def add_style_arguments(p: argparse.ArgumentParser) -> None:
+    """``--reference``, ``--style-weights``, ``--style-mix`` (at most one; none: the neutral style)."""
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--reference", type=Path, help="style transfer: speak in the style of this recording (any rate, stereo ok)")
+    g.add_argument(
+        "--style-weights", metavar="SPEC",
+        help='style control by token weights, e.g. "3=0.4,7=-0.2" (every head) or "1:3=0.4" (head 1 only);'
+        " unnamed tokens get 0",
+    )
+    g.add_argument("--style-mix", metavar="SPEC", help='weighted mix of references, e.g. "a.wav=0.5,b.wav=0.5"')
+
+
+def resolve_cli_style(synth: Synthesizer, args: argparse.Namespace) -> tuple[torch.Tensor, dict[str, Any]]:
+    """The ``(n_heads, n_tokens)`` weights of the chosen style option and a JSON description of it.
+
+    Errors in a spec name its option (``--style-weights: token 7 is not in 0..4``).
+    """
+    if getattr(args, "reference", None) is not None:
+        return synth.styles.resolve(Style(reference=args.reference)), {"source": "reference", "reference": str(args.reference)}
+    if getattr(args, "style_weights", None) is not None:
+        with _option_errors("--style-weights"):
+            weights = synth.styles.resolve(Style(weights=parse_style_weights(args.style_weights)))
+        return weights, {"source": "style_weights", "spec": args.style_weights}
+    if getattr(args, "style_mix", None) is not None:
+        with _option_errors("--style-mix"):
+            mix = parse_style_mix(args.style_mix)
+        weights = synth.styles.resolve(Style(mix=mix))  # a bad reference names its file
+        return weights, {"source": "style_mix", "mix": {str(p): w for p, w in mix}}
+    return synth.styles.neutral(), {"source": "neutral", "description": "uniform weights 1/n_tokens in every head"}
+
+
+@contextlib.contextmanager
+def _option_errors(option: str) -> Iterator[None]:
+    """Prefixes a GstTtsError raised in the block with the option its value came from."""
+    try:
+        yield
+    except GstTtsError as exc:
+        raise type(exc)(f"{option}: {exc}") from None
+
+
+# ---------------------------------------------------------------- decoding
+
+
+def add_decoding_arguments(p: argparse.ArgumentParser, *, batch_size: int = 16, batch_what: str = "chunks") -> None:
+    """The decoding group: ``DecodingConfig``'s fields, ``--max-chunk-chars`` and ``--batch-size``.
+
+    Args:
+        batch_size: this command's default ``--batch-size``. Default 16.
+        batch_what: what a batch holds, for the help text. Default "chunks".
+    """
+    d = DecodingConfig()
+    g = p.add_argument_group("decoding")
+    g.add_argument("--stop-threshold", type=float, default=d.stop_threshold,
+                   help=f"stop probability that ends a text (default {d.stop_threshold:g})")
+    g.add_argument("--max-decoder-steps", type=int, default=d.max_decoder_steps,
+                   help=f"absolute decoder step bound per chunk (default {d.max_decoder_steps})")
+    g.add_argument("--max-frames-per-symbol", type=float, default=d.max_frames_per_symbol,
+                   help=f"length bound per input symbol (default {d.max_frames_per_symbol:g})")
+    g.add_argument("--max-chunk-chars", type=int, default=DEFAULT_MAX_CHARS,
+                   help=f"longer texts are split at sentence, then clause boundaries (default {DEFAULT_MAX_CHARS})")
+    g.add_argument("--batch-size", type=int, default=batch_size, help=f"{batch_what} decoded together (default {batch_size})")
+
+
+def decoding_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``Synthesizer.synthesize`` keyword arguments from :func:`add_decoding_arguments`, validated:
+    ``decoding`` (a :class:`DecodingConfig`), ``max_chunk_chars``, ``batch_size``."""
+    values = {f.name: getattr(args, f.name) for f in fields(DecodingConfig)}
+    for name, value in values.items():
+        problem = DecodingConfig.problem(name, value)
+        if problem:
+            raise GstTtsError(f"--{name.replace('_', '-')} {problem}")
+    if args.max_chunk_chars < 1:
+        raise GstTtsError(f"--max-chunk-chars must be at least 1, got {args.max_chunk_chars}")
+    if args.batch_size < 1:
+        raise GstTtsError(f"--batch-size must be at least 1, got {args.batch_size}")
+    return dict(decoding=DecodingConfig(**values), max_chunk_chars=args.max_chunk_chars, batch_size=args.batch_size)

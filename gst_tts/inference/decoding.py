@@ -1,0 +1,67 @@
+"""How free-running decoding ends: the one source of the stop threshold and the step bounds.
+
+The model takes these as plain required keyword arguments (it knows no config object); the
+:class:`~gst_tts.inference.synthesizer.Synthesizer`, every command that decodes and the plots
+take their defaults from :class:`DecodingConfig`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+import math
+import numbers
+from typing import Any
+
+from gst_tts.errors import GstTtsError
+
+__all__ = ["DecodingConfig"]
+
+
+@dataclass(frozen=True)
+class DecodingConfig:
+    """Stop threshold and step bounds of free-running decoding.
+
+    Each text (each chunk of a long text) runs until its stop probability exceeds
+    ``stop_threshold`` or until ``min(max_decoder_steps, ceil(max_frames_per_symbol * symbols / r))``
+    decoder steps, whichever comes first; every result says which ended it.
+
+    Args:
+        stop_threshold: stop probability above which a text ends, in (0, 1]; 1 never ends on
+            the stop token (useful for timing a fixed number of steps). Default 0.5.
+        max_frames_per_symbol: mel frames allowed per input symbol (eos included), > 0. Default 20.
+        max_decoder_steps: absolute cap on decoder steps, >= 1. Default 1000.
+
+    Raises:
+        GstTtsError: a value out of its range (one line naming the field).
+    """
+
+    stop_threshold: float = 0.5
+    max_frames_per_symbol: float = 20.0
+    max_decoder_steps: int = 1000
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            problem = self.problem(f.name, getattr(self, f.name))
+            if problem:
+                raise GstTtsError(f"{f.name} {problem}")
+
+    @staticmethod
+    def problem(name: str, value: Any) -> str | None:
+        """Why ``value`` cannot be field ``name`` ("must be …, got …"), or None when it can.
+
+        The command line uses it to name its own option in the message.
+        """
+        if name == "max_decoder_steps":
+            ok = isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1
+            return None if ok else f"must be a whole number >= 1, got {value!r}"
+        if not isinstance(value, numbers.Real) or isinstance(value, bool) or not math.isfinite(value):
+            return f"must be a finite number, got {value!r}"
+        if name == "stop_threshold" and not 0.0 < value <= 1.0:
+            return f"must be in (0, 1], got {value!r}"
+        if name == "max_frames_per_symbol" and not value > 0:
+            return f"must be positive, got {value!r}"
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (recorded in every synthesis sidecar)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}

@@ -1,0 +1,294 @@
+"""Style resolution: references, token weights and mixes → ``(n_heads, n_tokens)`` token weights.
+
+A style is one of:
+
+* a reference recording (style transfer): a path, or samples with their rate; any rate,
+  stereo allowed;
+* token weights (style control, as in Wang et al. 2018): ``{token: weight}`` for every head,
+  ``{(head, token): weight}``, or an array ``(n_tokens,)`` / ``(n_heads, n_tokens)``; tokens not
+  named get weight 0, and weights need not be positive nor sum to one;
+* a weighted mix of references: their token weights averaged with the given weights;
+* nothing: the neutral default, uniform weights ``1 / n_tokens`` over all tokens in every head
+  (what the model itself uses without a reference).
+
+Every style is turned into token weights once, and those weights (not the reference mel) go to
+the model, so a reference is encoded once however many texts use it.
+
+The spec parsers (:func:`parse_style_weights`, :func:`parse_style_mix`) read the compact text
+forms the command line and config files use (``"3=0.4,1:2=-0.2"``, ``"a.wav=0.5,b.wav=0.5"``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import math
+import os
+from pathlib import Path
+from typing import Any, Mapping, Sequence, Union
+
+import numpy as np
+import torch
+
+from gst_tts.audio.features import AudioConfig, MelExtractor, MelStats
+from gst_tts.audio.io import load_audio, to_mono_resampled, trim_silence
+from gst_tts.errors import AudioError, GstTtsError
+from gst_tts.model import GSTTacotron
+
+__all__ = [
+    "Reference", "StyleWeights", "StyleMix", "Style", "StyleResolver", "MIN_REFERENCE_SECONDS",
+    "parse_style_weights", "parse_style_mix",
+]
+
+MIN_REFERENCE_SECONDS = 0.5
+# Peak below which a reference counts as silent (about -80 dBFS).
+_SILENCE_PEAK = 1e-4
+
+# A reference is a path, or samples ``(n,)`` / ``(n, channels)`` with their rate.
+Reference = Union[str, os.PathLike, tuple[np.ndarray, int]]
+# Token weights: {token: w}, {(head, token): w}, or an array (n_tokens,) / (n_heads, n_tokens).
+StyleWeights = Union[Mapping[Any, float], np.ndarray, torch.Tensor]
+# References with their mixing weights: {reference: w} or [(reference, w), ...].
+StyleMix = Union[Mapping[Reference, float], Sequence[tuple[Reference, float]]]
+
+
+@dataclass(frozen=True)
+class Style:
+    """One style: at most one of ``reference``, ``weights``, ``mix``; none of them is the neutral style.
+
+    Examples: ``Style(reference="calm.wav")``, ``Style(weights={3: 0.4, (1, 2): -0.2})``,
+    ``Style(mix={"a.wav": 0.5, "b.wav": 0.5})``, ``Style()``.
+
+    Raises:
+        GstTtsError: more than one given.
+    """
+
+    reference: Reference | None = None
+    weights: StyleWeights | None = None
+    mix: StyleMix | None = None
+
+    def __post_init__(self) -> None:
+        if sum(x is not None for x in (self.reference, self.weights, self.mix)) > 1:
+            raise GstTtsError("give at most one of reference, style_weights, style_mix")
+
+
+class StyleResolver:
+    """Turns styles into the ``(n_heads, n_tokens)`` token weights of one model.
+
+    Args:
+        model: the model whose reference encoder and token layer are used.
+        audio_config: the feature settings the model was trained with.
+        mel_stats: the training set's mel normalisation.
+        device: where the model lives.
+    """
+
+    def __init__(self, model: GSTTacotron, audio_config: AudioConfig, mel_stats: MelStats, device: torch.device) -> None:
+        self.model = model
+        self.audio_config = audio_config
+        self.mel_stats = mel_stats
+        self.device = device
+        self._extractor = MelExtractor(audio_config)
+
+    def neutral(self) -> torch.Tensor:
+        """The neutral default: uniform ``(n_heads, n_tokens)`` weights ``1 / n_tokens``."""
+        n_tokens = self.model.n_tokens
+        return torch.full((self.model.n_heads, n_tokens), 1.0 / n_tokens)
+
+    def reference_mel(self, reference: Reference) -> torch.Tensor:
+        """Normalised ``(frames, n_mels)`` mel of a reference recording (any rate, stereo allowed).
+
+        Raises:
+            AudioError: missing, unreadable, silent, or shorter than 0.5 s after trimming silence.
+        """
+        rate_wanted = self.audio_config.sample_rate
+        if isinstance(reference, tuple):
+            samples, rate = reference
+            name = "reference array"
+            samples = np.asarray(samples, dtype=np.float32)
+            if samples.ndim == 2 and samples.shape[0] <= 8 < samples.shape[1]:
+                samples = samples.T  # (channels, n) as torchaudio gives it → (n, channels)
+            if samples.ndim not in (1, 2) or not (isinstance(rate, (int, np.integer)) or float(rate).is_integer()) or int(rate) <= 0:
+                raise AudioError(f"{name}: expected samples (n,) or (n, channels) and a positive integer rate, got shape {samples.shape} and rate {rate!r}")
+            samples = to_mono_resampled(samples, int(rate), rate_wanted)
+        else:
+            name = str(reference)
+            samples, _ = load_audio(reference, rate_wanted)
+        if samples.size and not np.isfinite(samples).all():
+            raise AudioError(f"{name}: reference contains NaN or infinite samples")
+        if samples.size == 0 or float(np.max(np.abs(samples))) < _SILENCE_PEAK:
+            raise AudioError(f"{name}: reference is silent")
+        samples = trim_silence(samples, self.audio_config.trim_top_db)
+        if samples.size < MIN_REFERENCE_SECONDS * rate_wanted:
+            raise AudioError(
+                f"{name}: reference is {samples.size / rate_wanted:.2f} s of sound; at least {MIN_REFERENCE_SECONDS} s is needed"
+            )
+        return self.mel_stats.normalize(self._extractor(torch.from_numpy(samples)))
+
+    @torch.no_grad()
+    def reference_weights(self, reference: Reference) -> torch.Tensor:
+        """The ``(n_heads, n_tokens)`` token weights a reference recording gets."""
+        mel = self.reference_mel(reference).to(self.device)
+        _, weights = self.model.gst(mel[None])
+        return weights[0].float().cpu()
+
+    def weights_tensor(self, weights: StyleWeights) -> torch.Tensor:
+        """Token weights as ``(n_heads, n_tokens)``.
+
+        Accepts ``{token: weight}`` (same in every head), ``{(head, token): weight}``, or an array
+        of shape ``(n_tokens,)`` or ``(n_heads, n_tokens)``. Tokens not named get weight 0.
+
+        Raises:
+            GstTtsError: unknown token or head, non-numeric or non-finite weight, wrong shape.
+        """
+        n_heads, n_tokens = self.model.n_heads, self.model.n_tokens
+        if isinstance(weights, Mapping):
+            if not weights:
+                raise GstTtsError("style weights name no token")
+            out = torch.zeros(n_heads, n_tokens)
+            for key, value in weights.items():
+                head, token = key if isinstance(key, tuple) and len(key) == 2 else (None, key)
+                if not (_is_int(token) and 0 <= token < n_tokens):
+                    raise GstTtsError(f"style token {token!r} is not in 0..{n_tokens - 1}")
+                if head is not None and not (_is_int(head) and 0 <= head < n_heads):
+                    raise GstTtsError(f"style head {head!r} is not in 0..{n_heads - 1}")
+                w = _finite_float(value, f"weight of style token {token}")
+                if head is None:
+                    out[:, int(token)] = w
+                else:
+                    out[int(head), int(token)] = w
+            return out
+        try:
+            t = torch.as_tensor(np.asarray(weights.detach().cpu() if isinstance(weights, torch.Tensor) else weights, dtype=np.float32))
+        except (TypeError, ValueError) as exc:
+            raise GstTtsError(f"style weights are not numbers ({exc})") from None
+        if not bool(torch.isfinite(t).all()):
+            raise GstTtsError("style weights must be finite numbers")
+        if t.shape == (n_tokens,):
+            return t.unsqueeze(0).expand(n_heads, -1).clone()
+        if t.shape != (n_heads, n_tokens):
+            raise GstTtsError(f"style weights must have shape ({n_tokens},) or ({n_heads}, {n_tokens}), got {tuple(t.shape)}")
+        return t.clone()
+
+    def mix_weights(self, mix: StyleMix) -> torch.Tensor:
+        """The references' token weights averaged with the mix weights (normalised to sum to one).
+
+        Raises:
+            GstTtsError: a negative weight, no positive weight, or a bad reference (every
+                reference is encoded, even at weight 0: a bad file is an error, not ignored).
+        """
+        items = list(mix.items()) if isinstance(mix, Mapping) else list(mix)
+        pairs = [(ref, _finite_float(w, f"mix weight of {ref}")) for ref, w in items]
+        if any(w < 0 for _, w in pairs):
+            raise GstTtsError("style mix weights must not be negative")
+        total = sum(w for _, w in pairs)
+        if not pairs or total <= 0:
+            raise GstTtsError("style mix needs at least one reference with a positive weight")
+        return sum(self.reference_weights(ref) * (w / total) for ref, w in pairs)
+
+    def resolve(self, style: Style | None) -> torch.Tensor:
+        """``(n_heads, n_tokens)`` token weights of one style (``None``: neutral)."""
+        return self.resolve_all([style])[0]
+
+    def resolve_all(self, styles: Sequence[Style | None]) -> list[torch.Tensor]:
+        """``(n_heads, n_tokens)`` token weights per style, all checked before any is used.
+
+        A reference file named by several styles is read and encoded once.
+        """
+        by_path: dict[str, torch.Tensor] = {}
+
+        def reference(ref: Reference) -> torch.Tensor:
+            if isinstance(ref, tuple):
+                return self.reference_weights(ref)
+            key = os.fspath(ref)
+            if key not in by_path:
+                by_path[key] = self.reference_weights(ref)
+            return by_path[key]
+
+        bad = [type(s).__name__ for s in styles if s is not None and not isinstance(s, Style)]
+        if bad:
+            raise GstTtsError(f"a style must be a gst_tts.inference.style.Style or None, got {bad[0]}")
+        out = []
+        for style in styles:
+            if style is None:
+                out.append(self.neutral())
+            elif style.reference is not None:
+                out.append(reference(style.reference))
+            elif style.weights is not None:
+                out.append(self.weights_tensor(style.weights))
+            elif style.mix is not None:
+                out.append(self.mix_weights(style.mix))
+            else:
+                out.append(self.neutral())
+        return out
+
+
+# ---------------------------------------------------------------- text specs
+
+
+def parse_style_weights(spec: str) -> dict[Any, float]:
+    """``"3=0.4,7=-0.2"`` → ``{3: 0.4, 7: -0.2}``; ``"1:3=0.4"`` → ``{(1, 3): 0.4}`` (head 1).
+
+    Token and head ranges are checked when the weights meet a model (:meth:`StyleResolver.weights_tensor`).
+
+    Raises:
+        GstTtsError: an empty spec, an item that is not ``TOKEN=WEIGHT`` / ``HEAD:TOKEN=WEIGHT``,
+            a token given twice.
+    """
+    out: dict[Any, float] = {}
+    items = [s.strip() for s in spec.split(",")]
+    if not any(items):
+        raise GstTtsError("the token weights are empty; expected e.g. \"3=0.4,7=-0.2\"")
+    for item in items:
+        if not item:
+            continue
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise GstTtsError(f"{item!r} is not TOKEN=WEIGHT (e.g. \"3=0.4\" or \"1:3=0.4\" for head 1)")
+        head, colon, token = key.strip().rpartition(":")
+        try:
+            parsed_key: Any = (int(head), int(token)) if colon else int(token)
+        except ValueError:
+            raise GstTtsError(f"{key.strip()!r} is not a token index (or HEAD:TOKEN)") from None
+        try:
+            weight = float(value)
+        except ValueError:
+            raise GstTtsError(f"weight {value.strip()!r} of token {key.strip()} is not a number") from None
+        if parsed_key in out:
+            raise GstTtsError(f"token {key.strip()} is given twice")
+        out[parsed_key] = weight
+    return out
+
+
+def parse_style_mix(spec: str) -> list[tuple[Path, float]]:
+    """``"a.wav=0.5,b.wav=0.5"`` → ``[(Path("a.wav"), 0.5), (Path("b.wav"), 0.5)]``.
+
+    Raises:
+        GstTtsError: an empty spec, an item that is not ``FILE=WEIGHT``, a weight that is not a number.
+    """
+    out = []
+    for item in (s.strip() for s in spec.split(",")):
+        if not item:
+            continue
+        path, sep, value = item.rpartition("=")
+        if not sep or not path.strip():
+            raise GstTtsError(f"{item!r} is not FILE=WEIGHT")
+        try:
+            out.append((Path(path.strip()), float(value)))
+        except ValueError:
+            raise GstTtsError(f"weight {value.strip()!r} of {path.strip()} is not a number") from None
+    if not out:
+        raise GstTtsError("the mix is empty; expected e.g. \"a.wav=0.5,b.wav=0.5\"")
+    return out
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
+def _finite_float(value: Any, what: str) -> float:
+    try:
+        w = float(value)
+    except (TypeError, ValueError):
+        raise GstTtsError(f"{what} is not a number: {value!r}") from None
+    if not math.isfinite(w):
+        raise GstTtsError(f"{what} must be finite, got {value!r}")
+    return w

@@ -1,0 +1,80 @@
+"""The CLI package's shape: thin command modules that share only gst_tts.cli.args / outputs, and
+one decoding option group whose defaults are DecodingConfig's."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import gst_tts.cli
+from gst_tts.cli import COMMANDS, build_parser
+from gst_tts.cli.args import decoding_options
+from gst_tts.inference.decoding import DecodingConfig
+
+CLI_DIR = Path(gst_tts.cli.__file__).parent
+COMMAND_MODULES = {module for module, _ in COMMANDS.values()}
+
+
+def imported_cli_modules(path: Path) -> set[str]:
+    """Names ``X`` of every ``gst_tts.cli.X`` that ``path`` imports (absolute or relative, at any depth)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative to gst_tts.cli
+                base = "gst_tts.cli" + (f".{base}" if base else "")
+            modules = [base] + [f"{base}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for name in modules:
+            parts = name.split(".")
+            if parts[:2] == ["gst_tts", "cli"] and len(parts) > 2:
+                found.add(parts[2])
+    return found
+
+
+def test_every_command_module_exists():
+    assert COMMAND_MODULES <= {p.stem for p in CLI_DIR.glob("*.py")}
+
+
+def test_the_scanner_sees_imports_of_every_form(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text("import gst_tts.cli.synthesize\nfrom gst_tts.cli import evaluate\nfrom . import probe_tokens\n"
+                      "from .plot_style import run\ndef f():\n    from gst_tts.cli.args import load_synthesizer\n")
+    assert imported_cli_modules(sample) == {"synthesize", "evaluate", "probe_tokens", "plot_style", "args"}
+
+
+@pytest.mark.parametrize("path", sorted(CLI_DIR.glob("*.py")), ids=lambda p: p.name)
+def test_no_cli_module_imports_a_command_module(path):
+    assert not imported_cli_modules(path) & COMMAND_MODULES, f"{path.name} imports another command; move the shared part to args.py or outputs.py"
+
+
+MINIMAL_ARGS = {
+    "synthesize": ["--checkpoint", "c.pt", "--text", "Hi.", "--out", "x.wav"],
+    "plot-alignment": ["--out", "x.png"],
+    "probe-tokens": ["--checkpoint", "c.pt"],
+    "evaluate": ["--checkpoint", "c.pt", "--corpus", "corpus"],
+    "demo-report": ["--checkpoint", "c.pt", "--corpus", "corpus", "--out", "out"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(MINIMAL_ARGS))
+def test_every_decoding_command_defaults_to_decoding_config(command):
+    args = build_parser().parse_args([command, *MINIMAL_ARGS[command]])
+    assert decoding_options(args)["decoding"] == DecodingConfig()
+    args = build_parser().parse_args([command, *MINIMAL_ARGS[command], "--stop-threshold", "0.7", "--max-decoder-steps", "9",
+                                      "--max-frames-per-symbol", "3"])
+    assert decoding_options(args)["decoding"] == DecodingConfig(stop_threshold=0.7, max_frames_per_symbol=3.0, max_decoder_steps=9)
+
+
+def test_decoding_help_shows_the_config_defaults(capsys):
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["synthesize", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    d = DecodingConfig()
+    assert f"(default {d.stop_threshold:g})" in text and f"(default {d.max_decoder_steps})" in text
+    assert f"(default {d.max_frames_per_symbol:g})" in text
