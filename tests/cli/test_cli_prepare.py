@@ -15,7 +15,7 @@ import soundfile as sf
 from gst_tts.audio.features import AudioConfig
 from gst_tts.cli import main
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _set_line(root: Path, line_no: int, text: str) -> None:

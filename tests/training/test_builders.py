@@ -22,7 +22,7 @@ from gst_tts.training.builders import (
 from gst_tts.training.losses import TacotronLoss
 from gst_tts.training.trainer import Trainer
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SIZES = dict(n_symbols=40, n_mels=80, pad_id=0)
 
 

@@ -7,7 +7,7 @@ import pytest
 from gst_tts.analysis import alignment
 from gst_tts.analysis.alignment import AlignmentHealth, alignment_health, mean_health
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def path_alignment(path, symbols, sharpness=1.0):
