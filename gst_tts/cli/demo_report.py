@@ -14,6 +14,7 @@ import numpy as np
 
 from gst_tts.analysis.prosody import Pitch, median_f0
 from gst_tts.cli.args import add_decoding_arguments, add_model_arguments, decoding_options, load_synthesizer
+from gst_tts.cli.outputs import check_writable_location
 from gst_tts.errors import GstTtsError
 from gst_tts.files import write_json, write_text
 
@@ -50,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
     options = decoding_options(args)
     if args.sentences < 1:
         raise GstTtsError(f"--sentences must be at least 1, got {args.sentences}")
+    check_writable_location(args.out / "summary.json", "--out")  # before minutes of decoding, not after
     synth = load_synthesizer(args)
     seen = {u.text for u in read_corpus(args.corpus)}
     # Seeds far from the corpus seed give new sentences; anything the corpus holds is dropped.

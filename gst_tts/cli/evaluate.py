@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from gst_tts.cli.args import add_decoding_arguments, add_model_arguments, decoding_options, load_synthesizer
+from gst_tts.cli.outputs import check_writable_location
 from gst_tts.errors import GstTtsError
 from gst_tts.files import write_json
 
@@ -41,6 +42,8 @@ def run(args: argparse.Namespace) -> int:
     options = decoding_options(args)
     if args.limit < 1:
         raise GstTtsError(f"--limit must be at least 1, got {args.limit}")
+    if args.out:  # before minutes of decoding, not after
+        check_writable_location(args.out / "summary.json", "--out")
     val_ids = set(load_checkpoint(args.checkpoint).get("val_ids", []))
     if args.split in ("val", "both") and not val_ids:
         raise GstTtsError(f"{args.checkpoint}: the checkpoint records no validation ids; use --split train")

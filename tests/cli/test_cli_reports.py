@@ -120,3 +120,17 @@ def test_evaluate_bad_decoding_options_are_one_line_errors(checkpoint_16k, tmp_p
     rc = main(["evaluate", "--checkpoint", str(checkpoint_16k), "--corpus", str(corpus), "--split", "train", *args])
     err = capsys.readouterr().err
     assert rc == 2 and err.startswith("gst-tts evaluate: error: " + message) and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("command", ["evaluate", "demo-report"])
+def test_an_out_that_is_a_file_is_refused_before_any_decoding(checkpoint_16k, tmp_path, capsys, monkeypatch, command):
+    corpus = write_corpus(tmp_path / "corpus", n=1)
+    blocker = tmp_path / "taken"
+    blocker.write_text("a file, not a folder")
+    monkeypatch.setattr(Synthesizer, "synthesize", lambda *a, **k: pytest.fail("decoded before checking --out"))
+    extra = ["--split", "train"] if command == "evaluate" else []
+    rc = main([command, "--checkpoint", str(checkpoint_16k), "--corpus", str(corpus), "--device", "cpu",
+               "--out", str(blocker), *extra])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith(f"gst-tts {command}: error: --out") and err.count("\n") == 1
+    assert blocker.read_text() == "a file, not a folder"
