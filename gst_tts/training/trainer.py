@@ -345,6 +345,14 @@ class Trainer:
         path, ckpt = resume
         if complete_model_config(ckpt["model_config"]) != self.model_config:
             raise GstTtsError(f"{path}: the model config differs from this run's; use another hydra.run.dir")
+        # The stored statistics normalise features of the stored settings, and the embeddings index
+        # the stored symbol table: resuming with other ones would train on mismatched inputs silently.
+        changed = [key for key, value in asdict(self.audio_config).items() if ckpt["audio_config"].get(key) != value]
+        if changed:
+            raise GstTtsError(f"{path}: data.audio differs from this run's ({', '.join(changed)}); "
+                              "use another hydra.run.dir")
+        if ckpt["symbols"] != self.symbols.to_dict():
+            raise GstTtsError(f"{path}: the symbol table or text cleaner differs from this run's; use another hydra.run.dir")
         missing = [k for k in ("optimizer", "scheduler", "train_state", "rng") if k not in ckpt]
         if missing:
             raise CheckpointError(f"{path}: holds no training state to resume ({', '.join(missing)} missing); "

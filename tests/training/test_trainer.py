@@ -122,6 +122,18 @@ def test_resume_after_changing_val_size_keeps_the_stored_split_and_statistics(ma
     assert not torch.equal(fresh.stats.mean, resumed.stats.mean)
 
 
+@pytest.mark.parametrize("change, named", [(("audio", "hop_length", 200), "hop_length"), ((None, "cleaner", "basic"), "symbol table")])
+def test_resume_refuses_other_features_or_symbols(make_cfg, small_corpus, tmp_path, change, named):
+    cache, run = tmp_path / "cache", tmp_path / "run"
+    Trainer(make_cfg(small_corpus, cache, max_steps=1), run).fit()
+    cfg = make_cfg(small_corpus, cache, max_steps=2)
+    group, key, value = change
+    (cfg.data[group] if group else cfg.data)[key] = value
+    with pytest.raises(GstTtsError) as info:
+        Trainer(cfg, run)
+    assert named in str(info.value) and "hydra.run.dir" in str(info.value) and "\n" not in str(info.value)
+
+
 def test_resume_names_validation_utterances_missing_from_the_corpus(make_cfg, small_corpus, tmp_path, caplog):
     cache, run = tmp_path / "cache", tmp_path / "run"
     Trainer(make_cfg(small_corpus, cache, max_steps=1), run).fit()
