@@ -230,6 +230,24 @@ def check_config(cfg: DictConfig) -> None:
     _, model = _model_arguments(cfg.model)
     build_loss(cfg.loss, reduction_factor=complete_model_config(model)["reduction_factor"])
     build_audio_config(cfg.data.audio)
+    _check_trainer(cfg.trainer)
+
+
+# Trainer keys that divide or count: zero or less would crash the loop (or delete every periodic
+# checkpoint) long after the corpus was prepared.
+_POSITIVE_TRAINER_KEYS = ("max_steps", "lr_decay_steps", "log_every", "val_every", "checkpoint_every",
+                          "keep_checkpoints", "grad_accumulation")
+
+
+def _check_trainer(trainer: DictConfig) -> None:
+    for key in _POSITIVE_TRAINER_KEYS:
+        value = trainer[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise GstTtsError(f"trainer.{key} must be a whole number >= 1, got {value!r}")
+    if str(trainer.amp) not in ("bf16", "fp16", "none"):
+        raise GstTtsError(f"trainer.amp must be bf16, fp16 or none, got {trainer.amp!r}")
+    if trainer.max_minutes is not None and not float(trainer.max_minutes) > 0:
+        raise GstTtsError(f"trainer.max_minutes must be > 0 or null, got {trainer.max_minutes!r}")
 
 
 def build_model(model: DictConfig | Mapping[str, Any], *, n_symbols: int, n_mels: int, pad_id: int) -> tuple[GSTTacotron, dict[str, Any]]:

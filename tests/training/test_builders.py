@@ -136,6 +136,17 @@ def test_trainer_refuses_an_unknown_model_key_before_reading_the_corpus(make_cfg
     assert not (tmp_path / "cache").exists()
 
 
+@pytest.mark.parametrize("key, value", [("lr_decay_steps", 0), ("val_every", 0), ("log_every", -1), ("checkpoint_every", 0),
+                                        ("keep_checkpoints", 0), ("amp", "fp8"), ("max_minutes", 0)])
+def test_trainer_settings_that_would_crash_later_are_refused_first(make_cfg, tmp_path, key, value):
+    cfg = make_cfg(tmp_path / "no-corpus-here", tmp_path / "cache", max_steps=1)
+    cfg.trainer[key] = value
+    with pytest.raises(GstTtsError) as info:
+        Trainer(cfg, tmp_path / "run")
+    assert f"trainer.{key}" in str(info.value) and "\n" not in str(info.value)
+    assert not (tmp_path / "cache").exists()
+
+
 def test_train_command_reports_an_unknown_model_key_in_one_line_with_exit_code_2(tmp_path):
     corpus = write_corpus(tmp_path / "corpus", n=4)
     result = subprocess.run(
