@@ -11,7 +11,7 @@ import soundfile as sf
 import torch
 import torchaudio
 
-from gst_tts.errors import AudioError
+from gst_tts.errors import AudioError, first_line
 from gst_tts.files import atomic_write
 
 
@@ -32,7 +32,7 @@ def load_audio(path: str | os.PathLike, sample_rate: int | None = None) -> tuple
     try:
         samples, rate = sf.read(str(path), dtype="float32", always_2d=True)
     except Exception as exc:  # soundfile raises several types for non-audio input
-        raise AudioError(f"{path}: not readable as audio ({_one_line(exc)})") from None
+        raise AudioError(f"{path}: not readable as audio ({first_line(exc)})") from None
     return to_mono_resampled(samples, rate, sample_rate), (sample_rate or rate)
 
 
@@ -64,7 +64,3 @@ def write_wav(path: str | os.PathLike, samples: np.ndarray, sample_rate: int) ->
     if peak > 1.0:  # Griffin-Lim output can overshoot; scale rather than clip
         samples = samples / peak
     atomic_write(path, lambda f: sf.write(f, samples, sample_rate, subtype="PCM_16", format="WAV"))
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__

@@ -37,12 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=_Parser)
     for name, (module, help_text) in COMMANDS.items():
-        try:
-            mod = importlib.import_module(f"gst_tts.cli.{module}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"gst_tts.cli.{module}":
-                raise
-            continue
+        mod = importlib.import_module(f"gst_tts.cli.{module}")
         p = sub.add_parser(name, help=help_text, description=(mod.__doc__ or help_text).strip().splitlines()[0])
         mod.add_arguments(p)
         p.set_defaults(_run=mod.run)

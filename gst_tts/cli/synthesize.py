@@ -33,7 +33,7 @@ from gst_tts.errors import GstTtsError, TextError
 from gst_tts.inference.synthesizer import DEFAULT_PAUSE_S, Synthesizer
 from gst_tts.text.symbols import DroppedCharacterWarning
 
-log = logging.getLogger("gst_tts.synthesize")
+log = logging.getLogger(__name__)
 
 
 # ---------------------------------------------------------------- the command

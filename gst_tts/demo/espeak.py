@@ -13,7 +13,7 @@ import threading
 
 import numpy as np
 
-from gst_tts.errors import GstTtsError
+from gst_tts.errors import GstTtsError, first_line
 
 # Values from espeak-ng's speak_lib.h.
 _AUDIO_OUTPUT_SYNCHRONOUS = 0x02  # espeak_Synth returns once all audio went to the callback
@@ -136,8 +136,7 @@ class EspeakSynth:
             library_path = os.path.join(copy_dir, os.path.basename(source))
             shutil.copyfile(source, library_path)
         except (ImportError, OSError, RuntimeError) as error:
-            message = str(error).splitlines()[0] if str(error) else type(error).__name__
-            raise GstTtsError(f"cannot load espeak-ng from espeakng-loader: {message}") from None
+            raise GstTtsError(f"cannot load espeak-ng from espeakng-loader: {first_line(error)}") from None
         cls._library_path, cls._data_path, cls._owner_pid = library_path, data_path, os.getpid()
 
     @classmethod
@@ -148,7 +147,7 @@ class EspeakSynth:
         try:
             lib = ctypes.CDLL(cls._library_path)
         except OSError as error:
-            raise GstTtsError(f"cannot load espeak-ng: {str(error).splitlines()[0]}") from None
+            raise GstTtsError(f"cannot load espeak-ng: {first_line(error)}") from None
         lib.espeak_Initialize.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
         lib.espeak_SetSynthCallback.argtypes = [_SynthCallback]
         lib.espeak_SetSynthCallback.restype = None

@@ -30,7 +30,7 @@ from gst_tts.audio.features import AudioConfig, MelStats
 from gst_tts.audio.vocoders import Vocoder
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
 from gst_tts.device import resolve_device
-from gst_tts.errors import CheckpointError, GstTtsError, TextError
+from gst_tts.errors import CheckpointError, GstTtsError, TextError, first_line
 from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.inference.results import ChunkReport, SynthesisResult
 from gst_tts.inference.style import Reference, Style, StyleMix, StyleResolver, StyleWeights
@@ -109,7 +109,7 @@ class Synthesizer:
         vocoder: Vocoder | None = None,
         int8: bool = False,
     ) -> None:
-        self.device = torch.device(device)
+        self.device = resolve_device(device)
         self.model = model.to(self.device).eval()
         if int8:
             if self.device.type != "cpu":
@@ -156,7 +156,7 @@ class Synthesizer:
         except GstTtsError as exc:  # e.g. a malformed symbol table
             raise CheckpointError(f"{path}: {exc}") from None
         except (TypeError, ValueError, KeyError, AttributeError, RuntimeError) as exc:
-            raise CheckpointError(f"{path}: malformed checkpoint ({type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else ''})") from None
+            raise CheckpointError(f"{path}: malformed checkpoint ({type(exc).__name__}: {first_line(exc)})") from None
         n_mels = model.n_mels
         if audio_config.n_mels != n_mels or tuple(stats.mean.shape) != (n_mels,) or tuple(stats.std.shape) != (n_mels,):
             raise CheckpointError(
