@@ -173,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         modes = {"batched": args.clients, "one-at-a-time": 1}
         results: dict[str, list[dict]] = {m: [] for m in modes}
         batches: dict[str, list[float]] = {m: [] for m in modes}
+        busy: dict[str, list[float]] = {m: [] for m in modes}  # worker's synthesis time / wall time
         for run in range(args.runs):
             order = list(modes) if run % 2 == 0 else list(reversed(modes))
             for mode in order:
@@ -184,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
                     results[mode].append(load(server.url, clients=args.clients, requests=args.requests, n_tokens=n_tokens, round_no=run))
                     after = httpx.get(server.url + "/api/health").json()["queue"]
                     batches[mode].append((after["requests"] - before["requests"]) / max(1, after["batches"] - before["batches"]))
+                    busy[mode].append((after["busy_s"] - before["busy_s"]) / results[mode][-1]["wall"])
                 finally:
                     server.close()
                 r = results[mode][-1]
@@ -192,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     n = args.clients * args.requests
     print(f"\n{args.clients} clients x {args.requests} requests, torch threads {args.threads}, Griffin-Lim {args.griffin_lim_iters} it, "
           f"median of {args.runs} runs\n")
-    print(f"{'mode':>14} | {'req/s':>6} | {'p50 s':>6} | {'p95 s':>6} | {'errors':>6} | {'req/batch':>9}")
+    print(f"{'mode':>14} | {'req/s':>6} | {'p50 s':>6} | {'p95 s':>6} | {'errors':>6} | {'req/batch':>9} | {'worker busy':>11}")
     summary = {}
     for mode, runs in results.items():
         rps = statistics.median(n / r["wall"] for r in runs)
@@ -200,7 +202,8 @@ def main(argv: list[str] | None = None) -> int:
         p95 = statistics.median(percentile(r["latencies"], 0.95) for r in runs)
         errors = sum(len(r["errors"]) for r in runs)
         summary[mode] = rps
-        print(f"{mode:>14} | {rps:6.2f} | {p50:6.3f} | {p95:6.3f} | {errors:6d} | {statistics.median(batches[mode]):9.2f}")
+        print(f"{mode:>14} | {rps:6.2f} | {p50:6.3f} | {p95:6.3f} | {errors:6d} | {statistics.median(batches[mode]):9.2f} | "
+              f"{statistics.median(busy[mode]):11.0%}")
         for problem in sorted({e for r in runs for e in r["errors"]})[:5]:
             print(f"{'':>14}   error: {problem}")
     total_errors = sum(len(r["errors"]) for runs in results.values() for r in runs)

@@ -118,6 +118,7 @@ class BatchingQueue:
         self.batches = 0  # synthesize calls made
         self.requests = 0  # requests answered (result or error)
         self.largest_batch = 0
+        self.busy_s = 0.0  # time spent synthesizing
 
     # ------------------------------------------------------------------ life cycle
 
@@ -184,7 +185,8 @@ class BatchingQueue:
     def stats(self) -> dict[str, Any]:
         with self._lock:
             return {"pending": self.pending, "max_queue": self.max_queue, "max_batch": self.max_batch,
-                    "batches": self.batches, "requests": self.requests, "largest_batch": self.largest_batch}
+                    "batches": self.batches, "requests": self.requests, "largest_batch": self.largest_batch,
+                    "busy_s": round(self.busy_s, 3)}
 
     # ------------------------------------------------------------------ the worker
 
@@ -251,6 +253,7 @@ class BatchingQueue:
             self.batches += 1
             self.requests += len(jobs)
             self.largest_batch = max(self.largest_batch, len(jobs))
+            self.busy_s += elapsed
             self._batch_seconds = 0.8 * self._batch_seconds + 0.2 * elapsed
         for k, job in enumerate(jobs):
             if isinstance(outcome, BaseException):
