@@ -63,6 +63,8 @@ def test_wheel_carries_every_config_and_every_package(wheel):
     assert configs and configs <= names, f"configs missing from the wheel: {sorted(configs - names)}"
     modules = {f"gst_tts/{p.relative_to(REPO / 'gst_tts').as_posix()}" for p in (REPO / "gst_tts").rglob("*.py")}
     assert modules <= names, f"modules missing from the wheel (add their package to pyproject.toml): {sorted(modules - names)}"
+    page = {f"gst_tts/serve/static/{p.name}" for p in (REPO / "gst_tts" / "serve" / "static").iterdir()}
+    assert "gst_tts/serve/static/index.html" in page and page <= names, f"page files missing from the wheel: {sorted(page - names)}"
 
 
 def test_installed_wheel_composes_the_training_config_from_any_folder(wheel, tmp_path):

@@ -12,6 +12,7 @@ Inputs may be numpy arrays or torch tensors of any dtype or device.
 from __future__ import annotations
 
 from collections.abc import Sequence
+import io
 import math
 import os
 from pathlib import Path
@@ -45,6 +46,7 @@ __all__ = [
     "plot_style_weights",
     "save_figure",
     "figure_to_array",
+    "figure_to_png",
 ]
 
 #: Most input-symbol labels drawn on an axis; beyond it every k-th is shown.
@@ -392,6 +394,16 @@ def save_figure(fig: Figure, path: str | os.PathLike, *, dpi: int = 100) -> Path
         return atomic_write(path, lambda f: fig.savefig(f, format=fmt, dpi=dpi))
     finally:
         _close(fig)
+
+
+def figure_to_png(fig: Figure, *, dpi: int = 100) -> bytes:
+    """``fig`` as PNG file contents (for answers sent over HTTP), then close it."""
+    buffer = io.BytesIO()
+    try:
+        fig.savefig(buffer, format="png", dpi=dpi)
+    finally:
+        _close(fig)
+    return buffer.getvalue()
 
 
 def _close(fig: Figure) -> None:

@@ -3,6 +3,7 @@ trimming; atomic wav writes."""
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
@@ -60,7 +61,15 @@ def trim_silence(samples: np.ndarray, top_db: float | None, frame_length: int = 
 
 def write_wav(path: str | os.PathLike, samples: np.ndarray, sample_rate: int) -> None:
     """Write 16-bit PCM WAV atomically (temp file in the same folder, then rename)."""
+    data = wav_bytes(samples, sample_rate)
+    atomic_write(path, lambda f: f.write(data))
+
+
+def wav_bytes(samples: np.ndarray, sample_rate: int) -> bytes:
+    """16-bit PCM WAV file contents, as :func:`write_wav` writes them (for answers sent over HTTP)."""
     peak = float(np.max(np.abs(samples))) if samples.size else 0.0
     if peak > 1.0:  # Griffin-Lim output can overshoot; scale rather than clip
         samples = samples / peak
-    atomic_write(path, lambda f: sf.write(f, samples, sample_rate, subtype="PCM_16", format="WAV"))
+    buffer = io.BytesIO()
+    sf.write(buffer, samples, sample_rate, subtype="PCM_16", format="WAV")
+    return buffer.getvalue()

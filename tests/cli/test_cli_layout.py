@@ -59,6 +59,7 @@ MINIMAL_ARGS = {
     "probe-tokens": ["--checkpoint", "c.pt"],
     "evaluate": ["--checkpoint", "c.pt", "--corpus", "corpus"],
     "demo-report": ["--checkpoint", "c.pt", "--corpus", "corpus", "--out", "out"],
+    "serve": ["--checkpoint", "c.pt"],
 }
 
 

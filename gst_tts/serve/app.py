@@ -1,0 +1,667 @@
+"""The HTTP API and the page: :func:`create_app` turns a :class:`Synthesizer` into a FastAPI app.
+
+Endpoints (their schema is served at ``/openapi.json``):
+
+* ``POST /api/synthesize``: JSON ``{"text", "style_weights", "reference_id", "mix", "seed",
+  "vocoder"}`` → WAV (``?format=json``: a JSON summary with links to the audio and the plot);
+* ``GET /api/tts?text=…``: Coqui ``tts-server``'s endpoint, so its clients work unchanged;
+* ``POST /api/references`` (multipart field ``file``) → id, duration and per-head token weights;
+  ``GET /api/references`` lists them;
+* ``GET /api/syntheses/{id}/audio.wav``, ``…/alignment.png``, ``GET /api/syntheses/{id}``;
+* ``GET /api/model``, ``GET /api/health``; the page at ``/`` (``static/``, no external resource).
+
+Every problem a client can cause is a 4xx answer ``{"error": "<one line naming it>"}``; only a
+bug gives a 5xx (and a full queue: 503 with ``Retry-After``). Uploads are read into memory, at
+most ``ServeLimits.max_upload_bytes``, and decoded from there: nothing a request sends is
+written to disk. References and recent syntheses are kept in memory, the oldest dropped first.
+
+This module does not use ``from __future__ import annotations``: FastAPI reads the endpoint
+annotations at run time, and the request model is built here with the limits it documents.
+"""
+
+import asyncio
+import contextlib
+from collections import OrderedDict
+from dataclasses import asdict, dataclass, fields
+import hmac
+import io
+import json
+import logging
+import math
+from pathlib import Path
+import secrets
+import threading
+from typing import Annotated, Any, AsyncIterator, Literal, Mapping, Optional
+
+from fastapi import Depends, FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.security import APIKeyHeader
+from fastapi.staticfiles import StaticFiles
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+import soundfile as sf
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.formparsers import MultiPartException, MultiPartParser
+
+from gst_tts.audio.io import wav_bytes
+from gst_tts.audio.vocoders import Vocoder
+from gst_tts.errors import AudioError, GstTtsError, first_line
+from gst_tts.inference.decoding import DecodingConfig
+from gst_tts.inference.results import SynthesisResult
+from gst_tts.inference.synthesizer import Synthesizer
+from gst_tts.serve.batching import BatchingQueue, QueueClosed, QueueFull, SynthesisJob
+from gst_tts.text.split import DEFAULT_MAX_CHARS
+
+__all__ = ["ServeLimits", "create_app", "STATIC_DIR"]
+
+log = logging.getLogger(__name__)
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+# Audio any client may plausibly send; a header claiming more is a broken or hostile file, and the
+# decoder would allocate its claimed length up front.
+_MAX_UPLOAD_RATE = 192_000
+_MAX_UPLOAD_CHANNELS = 8
+# Room for the multipart framing around the file itself.
+_MULTIPART_OVERHEAD = 64 * 1024
+# A synthesis request is a text and a few numbers.
+_MAX_JSON_BYTES = 256 * 1024
+
+
+@dataclass(frozen=True)
+class ServeLimits:
+    """What one request may ask for; each limit, when crossed, is a 4xx answer that names it.
+
+    Args:
+        max_text_chars: characters of text (as sent). Default 500.
+        max_upload_bytes: size of an uploaded reference. Default 10 MiB.
+        max_reference_s: length of an uploaded reference in seconds. Default 30.
+        max_abs_weight: largest |token weight| in ``style_weights`` and largest mix weight. Default 4.
+        max_style_weights: entries in ``style_weights``. Default 64.
+        max_mix: references in ``mix``. Default 8.
+        request_timeout_s: time a synthesis may wait and run before the request is answered 408.
+            Default 60.
+        max_references: uploaded references kept (the oldest is dropped). Default 64.
+        max_syntheses: recent syntheses kept for their audio and plot links. Default 32.
+
+    Raises:
+        GstTtsError: a limit that is not a positive number.
+    """
+
+    max_text_chars: int = 500
+    max_upload_bytes: int = 10 * 1024 * 1024
+    max_reference_s: float = 30.0
+    max_abs_weight: float = 4.0
+    max_style_weights: int = 64
+    max_mix: int = 8
+    request_timeout_s: float = 60.0
+    max_references: int = 64
+    max_syntheses: int = 32
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            whole = f.type in (int, "int")
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+            if not ok or (whole and not isinstance(value, int)):
+                raise GstTtsError(f"{f.name} must be a positive {'whole ' if whole else ''}number, got {value!r}")
+
+
+class ApiError(Exception):
+    """An answer ``{"error": message}`` with ``status`` (and extra headers)."""
+
+    def __init__(self, status: int, message: str, *, headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.headers = dict(headers or {})
+
+
+class _Recent:
+    """A thread-safe map that keeps the ``capacity`` most recently added entries."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._items: "OrderedDict[str, Any]" = OrderedDict()
+        self._lock = threading.Lock()
+
+    def add(self, value: Any) -> str:
+        key = secrets.token_hex(8)
+        with self._lock:
+            self._items[key] = value
+            while len(self._items) > self.capacity:
+                self._items.popitem(last=False)
+        return key
+
+    def get(self, key: str) -> Any | None:
+        with self._lock:
+            return self._items.get(key)
+
+    def values(self) -> list[tuple[str, Any]]:
+        with self._lock:
+            return list(self._items.items())
+
+
+@dataclass
+class _Reference:
+    name: str
+    duration_s: float
+    weights: np.ndarray  # (n_heads, n_tokens)
+
+    def to_dict(self, ref_id: str) -> dict[str, Any]:
+        return {"id": ref_id, "name": self.name, "duration_s": round(self.duration_s, 3),
+                "weights": np.round(self.weights.astype(float), 6).tolist()}
+
+
+@dataclass
+class _Synthesis:
+    result: SynthesisResult
+    wav: bytes
+    seed: int | None
+    vocoder: str
+    png: bytes | None = None
+
+
+def create_app(
+    synthesizer: Synthesizer,
+    *,
+    limits: ServeLimits = ServeLimits(),
+    api_key: str | None = None,
+    vocoders: Mapping[str, Vocoder] | None = None,
+    max_batch: int = 8,
+    max_queue: int = 32,
+    batch_window_s: float = 0.005,
+    decoding: DecodingConfig = DecodingConfig(),
+    max_chunk_chars: int | None = DEFAULT_MAX_CHARS,
+) -> FastAPI:
+    """The FastAPI app serving ``synthesizer`` (see the module docstring for the endpoints).
+
+    Args:
+        synthesizer: the model; from the first request on, only the batching worker decodes with it.
+        limits: what a request may ask for. Default ``ServeLimits()``.
+        api_key: when given, every ``/api/`` endpoint but ``/api/health`` needs it in the
+            ``X-API-Key`` header (or ``Authorization: Bearer …``). Default None (no key).
+        vocoders: name → vocoder a request may pick; the first is the default. Default: the
+            synthesizer's own as ``"griffin-lim"``.
+        max_batch, max_queue, batch_window_s, decoding, max_chunk_chars: the batching queue's
+            (see :class:`~gst_tts.serve.batching.BatchingQueue`).
+
+    The queue's worker starts with the app (its lifespan) or at the first synthesis, and stops
+    when the app shuts down.
+    """
+    if api_key is not None and not api_key.strip():
+        raise GstTtsError("api_key must not be empty")
+    queue = BatchingQueue(synthesizer, vocoders=vocoders, max_batch=max_batch, max_queue=max_queue,
+                          batch_window_s=batch_window_s, decoding=decoding, max_chunk_chars=max_chunk_chars)
+    service = _Service(synthesizer, queue, limits)
+
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        queue.start()
+        try:
+            yield
+        finally:
+            await run_in_threadpool(queue.close)
+
+    app = FastAPI(
+        title="gst-tts", version=_version(),
+        description="Text to speech with Global Style Tokens: synthesis with token weights, reference "
+                    "styles and mixes; alignment health and plots. Errors are `{\"error\": \"...\"}`.",
+        lifespan=contextlib.asynccontextmanager(lifespan), docs_url=None, redoc_url=None,  # their pages load from a CDN
+    )
+    app.state.queue = queue
+    app.state.service = service
+    app.state.limits = limits
+    _add_error_handlers(app)
+
+    @app.middleware("http")
+    async def limit_body(request: Request, call_next: Any) -> Response:
+        # Refused from the declared length, before the body is read (uploads are also counted as read).
+        limit = limits.max_upload_bytes + _MULTIPART_OVERHEAD if request.url.path == "/api/references" else _MAX_JSON_BYTES
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            return _error(413, f"the request body is {int(declared)} bytes; the limit here is {limit}")
+        return await call_next(request)
+
+    key_header = APIKeyHeader(name="X-API-Key", auto_error=False, description="needed when the server runs with --api-key")
+
+    def check_key(request: Request, key: Annotated[Optional[str], Depends(key_header)] = None) -> None:
+        if api_key is None:
+            return
+        given = key
+        auth = request.headers.get("authorization", "")
+        if given is None and auth.lower().startswith("bearer "):
+            given = auth[7:].strip()
+        if given is None or not hmac.compare_digest(given.encode("utf-8", "replace"), api_key.encode("utf-8")):
+            raise ApiError(401, "an API key is needed: send it in the X-API-Key header" if given is None else "the API key is wrong",
+                           headers={"WWW-Authenticate": "Bearer"})
+
+    auth = [Depends(check_key)]
+    weight = Annotated[float, Field(ge=-limits.max_abs_weight, le=limits.max_abs_weight, allow_inf_nan=False)]
+    mix_weight = Annotated[float, Field(ge=0, le=limits.max_abs_weight, allow_inf_nan=False)]
+    token_key = Annotated[str, StringConstraints(pattern=r"^[0-9]{1,4}(:[0-9]{1,4})?$")]
+    ref_id = Annotated[str, StringConstraints(max_length=64)]
+
+    class SynthesizeRequest(BaseModel):
+        """A text and at most one style: ``style_weights``, ``reference_id`` or ``mix`` (none: neutral)."""
+
+        model_config = ConfigDict(extra="forbid")
+        text: Annotated[str, Field(min_length=1, max_length=limits.max_text_chars, description="what to say")]
+        style_weights: Optional[Annotated[dict[token_key, weight], Field(max_length=limits.max_style_weights)]] = Field(
+            None, description='token index ("3", every head) or "head:token" ("1:3") → weight; unnamed tokens get 0')
+        reference_id: Optional[ref_id] = Field(None, description="an id from POST /api/references: speak in its style")
+        mix: Optional[Annotated[dict[ref_id, mix_weight], Field(min_length=1, max_length=limits.max_mix)]] = Field(
+            None, description="reference id → weight (>= 0, normalised to sum 1): their token weights averaged")
+        seed: Optional[Annotated[int, Field(ge=0, le=2**31 - 1)]] = Field(None, description="repeatable output (decoded alone)")
+        vocoder: Optional[Annotated[str, Field(max_length=64)]] = Field(None, description="one of GET /api/model's vocoders")
+
+    # ------------------------------------------------------------------ synthesis
+
+    @app.post("/api/synthesize", dependencies=auth, tags=["synthesis"], response_class=Response, responses={
+        200: {"content": {"audio/wav": {}, "application/json": {}},
+              "description": "WAV (headers X-Synthesis-Id, X-Stop-Reason, X-Alignment-Health, X-Alignment-Problems, "
+                             "X-Style-Weights), or with ?format=json a JSON summary"},
+        **_ERRORS})
+    async def synthesize(body: SynthesizeRequest, format: Literal["wav", "json"] = "wav") -> Response:
+        """Speak a text in a style; the alignment plot is then at ``/api/syntheses/{id}/alignment.png``."""
+        syn_id, entry = await service.synthesize(text=body.text, style_weights=body.style_weights,
+                                                 reference_id=body.reference_id, mix=body.mix, seed=body.seed,
+                                                 vocoder=body.vocoder)
+        if format == "json":
+            return JSONResponse(service.summary(syn_id, entry))
+        return Response(entry.wav, media_type="audio/wav", headers=service.headers(syn_id, entry))
+
+    @app.get("/api/tts", dependencies=auth, tags=["synthesis"], response_class=Response,
+             responses={200: {"content": {"audio/wav": {}}}, **_ERRORS})
+    async def tts(
+        request: Request,
+        text: Annotated[Optional[str], Query(max_length=limits.max_text_chars)] = None,
+        speaker_id: Annotated[str, Query(max_length=200)] = "",
+        style_wav: Annotated[str, Query(max_length=2000)] = "",
+        language_id: Annotated[str, Query(max_length=200)] = "",
+    ) -> Response:
+        """Coqui ``tts-server``'s endpoint: ``GET /api/tts?text=…`` → WAV in the neutral style.
+
+        ``speaker_id`` and ``language_id`` are accepted and ignored (one speaker, one language);
+        ``style_wav`` names a file on the server in Coqui, which this server never reads: upload
+        the clip to ``POST /api/references`` and use ``POST /api/synthesize`` with its id.
+        """
+        if style_wav.strip():
+            raise ApiError(422, "style_wav: a file on the server is never read; upload the clip to POST /api/references "
+                                "and pass its id as reference_id to POST /api/synthesize")
+        if text is None:  # Coqui also takes the text from a header
+            text = request.headers.get("text")
+        if text is None:
+            raise ApiError(422, "text: missing (GET /api/tts?text=...)")
+        if len(text) > limits.max_text_chars:
+            raise ApiError(422, f"text is {len(text)} characters; the limit is {limits.max_text_chars}")
+        syn_id, entry = await service.synthesize(text=text)
+        return Response(entry.wav, media_type="audio/wav", headers=service.headers(syn_id, entry))
+
+    @app.get("/api/syntheses/{syn_id}", dependencies=auth, tags=["synthesis"], responses=_ERRORS)
+    async def synthesis_summary(syn_id: Annotated[str, _path_id()]) -> dict[str, Any]:
+        """The JSON summary of a recent synthesis (the same as ``POST /api/synthesize?format=json``)."""
+        return service.summary(syn_id, service.synthesis(syn_id))
+
+    @app.get("/api/syntheses/{syn_id}/audio.wav", dependencies=auth, tags=["synthesis"], response_class=Response,
+             responses={200: {"content": {"audio/wav": {}}}, **_ERRORS})
+    async def synthesis_audio(syn_id: Annotated[str, _path_id()]) -> Response:
+        entry = service.synthesis(syn_id)
+        return Response(entry.wav, media_type="audio/wav", headers=service.headers(syn_id, entry))
+
+    @app.get("/api/syntheses/{syn_id}/alignment.png", dependencies=auth, tags=["synthesis"], response_class=Response,
+             responses={200: {"content": {"image/png": {}}}, **_ERRORS})
+    async def synthesis_alignment(syn_id: Annotated[str, _path_id()]) -> Response:
+        """Attention map (symbols × time), stop-token curve and mel of a recent synthesis, with its health."""
+        entry = service.synthesis(syn_id)
+        if entry.png is None:
+            entry.png = await run_in_threadpool(service.alignment_png, entry)
+        return Response(entry.png, media_type="image/png")
+
+    # ------------------------------------------------------------------ references
+
+    @app.post("/api/references", dependencies=auth, tags=["references"], responses=_ERRORS, openapi_extra={
+        "requestBody": {"required": True, "content": {"multipart/form-data": {"schema": {
+            "type": "object", "required": ["file"],
+            "properties": {"file": {"type": "string", "format": "binary",
+                                    "description": f"any audio libsndfile reads (WAV, FLAC, OGG, MP3), "
+                                                   f"at most {limits.max_upload_bytes} bytes and {limits.max_reference_s:g} s"}},
+        }}}}})
+    async def upload_reference(request: Request) -> dict[str, Any]:
+        """Upload a reference clip → its id, duration and per-head token weights ``[head][token]``."""
+        name, data = await _read_upload(request, limits)
+        ref = await run_in_threadpool(service.encode_reference, name, data)
+        ref_id = service.references.add(ref)
+        return ref.to_dict(ref_id)
+
+    @app.get("/api/references", dependencies=auth, tags=["references"], responses=_ERRORS)
+    async def list_references() -> list[dict[str, Any]]:
+        """The references kept, oldest first (the oldest is dropped beyond the server's limit)."""
+        return [ref.to_dict(ref_id) for ref_id, ref in service.references.values()]
+
+    # ------------------------------------------------------------------ about
+
+    @app.get("/api/model", dependencies=auth, tags=["about"], responses=_ERRORS)
+    async def model_info() -> dict[str, Any]:
+        """Sample rate, style tokens and heads, the text frontend, the vocoders and the limits."""
+        return service.model_info()
+
+    @app.get("/api/health", tags=["about"])
+    async def health() -> dict[str, Any]:
+        """Liveness and the queue's state (no key needed)."""
+        return {"status": "ok", "queue": queue.stats()}
+
+    # ------------------------------------------------------------------ the page
+
+    @app.get("/", include_in_schema=False)
+    async def page() -> FileResponse:
+        return FileResponse(STATIC_DIR / "index.html", media_type="text/html")
+
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    return app
+
+
+# ---------------------------------------------------------------- the work behind the endpoints
+
+
+class _Service:
+    """Validation, style resolution and stores behind the endpoints (no web framework in here
+    besides raising :class:`ApiError`)."""
+
+    def __init__(self, synthesizer: Synthesizer, queue: BatchingQueue, limits: ServeLimits) -> None:
+        self.synth = synthesizer
+        self.queue = queue
+        self.limits = limits
+        self.references = _Recent(limits.max_references)
+        self.syntheses = _Recent(limits.max_syntheses)
+        self._readable = set(synthesizer.symbols.symbols[2:])  # pad and eos are never read from text
+
+    # ---------------------------------------------------------------- text and style
+
+    def check_text(self, text: str) -> None:
+        """422 for a text the model cannot speak: empty, too long, unknown characters, punctuation only."""
+        if not text.strip():
+            raise ApiError(422, "text is empty")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # JSON may carry lone surrogates ("\\ud800"), which no answer could echo
+            raise ApiError(422, "text is not valid Unicode (it holds a lone surrogate)") from None
+        if len(text) > self.limits.max_text_chars:
+            raise ApiError(422, f"text is {len(text)} characters; the limit is {self.limits.max_text_chars}")
+        try:
+            cleaned = self.synth.symbols.clean(text)
+        except Exception as exc:  # the cleaners' libraries (inflect, unidecode) raise assorted types on odd input
+            raise ApiError(422, f"text could not be normalised ({first_line(exc, 100)})") from None
+        # Numbers and abbreviations are spelled out: the spoken form is bounded too, since it sets the work.
+        if len(cleaned) > 4 * self.limits.max_text_chars:
+            raise ApiError(422, f"text is {len(cleaned)} characters once numbers and abbreviations are spelled out; "
+                                f"the limit is {4 * self.limits.max_text_chars}")
+        unknown = list(dict.fromkeys(c for c in cleaned if c not in self._readable))
+        if unknown:
+            shown = ", ".join(repr(c) for c in unknown[:10]) + (f" and {len(unknown) - 10} more" if len(unknown) > 10 else "")
+            raise ApiError(422, f"text has characters the model cannot read: {shown}")
+        if not cleaned.strip():
+            raise ApiError(422, "text is empty after normalisation")
+        if not any(c.isalnum() for c in cleaned):
+            raise ApiError(422, "text has nothing to speak (only punctuation)")
+
+    def style(self, *, style_weights: Mapping[str, float] | None, reference_id: str | None,
+              mix: Mapping[str, float] | None) -> np.ndarray:
+        """``(n_heads, n_tokens)`` token weights of the request's style (neutral without one)."""
+        given = [name for name, v in (("style_weights", style_weights), ("reference_id", reference_id), ("mix", mix)) if v is not None]
+        if len(given) > 1:
+            raise ApiError(422, f"give at most one of style_weights, reference_id, mix (got {', '.join(given)})")
+        if style_weights is not None:
+            parsed: dict[Any, float] = {}
+            for key, w in style_weights.items():
+                head, _, token = key.rpartition(":")
+                parsed_key = (int(head), int(token)) if head else int(token)
+                if parsed_key in parsed:  # "1" and "01"
+                    raise ApiError(422, f"style_weights: token {key} is given twice")
+                parsed[parsed_key] = w
+            try:
+                return self.synth.styles.weights_tensor(parsed).numpy()
+            except GstTtsError as exc:
+                raise ApiError(422, f"style_weights: {exc}") from None
+        if reference_id is not None:
+            return self.reference("reference_id", reference_id).weights
+        if mix is not None:
+            refs = [(self.reference("mix", ref_id), w) for ref_id, w in mix.items()]
+            total = sum(w for _, w in refs)
+            if total <= 0:
+                raise ApiError(422, "mix: at least one reference needs a positive weight")
+            return sum(ref.weights * (w / total) for ref, w in refs)
+        return self.synth.styles.neutral().numpy()
+
+    def reference(self, field: str, ref_id: str) -> _Reference:
+        ref = self.references.get(ref_id)
+        if ref is None:
+            raise ApiError(422, f"{field}: {_quote(ref_id)} is not an uploaded reference (upload the clip to "
+                                "POST /api/references and use the id it returns; server paths are never read)")
+        return ref
+
+    # ---------------------------------------------------------------- synthesis
+
+    async def synthesize(self, *, text: str, style_weights: Mapping[str, float] | None = None,
+                         reference_id: str | None = None, mix: Mapping[str, float] | None = None,
+                         seed: int | None = None, vocoder: str | None = None) -> tuple[str, _Synthesis]:
+        self.check_text(text)
+        weights = self.style(style_weights=style_weights, reference_id=reference_id, mix=mix)
+        if vocoder is not None and vocoder not in self.queue.vocoders:
+            raise ApiError(422, f"vocoder: {_quote(vocoder)} is not one of {', '.join(self.queue.vocoders)}")
+        job = SynthesisJob(text=text, weights=weights, seed=seed, vocoder=vocoder)
+        self.queue.start()
+        try:
+            future = self.queue.submit(job)
+        except QueueFull as exc:
+            raise ApiError(503, f"{exc}; retry later", headers={"Retry-After": str(exc.retry_after_s)}) from None
+        except QueueClosed as exc:
+            raise ApiError(503, str(exc), headers={"Retry-After": "5"}) from None
+        try:
+            result = await asyncio.wait_for(asyncio.wrap_future(future), timeout=self.limits.request_timeout_s)
+        except asyncio.TimeoutError:
+            future.cancel()  # drops it if it has not started; a running batch finishes for its neighbours
+            raise ApiError(408, f"synthesis took longer than the request time limit of {self.limits.request_timeout_s:g} s") from None
+        except QueueClosed as exc:
+            raise ApiError(503, str(exc), headers={"Retry-After": "5"}) from None
+        except GstTtsError as exc:
+            raise ApiError(422, str(exc)) from None
+        wav = await run_in_threadpool(wav_bytes, result.audio, result.sample_rate)
+        entry = _Synthesis(result=result, wav=wav, seed=seed, vocoder=vocoder or self.queue.default_vocoder)
+        return self.syntheses.add(entry), entry
+
+    def synthesis(self, syn_id: str) -> _Synthesis:
+        entry = self.syntheses.get(syn_id)
+        if entry is None:
+            raise ApiError(404, f"synthesis {_quote(syn_id)} is not kept (only the {self.limits.max_syntheses} most recent are)")
+        return entry
+
+    def summary(self, syn_id: str, entry: _Synthesis) -> dict[str, Any]:
+        d = entry.result.to_dict()
+        keys = ("text", "cleaned_text", "sample_rate", "duration_s", "n_frames", "decoder_steps", "stop_reason",
+                "health", "problems", "style_weights")
+        return {"id": syn_id, **{k: d[k] for k in keys}, "seed": entry.seed, "vocoder": entry.vocoder,
+                "audio_url": f"/api/syntheses/{syn_id}/audio.wav", "alignment_url": f"/api/syntheses/{syn_id}/alignment.png"}
+
+    def headers(self, syn_id: str, entry: _Synthesis) -> dict[str, str]:
+        d = entry.result.to_dict()
+        compact = {"separators": (",", ":")}  # JSON is ASCII by default, as headers must be
+        return {
+            "X-Synthesis-Id": syn_id,
+            "X-Stop-Reason": d["stop_reason"],
+            "X-Alignment-Health": json.dumps(d["health"], **compact),
+            "X-Alignment-Problems": json.dumps(d["problems"], **compact),
+            "X-Style-Weights": json.dumps(np.round(np.asarray(d["style_weights"]), 4).tolist(), **compact),
+            "X-Duration-S": f"{d['duration_s']:.3f}",
+        }
+
+    def alignment_png(self, entry: _Synthesis) -> bytes:
+        from gst_tts.analysis.plots import figure_to_png  # matplotlib only when a plot is asked for
+
+        r = entry.result
+        title = r.text if len(r.text) <= 70 else r.text[:70] + "…"
+        return figure_to_png(r.figure(title=title), dpi=80)
+
+    # ---------------------------------------------------------------- references
+
+    def encode_reference(self, name: str, data: bytes) -> _Reference:
+        """Token weights of an uploaded clip, decoded from memory. 422 for non-audio, silent, tiny or long clips."""
+        try:
+            info = sf.info(io.BytesIO(data))
+        except Exception as exc:  # libsndfile raises several types for data it cannot parse
+            raise ApiError(422, f"file {_quote(name)} is not readable as audio ({first_line(exc, 100)})") from None
+        if not (0 < info.samplerate <= _MAX_UPLOAD_RATE and 0 < info.channels <= _MAX_UPLOAD_CHANNELS and info.frames > 0):
+            raise ApiError(422, f"file {_quote(name)}: unusable audio ({info.frames} frames, {info.channels} channels, "
+                                f"{info.samplerate} Hz)")
+        duration = info.frames / info.samplerate
+        if duration > self.limits.max_reference_s:
+            raise ApiError(422, f"file {_quote(name)} is {duration:.1f} s long; the limit is {self.limits.max_reference_s:g} s")
+        try:
+            samples, rate = sf.read(io.BytesIO(data), dtype="float32", always_2d=True)
+        except Exception as exc:
+            raise ApiError(422, f"file {_quote(name)} is not readable as audio ({first_line(exc, 100)})") from None
+        try:
+            weights = self.synth.styles.reference_weights((samples, rate))
+        except AudioError as exc:
+            raise ApiError(422, str(exc).replace("reference array", f"file {_quote(name)}", 1)) from None
+        return _Reference(name=name, duration_s=len(samples) / rate, weights=weights.numpy())
+
+    def model_info(self) -> dict[str, Any]:
+        synth = self.synth
+        return {
+            "sample_rate": synth.sample_rate,
+            "n_tokens": synth.n_tokens,
+            "n_heads": synth.n_heads,
+            "tokens": list(range(synth.n_tokens)),
+            "heads": list(range(synth.n_heads)),
+            "neutral_weight": 1.0 / synth.n_tokens,
+            "frontend": {"cleaner": synth.symbols.cleaner, "characters": "".join(synth.symbols.symbols[2:])},
+            "vocoders": list(self.queue.vocoders),
+            "default_vocoder": self.queue.default_vocoder,
+            "decoding": self.queue.decoding.to_dict(),
+            "limits": asdict(self.limits),
+        }
+
+
+# ---------------------------------------------------------------- HTTP plumbing
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"description": what, "content": {"application/json": {"schema": {
+        "type": "object", "required": ["error"], "properties": {"error": {"type": "string"}}}}}}
+    for code, what in ((401, "missing or wrong API key"), (404, "not kept"), (408, "took longer than the request limit"),
+                       (413, "upload too large"), (415, "not multipart/form-data"), (422, "bad input, named"),
+                       (503, "queue full (see Retry-After)"))
+}
+
+
+def _path_id() -> Any:
+    from fastapi import Path as PathParam
+
+    return PathParam(max_length=64)
+
+
+def _quote(value: str, limit: int = 40) -> str:
+    return repr(value if len(value) <= limit else value[:limit] + "…")
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("gst-tts")
+    except Exception:  # running from a checkout that is not installed
+        return "0"
+
+
+def _error(status: int, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
+    # One line whatever a client put in the names it sent (dict keys, file names, paths).
+    message = message.replace("\r", "\\r").replace("\n", "\\n")
+    return JSONResponse({"error": message}, status_code=status, headers=dict(headers or {}))
+
+
+def _validation_message(errors: list[dict[str, Any]]) -> str:
+    """One line for the first problem: ``field: what is wrong``."""
+    if not errors:
+        return "invalid request"
+    e = errors[0]
+    loc = [str(p) for p in e.get("loc", ())]
+    where = ".".join(loc[1:] if loc and loc[0] in ("body", "query", "path", "header") else loc)
+    kind = e.get("type", "")
+    if kind == "extra_forbidden":
+        return f"unknown field {where!r} (fields: text, style_weights, reference_id, mix, seed, vocoder)"
+    if kind == "json_invalid":
+        return "the body is not valid JSON"
+    if kind == "missing" and not where:
+        return "the body is missing (send JSON)"
+    msg = str(e.get("msg", "invalid"))
+    more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+    return f"{where or 'body'}: {msg}{more}"
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    async def api_error(_request: Request, exc: ApiError) -> JSONResponse:
+        return _error(exc.status, exc.message, exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        return _error(422, _validation_message(list(exc.errors())))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        message = str(exc.detail)
+        if exc.status_code in (404, 405):  # the router's own "Not Found": say which request
+            message = f"{message}: {request.method} {_quote(request.url.path, 80)} (the API is described at /openapi.json)"
+        return _error(exc.status_code, message, getattr(exc, "headers", None))
+
+    @app.exception_handler(Exception)
+    async def bug(_request: Request, exc: Exception) -> JSONResponse:
+        log.error("internal error: %s", first_line(exc), exc_info=exc)
+        return _error(500, f"internal error ({type(exc).__name__}); see the server log")
+
+
+async def _read_upload(request: Request, limits: ServeLimits) -> tuple[str, bytes]:
+    """The multipart field ``file`` of ``request``, read into memory with its size bounded.
+
+    Starlette's own form parsing spools files over 1 MiB to a temporary file; here the parser is
+    told to keep up to the upload limit in memory, so an upload never touches the disk.
+    """
+    content_type = request.headers.get("content-type", "")
+    if not content_type.lower().startswith("multipart/form-data"):
+        raise ApiError(415, "send the clip as multipart/form-data with the field 'file' (e.g. curl -F file=@clip.wav)")
+    limit = limits.max_upload_bytes + _MULTIPART_OVERHEAD
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise ApiError(413, f"the upload is {int(declared)} bytes; the limit is {limits.max_upload_bytes}")
+    body = bytearray()
+    async for chunk in request.stream():
+        body.extend(chunk)
+        if len(body) > limit:
+            raise ApiError(413, f"the upload is larger than the limit of {limits.max_upload_bytes} bytes")
+
+    async def once() -> AsyncIterator[bytes]:
+        yield bytes(body)
+
+    parser = MultiPartParser(request.headers, once(), max_files=1, max_fields=8, max_part_size=64 * 1024)
+    parser.spool_max_size = limit + 1  # keep the file in memory
+    try:
+        form = await parser.parse()
+    except MultiPartException as exc:
+        raise ApiError(422, f"the upload is not valid multipart/form-data ({exc.message})") from None
+    except (KeyError, ValueError, UnicodeError) as exc:  # e.g. no boundary in the header
+        raise ApiError(422, f"the upload is not valid multipart/form-data ({type(exc).__name__}: {first_line(exc, 80)})") from None
+    try:
+        upload = form.get("file")
+        if upload is None:
+            raise ApiError(422, "file: missing (send the clip in the multipart field 'file')")
+        if isinstance(upload, str):
+            raise ApiError(422, "file: got text, not a file (a path on the server is never read; send the clip's contents)")
+        data = await upload.read()
+        name = "".join(c if c.isprintable() else "?" for c in Path(upload.filename or "upload").name[:80]) or "upload"
+    finally:
+        await form.close()
+    if len(data) > limits.max_upload_bytes:
+        raise ApiError(413, f"the upload is {len(data)} bytes; the limit is {limits.max_upload_bytes}")
+    if not data:
+        raise ApiError(422, f"file {_quote(name)} is empty")
+    return name, data

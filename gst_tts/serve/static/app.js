@@ -1,0 +1,346 @@
+// The gst-tts page: everything goes through the JSON/WAV API of this server; nothing is loaded
+// from elsewhere, so the page works offline. Audio and images are fetched as blobs (not by URL)
+// so that the API key, when the server needs one, travels in a header.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const state = { model: null, references: [], key: sessionStorage.getItem("gst-tts-key") || "", lastUrls: [] };
+
+// ---------------------------------------------------------------- API
+
+async function api(path, { method = "GET", json, form, as = "json" } = {}) {
+  const headers = {};
+  if (state.key) headers["X-API-Key"] = state.key;
+  let body;
+  if (json !== undefined) { headers["Content-Type"] = "application/json"; body = JSON.stringify(json); }
+  if (form !== undefined) body = form;
+  let response;
+  try {
+    response = await fetch(path, { method, headers, body });
+  } catch (e) {
+    throw new Error(`The server cannot be reached (${e.message}).`);
+  }
+  if (!response.ok) {
+    let message = `${response.status} ${response.statusText}`;
+    try { const err = await response.json(); if (err && err.error) message = err.error; } catch (e) { /* not JSON */ }
+    if (response.status === 401) { $("key-section").hidden = false; $("api-key").focus(); }
+    if (response.status === 503 && response.headers.get("Retry-After")) {
+      message += ` (try again in ${response.headers.get("Retry-After")} s)`;
+    }
+    throw new Error(message);
+  }
+  return as === "blob" ? response.blob() : response.json();
+}
+
+function showError(message) {
+  const box = $("error");
+  box.textContent = message;
+  box.hidden = false;
+  setStatus("");
+}
+
+function clearError() { $("error").hidden = true; $("error").textContent = ""; }
+function setStatus(text) { $("status").textContent = text; }
+
+// ---------------------------------------------------------------- model and sliders
+
+function sliderElement(id, label, value) {
+  const wrap = document.createElement("div");
+  wrap.className = "slider";
+  const lab = document.createElement("label");
+  lab.htmlFor = id;
+  const name = document.createElement("span");
+  name.textContent = label;
+  const out = document.createElement("output");
+  out.id = id + "-out";
+  out.textContent = value.toFixed(2);
+  lab.append(name, out);
+  const input = document.createElement("input");
+  Object.assign(input, { type: "range", id, min: "-1", max: "1", step: "0.01", value: String(value) });
+  input.addEventListener("input", () => {
+    out.textContent = Number(input.value).toFixed(2);
+    chooseSource("sliders");
+  });
+  wrap.append(lab, input);
+  return wrap;
+}
+
+function buildSliders() {
+  const m = state.model;
+  const all = $("sliders");
+  all.replaceChildren();
+  for (const t of m.tokens) all.append(sliderElement(`token-${t}`, `Token ${t}`, m.neutral_weight));
+  const heads = $("head-sliders");
+  heads.replaceChildren();
+  for (const h of m.heads) {
+    const box = document.createElement("fieldset");
+    box.className = "head";
+    const legend = document.createElement("legend");
+    legend.textContent = `Head ${h}`;
+    const grid = document.createElement("div");
+    grid.className = "sliders";
+    for (const t of m.tokens) grid.append(sliderElement(`head-${h}-token-${t}`, `Head ${h}, token ${t}`, m.neutral_weight));
+    box.append(legend, grid);
+    heads.append(box);
+  }
+}
+
+function setSlider(id, value) {
+  const input = $(id);
+  input.value = String(value);
+  $(id + "-out").textContent = Number(input.value).toFixed(2);
+}
+
+async function loadModel() {
+  state.model = await api("/api/model");
+  const m = state.model;
+  $("model-line").textContent =
+    `${m.n_tokens} style tokens × ${m.n_heads} heads · ${m.sample_rate} Hz · vocoder ${m.default_vocoder}`;
+  $("text").maxLength = m.limits.max_text_chars;
+  $("text-limit").textContent = m.limits.max_text_chars;
+  buildSliders();
+  updateCount();
+  await loadReferences();
+}
+
+function updateCount() { $("text-count").textContent = $("text").value.length; }
+
+// ---------------------------------------------------------------- references
+
+async function loadReferences() {
+  state.references = await api("/api/references");
+  fillReferenceSelects();
+}
+
+function fillReferenceSelects(selected) {
+  const refs = state.references;
+  for (const id of ["ref-select", "mix-a", "mix-b"]) {
+    const select = $(id);
+    const keep = select.value;
+    select.replaceChildren();
+    if (!refs.length) select.append(new Option("(none uploaded)", ""));
+    for (const r of refs) select.append(new Option(`${r.name} (${r.duration_s.toFixed(1)} s)`, r.id));
+    if (refs.some((r) => r.id === keep)) select.value = keep;
+  }
+  if (selected) $("ref-select").value = selected;
+  if (refs.length >= 2 && $("mix-a").value === $("mix-b").value) $("mix-b").value = refs.find((r) => r.id !== $("mix-a").value).id;
+  drawReferenceChart();
+}
+
+function drawReferenceChart() {
+  const ref = state.references.find((r) => r.id === $("ref-select").value);
+  $("ref-chart-box").hidden = !ref;
+  if (!ref) return;
+  $("ref-chart-name").textContent = ref.name;
+  const chart = $("ref-chart");
+  chart.replaceChildren();
+  // Weights of a reference are a softmax per head (0..1): a fixed scale keeps a flat style looking flat.
+  const peak = Math.max(1, ...ref.weights.flat().map(Math.abs));
+  ref.weights.forEach((row, h) => {
+    const name = document.createElement("div");
+    name.className = "muted";
+    name.textContent = `Head ${h}`;
+    const bars = document.createElement("div");
+    bars.className = "bar-row";
+    bars.setAttribute("role", "img");
+    bars.setAttribute("aria-label", `Head ${h}: ` + row.map((w, t) => `token ${t} ${w.toFixed(2)}`).join(", "));
+    row.forEach((w, t) => {
+      const bar = document.createElement("div");
+      bar.className = "bar";
+      bar.style.height = `${(100 * Math.abs(w)) / peak}%`;
+      bar.title = `token ${t}: ${w.toFixed(3)}`;
+      const label = document.createElement("span");
+      label.textContent = t;
+      bar.append(label);
+      bars.append(bar);
+    });
+    chart.append(name, bars);
+  });
+}
+
+async function uploadReference(file, name) {
+  clearError();
+  setStatus(`Uploading ${name}…`);
+  const form = new FormData();
+  form.append("file", file, name);
+  const ref = await api("/api/references", { method: "POST", form });
+  state.references = state.references.filter((r) => r.id !== ref.id).concat([ref]);
+  fillReferenceSelects(ref.id);
+  chooseSource("reference");
+  setStatus(`Reference ${ref.name} uploaded: ${ref.duration_s.toFixed(1)} s.`);
+}
+
+// In-browser recording: raw samples through Web Audio, written as a 16-bit WAV (MediaRecorder's
+// WebM/Opus is not a format the server's audio reader takes).
+const recorder = { stream: null, context: null, node: null, chunks: [] };
+
+async function toggleRecording() {
+  clearError();
+  if (recorder.stream) return stopRecording();
+  if (!navigator.mediaDevices || !navigator.mediaDevices.getUserMedia) {
+    return showError("This browser cannot record here (recording needs a secure page: localhost or https).");
+  }
+  try {
+    recorder.stream = await navigator.mediaDevices.getUserMedia({ audio: true });
+  } catch (e) {
+    return showError(`No microphone: ${e.message}`);
+  }
+  recorder.context = new AudioContext();
+  const source = recorder.context.createMediaStreamSource(recorder.stream);
+  recorder.node = recorder.context.createScriptProcessor(4096, 1, 1);
+  recorder.chunks = [];
+  recorder.node.onaudioprocess = (event) => recorder.chunks.push(new Float32Array(event.inputBuffer.getChannelData(0)));
+  source.connect(recorder.node);
+  recorder.node.connect(recorder.context.destination);
+  $("record").textContent = "Stop recording";
+  $("record-state").textContent = "Recording…";
+}
+
+async function stopRecording() {
+  const rate = recorder.context.sampleRate;
+  recorder.node.disconnect();
+  recorder.stream.getTracks().forEach((t) => t.stop());
+  await recorder.context.close();
+  recorder.stream = null;
+  $("record").textContent = "Record from microphone";
+  const n = recorder.chunks.reduce((s, c) => s + c.length, 0);
+  $("record-state").textContent = `Recorded ${(n / rate).toFixed(1)} s.`;
+  const wav = encodeWav(recorder.chunks, n, rate);
+  try { await uploadReference(wav, `recording-${new Date().toISOString().slice(11, 19)}.wav`); } catch (e) { showError(e.message); }
+}
+
+function encodeWav(chunks, n, rate) {
+  const buffer = new ArrayBuffer(44 + 2 * n);
+  const v = new DataView(buffer);
+  const text = (at, s) => { for (let i = 0; i < s.length; i++) v.setUint8(at + i, s.charCodeAt(i)); };
+  text(0, "RIFF"); v.setUint32(4, 36 + 2 * n, true); text(8, "WAVE"); text(12, "fmt ");
+  v.setUint32(16, 16, true); v.setUint16(20, 1, true); v.setUint16(22, 1, true); v.setUint32(24, rate, true);
+  v.setUint32(28, 2 * rate, true); v.setUint16(32, 2, true); v.setUint16(34, 16, true); text(36, "data"); v.setUint32(40, 2 * n, true);
+  let at = 44;
+  for (const c of chunks) for (const x of c) { v.setInt16(at, Math.max(-1, Math.min(1, x)) * 32767, true); at += 2; }
+  return new Blob([buffer], { type: "audio/wav" });
+}
+
+// ---------------------------------------------------------------- synthesis
+
+function chooseSource(value) { document.querySelector(`input[name=source][value=${value}]`).checked = true; }
+function source() { return document.querySelector("input[name=source]:checked").value; }
+
+function requestBody() {
+  const m = state.model;
+  const body = { text: $("text").value };
+  const kind = source();
+  if (kind === "sliders") {
+    const weights = {};
+    if ($("per-head-on").checked) {
+      for (const h of m.heads) for (const t of m.tokens) weights[`${h}:${t}`] = Number($(`head-${h}-token-${t}`).value);
+    } else {
+      for (const t of m.tokens) weights[String(t)] = Number($(`token-${t}`).value);
+    }
+    body.style_weights = weights;
+  } else if (kind === "reference") {
+    if (!$("ref-select").value) throw new Error("Choose a reference first: upload or record a clip.");
+    body.reference_id = $("ref-select").value;
+  } else if (kind === "mix") {
+    const a = $("mix-a").value, b = $("mix-b").value, share = Number($("mix-ratio").value);
+    if (!a || !b) throw new Error("A mix needs two references: upload or record them first.");
+    if (a === b) throw new Error("Choose two different references for the mix.");
+    body.mix = { [a]: share, [b]: Math.round((1 - share) * 100) / 100 };
+  }
+  const seed = $("seed").value.trim();
+  if (seed !== "") {
+    if (!/^\d+$/.test(seed)) throw new Error("The seed must be a whole number ≥ 0.");
+    body.seed = Number(seed);
+  }
+  return body;
+}
+
+async function speak() {
+  clearError();
+  let body;
+  try { body = requestBody(); } catch (e) { return showError(e.message); }
+  $("speak").disabled = true;
+  setStatus("Synthesizing…");
+  try {
+    const result = await api("/api/synthesize?format=json", { method: "POST", json: body });
+    const [audio, image] = await Promise.all([api(result.audio_url, { as: "blob" }), api(result.alignment_url, { as: "blob" })]);
+    state.lastUrls.forEach((u) => URL.revokeObjectURL(u));
+    const audioUrl = URL.createObjectURL(audio), imageUrl = URL.createObjectURL(image);
+    state.lastUrls = [audioUrl, imageUrl];
+    $("audio").src = audioUrl;
+    const link = $("download");
+    link.href = audioUrl;
+    link.download = `gst-tts-${result.id}.wav`;
+    link.classList.remove("disabled");
+    link.removeAttribute("aria-disabled");
+    $("play").disabled = false;
+    $("alignment").src = imageUrl;
+    $("alignment-box").hidden = false;
+    showHealth(result);
+    setStatus(`Done: ${result.duration_s.toFixed(2)} s of audio.`);
+  } catch (e) {
+    showError(e.message);
+  } finally {
+    $("speak").disabled = false;
+  }
+}
+
+function showHealth(r) {
+  const h = r.health;
+  const rows = [
+    ["Verdict", h.verdict],
+    ["Stop", r.stop_reason === "stop_token" ? "on the stop token" : "hit the step bound"],
+    ["Focus", h.focus.toFixed(3)],
+    ["Coverage", h.coverage.toFixed(3)],
+    ["Duration", `${r.duration_s.toFixed(2)} s (${r.decoder_steps} decoder steps)`],
+    ["Problems", r.problems.length ? r.problems.join("; ") : "none"],
+  ];
+  const dl = $("health");
+  dl.replaceChildren();
+  for (const [k, v] of rows) {
+    const dt = document.createElement("dt"); dt.textContent = k;
+    const dd = document.createElement("dd"); dd.textContent = v;
+    dl.append(dt, dd);
+  }
+}
+
+// ---------------------------------------------------------------- wiring
+
+function init() {
+  $("text").addEventListener("input", updateCount);
+  $("text").addEventListener("keydown", (e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) { e.preventDefault(); speak(); } });
+  $("speak").addEventListener("click", speak);
+  $("play").addEventListener("click", () => $("audio").play().catch((e) => showError(`Cannot play: ${e.message}`)));
+  $("reset-sliders").addEventListener("click", () => {
+    document.querySelectorAll(".slider input").forEach((i) => setSlider(i.id, state.model.neutral_weight));
+  });
+  $("ref-file").addEventListener("change", async (e) => {
+    const file = e.target.files[0];
+    if (!file) return;
+    try { await uploadReference(file, file.name); } catch (err) { showError(err.message); }
+    e.target.value = "";
+  });
+  $("record").addEventListener("click", toggleRecording);
+  $("ref-select").addEventListener("change", () => { drawReferenceChart(); if ($("ref-select").value) chooseSource("reference"); });
+  $("ref-to-sliders").addEventListener("click", () => {
+    const ref = state.references.find((r) => r.id === $("ref-select").value);
+    if (!ref) return showError("Choose a reference first.");
+    ref.weights.forEach((row, h) => row.forEach((w, t) => setSlider(`head-${h}-token-${t}`, w)));
+    state.model.tokens.forEach((t) => setSlider(`token-${t}`, ref.weights.reduce((s, row) => s + row[t], 0) / ref.weights.length));
+    $("per-head-on").checked = true;
+    $("per-head").open = true;
+    chooseSource("sliders");
+  });
+  for (const id of ["mix-a", "mix-b"]) $(id).addEventListener("change", () => chooseSource("mix"));
+  $("mix-ratio").addEventListener("input", () => { $("mix-ratio-out").textContent = Number($("mix-ratio").value).toFixed(2); chooseSource("mix"); });
+  $("key-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    state.key = $("api-key").value;
+    sessionStorage.setItem("gst-tts-key", state.key);
+    clearError();
+    try { await loadModel(); $("key-section").hidden = true; } catch (err) { showError(err.message); }
+  });
+  loadModel().catch((e) => showError(e.message));
+}
+
+init();

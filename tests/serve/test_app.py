@@ -1,0 +1,389 @@
+"""The HTTP API through FastAPI's test client: synthesis with every style source, the Coqui-style
+GET, references, the model and health endpoints, the API key, and every kind of bad input (each a
+4xx JSON error that names the problem, nothing written to disk)."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import tempfile
+import threading
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+pytest.importorskip("fastapi", reason="the serve extra is not installed: pip install 'gst-tts[serve]'")
+from fastapi.testclient import TestClient  # noqa: E402
+
+from conftest import tone  # noqa: E402
+from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder  # noqa: E402
+from gst_tts.inference.decoding import DecodingConfig  # noqa: E402
+from gst_tts.inference.synthesizer import Synthesizer  # noqa: E402
+from gst_tts.serve.app import STATIC_DIR, ServeLimits, create_app  # noqa: E402
+
+# The random tiny model never emits its stop token: a low step bound keeps every synthesis short.
+DECODING = DecodingConfig(max_decoder_steps=40)
+
+
+@pytest.fixture(scope="module")
+def synth(tiny_checkpoint) -> Synthesizer:
+    s = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu")
+    s.vocoder = GriffinLimVocoder(s.audio_config, n_iter=4)
+    return s
+
+
+def make_client(synth: Synthesizer, **options) -> TestClient:
+    return TestClient(create_app(synth, decoding=DECODING, **options))
+
+
+@pytest.fixture
+def client(synth):
+    with make_client(synth) as c:
+        yield c
+
+
+def wav(samples: np.ndarray, rate: int = 22050, fmt: str = "WAV") -> bytes:
+    buffer = io.BytesIO()
+    sf.write(buffer, samples, rate, format=fmt, subtype="PCM_16" if fmt == "WAV" else None)
+    return buffer.getvalue()
+
+
+def upload(client: TestClient, data: bytes, name: str = "clip.wav", **kwargs):
+    return client.post("/api/references", files={"file": (name, data, "audio/wav")}, **kwargs)
+
+
+def assert_error(response, status: int, *words: str) -> str:
+    """A 4xx answer {"error": one line} that contains ``words``."""
+    assert response.status_code == status, (response.status_code, response.text)
+    body = response.json()
+    assert isinstance(body, dict) and isinstance(body["error"], str), body
+    message = body["error"]
+    assert "\n" not in message and message.strip()
+    for word in words:
+        assert word in message, f"{word!r} not in {message!r}"
+    return message
+
+
+def read_wav(content: bytes) -> tuple[np.ndarray, int]:
+    samples, rate = sf.read(io.BytesIO(content), dtype="float32")
+    return samples, rate
+
+
+# ---------------------------------------------------------------- synthesis
+
+
+def test_synthesize_returns_wav_with_health_and_weights_in_headers(client, synth):
+    r = client.post("/api/synthesize", json={"text": "Hello there.", "style_weights": {"1": 0.7, "1:2": -0.3}})
+    assert r.status_code == 200, r.text
+    assert r.headers["content-type"] == "audio/wav"
+    samples, rate = read_wav(r.content)
+    assert rate == synth.sample_rate and samples.size > 0
+    assert r.headers["x-stop-reason"] in ("stop_token", "max_steps")
+    health = json.loads(r.headers["x-alignment-health"])
+    assert 0.0 <= health["focus"] <= 1.0 and health["verdict"]
+    assert isinstance(json.loads(r.headers["x-alignment-problems"]), list)
+    weights = np.array(json.loads(r.headers["x-style-weights"]))
+    expected = np.zeros((synth.n_heads, synth.n_tokens))
+    expected[:, 1] = 0.7
+    expected[1, 2] = -0.3
+    np.testing.assert_allclose(weights, expected, atol=1e-4)
+    assert math.isclose(float(r.headers["x-duration-s"]), samples.size / rate, abs_tol=1e-3)
+
+
+def test_json_variant_links_audio_and_alignment_png(client, synth):
+    r = client.post("/api/synthesize?format=json", json={"text": "Good morning.", "seed": 3})
+    assert r.status_code == 200, r.text
+    summary = r.json()
+    assert summary["seed"] == 3 and summary["vocoder"] == "griffin-lim"
+    assert summary["stop_reason"] in ("stop_token", "max_steps") and "coverage" in summary["health"]
+    np.testing.assert_allclose(summary["style_weights"], np.full((synth.n_heads, synth.n_tokens), 1 / synth.n_tokens), atol=1e-6)
+    audio = client.get(summary["audio_url"])
+    assert audio.status_code == 200 and audio.headers["content-type"] == "audio/wav"
+    assert read_wav(audio.content)[0].size / synth.sample_rate == pytest.approx(summary["duration_s"], abs=1e-3)
+    png = client.get(summary["alignment_url"])
+    assert png.status_code == 200 and png.headers["content-type"] == "image/png"
+    assert png.content.startswith(b"\x89PNG\r\n\x1a\n") and len(png.content) > 2000
+    assert client.get(f"/api/syntheses/{summary['id']}").json()["id"] == summary["id"]
+
+
+def test_same_seed_gives_the_same_audio(client):
+    first = client.post("/api/synthesize", json={"text": "Again and again.", "seed": 11})
+    second = client.post("/api/synthesize", json={"text": "Again and again.", "seed": 11})
+    assert first.status_code == second.status_code == 200
+    assert first.content == second.content
+
+
+def test_coqui_style_get(client, synth):
+    r = client.get("/api/tts", params={"text": "Hello from the old client.", "speaker_id": "", "style_wav": "", "language_id": ""})
+    assert r.status_code == 200, r.text
+    assert r.headers["content-type"] == "audio/wav"
+    assert read_wav(r.content)[1] == synth.sample_rate
+    # Coqui's server also reads the text from a header.
+    assert client.get("/api/tts", headers={"text": "Header text."}).status_code == 200
+
+
+def test_model_and_health(client, synth):
+    m = client.get("/api/model").json()
+    assert (m["sample_rate"], m["n_tokens"], m["n_heads"]) == (synth.sample_rate, synth.n_tokens, synth.n_heads)
+    assert m["tokens"] == list(range(synth.n_tokens)) and m["heads"] == list(range(synth.n_heads))
+    assert m["vocoders"] == ["griffin-lim"] and m["frontend"]["cleaner"] == synth.symbols.cleaner
+    assert "a" in m["frontend"]["characters"] and m["limits"]["max_text_chars"] == 500
+    h = client.get("/api/health").json()
+    assert h["status"] == "ok" and h["queue"]["max_queue"] == 32
+
+
+def test_openapi_documents_the_request_fields(client):
+    schema = client.get("/openapi.json").json()
+    paths = schema["paths"]
+    for path in ("/api/synthesize", "/api/tts", "/api/references", "/api/model", "/api/health",
+                 "/api/syntheses/{syn_id}/alignment.png"):
+        assert path in paths, path
+    body = schema["components"]["schemas"]["SynthesizeRequest"]
+    assert set(body["properties"]) == {"text", "style_weights", "reference_id", "mix", "seed", "vocoder"}
+    assert body["additionalProperties"] is False
+    assert body["properties"]["text"]["maxLength"] == 500
+    assert "file" in paths["/api/references"]["post"]["requestBody"]["content"]["multipart/form-data"]["schema"]["properties"]
+
+
+# ---------------------------------------------------------------- references and mixes
+
+
+def test_reference_upload_then_synthesis_in_its_style_and_mixes(client, synth):
+    low = upload(client, wav(tone(1.5, 22050, 140.0)), "low.wav")
+    assert low.status_code == 200, low.text
+    ref = low.json()
+    assert ref["name"] == "low.wav" and ref["duration_s"] == pytest.approx(1.5, abs=0.01)
+    weights = np.array(ref["weights"])
+    assert weights.shape == (synth.n_heads, synth.n_tokens)
+    np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-4)  # softmax attention per head
+    # Another rate and stereo, as the CLI takes them.
+    stereo = np.stack([tone(1.2, 16000, 300.0), tone(1.2, 16000, 310.0)], axis=1)
+    high = upload(client, wav(stereo, 16000), "high.flac")
+    assert high.status_code == 200, high.text
+    listed = [r["id"] for r in client.get("/api/references").json()]
+    assert listed[-2:] == [ref["id"], high.json()["id"]]
+
+    r = client.post("/api/synthesize", json={"text": "In that style.", "reference_id": ref["id"]})
+    assert r.status_code == 200, r.text
+    np.testing.assert_allclose(json.loads(r.headers["x-style-weights"]), weights, atol=1e-4)
+
+    mix = client.post("/api/synthesize", json={"text": "Mixed.", "mix": {ref["id"]: 3.0, high.json()["id"]: 1.0}})
+    assert mix.status_code == 200, mix.text
+    expected = 0.75 * weights + 0.25 * np.array(high.json()["weights"])
+    np.testing.assert_allclose(json.loads(mix.headers["x-style-weights"]), expected, atol=1e-4)
+
+
+# ---------------------------------------------------------------- bad input
+
+BAD_SYNTHESIS = {
+    "empty text": ({"text": ""}, "text"),
+    "blank text": ({"text": "   \n"}, "text is empty"),
+    "text too long": ({"text": "a" * 501}, "text"),
+    "unknown characters": ({"text": "Mail me @ home [now]"}, "cannot read: '@', '[', ']'"),
+    "control character": ({"text": "a\x00b"}, "cannot read: '\\x00'"),
+    "only punctuation": ({"text": "?!..."}, "nothing to speak"),
+    "text not a string": ({"text": 5}, "text"),
+    "missing text": ({"style_weights": {"1": 0.5}}, "text"),
+    "unknown field": ({"text": "Hi.", "speed": 2}, "unknown field 'speed'"),
+    "weight out of range": ({"text": "Hi.", "style_weights": {"1": 99}}, "style_weights"),
+    "too many weights": ({"text": "Hi.", "style_weights": {str(i): 0.1 for i in range(65)}}, "style_weights"),
+    "bad token key": ({"text": "Hi.", "style_weights": {"x": 0.1}}, "style_weights"),
+    "token out of range": ({"text": "Hi.", "style_weights": {"99": 0.1}}, "style token 99"),
+    "head out of range": ({"text": "Hi.", "style_weights": {"9:0": 0.1}}, "style head 9"),
+    "no token named": ({"text": "Hi.", "style_weights": {}}, "name no token"),
+    "weight not a number": ({"text": "Hi.", "style_weights": {"1": "loud"}}, "style_weights"),
+    "a path as reference": ({"text": "Hi.", "reference_id": "/etc/passwd"}, "not an uploaded reference"),
+    "a path in a mix": ({"text": "Hi.", "mix": {"../ref.wav": 1.0}}, "not an uploaded reference"),
+    "negative mix weight": ({"text": "Hi.", "mix": {"abc": -1.0}}, "mix"),
+    "empty mix": ({"text": "Hi.", "mix": {}}, "mix"),
+    "two style sources": ({"text": "Hi.", "style_weights": {"1": 0.1}, "reference_id": "abc"}, "at most one"),
+    "unknown vocoder": ({"text": "Hi.", "vocoder": "wavenet"}, "not one of griffin-lim"),
+    "negative seed": ({"text": "Hi.", "seed": -1}, "seed"),
+    "huge seed": ({"text": "Hi.", "seed": 2**40}, "seed"),
+    "body not an object": (["Hi."], "body"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_SYNTHESIS))
+def test_bad_synthesis_requests_are_named_4xx(client, case):
+    body, words = BAD_SYNTHESIS[case]
+    assert_error(client.post("/api/synthesize", json=body), 422, words)
+
+
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity", "1e999"])
+def test_non_finite_weights_are_refused(client, literal):
+    raw = '{"text": "Hi.", "style_weights": {"1": %s}}' % literal
+    r = client.post("/api/synthesize", content=raw, headers={"content-type": "application/json"})
+    assert_error(r, 422, "style_weights.1")
+
+
+def test_malformed_json_and_wrong_content_type(client):
+    assert_error(client.post("/api/synthesize", content="{not json", headers={"content-type": "application/json"}), 422, "JSON")
+    r = client.post("/api/synthesize", content="text=Hi", headers={"content-type": "application/x-www-form-urlencoded"})
+    assert 400 <= r.status_code < 500 and "error" in r.json()
+
+
+def test_coqui_get_refuses_a_server_path_and_empty_text(client):
+    assert_error(client.get("/api/tts", params={"text": "Hi.", "style_wav": "/etc/passwd"}), 422, "style_wav", "never read")
+    assert_error(client.get("/api/tts"), 422, "text")
+    assert_error(client.get("/api/tts", params={"text": ""}), 422, "text is empty")
+
+
+def test_unknown_synthesis_id_is_404(client):
+    assert_error(client.get("/api/syntheses/0123456789abcdef/alignment.png"), 404, "not kept")
+    assert_error(client.get("/api/nothing"), 404)
+
+
+@pytest.fixture
+def no_disk_writes(tmp_path, monkeypatch):
+    """Temp files go to a folder of our own (so any would be seen) and the working folder is empty."""
+    tmp, cwd = tmp_path / "tmp", tmp_path / "cwd"
+    tmp.mkdir(), cwd.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    monkeypatch.chdir(cwd)
+    yield
+    assert not list(tmp.iterdir()) and not list(cwd.iterdir())
+
+
+def test_bad_uploads_are_named_4xx_and_nothing_is_written(synth, no_disk_writes):
+    limits = ServeLimits(max_upload_bytes=200_000, max_reference_s=3.0)
+    with make_client(synth, limits=limits) as client:
+        assert_error(upload(client, b"this is not audio at all" * 20, "notes.txt"), 422, "notes.txt", "not readable as audio")
+        assert_error(upload(client, wav(np.zeros(22050, dtype=np.float32))), 422, "silent")
+        assert_error(upload(client, wav(tone(0.1))), 422, "at least 0.5 s")
+        assert_error(upload(client, wav(tone(4.0, 8000), 8000)), 422, "4.0 s long", "limit is 3 s")
+        assert_error(upload(client, wav(tone(4.6))), 413, "the limit is 200000")
+        assert_error(upload(client, b""), 422, "empty")
+        nan = np.full(22050, np.nan, dtype=np.float32)
+        buffer = io.BytesIO()
+        sf.write(buffer, nan, 22050, format="WAV", subtype="FLOAT")
+        assert_error(upload(client, buffer.getvalue()), 422, "NaN")
+        # A path instead of an upload: the field is text, and the server never opens it.
+        assert_error(client.post("/api/references", files={"file": (None, b"/etc/hostname")}), 422, "not a file")
+        assert_error(client.post("/api/references", data={"file": "/etc/hostname"}), 415, "multipart/form-data")
+        assert_error(client.post("/api/references", files={"other": ("a.wav", wav(tone(1.0)), "audio/wav")}), 422, "file: missing")
+        assert_error(client.post("/api/references", json={"file": "/etc/hostname"}), 415, "multipart/form-data")
+        assert_error(client.post("/api/references", content=b"--x\r\n", headers={"content-type": "multipart/form-data"}), 422, "multipart")
+        # A good upload (over Starlette's 1 MiB spooling size would be the same code path) writes nothing either.
+        assert upload(client, wav(tone(2.0))).status_code == 200
+
+
+def test_too_large_bodies_are_refused_from_their_declared_length(synth):
+    with make_client(synth, limits=ServeLimits(max_upload_bytes=1000)) as client:
+        r = client.post("/api/references", content=b"x" * 100_000,
+                        headers={"content-type": "multipart/form-data; boundary=b"})
+        assert_error(r, 413, "100000 bytes")
+        r = client.post("/api/synthesize", content=b" " * 300_000, headers={"content-type": "application/json"})
+        assert_error(r, 413, "300000 bytes")
+
+
+# ---------------------------------------------------------------- queue, time limit, batching
+
+
+class Gate:
+    """Holds the worker inside ``synthesize`` until released; records each call's texts."""
+
+    def __init__(self, synth: Synthesizer, monkeypatch) -> None:
+        self.entered, self.release, self.calls = threading.Event(), threading.Event(), []
+        real = synth.synthesize
+
+        def held(texts, **kwargs):
+            self.calls.append(list(texts))
+            self.entered.set()
+            assert self.release.wait(30), "the test never released the worker"
+            return real(texts, **kwargs)
+
+        monkeypatch.setattr(synth, "synthesize", held)
+
+
+def _post_in_thread(client: TestClient, text: str, out: dict) -> threading.Thread:
+    thread = threading.Thread(target=lambda: out.__setitem__(text, client.post("/api/synthesize", json={"text": text})))
+    thread.start()
+    return thread
+
+
+def _wait_for(condition, seconds: float = 10.0) -> None:
+    import time
+
+    end = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < end, "timed out"
+        time.sleep(0.01)
+
+
+def test_requests_that_arrive_together_are_decoded_in_one_batch(synth, monkeypatch):
+    gate = Gate(synth, monkeypatch)
+    with make_client(synth, max_batch=8) as client:
+        answers: dict = {}
+        threads = [_post_in_thread(client, "First one.", answers)]
+        assert gate.entered.wait(10)
+        queue = client.app.state.queue
+        threads += [_post_in_thread(client, t, answers) for t in ("Second one.", "Third one.", "Fourth one.")]
+        _wait_for(lambda: queue.pending == 3)
+        gate.release.set()
+        for t in threads:
+            t.join(30)
+    assert [r.status_code for r in answers.values()] == [200] * 4
+    assert gate.calls[0] == ["First one."]
+    assert sorted(gate.calls[1]) == ["Fourth one.", "Second one.", "Third one."]  # one batch of three
+    assert queue.stats()["largest_batch"] == 3
+
+
+def test_full_queue_answers_503_with_retry_after(synth, monkeypatch):
+    gate = Gate(synth, monkeypatch)
+    with make_client(synth, max_batch=1, max_queue=1) as client:
+        answers: dict = {}
+        first = _post_in_thread(client, "Running.", answers)
+        assert gate.entered.wait(10)
+        second = _post_in_thread(client, "Waiting.", answers)
+        _wait_for(lambda: client.app.state.queue.pending == 1)
+        r = client.post("/api/synthesize", json={"text": "No room."})
+        assert_error(r, 503, "queue is full")
+        assert int(r.headers["retry-after"]) >= 1
+        gate.release.set()
+        first.join(30), second.join(30)
+    assert answers["Running."].status_code == answers["Waiting."].status_code == 200
+
+
+def test_request_time_limit_is_408_and_a_dropped_request_never_runs(synth, monkeypatch):
+    gate = Gate(synth, monkeypatch)
+    with make_client(synth, max_batch=1, limits=ServeLimits(request_timeout_s=0.5)) as client:
+        answers: dict = {}
+        first = _post_in_thread(client, "Slow.", answers)
+        assert gate.entered.wait(10)
+        late = client.post("/api/synthesize", json={"text": "Given up."})
+        assert_error(late, 408, "request time limit of 0.5 s")
+        first.join(30)
+        gate.release.set()
+        assert_error(answers["Slow."], 408)
+        assert client.get("/api/health").status_code == 200
+        _wait_for(lambda: client.app.state.queue.stats()["requests"] == 1)
+    assert gate.calls == [["Slow."]]  # "Given up." was dropped before it started
+
+
+# ---------------------------------------------------------------- API key and the page
+
+
+def test_api_key(synth):
+    with make_client(synth, api_key="s3cret") as client:
+        assert_error(client.get("/api/model"), 401, "X-API-Key")
+        assert_error(client.get("/api/model", headers={"X-API-Key": "wrong"}), 401, "wrong")
+        assert client.get("/api/model", headers={"X-API-Key": "s3cret"}).status_code == 200
+        assert client.get("/api/model", headers={"Authorization": "Bearer s3cret"}).status_code == 200
+        assert_error(client.get("/api/tts", params={"text": "Hi."}), 401)
+        assert client.get("/api/health").status_code == 200
+        assert client.get("/").status_code == 200
+
+
+def test_page_and_its_files_are_local(client):
+    page = client.get("/")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    for name in ("app.js", "style.css"):
+        assert client.get(f"/static/{name}").status_code == 200
+    for path in STATIC_DIR.iterdir():
+        text = path.read_text(encoding="utf-8")
+        # Offline: nothing is loaded from another origin.
+        assert "http://" not in text and "https://" not in text and "//cdn" not in text, path.name
+    assert client.get("/docs").status_code == 404  # FastAPI's docs page loads from a CDN: off

@@ -1,0 +1,130 @@
+"""End to end in a real browser: Playwright drives Debian's Chromium (headless, no sandbox) against
+a live server on loopback. The page loads, takes text, a token slider moved by keyboard, an
+uploaded and a recorded reference; it plays the result, shows the alignment plot and its health,
+and shows a server error readably. Skips with its reason where Chromium or Playwright is missing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+import socket
+import threading
+
+import pytest
+import soundfile as sf
+
+pytest.importorskip("fastapi", reason="the serve extra is not installed: pip install 'gst-tts[serve]'")
+uvicorn = pytest.importorskip("uvicorn", reason="the serve extra is not installed: pip install 'gst-tts[serve]'")
+playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (it comes with the dev extra)")
+
+from conftest import tone  # noqa: E402
+from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder  # noqa: E402
+from gst_tts.inference.decoding import DecodingConfig  # noqa: E402
+from gst_tts.inference.synthesizer import Synthesizer  # noqa: E402
+from gst_tts.serve.app import create_app  # noqa: E402
+
+CHROMIUM = Path("/usr/bin/chromium")
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} not found: apt-get install chromium (.ci/run does)")
+
+BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                "--disable-sync", "--no-first-run", "--autoplay-policy=no-user-gesture-required",
+                # A fake microphone that needs no permission prompt, for the recording button.
+                "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream"]
+
+
+@pytest.fixture(scope="module")
+def server(tiny_checkpoint):
+    synth = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu")
+    synth.vocoder = GriffinLimVocoder(synth.audio_config, n_iter=4)
+    app = create_app(synth, decoding=DecodingConfig(max_decoder_steps=60))
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    for _ in range(500):
+        if server.started:
+            break
+        threading.Event().wait(0.02)
+    assert server.started
+    yield f"http://127.0.0.1:{sock.getsockname()[1]}", synth
+    server.should_exit = True
+    thread.join(30)
+
+
+@pytest.fixture
+def page(server, tmp_path):
+    # The fake microphone plays this file (in a loop): a steady voiced tone, not the default beeps.
+    microphone = tmp_path / "microphone.wav"
+    sf.write(microphone, tone(3.0, 48000, 200.0), 48000, subtype="PCM_16")
+    with playwright_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                                    args=[*BROWSER_ARGS, f"--use-file-for-fake-audio-capture={microphone}"])
+        try:
+            context = browser.new_context(viewport={"width": 1100, "height": 900})
+            yield context.new_page()
+        finally:
+            browser.close()
+
+
+def test_page_speaks_with_a_slider_a_reference_and_shows_the_alignment(server, page, tmp_path):
+    url, synth = server
+    console_errors: list[str] = []
+    page.on("pageerror", lambda e: console_errors.append(str(e)))
+    page.goto(url + "/")
+    page.wait_for_function(f"document.querySelectorAll('#sliders input').length === {synth.n_tokens}")
+    assert page.locator("#head-sliders input").count() == synth.n_heads * synth.n_tokens
+
+    # A reference clip: its per-head token weights appear as a bar chart.
+    clip = tmp_path / "reference.wav"
+    sf.write(clip, tone(1.5, 22050, 180.0), 22050, subtype="PCM_16")
+    page.set_input_files("#ref-file", str(clip))
+    page.wait_for_selector("#ref-chart-box:not([hidden])")
+    assert page.locator("#ref-chart .bar").count() == synth.n_heads * synth.n_tokens
+    assert page.locator("input[name=source][value=reference]").is_checked()
+
+    # Text and a token slider, by keyboard alone.
+    page.fill("#text", "Hello from the browser.")
+    page.focus("#token-1")
+    for _ in range(10):
+        page.keyboard.press("ArrowRight")
+    assert page.locator("input[name=source][value=sliders]").is_checked()
+    moved = float(page.input_value("#token-1"))
+    assert moved == pytest.approx(1 / synth.n_tokens + 0.10, abs=1e-6)
+
+    page.focus("#text")
+    with page.expect_request("**/api/synthesize*") as sent:
+        page.keyboard.press("Control+Enter")
+    body = sent.value.post_data_json
+    assert body["text"] == "Hello from the browser." and body["style_weights"]["1"] == pytest.approx(moved)
+    page.wait_for_selector("#alignment-box:not([hidden])")
+    page.wait_for_function("document.getElementById('alignment').complete && document.getElementById('alignment').naturalWidth > 100")
+    health = page.inner_text("#health")
+    assert "Focus" in health and "Coverage" in health and "Stop" in health
+
+    page.click("#play")
+    page.wait_for_function("(() => { const a = document.getElementById('audio'); return a.ended || a.currentTime > 0; })()", timeout=15000)
+    download = page.get_attribute("#download", "href")
+    assert download.startswith("blob:")
+
+    # A recording from the (fake) microphone becomes a second reference: a mix is then possible.
+    page.click("#record")
+    page.wait_for_timeout(1500)
+    page.click("#record")
+    page.wait_for_function("document.querySelectorAll('#mix-a option').length === 2", timeout=15000)
+    page.check("input[name=source][value=mix]")
+    with page.expect_response("**/api/synthesize*") as answered:
+        page.click("#speak")
+    assert answered.value.status == 200, answered.value.text()
+    assert len(answered.value.request.post_data_json["mix"]) == 2
+
+    # A server error reads as a sentence, not a stack trace or a status code alone.
+    page.fill("#text", "Mail me @ home")
+    page.click("#speak")
+    page.wait_for_selector("#error:not([hidden])")
+    assert "cannot read: '@'" in page.inner_text("#error")
+
+    shot = tmp_path / "page.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 10_000
+    print(f"screenshot: {shot}")
+    assert not console_errors, console_errors
