@@ -64,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
         missing = {"python_multipart": "python-multipart"}.get(exc.name or "", exc.name or "fastapi")
         raise GstTtsError(f"serving needs the optional extra ({missing} is missing): pip install 'gst-tts[serve]'") from None
     from gst_tts.serve.app import ServeLimits, create_app
+    from gst_tts.serve.batching import BatchingQueue
 
     api_key = args.api_key if args.api_key is not None else (os.environ.get("GST_TTS_API_KEY") or None)
     if api_key is not None and not api_key.strip():
@@ -84,10 +85,10 @@ def run(args: argparse.Namespace) -> int:
     except GstTtsError as exc:
         raise GstTtsError(f"serving limits: {exc}") from None
     synth = load_synthesizer(args)
-    app = create_app(synth, limits=limits, api_key=api_key, vocoders={args.vocoder: synth.vocoder},
-                     max_batch=options["batch_size"], max_queue=args.max_queue,
-                     batch_window_s=args.batch_window_ms / 1000.0, decoding=options["decoding"],
-                     max_chunk_chars=options["max_chunk_chars"])
+    queue = BatchingQueue(synth, vocoders={args.vocoder: synth.vocoder}, max_batch=options["batch_size"],
+                          max_queue=args.max_queue, batch_window_s=args.batch_window_ms / 1000.0,
+                          decoding=options["decoding"], max_chunk_chars=options["max_chunk_chars"])
+    app = create_app(queue, limits=limits, api_key=api_key)
     sock = _bind(args.host, args.port)
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host

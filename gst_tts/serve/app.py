@@ -46,13 +46,10 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.formparsers import MultiPartException, MultiPartParser
 
 from gst_tts.audio.io import wav_bytes
-from gst_tts.audio.vocoders import Vocoder
 from gst_tts.errors import AudioError, GstTtsError, first_line
-from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.inference.results import SynthesisResult
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.serve.batching import BatchingQueue, QueueClosed, QueueFull, SynthesisJob
-from gst_tts.text.split import DEFAULT_MAX_CHARS
 
 __all__ = ["ServeLimits", "create_app", "STATIC_DIR"]
 
@@ -164,37 +161,29 @@ class _Synthesis:
 
 
 def create_app(
-    synthesizer: Synthesizer,
+    queue: BatchingQueue | Synthesizer,
     *,
     limits: ServeLimits = ServeLimits(),
     api_key: str | None = None,
-    vocoders: Mapping[str, Vocoder] | None = None,
-    max_batch: int = 8,
-    max_queue: int = 32,
-    batch_window_s: float = 0.005,
-    decoding: DecodingConfig = DecodingConfig(),
-    max_chunk_chars: int | None = DEFAULT_MAX_CHARS,
 ) -> FastAPI:
     """The FastAPI app serving ``synthesizer`` (see the module docstring for the endpoints).
 
     Args:
-        synthesizer: the model; from the first request on, only the batching worker decodes with it.
+        queue: the batching queue that decodes with the model (its settings: batch size, queue
+            length, decoding bounds, vocoders), or a bare synthesizer for a queue with the default
+            settings. From the first request on, only the queue's worker decodes with the model.
         limits: what a request may ask for. Default ``ServeLimits()``.
         api_key: when given, every ``/api/`` endpoint but ``/api/health`` needs it in the
             ``X-API-Key`` header (or ``Authorization: Bearer …``). Default None (no key).
-        vocoders: name → vocoder a request may pick; the first is the default. Default: the
-            synthesizer's own as ``"griffin-lim"``.
-        max_batch, max_queue, batch_window_s, decoding, max_chunk_chars: the batching queue's
-            (see :class:`~gst_tts.serve.batching.BatchingQueue`).
 
     The queue's worker starts with the app (its lifespan) or at the first synthesis, and stops
     when the app shuts down.
     """
     if api_key is not None and not api_key.strip():
         raise GstTtsError("api_key must not be empty")
-    queue = BatchingQueue(synthesizer, vocoders=vocoders, max_batch=max_batch, max_queue=max_queue,
-                          batch_window_s=batch_window_s, decoding=decoding, max_chunk_chars=max_chunk_chars)
-    service = _Service(synthesizer, queue, limits)
+    if not isinstance(queue, BatchingQueue):
+        queue = BatchingQueue(queue)
+    service = _Service(queue.synthesizer, queue, limits)
 
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         queue.start()

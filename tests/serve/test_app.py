@@ -22,6 +22,7 @@ from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder  # noqa: E402
 from gst_tts.inference.decoding import DecodingConfig  # noqa: E402
 from gst_tts.inference.synthesizer import Synthesizer  # noqa: E402
 from gst_tts.serve.app import STATIC_DIR, ServeLimits, create_app  # noqa: E402
+from gst_tts.serve.batching import BatchingQueue  # noqa: E402
 
 # The random tiny model never emits its stop token: a low step bound keeps every synthesis short.
 DECODING = DecodingConfig(max_decoder_steps=40)
@@ -34,8 +35,10 @@ def synth(tiny_checkpoint) -> Synthesizer:
     return s
 
 
-def make_client(synth: Synthesizer, **options) -> TestClient:
-    return TestClient(create_app(synth, decoding=DECODING, **options))
+def make_client(synth: Synthesizer, *, limits: ServeLimits = ServeLimits(), api_key: str | None = None,
+                **queue_options) -> TestClient:
+    queue = BatchingQueue(synth, decoding=DECODING, **queue_options)
+    return TestClient(create_app(queue, limits=limits, api_key=api_key))
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder  # noqa: E402
 from gst_tts.inference.decoding import DecodingConfig  # noqa: E402
 from gst_tts.inference.synthesizer import Synthesizer  # noqa: E402
 from gst_tts.serve.app import ServeLimits, create_app  # noqa: E402
+from gst_tts.serve.batching import BatchingQueue  # noqa: E402
 
 # Each answer, a synthesis included, takes well under this with the tiny model and its step bound.
 SLOW_S = 10.0
@@ -27,8 +28,8 @@ def app(tiny_checkpoint):
     synth = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu")
     synth.vocoder = GriffinLimVocoder(synth.audio_config, n_iter=2)
     # Short bounds keep the many valid syntheses cheap; the limits are what the schema documents.
-    return create_app(synth, decoding=DecodingConfig(max_decoder_steps=20), max_chunk_chars=60,
-                      limits=ServeLimits(max_text_chars=120, request_timeout_s=SLOW_S))
+    queue = BatchingQueue(synth, decoding=DecodingConfig(max_decoder_steps=20), max_chunk_chars=60)
+    return create_app(queue, limits=ServeLimits(max_text_chars=120, request_timeout_s=SLOW_S))
 
 
 @pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE], ids=str)

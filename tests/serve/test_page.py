@@ -21,6 +21,7 @@ from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder  # noqa: E402
 from gst_tts.inference.decoding import DecodingConfig  # noqa: E402
 from gst_tts.inference.synthesizer import Synthesizer  # noqa: E402
 from gst_tts.serve.app import create_app  # noqa: E402
+from gst_tts.serve.batching import BatchingQueue  # noqa: E402
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} not found: apt-get install chromium (.ci/run does)")
@@ -35,7 +36,7 @@ BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networkin
 def server(tiny_checkpoint):
     synth = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu")
     synth.vocoder = GriffinLimVocoder(synth.audio_config, n_iter=4)
-    app = create_app(synth, decoding=DecodingConfig(max_decoder_steps=60))
+    app = create_app(BatchingQueue(synth, decoding=DecodingConfig(max_decoder_steps=60)))
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
