@@ -14,7 +14,7 @@ VARIANT_IDS = [f"{kind}{'+location' if location else ''}" for kind, location in 
 
 
 def test_kind_names_that_scripts_depend_on():
-    assert {"location_sensitive", "additive", "dot", "general", "scaled_dot"} <= set(ATTENTION_KINDS)
+    assert {"location_sensitive", "additive", "dot", "general", "scaled_dot", "forward"} <= set(ATTENTION_KINDS)
     assert all(issubclass(cls, DecoderAttention) for cls in ATTENTION_KINDS.values())
 
 
@@ -94,6 +94,39 @@ def test_location_term_changes_the_weights_and_is_optional():
 def test_dot_needs_no_projection_when_sizes_match():
     assert sum(p.numel() for p in _attention("dot", False, query_dim=8).parameters()) == 0
     assert sum(p.numel() for p in _attention("dot", False, query_dim=16).parameters()) == 16 * 8
+
+
+@pytest.mark.parametrize("location", [False, True])
+def test_forward_attention_moves_at_most_one_symbol_per_step_and_never_back(location):
+    torch.manual_seed(0)
+    att = _attention("forward", location)
+    memory = torch.randn(3, 12, 8) * 4
+    prepared = att.prepare(memory, None)
+    state = att.initial_state(prepared)
+    reach = []
+    for t in range(8):
+        # Random queries: the content attention is free to point anywhere, also behind.
+        _, weights, state = att.step(torch.randn(3, 16) * 4, state, prepared)
+        assert torch.all(weights[:, t + 2:] == 0)  # one symbol on per step at most (a_0 is on symbol 0)
+        reach.append((weights > 0).float().cumsum(-1).argmax(-1))  # last symbol with weight
+        torch.testing.assert_close(weights.sum(-1), torch.ones(3))
+    assert all(torch.all(later >= earlier) for earlier, later in zip(reach, reach[1:]))
+
+
+def test_forward_attention_advances_under_a_flat_content_and_with_the_agent():
+    torch.manual_seed(0)
+    att = _attention("forward", False)
+    torch.nn.init.zeros_(att.energy.weight)  # flat content: only the transition model moves the attention
+    torch.nn.init.constant_(att.transition_agent.bias, 10.0)  # the agent says: move on
+    torch.nn.init.zeros_(att.transition_agent.weight)
+    prepared = att.prepare(torch.randn(1, 10, 8), None)
+    state = att.initial_state(prepared)
+    positions = []
+    for _ in range(6):
+        _, weights, state = att.step(torch.randn(1, 16), state, prepared)
+        positions.append(float((weights[0].detach() * torch.arange(10)).sum()))  # expected symbol
+    # u_0 = 0.5 moves half the first step's mass; from then on all of it moves one symbol a step.
+    torch.testing.assert_close(torch.tensor(positions), torch.arange(6) + 0.5, atol=1e-3, rtol=0)
 
 
 def _batch(n_mels=10, r=2):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from gst_tts.model.attention.additive import AdditiveAttention
 from gst_tts.model.attention.base import MASK_VALUE, AttentionState, DecoderAttention
 from gst_tts.model.attention.dot import DotAttention
+from gst_tts.model.attention.forward import ForwardAttention
 from gst_tts.model.attention.general import GeneralAttention
 from gst_tts.model.attention.location_sensitive import LocationSensitiveAttention
 from gst_tts.model.attention.scaled_dot import ScaledDotAttention
@@ -19,6 +20,7 @@ ATTENTION_KINDS: dict[str, type[DecoderAttention]] = {
     "dot": DotAttention,
     "general": GeneralAttention,
     "scaled_dot": ScaledDotAttention,
+    "forward": ForwardAttention,
 }
 
 
@@ -35,7 +37,8 @@ def build_attention(
     """The attention named ``kind`` (a key of :data:`ATTENTION_KINDS`).
 
     ``location`` switches the optional location term of the kinds that have one
-    (``takes_location``); ``location_sensitive`` always has its location features.
+    (``takes_location``: the classic kinds and ``forward``); ``location_sensitive`` always has its
+    location features.
 
     Raises:
         ValueError: unknown kind (one line, listing the known ones).
@@ -53,5 +56,5 @@ def build_attention(
 
 __all__ = [
     "ATTENTION_KINDS", "MASK_VALUE", "AttentionState", "DecoderAttention", "AdditiveAttention", "DotAttention",
-    "GeneralAttention", "LocationSensitiveAttention", "ScaledDotAttention", "build_attention",
+    "ForwardAttention", "GeneralAttention", "LocationSensitiveAttention", "ScaledDotAttention", "build_attention",
 ]
