@@ -53,12 +53,12 @@ class GSTTacotron(nn.Module):
         encoder_n_convs: encoder convolutions. Default 3.
         encoder_dropout: encoder dropout. Default 0.5.
         attention: decoder attention kind, a key of :data:`gst_tts.model.attention.ATTENTION_KINDS`:
-            ``location_sensitive``, ``additive``, ``dot``, ``general``, ``scaled_dot``, ``forward``. Default
+            ``location_sensitive``, ``additive``, ``dot``, ``general``, ``scaled_dot``, ``forward``, ``dynamic_convolution``. Default
             ``"location_sensitive"``.
         attention_location: add the location term (features of the previous and cumulative
             weights) to the classic kinds' energies (``additive``, ``dot``, ``general``,
-            ``scaled_dot``) and to ``forward``'s content attention; ``location_sensitive`` always has
-            it. Default False.
+            ``scaled_dot``) and to ``forward``'s content attention; ignored by ``location_sensitive``
+            (always has it) and ``dynamic_convolution`` (location-relative by design). Default False.
         attention_dim: attention energy size. Default 128.
         attention_location_filters: location filters. Default 32.
         attention_location_kernel_size: location kernel. Default 31.

@@ -14,7 +14,8 @@ VARIANT_IDS = [f"{kind}{'+location' if location else ''}" for kind, location in 
 
 
 def test_kind_names_that_scripts_depend_on():
-    assert {"location_sensitive", "additive", "dot", "general", "scaled_dot", "forward"} <= set(ATTENTION_KINDS)
+    assert {"location_sensitive", "additive", "dot", "general", "scaled_dot", "forward",
+            "dynamic_convolution"} <= set(ATTENTION_KINDS)
     assert all(issubclass(cls, DecoderAttention) for cls in ATTENTION_KINDS.values())
 
 
@@ -127,6 +128,41 @@ def test_forward_attention_advances_under_a_flat_content_and_with_the_agent():
         positions.append(float((weights[0].detach() * torch.arange(10)).sum()))  # expected symbol
     # u_0 = 0.5 moves half the first step's mass; from then on all of it moves one symbol a step.
     torch.testing.assert_close(torch.tensor(positions), torch.arange(6) + 0.5, atol=1e-3, rtol=0)
+
+
+def test_dynamic_convolution_prior_only_moves_forward():
+    from gst_tts.model.attention.dynamic_convolution import _beta_binomial
+
+    prior = _beta_binomial(10, 0.1, 0.9)
+    torch.testing.assert_close(prior.sum(), torch.tensor(1.0))
+    assert prior[0] == prior.max()  # staying put is the likeliest move
+    torch.manual_seed(0)
+    att = _attention("dynamic_convolution", False)
+    prepared = att.prepare(torch.randn(3, 30, 8), None)
+    _, cumulative = att.initial_state(prepared)
+    for position in (0, 5, 12):
+        previous = torch.zeros(3, 30)
+        previous[:, position] = 1.0
+        for _ in range(3):
+            # Random queries: the dynamic filters may want anything, but the prior allows no step back
+            # and no jump past the prior filter's reach.
+            _, weights, _ = att.step(torch.randn(3, 16) * 4, (previous, cumulative), prepared)
+            assert torch.all(weights[:, :position].sum(-1) < 1e-3)
+            assert torch.all(weights[:, position + 11:].sum(-1) < 1e-3)
+            torch.testing.assert_close(weights.sum(-1), torch.ones(3))
+
+
+def test_dynamic_convolution_advances_along_the_symbols():
+    torch.manual_seed(0)
+    att = _attention("dynamic_convolution", False)
+    torch.nn.init.zeros_(att.energy.weight)  # the prior alone: it moves mass forward every step
+    prepared = att.prepare(torch.randn(1, 40, 8), None)
+    state = att.initial_state(prepared)
+    positions = []
+    for _ in range(10):
+        _, weights, state = att.step(torch.randn(1, 16), state, prepared)
+        positions.append(float((weights[0].detach() * torch.arange(40)).sum()))
+    assert all(later > earlier for earlier, later in zip(positions, positions[1:]))
 
 
 def _batch(n_mels=10, r=2):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from gst_tts.model.attention.additive import AdditiveAttention
 from gst_tts.model.attention.base import MASK_VALUE, AttentionState, DecoderAttention
 from gst_tts.model.attention.dot import DotAttention
+from gst_tts.model.attention.dynamic_convolution import DynamicConvolutionAttention
 from gst_tts.model.attention.forward import ForwardAttention
 from gst_tts.model.attention.general import GeneralAttention
 from gst_tts.model.attention.location_sensitive import LocationSensitiveAttention
@@ -21,6 +22,7 @@ ATTENTION_KINDS: dict[str, type[DecoderAttention]] = {
     "general": GeneralAttention,
     "scaled_dot": ScaledDotAttention,
     "forward": ForwardAttention,
+    "dynamic_convolution": DynamicConvolutionAttention,
 }
 
 
@@ -38,7 +40,7 @@ def build_attention(
 
     ``location`` switches the optional location term of the kinds that have one
     (``takes_location``: the classic kinds and ``forward``); ``location_sensitive`` always has its
-    location features.
+    location features, and ``dynamic_convolution`` is location-relative by design.
 
     Raises:
         ValueError: unknown kind (one line, listing the known ones).
@@ -56,5 +58,5 @@ def build_attention(
 
 __all__ = [
     "ATTENTION_KINDS", "MASK_VALUE", "AttentionState", "DecoderAttention", "AdditiveAttention", "DotAttention",
-    "ForwardAttention", "GeneralAttention", "LocationSensitiveAttention", "ScaledDotAttention", "build_attention",
+    "DynamicConvolutionAttention", "ForwardAttention", "GeneralAttention", "LocationSensitiveAttention", "ScaledDotAttention", "build_attention",
 ]
