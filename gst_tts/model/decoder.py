@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-from gst_tts.model.attention.location_sensitive import AttentionMemory, LocationSensitiveAttention
+from gst_tts.model.attention import AttentionState, build_attention
 from gst_tts.model.int8_weight import Int8StepWeight
 from gst_tts.model.shared_weight import SharedStepWeight
 
@@ -20,8 +20,8 @@ class DecoderState(NamedTuple):
     attention_cell: torch.Tensor  # (batch, attention_rnn_dim)
     decoder_hidden: torch.Tensor  # (batch, decoder_rnn_dim)
     decoder_cell: torch.Tensor  # (batch, decoder_rnn_dim)
-    attention_weights: torch.Tensor  # (batch, symbols)
-    cumulative_weights: torch.Tensor  # (batch, symbols)
+    attention_weights: torch.Tensor  # (batch, symbols), this step's alignment
+    attention_state: AttentionState  # the attention kind's own recurrent state
     context: torch.Tensor  # (batch, memory_dim)
 
 
@@ -66,7 +66,10 @@ class _Prenet(nn.Module):
 
 
 class Decoder(nn.Module):
-    """Prenet → attention LSTM → location-sensitive attention → decoder LSTM → r mel frames + stop logit.
+    """Prenet → attention LSTM → attention → decoder LSTM → r mel frames + stop logit.
+
+    The attention is any :class:`~gst_tts.model.attention.DecoderAttention`, used only through
+    ``prepare``/``initial_state``/``step``, so the decoder does not change per kind.
 
     Every argument is required: the defaults (Tacotron 2 sizes) are
     :class:`~gst_tts.model.tacotron.GSTTacotron`'s, so each is set in one place.
@@ -80,6 +83,8 @@ class Decoder(nn.Module):
         prenet_dropout_at_inference: keep prenet dropout on at inference.
         attention_rnn_dim: attention LSTM units.
         decoder_rnn_dim: decoder LSTM units.
+        attention: attention kind, a key of :data:`gst_tts.model.attention.ATTENTION_KINDS`.
+        attention_location: the optional location term of the kinds that have one.
         attention_dim: attention energy size.
         location_filters: location convolution filters.
         location_kernel_size: location convolution kernel.
@@ -98,6 +103,8 @@ class Decoder(nn.Module):
         prenet_dropout_at_inference: bool,
         attention_rnn_dim: int,
         decoder_rnn_dim: int,
+        attention: str,
+        attention_location: bool,
         attention_dim: int,
         location_filters: int,
         location_kernel_size: int,
@@ -117,16 +124,17 @@ class Decoder(nn.Module):
             in_dim=n_mels, dim=prenet_dim, dropout=prenet_dropout, dropout_at_inference=prenet_dropout_at_inference
         )
         self.attention_rnn = nn.LSTMCell(prenet_dim + memory_dim, attention_rnn_dim)
-        self.attention = LocationSensitiveAttention(
-            query_dim=attention_rnn_dim, memory_dim=memory_dim, attention_dim=attention_dim,
-            location_filters=location_filters, location_kernel_size=location_kernel_size,
+        self.attention = build_attention(
+            attention, query_dim=attention_rnn_dim, memory_dim=memory_dim, attention_dim=attention_dim,
+            location=attention_location, location_filters=location_filters, location_kernel_size=location_kernel_size,
         )
         self.decoder_rnn = nn.LSTMCell(attention_rnn_dim + memory_dim, decoder_rnn_dim)
         self.mel_projection = nn.Linear(decoder_rnn_dim + memory_dim, n_mels * reduction_factor)
         self.stop_projection = nn.Linear(decoder_rnn_dim + memory_dim, 1)
         self._int8_weights: StepWeights | None = None
 
-    def initial_state(self, memory: torch.Tensor) -> DecoderState:
+    def initial_state(self, memory: torch.Tensor, attention_memory: Any) -> DecoderState:
+        """The state before the first step; ``attention_memory`` from ``self.attention.prepare(memory, ...)``."""
         batch, symbols, memory_dim = memory.shape
         zeros = memory.new_zeros
         return DecoderState(
@@ -135,7 +143,7 @@ class Decoder(nn.Module):
             zeros(batch, self.decoder_rnn_dim),
             zeros(batch, self.decoder_rnn_dim),
             zeros(batch, symbols),
-            zeros(batch, symbols),
+            self.attention.initial_state(attention_memory),
             zeros(batch, memory_dim),
         )
 
@@ -198,7 +206,7 @@ class Decoder(nn.Module):
         self,
         prenet_gates: torch.Tensor,
         state: DecoderState,
-        attention_memory: AttentionMemory,
+        attention_memory: Any,
         weights: StepWeights,
         dropout_masks: tuple[torch.Tensor, torch.Tensor] | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, DecoderState]:
@@ -218,17 +226,13 @@ class Decoder(nn.Module):
         att_h, att_c = _lstm_update(gates, state.attention_cell)
         if dropout_masks is not None:
             att_h = att_h * dropout_masks[0]
-        context, attention_weights = self.attention(
-            att_h, attention_memory, state.attention_weights, state.cumulative_weights
-        )
+        context, attention_weights, attention_state = self.attention.step(att_h, state.attention_state, attention_memory)
         gates = weights.decoder(torch.cat([att_h, context, state.decoder_hidden], -1)) + weights.decoder_bias
         dec_h, dec_c = _lstm_update(gates, state.decoder_cell)
         if dropout_masks is not None:
             dec_h = dec_h * dropout_masks[1]
         projection_in = torch.cat([dec_h, context], -1)
-        new_state = DecoderState(
-            att_h, att_c, dec_h, dec_c, attention_weights, state.cumulative_weights + attention_weights, context
-        )
+        new_state = DecoderState(att_h, att_c, dec_h, dec_c, attention_weights, attention_state, context)
         return self.mel_projection(projection_in), self.stop_projection(projection_in).squeeze(-1), new_state
 
     def forward(self, memory: torch.Tensor, padding_mask: torch.Tensor | None, mel: torch.Tensor) -> DecoderOutput:
@@ -251,7 +255,7 @@ class Decoder(nn.Module):
         weights = self._pass_weights(memory)
         att_masks = _dropout_masks(n_steps, batch, self.attention_rnn_dim, self.attention_dropout, self.training, mel)
         dec_masks = _dropout_masks(n_steps, batch, self.decoder_rnn_dim, self.decoder_dropout, self.training, mel)
-        state = self.initial_state(memory)
+        state = self.initial_state(memory, attention_memory)
         frames_out, stops, alignments = [], [], []
         # unbind, not prenet_gates[:, s]: the backward of per-step indexing would allocate and
         # fill a full-size zero gradient at every step (quadratic in length); unbind's is one stack.
@@ -289,7 +293,7 @@ class Decoder(nn.Module):
         r, n_mels = self.reduction_factor, self.n_mels
         attention_memory = self.attention.prepare(memory, padding_mask)
         weights = self._pass_weights(memory)
-        state = self.initial_state(memory)
+        state = self.initial_state(memory, attention_memory)
         frame = memory.new_zeros(batch, n_mels)
         done = torch.zeros(batch, dtype=torch.bool, device=memory.device)
         stopped = torch.zeros_like(done)

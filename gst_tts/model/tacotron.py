@@ -52,6 +52,13 @@ class GSTTacotron(nn.Module):
         encoder_kernel_size: encoder convolution kernel. Default 5.
         encoder_n_convs: encoder convolutions. Default 3.
         encoder_dropout: encoder dropout. Default 0.5.
+        attention: decoder attention kind, a key of :data:`gst_tts.model.attention.ATTENTION_KINDS`:
+            ``location_sensitive``, ``additive``, ``dot``, ``general``, ``scaled_dot``, ``forward``, ``dynamic_convolution``. Default
+            ``"location_sensitive"``.
+        attention_location: add the location term (features of the previous and cumulative
+            weights) to the classic kinds' energies (``additive``, ``dot``, ``general``,
+            ``scaled_dot``) and to ``forward``'s content attention; ignored by ``location_sensitive``
+            (always has it) and ``dynamic_convolution`` (location-relative by design). Default False.
         attention_dim: attention energy size. Default 128.
         attention_location_filters: location filters. Default 32.
         attention_location_kernel_size: location kernel. Default 31.
@@ -86,6 +93,8 @@ class GSTTacotron(nn.Module):
         encoder_kernel_size: int = 5,
         encoder_n_convs: int = 3,
         encoder_dropout: float = 0.5,
+        attention: str = "location_sensitive",
+        attention_location: bool = False,
         attention_dim: int = 128,
         attention_location_filters: int = 32,
         attention_location_kernel_size: int = 31,
@@ -130,7 +139,8 @@ class GSTTacotron(nn.Module):
         self.decoder = Decoder(
             n_mels=n_mels, reduction_factor=reduction_factor, memory_dim=memory_dim, prenet_dim=prenet_dim,
             prenet_dropout=prenet_dropout, prenet_dropout_at_inference=prenet_dropout_at_inference,
-            attention_rnn_dim=attention_rnn_dim, decoder_rnn_dim=decoder_rnn_dim, attention_dim=attention_dim,
+            attention_rnn_dim=attention_rnn_dim, decoder_rnn_dim=decoder_rnn_dim, attention=attention,
+            attention_location=attention_location, attention_dim=attention_dim,
             location_filters=attention_location_filters, location_kernel_size=attention_location_kernel_size,
             attention_dropout=attention_dropout, decoder_dropout=decoder_dropout,
         )

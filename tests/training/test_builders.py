@@ -178,3 +178,19 @@ def test_presets_that_list_every_key_restate_the_constructor_defaults():
     loss.pop("_target_")
     assert loss == _defaults(TacotronLoss, leave_out=("reduction_factor",))
     assert OmegaConf.to_container(cfg.data.audio) == asdict(AudioConfig())
+
+
+def test_attention_kind_is_chosen_from_the_command_line():
+    from gst_tts.model.attention import DotAttention, LocationSensitiveAttention
+
+    with initialize_config_module(config_module=CONFIG_MODULE, version_base="1.3"):
+        default = compose("config", overrides=["model=tiny"])
+        dot = compose("config", overrides=["model=tiny", "model.attention=dot", "model.attention_location=true"])
+    assert type(build_model(default.model, **SIZES)[0].decoder.attention) is LocationSensitiveAttention
+    model, config = build_model(dot.model, **SIZES)
+    assert type(model.decoder.attention) is DotAttention and model.decoder.attention.location is not None
+    assert config["attention"] == "dot" and config["attention_location"] is True
+    with pytest.raises(GstTtsError) as info:
+        build_model(_model_cfg(attention="luong"), **SIZES)
+    assert "unknown attention 'luong'" in str(info.value) and "scaled_dot" in str(info.value)
+    assert "\n" not in str(info.value)

@@ -8,13 +8,17 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-# Finite so that it stays representable in fp16 (max 65504) and bf16; far below any real energy,
-# so masked symbols get exactly zero weight after softmax without producing inf - inf = NaN.
-MASK_VALUE = -1e4
+from gst_tts.model.attention.base import MASK_VALUE, AttentionState, DecoderAttention
+
+__all__ = ["MASK_VALUE", "AttentionMemory", "LocationSensitiveAttention"]
 
 
-class LocationSensitiveAttention(nn.Module):
-    """Additive attention whose energies also see where the attention has been.
+class LocationSensitiveAttention(DecoderAttention):
+    """Additive attention whose energies also see where the attention has been (the default kind).
+
+    ``e_i = v^T tanh(W s + U h_i + F (f * [a_prev, a_cum])_i)``, ``a = softmax(e)``: Chorowski et
+    al. 2015, "Attention-Based Models for Speech Recognition", as used in Tacotron 2 (Shen et al.
+    2018). State: the previous and the cumulative weights.
 
     Location features come from a convolution over the previous and the cumulative attention
     weights, so the alignment is pushed to move forward monotonically.
@@ -87,6 +91,19 @@ class LocationSensitiveAttention(nn.Module):
         weights = torch.softmax(energies, dim=-1)
         context = torch.bmm(weights.unsqueeze(1).to(prepared.memory.dtype), prepared.memory).squeeze(1)
         return context, weights
+
+    def initial_state(self, prepared: "AttentionMemory") -> AttentionState:
+        batch, symbols = prepared.memory.shape[:2]
+        zeros = prepared.memory.new_zeros(batch, symbols)
+        return zeros, zeros
+
+    def step(
+        self, query: torch.Tensor, state: AttentionState, prepared: "AttentionMemory"
+    ) -> tuple[torch.Tensor, torch.Tensor, AttentionState]:
+        """One decoder step (see :class:`DecoderAttention`); state is ``(previous, cumulative)`` weights."""
+        previous, cumulative = state
+        context, weights = self(query, prepared, previous, cumulative)
+        return context, weights, (weights, cumulative + weights)
 
 
 class AttentionMemory(NamedTuple):
