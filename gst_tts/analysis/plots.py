@@ -41,6 +41,7 @@ from gst_tts.inference.decoding import DecodingConfig
 
 __all__ = [
     "plot_alignment",
+    "plot_alignment_grid",
     "plot_inspection",
     "plot_mel_pair",
     "plot_style_weights",
@@ -186,6 +187,80 @@ def plot_alignment(
     t = _title(title, health)
     if t:
         ax.set_title(t, fontsize=10)
+    return fig
+
+
+#: Longest side of a grid cell's image: longer alignments are max-pooled down to it, so that a
+#: sharp path over thousands of steps stays visible instead of being averaged into the background.
+_GRID_CELL_PIXELS = 400
+
+
+def _max_pool(a: np.ndarray, most: int) -> np.ndarray:
+    """``a`` with each axis longer than ``most`` reduced by taking the maximum over equal blocks."""
+    for axis in (0, 1):
+        n = a.shape[axis]
+        if n > most:
+            k = math.ceil(n / most)
+            pad = [(0, 0), (0, 0)]
+            pad[axis] = (0, (-n) % k)
+            a = np.pad(a, pad)
+            shape = (a.shape[0] // k, k, a.shape[1]) if axis == 0 else (a.shape[0], a.shape[1] // k, k)
+            a = a.reshape(shape).max(axis=axis + 1)
+    return a
+
+
+def plot_alignment_grid(
+    alignments: Sequence[Sequence[Any]],
+    *,
+    column_titles: Sequence[str],
+    row_titles: Sequence[str] = (),
+    title: str = "",
+) -> Figure:
+    """Attention maps side by side: one column per model (e.g. per attention kind), one row per
+    utterance, so that the same utterance reads across a row.
+
+    Args:
+        alignments: ``alignments[row][column]`` of shape ``(decoder_steps, input_symbols)``, or
+            ``None`` for a missing cell (drawn empty).
+        column_titles: one per column.
+        row_titles: one per row (the y-axis label of its first cell); may be empty.
+        title: figure title.
+
+    Returns:
+        The figure: x = decoder step, y = input symbol (origin lower), one shared 0–1 colour scale;
+        cells longer than 400 steps or symbols are max-pooled for drawing (the axes still count
+        steps and symbols).
+    """
+    rows = len(alignments)
+    cols = len(column_titles)
+    if rows == 0 or cols == 0 or any(len(row) != cols for row in alignments):
+        raise ValueError(f"alignments must be rows of {cols} cells (one per column title)")
+    if row_titles and len(row_titles) != rows:
+        raise ValueError(f"{len(row_titles)} row titles for {rows} rows")
+    fig = Figure(figsize=(2.6 * cols + 0.8, 2.4 * rows + 0.6), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False)
+    image = None
+    for r, row in enumerate(alignments):
+        for c, cell in enumerate(row):
+            ax = axes[r][c]
+            if cell is None:
+                ax.set_axis_off()
+                continue
+            a = _matrix(cell, "alignment")
+            steps, symbols = a.shape
+            image = ax.imshow(_max_pool(a, _GRID_CELL_PIXELS).T, aspect="auto", origin="lower", interpolation="none",
+                              cmap="viridis", vmin=0.0, vmax=1.0, extent=(0, steps, 0, symbols))
+            ax.tick_params(labelsize=7)
+            if r == 0:
+                ax.set_title(column_titles[c], fontsize=9)
+            if r == rows - 1:
+                ax.set_xlabel("decoder step", fontsize=8)
+            if c == 0:
+                ax.set_ylabel((f"{row_titles[r]}\n" if row_titles else "") + "input symbol", fontsize=8)
+    if image is not None:
+        fig.colorbar(image, ax=axes, shrink=0.6, label="attention weight")
+    if title:
+        fig.suptitle(title, fontsize=10)
     return fig
 
 

@@ -6,6 +6,7 @@ from gst_tts.analysis.alignment import alignment_health
 from gst_tts.analysis.plots import (
     figure_to_array,
     plot_alignment,
+    plot_alignment_grid,
     plot_inspection,
     plot_mel_pair,
     plot_style_weights,
@@ -31,6 +32,28 @@ def test_plot_alignment(tmp_path):
     assert isinstance(plot_alignment(a), Figure)
     with pytest.raises(ValueError):
         plot_alignment(a, input_labels=list("too short"[:3]))
+
+
+def test_plot_alignment_grid_rows_columns_and_missing_cells():
+    import torch
+
+    cells = [[alignment(), torch.as_tensor(alignment(20, 5)), None], [alignment(40, 12), alignment(), alignment()]]
+    fig = plot_alignment_grid(cells, column_titles=["a", "b", "c"], row_titles=["short", "long"], title="kinds")
+    drawn = [ax for ax in fig.axes if ax.images]
+    assert len(drawn) == 5  # the missing cell is left empty
+    assert [ax.get_title() for ax in drawn[:2]] == ["a", "b"]
+    assert drawn[0].images[0].get_array().shape == (len(TEXT), 30)  # symbols on y, steps on x
+    assert figure_to_array(fig).ndim == 3
+    path = np.zeros((3000, 900), dtype=np.float32)  # a one-pixel path far longer than the cell
+    path[np.arange(3000), np.arange(3000) * 900 // 3000] = 1.0
+    image = plot_alignment_grid([[path]], column_titles=["long"]).axes[0].images[0]
+    assert image.get_array().shape == (300, 375)  # max-pooled for drawing ...
+    assert image.get_array().max(axis=1).min() == 1.0  # ... without losing the path in any row
+    assert image.get_extent() == [0, 3000, 0, 900]  # axes still in steps and symbols
+    with pytest.raises(ValueError, match="rows of 3 cells"):
+        plot_alignment_grid([[alignment()]], column_titles=["a", "b", "c"])
+    with pytest.raises(ValueError, match="row titles"):
+        plot_alignment_grid([[alignment()]], column_titles=["a"], row_titles=["x", "y"])
 
 
 def test_plot_alignment_many_labels():
