@@ -1,6 +1,6 @@
 """gst-tts: Tacotron with location-sensitive attention and Global Style Tokens.
 
-``from gst_tts import Synthesizer, Style, DecodingConfig`` gives the synthesis API; the import is
+``from gst_tts import Synthesizer, Style, DecodingConfig, UNSPLIT_MAX_DECODER_STEPS`` gives the synthesis API; the import is
 lazy because the synthesizer pulls in librosa and the model. Importing the package first checks that torch and
 torchaudio load together (:mod:`gst_tts.dependencies`).
 """
@@ -18,4 +18,8 @@ def __getattr__(name: str):
         from gst_tts.inference import synthesizer
 
         return getattr(synthesizer, name)
+    if name == "UNSPLIT_MAX_DECODER_STEPS":
+        from gst_tts.inference import decoding
+
+        return decoding.UNSPLIT_MAX_DECODER_STEPS
     raise AttributeError(f"module 'gst_tts' has no attribute {name!r}")
