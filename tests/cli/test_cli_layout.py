@@ -11,7 +11,7 @@ import pytest
 import gst_tts.cli
 from gst_tts.cli import COMMANDS, build_parser
 from gst_tts.cli.args import decoding_options
-from gst_tts.inference.decoding import DecodingConfig
+from gst_tts.inference.decoding import UNSPLIT_MAX_DECODER_STEPS, DecodingConfig
 
 CLI_DIR = Path(gst_tts.cli.__file__).parent
 COMMAND_MODULES = {module for module, _ in COMMANDS.values()}
@@ -77,5 +77,6 @@ def test_decoding_help_shows_the_config_defaults(capsys):
         build_parser().parse_args(["synthesize", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     d = DecodingConfig()
-    assert f"(default {d.stop_threshold:g})" in text and f"(default {d.max_decoder_steps})" in text
+    assert f"(default {d.stop_threshold:g})" in text
+    assert f"(default {d.max_decoder_steps}; {UNSPLIT_MAX_DECODER_STEPS} with --no-split" in text
     assert f"(default {d.max_frames_per_symbol:g})" in text
