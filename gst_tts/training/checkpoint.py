@@ -29,7 +29,6 @@ from dataclasses import asdict
 import logging
 import os
 from pathlib import Path
-import pickle
 import random
 from typing import Any, Mapping, Sequence
 
@@ -41,6 +40,7 @@ from gst_tts.errors import CheckpointError, first_line
 from gst_tts.files import atomic_write
 from gst_tts.model import GSTTacotron
 from gst_tts.text.symbols import SymbolTable
+from gst_tts.weights import load_weights_only
 
 log = logging.getLogger("gst_tts.training.checkpoint")
 
@@ -124,20 +124,7 @@ def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = 
             (refused by ``weights_only`` loading, never executed), a version this code does not
             know (one from a newer gst-tts), or a checkpoint missing a part synthesis needs.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise CheckpointError(f"{path}: checkpoint not found")
-    try:
-        ckpt = torch.load(path, map_location=map_location, weights_only=True)
-    except pickle.UnpicklingError as exc:
-        detail = _weights_unpickler_detail(str(exc))
-        if "global" in detail.lower():  # a class or function reference: code, refused unexecuted
-            raise CheckpointError(
-                f"{path}: refused to load: the file references code or objects that weights-only loading does not allow ({detail})"
-            ) from None
-        raise CheckpointError(f"{path}: not a gst-tts checkpoint (unreadable pickle: {detail})") from None
-    except Exception as exc:  # zip/EOF/decode errors from random bytes
-        raise CheckpointError(f"{path}: not a gst-tts checkpoint ({type(exc).__name__}: {first_line(exc, 120)})") from None
+    ckpt = load_weights_only(path, error=CheckpointError, what="gst-tts checkpoint", map_location=map_location)
     return check_checkpoint(ckpt, path)
 
 
@@ -221,11 +208,3 @@ def restore_rng_state(rng: Mapping[str, Any], path: str | os.PathLike, on_cuda: 
 def _as_tuple(x):
     """Python's random state is nested tuples; a checkpoint may hand it back as lists."""
     return tuple(_as_tuple(v) for v in x) if isinstance(x, (list, tuple)) else x
-
-
-def _weights_unpickler_detail(message: str) -> str:
-    """The informative part of torch's long weights-only error, on one line."""
-    marker = "WeightsUnpickler error:"
-    detail = message.split(marker, 1)[1] if marker in message else message
-    detail = " ".join(detail.split())
-    return detail.split(". ")[0][:160]

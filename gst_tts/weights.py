@@ -1,0 +1,65 @@
+"""Reading torch files without running code: the one ``torch.load(weights_only=True)`` that every
+reader of weights goes through (gst-tts checkpoints, vocoder weights), with one-line errors.
+
+Weights-only loading unpickles containers, tensors and plain values only; a file that refers to a
+class or a function (a pickled module, a malicious ``__reduce__``) is refused before anything in
+it runs.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+import pickle
+from typing import Any
+
+import torch
+
+from gst_tts.errors import GstTtsError, first_line
+
+
+def load_weights_only(
+    path: str | os.PathLike,
+    *,
+    error: type[GstTtsError],
+    what: str,
+    map_location: str | torch.device = "cpu",
+) -> Any:
+    """The object stored in ``path`` (legacy or zip torch format), read without running code.
+
+    Args:
+        path: the file.
+        error: the :class:`GstTtsError` subclass raised.
+        what: what the file should be, for the messages (``"gst-tts checkpoint"``).
+        map_location: where tensors go. Default CPU.
+
+    Raises:
+        error: the file is missing, refers to code or objects (refused, never executed), or is not
+            a torch file.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise error(f"{path}: {what} not found")
+    try:
+        return torch.load(path, map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError as exc:
+        detail = _weights_unpickler_detail(str(exc))
+        if "global" in detail.lower():  # a class or function reference: code, refused unexecuted
+            raise error(
+                f"{path}: refused to load: the file references code or objects that weights-only loading does not allow ({detail})"
+            ) from None
+        raise error(f"{path}: not a {what} (unreadable pickle: {detail})") from None
+    except Exception as exc:  # zip/EOF/decode errors from random bytes
+        raise error(f"{path}: not a {what} ({type(exc).__name__}: {first_line(exc, 120)})") from None
+
+
+def _weights_unpickler_detail(message: str) -> str:
+    """The informative part of torch's long weights-only error, on one line: what follows
+    "WeightsUnpickler error:" (zip files), else the line naming a refused global (legacy files)."""
+    marker = "WeightsUnpickler error:"
+    if marker in message:
+        detail = message.split(marker, 1)[1]
+    else:
+        detail = next((line for line in message.splitlines() if "global" in line.lower()), message)
+    detail = " ".join(detail.split())
+    return detail.split(". ")[0][:160]
