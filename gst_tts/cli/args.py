@@ -21,7 +21,7 @@ from gst_tts.audio.vocoders import GRIFFIN_LIM, Vocoder, load_vocoder
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
 from gst_tts.audio.vocoders.hifigan_io import DEFAULT_CONFIG_NAME
 from gst_tts.errors import GstTtsError, VocoderError
-from gst_tts.inference.decoding import DecodingConfig
+from gst_tts.inference.decoding import UNSPLIT_MAX_DECODER_STEPS, DecodingConfig
 from gst_tts.inference.style import Style, parse_style_mix, parse_style_weights
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.text.split import DEFAULT_MAX_CHARS
@@ -148,7 +148,8 @@ def _option_errors(option: str) -> Iterator[None]:
 
 
 def add_decoding_arguments(p: argparse.ArgumentParser, *, batch_size: int = 16, batch_what: str = "chunks") -> None:
-    """The decoding group: ``DecodingConfig``'s fields, ``--max-chunk-chars`` and ``--batch-size``.
+    """The decoding group: ``DecodingConfig``'s fields, ``--max-chunk-chars`` or ``--no-split``,
+    and ``--batch-size``.
 
     Args:
         batch_size: this command's default ``--batch-size``. Default 16.
@@ -158,19 +159,26 @@ def add_decoding_arguments(p: argparse.ArgumentParser, *, batch_size: int = 16, 
     g = p.add_argument_group("decoding")
     g.add_argument("--stop-threshold", type=float, default=d.stop_threshold,
                    help=f"stop probability that ends a text (default {d.stop_threshold:g})")
-    g.add_argument("--max-decoder-steps", type=int, default=d.max_decoder_steps,
-                   help=f"absolute decoder step bound per chunk (default {d.max_decoder_steps})")
+    g.add_argument("--max-decoder-steps", type=int, default=None,
+                   help=f"absolute decoder step bound per chunk (default {d.max_decoder_steps}; "
+                        f"{UNSPLIT_MAX_DECODER_STEPS} with --no-split, so that the per-symbol bound governs)")
     g.add_argument("--max-frames-per-symbol", type=float, default=d.max_frames_per_symbol,
                    help=f"length bound per input symbol (default {d.max_frames_per_symbol:g})")
-    g.add_argument("--max-chunk-chars", type=int, default=DEFAULT_MAX_CHARS,
-                   help=f"longer texts are split at sentence, then clause boundaries (default {DEFAULT_MAX_CHARS})")
+    split = g.add_mutually_exclusive_group()
+    split.add_argument("--max-chunk-chars", type=int, default=DEFAULT_MAX_CHARS,
+                       help=f"longer texts are split at sentence, then clause boundaries (default {DEFAULT_MAX_CHARS})")
+    split.add_argument("--no-split", action="store_true",
+                       help="read every text as one utterance however long: shows what the attention does on "
+                            "lengths it never saw in training")
     g.add_argument("--batch-size", type=int, default=batch_size, help=f"{batch_what} decoded together (default {batch_size})")
 
 
 def decoding_options(args: argparse.Namespace) -> dict[str, Any]:
     """``Synthesizer.synthesize`` keyword arguments from :func:`add_decoding_arguments`, validated:
-    ``decoding`` (a :class:`DecodingConfig`), ``max_chunk_chars``, ``batch_size``."""
+    ``decoding`` (a :class:`DecodingConfig`), ``max_chunk_chars`` (None with ``--no-split``), ``batch_size``."""
     values = {f.name: getattr(args, f.name) for f in fields(DecodingConfig)}
+    if values["max_decoder_steps"] is None:
+        values["max_decoder_steps"] = UNSPLIT_MAX_DECODER_STEPS if args.no_split else DecodingConfig.max_decoder_steps
     for name, value in values.items():
         problem = DecodingConfig.problem(name, value)
         if problem:
@@ -179,4 +187,5 @@ def decoding_options(args: argparse.Namespace) -> dict[str, Any]:
         raise GstTtsError(f"--max-chunk-chars must be at least 1, got {args.max_chunk_chars}")
     if args.batch_size < 1:
         raise GstTtsError(f"--batch-size must be at least 1, got {args.batch_size}")
-    return dict(decoding=DecodingConfig(**values), max_chunk_chars=args.max_chunk_chars, batch_size=args.batch_size)
+    return dict(decoding=DecodingConfig(**values), max_chunk_chars=None if args.no_split else args.max_chunk_chars,
+                batch_size=args.batch_size)

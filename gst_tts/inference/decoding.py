@@ -14,7 +14,11 @@ from typing import Any
 
 from gst_tts.errors import GstTtsError
 
-__all__ = ["DecodingConfig"]
+__all__ = ["DecodingConfig", "UNSPLIT_MAX_DECODER_STEPS"]
+
+#: The absolute step bound of unsplit long texts (``synthesize --no-split``): high enough that the
+#: per-symbol bound governs (20,000 steps at r = 3 are about 12 minutes of audio).
+UNSPLIT_MAX_DECODER_STEPS = 20_000
 
 
 @dataclass(frozen=True)

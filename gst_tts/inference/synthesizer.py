@@ -227,7 +227,10 @@ class Synthesizer:
             batch_size: chunks decoded together. Default 16.
             decoding: stop threshold and step bounds (per chunk). Default ``DecodingConfig()``.
             max_chunk_chars: texts longer than this (cleaned characters) are split at sentence,
-                then clause boundaries; ``None`` never splits. Default ``DEFAULT_MAX_CHARS``.
+                then clause boundaries; ``None`` never splits (``synthesize --no-split``; give
+                ``decoding=DecodingConfig(max_decoder_steps=UNSPLIT_MAX_DECODER_STEPS)`` with it, as
+                the command does, or a long text stops on the default absolute bound). Default
+                ``DEFAULT_MAX_CHARS``.
             pause_s: silence between the chunks of a split text. Default 0.25.
             vocode: run the vocoder; ``False`` leaves ``audio`` empty (mel, alignment only).
                 Default True.

@@ -130,6 +130,37 @@ def test_two_thousand_character_paragraph_comes_out_whole(tiny_checkpoint, tmp_p
     assert alignment.shape == (3 * len(side["chunks"]), len(side["input_symbols"]))
 
 
+def test_no_split_reads_a_long_paragraph_as_one_utterance_past_the_default_step_bound(tiny_checkpoint, tmp_path, capsys):
+    paragraph = ("The old house on the hill stood silent, and its windows were dark. " * 18)[:1200]
+    out = tmp_path / "whole.wav"
+    # The random model never stops: it runs to min(max_decoder_steps, ceil(3 * symbols / r)) steps.
+    rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--text", paragraph, "--out", str(out),
+                     "--no-split", "--max-frames-per-symbol", "3", "--griffin-lim-iters", "1", "--save-alignment")
+    assert rc == 0, err
+    side = json.loads(out.with_suffix(".json").read_text())
+    assert len(side["chunks"]) == 1
+    symbols = len(side["input_symbols"])
+    alignment = np.load(tmp_path / "whole.alignment.npy")
+    steps = -(-3 * symbols // side["frames_per_step"])  # the per-symbol bound, ceil(3 * symbols / r)
+    assert alignment.shape == (steps, symbols) and steps > 1000  # past the default absolute bound of 1000
+
+    rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--text", paragraph, "--out", str(out),
+                     "--no-split", "--max-decoder-steps", "7", "--griffin-lim-iters", "1", "--save-alignment")
+    assert rc == 0, err
+    assert len(json.loads(out.with_suffix(".json").read_text())["chunks"]) == 1
+    assert np.load(tmp_path / "whole.alignment.npy").shape == (7, symbols)  # an explicit bound still holds
+
+
+def test_no_split_and_max_chunk_chars_exclude_each_other(tiny_checkpoint, tmp_path, capsys):
+    out = tmp_path / "x.wav"
+    with pytest.raises(SystemExit) as exc:
+        main(["synthesize", "--checkpoint", str(tiny_checkpoint), "--text", "Hi.", "--out", str(out),
+              "--no-split", "--max-chunk-chars", "50"])
+    assert exc.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err
+    assert not out.exists()
+
+
 # ------------------------------------------------------------------ bad input
 
 
