@@ -1,6 +1,9 @@
 """Reading torch files without running code: the one ``torch.load(weights_only=True)`` that every
 reader of weights goes through (gst-tts checkpoints, vocoder weights), with one-line errors.
 
+:func:`check_versioned` checks the marker, version and parts of gst-tts's own formats (acoustic
+checkpoints, vocoder checkpoints).
+
 Weights-only loading unpickles containers, tensors and plain values only; a file that refers to a
 class or a function (a pickled module, a malicious ``__reduce__``) is refused before anything in
 it runs.
@@ -11,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 import pickle
-from typing import Any
+from typing import Any, Sequence
 
 import torch
 
@@ -51,6 +54,41 @@ def load_weights_only(
         raise error(f"{path}: not a {what} (unreadable pickle: {detail})") from None
     except Exception as exc:  # zip/EOF/decode errors from random bytes
         raise error(f"{path}: not a {what} ({type(exc).__name__}: {first_line(exc, 120)})") from None
+
+
+def check_versioned(
+    stored: Any,
+    path: str | os.PathLike,
+    *,
+    marker: str,
+    version: int,
+    required: Sequence[str],
+    error: type[GstTtsError],
+    what: str,
+    kind: str,
+) -> dict[str, Any]:
+    """``stored`` itself when it is a dict of one of gst-tts's own file formats that this code reads:
+    ``format`` is ``marker``, ``version`` a whole number from 1 to ``version``, every ``required``
+    key present; otherwise a one-line ``error``.
+
+    Args:
+        what: the format's name, for "not a …" (``"gst-tts checkpoint"``).
+        kind: its short name, for the version and completeness messages (``"checkpoint"``).
+    """
+    if not isinstance(stored, dict) or stored.get("format") != marker:
+        raise error(f"{path}: not a {what} (no '{marker}' marker)")
+    found = stored.get("version")
+    if not isinstance(found, int) or isinstance(found, bool) or found < 1:
+        raise error(f"{path}: unknown {kind} version {found!r} (this gst-tts reads versions 1 to {version})")
+    if found > version:
+        raise error(
+            f"{path}: {kind} version {found} was written by a newer gst-tts (this one reads versions 1 to {version}); "
+            "upgrade gst-tts to load it"
+        )
+    missing = [k for k in required if k not in stored]
+    if missing:
+        raise error(f"{path}: incomplete {kind}, missing {', '.join(missing)}")
+    return stored
 
 
 def _weights_unpickler_detail(message: str) -> str:

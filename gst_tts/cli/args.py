@@ -59,10 +59,10 @@ def add_vocoder_arguments(p: argparse.ArgumentParser) -> None:
     iters, momentum = _GRIFFIN_LIM["n_iter"].default, _GRIFFIN_LIM["momentum"].default
     g = p.add_argument_group("vocoder")
     g.add_argument("--vocoder", default=GRIFFIN_LIM, metavar=f"{GRIFFIN_LIM}|PATH",
-                   help=f"{GRIFFIN_LIM}, or a HiFi-GAN generator file (the published g_XXXXXXXX / generator_v1) "
-                        f"(default {GRIFFIN_LIM})")
+                   help=f"{GRIFFIN_LIM}, or a HiFi-GAN generator file: a gst-tts-train-vocoder checkpoint "
+                        f"(generator.pt) or a published g_XXXXXXXX / generator_v1 (default {GRIFFIN_LIM})")
     g.add_argument("--vocoder-config", type=Path, default=None, metavar="PATH",
-                   help=f"the HiFi-GAN config.json (default: {DEFAULT_CONFIG_NAME} beside the --vocoder file)")
+                   help=f"a published HiFi-GAN file's config.json (default: {DEFAULT_CONFIG_NAME} beside the --vocoder file)")
     g.add_argument("--griffin-lim-iters", type=int, default=iters, help=f"Griffin-Lim iterations (default {iters})")
     g.add_argument("--griffin-lim-momentum", type=float, default=momentum,
                    help=f"Griffin-Lim momentum, 0 ≤ m < 1 (default {momentum})")

@@ -40,7 +40,7 @@ from gst_tts.errors import CheckpointError, first_line
 from gst_tts.files import atomic_write
 from gst_tts.model import GSTTacotron
 from gst_tts.text.symbols import SymbolTable
-from gst_tts.weights import load_weights_only
+from gst_tts.weights import check_versioned, load_weights_only
 
 log = logging.getLogger("gst_tts.training.checkpoint")
 
@@ -130,20 +130,8 @@ def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = 
 
 def check_checkpoint(ckpt: Any, path: str | os.PathLike = "checkpoint") -> dict[str, Any]:
     """``ckpt`` itself when it is a checkpoint this code reads; otherwise a one-line CheckpointError."""
-    if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
-        raise CheckpointError(f"{path}: not a gst-tts checkpoint (no '{FORMAT}' marker)")
-    version = ckpt.get("version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise CheckpointError(f"{path}: unknown checkpoint version {version!r} (this gst-tts reads versions 1 to {VERSION})")
-    if version > VERSION:
-        raise CheckpointError(
-            f"{path}: checkpoint version {version} was written by a newer gst-tts (this one reads versions 1 to {VERSION}); "
-            "upgrade gst-tts to load it"
-        )
-    missing = [k for k in REQUIRED if k not in ckpt]
-    if missing:
-        raise CheckpointError(f"{path}: incomplete checkpoint, missing {', '.join(missing)}")
-    return ckpt
+    return check_versioned(ckpt, path, marker=FORMAT, version=VERSION, required=REQUIRED, error=CheckpointError,
+                           what="gst-tts checkpoint", kind="checkpoint")
 
 
 def model_from_checkpoint(ckpt: dict[str, Any], path: str | os.PathLike = "checkpoint") -> GSTTacotron:

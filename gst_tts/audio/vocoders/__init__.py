@@ -1,5 +1,7 @@
 """Vocoders: log-mel → waveform. Griffin-Lim (no training needed) and HiFi-GAN (the published
-weights, :mod:`~gst_tts.audio.vocoders.hifigan_io`), behind one interface."""
+weights or gst-tts's own vocoder checkpoints, :mod:`~gst_tts.audio.vocoders.hifigan_io`), behind
+one interface. The discriminators (``discriminators``) and the checkpoint layout (``checkpoint``)
+serve vocoder training (``gst-tts-train-vocoder``)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,8 @@ import torch
 from gst_tts.audio.features import AudioConfig
 from gst_tts.errors import VocoderError
 
-#: The ``vocoder`` name that means Griffin-Lim; anything else names a HiFi-GAN generator file.
+#: The ``vocoder`` name that means Griffin-Lim; anything else names a HiFi-GAN generator file (a
+#: published one, or a gst-tts vocoder checkpoint).
 GRIFFIN_LIM = "griffin-lim"
 
 
@@ -35,9 +38,11 @@ def load_vocoder(
     """The vocoder ``vocoder`` names, for mels made with ``audio_config``.
 
     Args:
-        vocoder: ``"griffin-lim"``, or the path of a HiFi-GAN generator file.
+        vocoder: ``"griffin-lim"``, or the path of a HiFi-GAN generator file: a gst-tts vocoder
+            checkpoint (``gst-tts-train-vocoder``'s ``generator.pt`` or ``last.pt``) or a published one.
         audio_config: the feature settings of the mels it will get.
-        config_path: HiFi-GAN only: its ``config.json``. Default: the one beside the weights.
+        config_path: a published HiFi-GAN file only: its ``config.json``. Default: the one beside
+            the weights.
         device: HiFi-GAN only: where it runs; ``None`` picks CUDA when available, else CPU.
         griffin_lim: Griffin-Lim only: ``GriffinLimVocoder`` keyword arguments.
 

@@ -15,6 +15,12 @@ folded (:func:`fold_weight_norm`):
 with ``C = upsample_initial_channel``, ``U`` upsampling stages and ``K`` residual blocks per stage
 (multi-receptive-field fusion: the mean of the ``K`` blocks' outputs).
 
+An optional iSTFT head (iSTFTNet, Kaneko et al. 2022) replaces the last upsampling stages: with
+``istft_n_fft`` set, ``conv_post`` gives ``istft_n_fft / 2 + 1`` log-magnitudes and as many phases
+per step, and an inverse STFT with hop ``istft_hop_length`` makes the samples, so the
+convolutions run at a lower rate (``hop = prod(upsample_rates) · istft_hop_length``). The
+published generators have no such head; their files load as before.
+
 Training uses weight norm on every convolution (:meth:`HiFiGANGenerator.apply_weight_norm`,
 torch's parametrization, keys ``*.parametrizations.weight.original0/1``); inference folds it into
 plain weights (:meth:`HiFiGANGenerator.remove_weight_norm`), which gives the same function.
@@ -35,6 +41,8 @@ __all__ = ["HiFiGANGenerator", "HIFIGAN_CONFIGS", "GENERATOR_CONFIG_KEYS", "FEAT
 
 #: Slope of the leaky ReLUs inside the generator.
 LRELU_SLOPE = 0.1
+#: The iSTFT head's log-magnitudes are capped here before ``exp`` (no overflow early in training).
+MAX_LOG_MAGNITUDE = 10.0
 
 #: The ``config.json`` keys that shape the generator (the published configs' names).
 GENERATOR_CONFIG_KEYS = (
@@ -133,6 +141,10 @@ class HiFiGANGenerator(nn.Module):
             upsampling. Default (3, 7, 11).
         resblock_dilation_sizes: the dilations of each of those blocks. Default ((1, 3, 5),) * 3.
         n_mels: mel channels of the input (``num_mels`` in ``config.json``). Default 80.
+        istft_n_fft: FFT size of an iSTFT head (even); ``None``: the published waveform head
+            (``conv_post`` to one channel, ``tanh``). Default None.
+        istft_hop_length: hop of the iSTFT head, at most ``istft_n_fft / 2``; only with
+            ``istft_n_fft``. Default None (no head).
 
     Raises:
         ValueError: an unknown block type or inconsistent sizes.
@@ -148,6 +160,8 @@ class HiFiGANGenerator(nn.Module):
         resblock_kernel_sizes: Sequence[int] = (3, 7, 11),
         resblock_dilation_sizes: Sequence[Sequence[int]] = ((1, 3, 5), (1, 3, 5), (1, 3, 5)),
         n_mels: int = 80,
+        istft_n_fft: int | None = None,
+        istft_hop_length: int | None = None,
     ) -> None:
         super().__init__()
         block = _RESBLOCKS.get(str(resblock))
@@ -166,8 +180,16 @@ class HiFiGANGenerator(nn.Module):
             raise ValueError(f"resblock_kernel_sizes must be odd, got {list(resblock_kernel_sizes)}")
         if upsample_initial_channel >> len(upsample_rates) < 1:
             raise ValueError(f"upsample_initial_channel {upsample_initial_channel} is too small to halve {len(upsample_rates)} times")
+        if (istft_n_fft is None) != (istft_hop_length is None):
+            raise ValueError("istft_n_fft and istft_hop_length go together: give both (an iSTFT head) or neither")
+        # A hop above n_fft / 2 leaves samples that no (periodic Hann) window covers.
+        if istft_n_fft is not None and (istft_n_fft < 2 or istft_n_fft % 2 or not 1 <= istft_hop_length <= istft_n_fft // 2):
+            raise ValueError(f"iSTFT head: istft_n_fft must be even and istft_hop_length in 1..istft_n_fft/2, "
+                             f"got {istft_n_fft} and {istft_hop_length}")
         self.n_mels = int(n_mels)
-        self.hop_length = math.prod(int(u) for u in upsample_rates)
+        self.istft_n_fft = istft_n_fft
+        self.istft_hop_length = istft_hop_length
+        self.hop_length = math.prod(int(u) for u in upsample_rates) * (istft_hop_length or 1)
         self.n_kernels = len(resblock_kernel_sizes)
 
         channels = [upsample_initial_channel // 2**i for i in range(len(upsample_rates) + 1)]
@@ -181,14 +203,17 @@ class HiFiGANGenerator(nn.Module):
             for ch in channels[1:]
             for k, d in zip(resblock_kernel_sizes, resblock_dilation_sizes)
         )
-        self.conv_post = nn.Conv1d(channels[-1], 1, 7, padding=3)
+        self.conv_post = nn.Conv1d(channels[-1], 1 if istft_n_fft is None else istft_n_fft + 2, 7, padding=3)
+        if istft_n_fft is not None:
+            self.register_buffer("istft_window", torch.hann_window(istft_n_fft), persistent=False)
         # As published: small initial weights everywhere but the input convolution.
         for module in [*self.ups, *self.resblocks.modules(), self.conv_post]:
             if isinstance(module, (nn.Conv1d, nn.ConvTranspose1d)):
                 nn.init.normal_(module.weight, 0.0, 0.01)
 
     def forward(self, mel: torch.Tensor) -> torch.Tensor:
-        """``(batch, n_mels, frames)`` natural-log mel → ``(batch, 1, frames · hop_length)`` in [-1, 1]."""
+        """``(batch, n_mels, frames)`` natural-log mel → ``(batch, 1, frames · hop_length)`` samples, in
+        [-1, 1] (the iSTFT head's are not bounded; a trained one stays within)."""
         if mel.dim() != 3 or mel.shape[1] != self.n_mels:
             raise ValueError(f"expected a (batch, {self.n_mels}, frames) mel, got {tuple(mel.shape)}")
         x = self.conv_pre(mel)
@@ -197,7 +222,21 @@ class HiFiGANGenerator(nn.Module):
             blocks = self.resblocks[i * self.n_kernels : (i + 1) * self.n_kernels]
             x = sum(block(x) for block in blocks) / self.n_kernels
         x = self.conv_post(F.leaky_relu(x))  # torch's default slope here (0.01), as the published generator
-        return torch.tanh(x)
+        if self.istft_n_fft is None:
+            return torch.tanh(x)
+        return self._istft(x)
+
+    def _istft(self, x: torch.Tensor) -> torch.Tensor:
+        """``(batch, n_fft + 2, steps)`` log-magnitudes and phases → ``(batch, 1, steps · istft_hop_length)``."""
+        bins = self.istft_n_fft // 2 + 1
+        x = x.float()  # complex spectra and the inverse STFT in float32, also under autocast
+        magnitude = torch.exp(x[:, :bins].clamp(max=MAX_LOG_MAGNITUDE))
+        phase = math.pi * torch.sin(x[:, bins:])  # as iSTFTNet: a bounded phase
+        spectrum = torch.polar(magnitude, phase)
+        # Frame t centred on sample t · hop, as the features: every output sample lies under a window.
+        audio = torch.istft(spectrum, self.istft_n_fft, hop_length=self.istft_hop_length, win_length=self.istft_n_fft,
+                            window=self.istft_window, center=True, length=x.shape[-1] * self.istft_hop_length)
+        return audio.unsqueeze(1)
 
     def _convs(self) -> list[nn.Module]:
         return [m for m in self.modules() if isinstance(m, (nn.Conv1d, nn.ConvTranspose1d))]

@@ -1,5 +1,6 @@
-"""Public HiFi-GAN weights as a gst-tts vocoder: reading a generator file and its ``config.json``,
-checking them against the acoustic model's features, and :class:`HiFiGANVocoder`.
+"""HiFi-GAN weights as a gst-tts vocoder: reading a generator file (a published one with its
+``config.json``, or gst-tts's own vocoder checkpoint, which records its settings), checking it
+against the acoustic model's features, and :class:`HiFiGANVocoder`.
 
 The files are those the HiFi-GAN authors publish (github.com/jik876/hifi-gan): a generator file
 (``g_02500000``, ``generator_v1``, …; legacy or zip torch format) holding ``{"generator":
@@ -13,6 +14,11 @@ on sample ``t · hop`` (``center=True``), HiFi-GAN's training features centre it
 so the waveform comes out half a hop (128 samples, 5.8 ms) late, and one hop longer for a mel of
 a recording (gst-tts makes ``1 + samples // hop`` frames, HiFi-GAN ``samples // hop``). Neither is
 audible; nothing is shifted, so the output is exactly ``frames · hop`` samples.
+
+gst-tts's own vocoder checkpoints (``gst-tts-train-vocoder``; layout in
+:mod:`gst_tts.audio.vocoders.checkpoint`) carry their generator's sizes and their
+:class:`~gst_tts.audio.features.AudioConfig`: they load without a config file, and their feature
+settings are compared field by field with the acoustic model's.
 """
 
 from __future__ import annotations
@@ -27,12 +33,13 @@ import numpy as np
 import torch
 
 from gst_tts.audio.features import AudioConfig
+from gst_tts.audio.vocoders.checkpoint import check_vocoder_checkpoint, is_vocoder_checkpoint
 from gst_tts.audio.vocoders.hifigan import FEATURE_CONFIG_KEYS, GENERATOR_CONFIG_KEYS, HiFiGANGenerator, fold_weight_norm
 from gst_tts.device import resolve_device
 from gst_tts.errors import VocoderError, first_line
 from gst_tts.weights import load_weights_only
 
-__all__ = ["HiFiGANVocoder", "load_hifigan", "check_hifigan_config", "DEFAULT_CONFIG_NAME"]
+__all__ = ["HiFiGANVocoder", "load_hifigan", "check_hifigan_config", "generator_from_checkpoint", "DEFAULT_CONFIG_NAME"]
 
 #: The config file looked for beside the weights when none is named.
 DEFAULT_CONFIG_NAME = "config.json"
@@ -86,11 +93,14 @@ def load_hifigan(
     audio_config: AudioConfig,
     device: str | torch.device | None = None,
 ) -> HiFiGANVocoder:
-    """A published HiFi-GAN generator file (and its ``config.json``) as a vocoder for ``audio_config``'s mels.
+    """A HiFi-GAN generator file as a vocoder for ``audio_config``'s mels: a gst-tts vocoder
+    checkpoint (it records its settings), or a published generator file and its ``config.json``.
 
     Args:
-        path: the generator file (``{"generator": state_dict}``, legacy or zip torch format).
-        config_path: its ``config.json``. Default: ``config.json`` beside ``path``.
+        path: a gst-tts vocoder checkpoint (``generator.pt``, or a training checkpoint), or a
+            published generator file (``{"generator": state_dict}``, legacy or zip torch format).
+        config_path: a published file's ``config.json``. Default: ``config.json`` beside ``path``.
+            Not for a gst-tts vocoder checkpoint.
         audio_config: the acoustic model's feature settings, which the vocoder's must equal.
         device: where the vocoder runs; ``None`` picks CUDA when available, else CPU.
 
@@ -98,21 +108,57 @@ def load_hifigan(
         VocoderError: a missing or unreadable file; a config that lacks keys or does not match
             ``audio_config`` (every mismatched key named, with both values); a file that is not a
             generator (a ``do_*`` discriminator file, a pickled module: refused, never run);
-            weights that do not fit the config.
+            weights that do not fit the config; a gst-tts vocoder checkpoint of a newer version,
+            or one given a config file.
     """
     path = Path(path)
-    config_path = Path(config_path) if config_path is not None else path.parent / DEFAULT_CONFIG_NAME
     dev = resolve_device(device)
-    state = _generator_state(path)
+    stored = load_weights_only(path, error=VocoderError, what="HiFi-GAN generator file")
+    if is_vocoder_checkpoint(stored):
+        if config_path is not None:
+            raise VocoderError(f"{path}: a gst-tts vocoder checkpoint records its own settings; "
+                               f"give no vocoder config ({config_path})")
+        generator = generator_from_checkpoint(check_vocoder_checkpoint(stored, path), path, audio_config)
+        return HiFiGANVocoder(generator, sample_rate=audio_config.sample_rate, device=dev)
+    config_path = Path(config_path) if config_path is not None else path.parent / DEFAULT_CONFIG_NAME
+    state = _generator_state(stored, path)
     config = _read_config(config_path)
     check_hifigan_config(config, audio_config, config_path)
     try:
         generator = HiFiGANGenerator(**{k: config[k] for k in GENERATOR_CONFIG_KEYS}, n_mels=int(config["num_mels"]))
     except (TypeError, ValueError) as exc:
         raise VocoderError(f"{config_path}: unusable HiFi-GAN generator settings ({first_line(exc)})") from None
-    _check_weights(state, generator, path, config_path)
+    _check_weights(state, generator, path, str(config_path))
     generator.load_state_dict(state)
     return HiFiGANVocoder(generator, sample_rate=audio_config.sample_rate, device=dev)
+
+
+def generator_from_checkpoint(ckpt: Mapping[str, Any], path: str | os.PathLike, audio_config: AudioConfig | None = None) -> HiFiGANGenerator:
+    """The generator of a checked gst-tts vocoder checkpoint, weight norm folded.
+
+    Args:
+        ckpt: the checkpoint (:func:`~gst_tts.audio.vocoders.checkpoint.check_vocoder_checkpoint`).
+        path: where it was read, for messages.
+        audio_config: the feature settings its mels must have; ``None`` skips the comparison.
+
+    Raises:
+        VocoderError: other feature settings (every differing field named, with both values),
+            unusable generator settings, or weights that do not fit them.
+    """
+    if audio_config is not None:
+        stored, ours = ckpt["audio_config"], asdict(audio_config)
+        problems = [f"{field} {stored.get(field)!r} (acoustic model {ours[field]!r})" for field in _FEATURE_FIELDS.values()
+                    if not _same_number(stored.get(field), ours[field])]
+        if problems:
+            raise VocoderError(f"{path}: the vocoder was trained on other features than the acoustic model's: {'; '.join(problems)}")
+    state = _folded_generator(ckpt, path)
+    try:
+        generator = HiFiGANGenerator(**ckpt["generator_config"])
+    except (TypeError, ValueError) as exc:
+        raise VocoderError(f"{path}: unusable generator settings ({first_line(exc)})") from None
+    _check_weights(state, generator, path, "its generator_config")
+    generator.load_state_dict(state)
+    return generator
 
 
 def _read_config(config_path: Path) -> dict[str, Any]:
@@ -159,9 +205,8 @@ def _same_number(a: Any, b: Any) -> bool:
     return numbers and float(a) == float(b)
 
 
-def _generator_state(path: Path) -> dict[str, torch.Tensor]:
-    """The generator's state dict, weight norm folded, from a file read without running code."""
-    stored = load_weights_only(path, error=VocoderError, what="HiFi-GAN generator file")
+def _generator_state(stored: Any, path: Path) -> dict[str, torch.Tensor]:
+    """The generator's state dict, weight norm folded, from a published file's contents."""
     if isinstance(stored, dict) and "generator" not in stored and any(k in stored for k in _DISCRIMINATOR_KEYS):
         held = ", ".join(str(k) for k in list(stored)[:6])
         raise VocoderError(f"{path}: a HiFi-GAN discriminator/optimizer file (holds {held}), not a generator: "
@@ -169,6 +214,11 @@ def _generator_state(path: Path) -> dict[str, torch.Tensor]:
     if not isinstance(stored, dict) or "generator" not in stored:
         held = f"keys {', '.join(str(k) for k in list(stored)[:6])}" if isinstance(stored, dict) else f"a {type(stored).__name__}"
         raise VocoderError(f"{path}: holds no HiFi-GAN generator (no 'generator' entry; {held})")
+    return _folded_generator(stored, path)
+
+
+def _folded_generator(stored: Mapping[str, Any], path: str | os.PathLike) -> dict[str, torch.Tensor]:
+    """``stored["generator"]``, checked to be a state dict, with its weight norm folded."""
     state = stored["generator"]
     if not isinstance(state, dict) or not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()):
         raise VocoderError(f"{path}: 'generator' is not a state dict of named tensors")
@@ -178,8 +228,9 @@ def _generator_state(path: Path) -> dict[str, torch.Tensor]:
         raise VocoderError(f"{path}: {exc}") from None
 
 
-def _check_weights(state: Mapping[str, torch.Tensor], generator: HiFiGANGenerator, path: Path, config_path: Path) -> None:
-    """Names a few missing, unexpected and misshapen weights in one line."""
+def _check_weights(state: Mapping[str, torch.Tensor], generator: HiFiGANGenerator, path: str | os.PathLike, config: str) -> None:
+    """Names a few missing, unexpected and misshapen weights in one line; ``config`` names what the
+    generator was built from."""
     expected = {k: tuple(v.shape) for k, v in generator.state_dict().items()}
     missing = [k for k in expected if k not in state]
     unexpected = [k for k in state if k not in expected]
@@ -187,7 +238,7 @@ def _check_weights(state: Mapping[str, torch.Tensor], generator: HiFiGANGenerato
     problems = [f"{label} {_few(names)}" for label, names in
                 (("missing", missing), ("unexpected", unexpected), ("shape (file vs config)", misshapen)) if names]
     if problems:
-        raise VocoderError(f"{path}: weights do not fit {config_path}: {'; '.join(problems)}")
+        raise VocoderError(f"{path}: weights do not fit {config}: {'; '.join(problems)}")
 
 
 def _few(names: list[str]) -> str:
