@@ -214,7 +214,7 @@ class VocoderTrainer:
             return self._skip(f"non-finite discriminator loss in batch {batch['ids'][:3]}…")
         d_norm = self._apply(d_terms["total"], "discriminator")
         if d_norm is None:
-            return self._skip(f"non-finite discriminator gradient in batch {batch['ids'][:3]}…")
+            return self._bad_gradient("discriminator", f"non-finite discriminator gradient in batch {batch['ids'][:3]}…")
 
         # Generator, judged by the updated discriminators. They run outside DDP with their weights
         # frozen: this backward pass reaches the generator only.
@@ -232,7 +232,8 @@ class VocoderTrainer:
             return self._skip(f"non-finite generator loss in batch {batch['ids'][:3]}… (the discriminators had stepped)")
         g_norm = self._apply(g_terms["total"], "generator")
         if g_norm is None:
-            return self._skip(f"non-finite generator gradient in batch {batch['ids'][:3]}… (the discriminators had stepped)")
+            return self._bad_gradient("generator", f"non-finite generator gradient in batch {batch['ids'][:3]}… "
+                                      "(the discriminators had stepped)")
         for scheduler in self.schedulers.values():
             scheduler.step()
         self.state.step += 1
@@ -243,19 +244,29 @@ class VocoderTrainer:
 
     def _apply(self, loss: torch.Tensor, name: str) -> float | None:
         """Backward, clip (``trainer.grad_clip``) and step one network; its gradient norm, or None
-        when the gradient is non-finite without loss scaling (nothing applied). With fp16 loss
-        scaling an overflow only lowers the scale (GradScaler skips that update)."""
+        when the gradient is non-finite and nothing was applied (with fp16 loss scaling, the
+        scale is lowered). Gradients are all-reduced, so every rank sees the same norm."""
         optimizer, scaler = self.optimizers[name], self.scalers[name]
         module = self.generator if name == "generator" else self.discriminator
         scaler.scale(loss).backward()
         scaler.unscale_(optimizer)
         norm = torch.nn.utils.clip_grad_norm_(module.parameters(), self.grad_clip)
-        if not torch.isfinite(norm) and not scaler.is_enabled():  # all-reduced gradients: every rank agrees
+        if not torch.isfinite(norm):
             optimizer.zero_grad(set_to_none=True)
+            scaler.update()  # lowers the loss scale (nothing to do without scaling)
             return None
         scaler.step(optimizer)
         scaler.update()
         return float(norm)
+
+    def _bad_gradient(self, name: str, reason: str) -> None:
+        """A step ended by a non-finite gradient: under fp16 loss scaling an overflow, routine while
+        the GradScaler finds its scale (debug log); otherwise a bad batch (skipped, counted)."""
+        if self.scalers[name].is_enabled():
+            log.debug("step %d: fp16 gradient overflow of the %s at loss scale %g lowered it; update skipped",
+                      self.state.step, name, self.scalers[name].get_scale())
+            return None
+        return self._skip(reason)
 
     def _skip(self, reason: str) -> None:
         self.state.skipped_batches += 1

@@ -250,6 +250,50 @@ def test_inconsistent_generator_settings_are_refused(kwargs, message):
         HiFiGANGenerator(**kwargs)
 
 
+# ------------------------------------------------------------------ the iSTFT head
+
+ISTFT = dict(generator_kwargs(SMALL), upsample_rates=[8, 8], upsample_kernel_sizes=[16, 16], istft_n_fft=16, istft_hop_length=4)
+
+
+@pytest.mark.parametrize("frames", [1, 7])
+def test_istft_head_makes_hop_times_frames_samples_and_trains(frames):
+    torch.manual_seed(0)
+    generator = HiFiGANGenerator(**ISTFT).apply_weight_norm()
+    assert generator.hop_length == 8 * 8 * 4
+    assert generator.conv_post.weight.shape[0] == 16 + 2  # 9 log-magnitudes, 9 phases
+    assert "istft_window" not in generator.state_dict()  # rebuilt, not stored
+    out = generator(torch.randn(2, 80, frames))
+    assert out.shape == (2, 1, frames * 256) and torch.isfinite(out).all()
+    out.square().mean().backward()
+    assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in generator.parameters())
+
+
+def test_istft_head_inverts_the_stft_with_frames_centred_like_the_features():
+    # Log-magnitudes and phases of a signal's centred STFT (as conv_post would give them) come back
+    # as the signal: step t of the head is centred on sample t · istft_hop_length.
+    generator = HiFiGANGenerator(**ISTFT)
+    steps, hop, n_fft = 50, 4, 16
+    torch.manual_seed(1)
+    signal = torch.randn(1, steps * hop)
+    spectrum = torch.stft(signal, n_fft, hop, window=torch.hann_window(n_fft), center=True, return_complex=True)[..., :steps]
+    phase = torch.angle(spectrum).clamp(-torch.pi + 1e-6, torch.pi - 1e-6)
+    x = torch.cat([spectrum.abs().clamp_min(1e-9).log(), torch.asin(phase / torch.pi)], dim=1)
+    out = generator._istft(x)
+    assert out.shape == (1, 1, steps * hop)
+    # The last n_fft / 2 samples also need the step after the last one.
+    torch.testing.assert_close(out[0, 0, : -n_fft // 2], signal[0, : -n_fft // 2], atol=1e-4, rtol=0)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(istft_n_fft=16), "go together"),
+    (dict(istft_n_fft=15, istft_hop_length=4), "even"),
+    (dict(istft_n_fft=16, istft_hop_length=9), "istft_n_fft/2"),
+])
+def test_inconsistent_istft_settings_are_refused(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        HiFiGANGenerator(**kwargs)
+
+
 # ------------------------------------------------------------------ refused files and configs
 
 

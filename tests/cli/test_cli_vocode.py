@@ -17,6 +17,8 @@ import pytest
 import soundfile as sf
 import torch
 
+from gst_tts.audio.features import AudioConfig
+from gst_tts.audio.vocoders.checkpoint import save_vocoder_checkpoint, vocoder_payload
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
 from gst_tts.audio.vocoders.hifigan import GENERATOR_CONFIG_KEYS, HIFIGAN_CONFIGS, HiFiGANGenerator
 from gst_tts.audio.vocoders.hifigan_io import HiFiGANVocoder
@@ -80,6 +82,22 @@ def test_vocode_with_griffin_lim_and_a_named_config(hifigan, recording, tmp_path
     rc, _, err = run(capsys, "vocode", "--vocoder", str(hifigan), "--vocoder-config", str(moved), "--wav", str(recording),
                      "--out", str(tmp_path / "named.wav"), "--device", "cpu")
     assert rc == 0, err
+
+
+def test_vocode_with_a_gst_tts_vocoder_checkpoint_needs_no_config(recording, tmp_path, capsys):
+    torch.manual_seed(0)
+    config = {k: SMALL[k] for k in GENERATOR_CONFIG_KEYS}
+    generator = HiFiGANGenerator(**config).apply_weight_norm()
+    path = save_vocoder_checkpoint(tmp_path / "voc" / "generator.pt", vocoder_payload(
+        generator_state=generator.state_dict(), generator_config=config, audio_config=AudioConfig()))
+    out = tmp_path / "copy.wav"
+    rc, _, err = run(capsys, "vocode", "--vocoder", str(path), "--wav", str(recording), "--out", str(out), "--device", "cpu")
+    assert rc == 0, err
+    assert sf.read(out)[0].size == (1 + 11025 // 256) * 256
+    (tmp_path / "config.json").write_text("{}")
+    rc, _, err = run(capsys, "vocode", "--vocoder", str(path), "--vocoder-config", str(tmp_path / "config.json"),
+                     "--wav", str(recording), "--out", str(tmp_path / "other.wav"), "--device", "cpu")
+    assert rc == 2 and err.count("\n") == 1 and "records its own settings" in err, err
 
 
 def _bad_vocode_cases(tmp_path: Path, hifigan: Path, recording: Path) -> dict[str, tuple[list[str], str]]:

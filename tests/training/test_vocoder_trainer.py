@@ -231,3 +231,22 @@ def test_hifigan_v2_preset_on_ljspeech_mini_runs_resumes_and_logs_audio(shared_d
     assert sorted(e.step for e in events.Audio("val/audio_0")) == [2, 3]  # one event file per process
     vocoder = load_vocoder(run / "checkpoints" / "generator.pt", audio_config=AudioConfig())
     assert vocoder(np.zeros((4, 80), np.float32)).shape == (1024,)
+
+
+def test_autocast_and_loss_scaling_paths(make_vocoder_cfg, small_corpus, tmp_path, caplog):
+    # CUDA is not needed to run the AMP code: bf16 autocast and GradScalers exist on the CPU too.
+    trainer = VocoderTrainer(make_vocoder_cfg(small_corpus, tmp_path / "cache"), tmp_path / "run")
+    batch = collate_segments([trainer.train_set[(i, 0)] for i in range(2)])
+    trainer.amp_dtype = torch.bfloat16
+    trainer.scalers = {name: torch.amp.GradScaler("cpu", init_scale=2.0**8) for name in ("generator", "discriminator")}
+    terms = trainer._train_step(batch)
+    assert terms is not None and all(np.isfinite(v) for v in terms.values()) and trainer.state.step == 1
+    # A scale that overflows: the update is skipped and the scale lowered, and no batch counts as bad.
+    before = {k: v.clone() for k, v in trainer.discriminator.state_dict().items() if "_u" not in k and "_v" not in k}
+    trainer.scalers["discriminator"] = torch.amp.GradScaler("cpu", init_scale=3e38)
+    with caplog.at_level("DEBUG", logger="gst_tts.training.vocoder_trainer"):
+        assert trainer._train_step(batch) is None
+    assert trainer.state.step == 1 and trainer.state.skipped_batches == 0
+    assert trainer.scalers["discriminator"].get_scale() == pytest.approx(1.5e38) and "overflow" in caplog.text
+    for name, value in before.items():
+        assert torch.equal(value, trainer.discriminator.state_dict()[name]), name
