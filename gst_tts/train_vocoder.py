@@ -15,7 +15,7 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from gst_tts.train import hydra_app
-from gst_tts.training.trainer import TrainState
+from gst_tts.training.loop import TrainState
 from gst_tts.training.vocoder_trainer import GENERATOR_EXPORT, VocoderTrainer
 
 CONFIG_NAME = "vocoder_train"

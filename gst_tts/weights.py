@@ -2,7 +2,8 @@
 reader of weights goes through (gst-tts checkpoints, vocoder weights), with one-line errors.
 
 :func:`check_versioned` checks the marker, version and parts of gst-tts's own formats (acoustic
-checkpoints, vocoder checkpoints).
+checkpoints, vocoder checkpoints); :func:`save_versioned` writes them, and :func:`run_parts`
+assembles the parts both checkpoint layouts carry for resuming a run.
 
 Weights-only loading unpickles containers, tensors and plain values only; a file that refers to a
 class or a function (a pickled module, a malicious ``__reduce__``) is refused before anything in
@@ -14,11 +15,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 import pickle
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import torch
 
 from gst_tts.errors import GstTtsError, first_line
+from gst_tts.files import atomic_write
 
 
 def load_weights_only(
@@ -89,6 +91,48 @@ def check_versioned(
     if missing:
         raise error(f"{path}: incomplete {kind}, missing {', '.join(missing)}")
     return stored
+
+
+def save_versioned(path: str | os.PathLike, payload: Mapping[str, Any], *, marker: str, required: Sequence[str],
+                   kind: str, builder: str) -> Path:
+    """Writes ``payload`` (a dict of one of gst-tts's own formats) to ``path`` atomically.
+
+    Raises:
+        ValueError: no ``marker`` or version (not made by ``builder``, the function that builds
+            the format), or a ``required`` part missing: a programming error, not a user's.
+    """
+    if payload.get("format") != marker or "version" not in payload:
+        raise ValueError(f"not a {kind} payload: build it with {builder}()")
+    missing = [k for k in required if k not in payload]
+    if missing:
+        raise ValueError(f"{kind} payload lacks {', '.join(missing)}")
+    return atomic_write(path, lambda f: torch.save(dict(payload), f))
+
+
+def run_parts(
+    *,
+    config: Mapping[str, Any] | None = None,
+    val_ids: Sequence[str] | None = None,
+    train_ids: Sequence[str] | None = None,
+    optimizer: Mapping[str, Any] | None = None,
+    scheduler: Mapping[str, Any] | None = None,
+    scaler: Mapping[str, Any] | None = None,
+    train_state: Mapping[str, int] | None = None,
+    rng: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The parts of a training run that a checkpoint may carry besides its weights, as stored:
+    plain containers, the training ids sorted, a part not given left out."""
+    parts = {
+        "config": None if config is None else dict(config),
+        "val_ids": None if val_ids is None else list(val_ids),
+        "train_ids": None if train_ids is None else sorted(train_ids),
+        "optimizer": optimizer,
+        "scheduler": scheduler,
+        "scaler": scaler,
+        "train_state": None if train_state is None else dict(train_state),
+        "rng": rng,
+    }
+    return {k: v for k, v in parts.items() if v is not None}
 
 
 def _weights_unpickler_detail(message: str) -> str:

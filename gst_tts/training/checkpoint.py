@@ -37,10 +37,9 @@ import torch
 
 from gst_tts.audio.features import AudioConfig, MelStats
 from gst_tts.errors import CheckpointError, first_line
-from gst_tts.files import atomic_write
 from gst_tts.model import GSTTacotron
 from gst_tts.text.symbols import SymbolTable
-from gst_tts.weights import check_versioned, load_weights_only
+from gst_tts.weights import check_versioned, load_weights_only, run_parts, save_versioned
 
 log = logging.getLogger("gst_tts.training.checkpoint")
 
@@ -92,28 +91,15 @@ def checkpoint_payload(
         "mel_stats": mel_stats.to_dict(),
         "step": int(step),
     }
-    optional = {
-        "config": None if config is None else dict(config),
-        "val_ids": None if val_ids is None else list(val_ids),
-        "train_ids": None if train_ids is None else sorted(train_ids),
-        "optimizer": optimizer,
-        "scheduler": scheduler,
-        "scaler": scaler,
-        "train_state": None if train_state is None else dict(train_state),
-        "rng": rng,
-    }
-    payload.update((k, v) for k, v in optional.items() if v is not None)
+    payload.update(run_parts(config=config, val_ids=val_ids, train_ids=train_ids, optimizer=optimizer, scheduler=scheduler,
+                             scaler=scaler, train_state=train_state, rng=rng))
     return payload
 
 
 def save_checkpoint(path: str | os.PathLike, payload: Mapping[str, Any]) -> Path:
     """Write a :func:`checkpoint_payload` (or a loaded checkpoint) to ``path`` via a temp file + rename."""
-    if payload.get("format") != FORMAT or "version" not in payload:
-        raise ValueError("not a checkpoint payload: build it with gst_tts.training.checkpoint.checkpoint_payload()")
-    missing = [k for k in REQUIRED if k not in payload]
-    if missing:
-        raise ValueError(f"checkpoint payload lacks {', '.join(missing)}")
-    return atomic_write(path, lambda f: torch.save(dict(payload), f))
+    return save_versioned(path, payload, marker=FORMAT, required=REQUIRED, kind="checkpoint",
+                          builder="gst_tts.training.checkpoint.checkpoint_payload")
 
 
 def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = "cpu") -> dict[str, Any]:

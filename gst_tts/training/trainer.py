@@ -10,7 +10,7 @@ validation split and mel statistics the run started with.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 import logging
 import math
 from pathlib import Path
@@ -25,7 +25,7 @@ from gst_tts.analysis.alignment import alignment_health, mean_health
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
 from gst_tts.data.batching import Collate
 from gst_tts.device import resolve_device
-from gst_tts.errors import CheckpointError, GstTtsError
+from gst_tts.errors import GstTtsError
 from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.model import count_parameters
 from gst_tts.training.builders import (
@@ -44,33 +44,27 @@ from gst_tts.training.builders import (
     complete_model_config,
     find_resume_checkpoint,
 )
-from gst_tts.training.checkpoint import (
-    checkpoint_payload,
-    load_checkpoint,
-    restore_rng_state,
-    rng_state,
-    save_checkpoint,
-)
+from gst_tts.training.checkpoint import checkpoint_payload, load_checkpoint, rng_state, save_checkpoint
 from gst_tts.training.distributed import DistributedContext
 from gst_tts.training.logger import NullLogger, TrainingLogger, symbol_labels
-from gst_tts.training.loop import amp_dtype, progress_bar, save_rotating, seed_everything, to_device
+from gst_tts.training.loop import (
+    TrainingLoop,
+    TrainState,
+    amp_dtype,
+    progress_bar,
+    save_rotating,
+    seed_everything,
+    to_device,
+)
 
 log = logging.getLogger("gst_tts.training.trainer")
 
 
-@dataclass
-class TrainState:
-    """Where training is in the data; the checkpoint adds weights, optimizer and random states."""
-
-    step: int = 0
-    epoch: int = 0
-    batch_in_epoch: int = 0
-    skipped_batches: int = 0
-
-
-class Trainer:
+class Trainer(TrainingLoop):
     """Builds everything from a resolved config (see :mod:`gst_tts.training.builders`) and runs the
     loop. One process, one device."""
+
+    log = log
 
     def __init__(self, cfg: DictConfig, run_dir: str | Path) -> None:
         check_config(cfg)
@@ -169,18 +163,9 @@ class Trainer:
                     self.state.epoch += 1
                     self.state.batch_in_epoch = 0
         except KeyboardInterrupt:
-            bar.close()
-            path = self.save(periodic=False)
-            log.warning("interrupted at step %d; saved %s (resume by running the same command)", self.state.step, path)
-            self.logger.close()
+            self._interrupted(bar)
             raise
-        bar.close()
-        if self.dist.is_main and validated_at != self.state.step:
-            self.validate()
-        self.save(periodic=False)
-        self.logger.close()
-        self.dist.barrier()
-        return self.state
+        return self._finish(bar, validated_at)
 
     def _train_step(self, batches: list[dict]) -> dict[str, float] | None:
         """One optimizer update over ``batches`` (gradient accumulation); None when skipped."""
@@ -236,12 +221,6 @@ class Trainer:
         with torch.no_grad():
             for buffer, value in zip(self.model.buffers(), saved):
                 buffer.copy_(value)
-
-    def _skip(self, reason: str) -> None:
-        self.state.skipped_batches += 1
-        log.warning("step %d: skipped a batch: %s", self.state.step, reason)
-        self.logger.log_skipped_batch(self.state.step, reason, self.state.skipped_batches)
-        return None
 
     def validate(self) -> dict[str, float]:
         """Teacher-forced validation loss plus free-running alignment health; returns a summary.
@@ -336,26 +315,15 @@ class Trainer:
             raise GstTtsError(f"{path}: the model config differs from this run's; use another hydra.run.dir")
         # The stored statistics normalise features of the stored settings, and the embeddings index
         # the stored symbol table: resuming with other ones would train on mismatched inputs silently.
-        changed = [key for key, value in asdict(self.audio_config).items() if ckpt["audio_config"].get(key) != value]
-        if changed:
-            raise GstTtsError(f"{path}: data.audio differs from this run's ({', '.join(changed)}); "
-                              "use another hydra.run.dir")
         if ckpt["symbols"] != self.symbols.to_dict():
             raise GstTtsError(f"{path}: the symbol table or text cleaner differs from this run's; use another hydra.run.dir")
-        missing = [k for k in ("optimizer", "scheduler", "train_state", "rng") if k not in ckpt]
-        if missing:
-            raise CheckpointError(f"{path}: holds no training state to resume ({', '.join(missing)} missing); "
-                                  "use it as trainer.init_from in another hydra.run.dir")
+        self._check_resumable(path, ckpt, ("optimizer", "scheduler", "train_state", "rng"))
         self.model.load_state_dict(ckpt["model"])
         self.optimizer.load_state_dict(ckpt["optimizer"])
         self.scheduler.load_state_dict(ckpt["scheduler"])
         if "scaler" in ckpt:
             self.scaler.load_state_dict(ckpt["scaler"])
-        self.state = TrainState(**ckpt["train_state"])
-        restore_rng_state(ckpt["rng"], path, on_cuda=self.device.type == "cuda")
-        if self.dist.rank > 0:  # the checkpoint holds rank 0's stream; keep ranks' dropout distinct
-            torch.manual_seed(int(self.cfg.seed) + 100003 * self.dist.rank + self.state.step)
-        log.info("resumed from %s at step %d", path, self.state.step)
+        self._restore_position(path, ckpt)
 
     def _init_from(self, path: Path) -> None:
         """Starts from another run's model weights (fine-tuning); optimizer, schedule and step start fresh."""

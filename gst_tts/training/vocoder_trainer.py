@@ -40,7 +40,7 @@ from gst_tts.data.corpus import read_corpus
 from gst_tts.data.gta import GtaMels
 from gst_tts.data.segments import SegmentDataset, SegmentSampler, collate_segments
 from gst_tts.device import resolve_device
-from gst_tts.errors import CheckpointError, GstTtsError, VocoderError
+from gst_tts.errors import GstTtsError, VocoderError
 from gst_tts.model import count_parameters
 from gst_tts.training.builders import (
     ResumePoint,
@@ -52,11 +52,18 @@ from gst_tts.training.builders import (
     check_vocoder_config,
     find_resume_checkpoint,
 )
-from gst_tts.training.checkpoint import restore_rng_state, rng_state
+from gst_tts.training.checkpoint import rng_state
 from gst_tts.training.distributed import DistributedContext
 from gst_tts.training.logger import NullLogger, VocoderLogger
-from gst_tts.training.loop import amp_dtype, progress_bar, save_rotating, seed_everything, to_device
-from gst_tts.training.trainer import TrainState
+from gst_tts.training.loop import (
+    TrainingLoop,
+    TrainState,
+    amp_dtype,
+    progress_bar,
+    save_rotating,
+    seed_everything,
+    to_device,
+)
 from gst_tts.weights import load_weights_only
 
 log = logging.getLogger("gst_tts.training.vocoder_trainer")
@@ -72,9 +79,11 @@ def load_vocoder_checkpoint(path: str | Path, map_location: str | torch.device =
                                                       map_location=map_location), path)
 
 
-class VocoderTrainer:
+class VocoderTrainer(TrainingLoop):
     """Builds everything from a resolved config and runs the GAN loop. One process, one device
     (under ``torchrun``, one of several: see :mod:`gst_tts.training.distributed`)."""
+
+    log = log
 
     def __init__(self, cfg: DictConfig, run_dir: str | Path) -> None:
         self.audio_config = check_vocoder_config(cfg)
@@ -176,18 +185,9 @@ class VocoderTrainer:
                     self.state.epoch += 1
                     self.state.batch_in_epoch = 0
         except KeyboardInterrupt:
-            bar.close()
-            path = self.save(periodic=False)
-            log.warning("interrupted at step %d; saved %s (resume by running the same command)", self.state.step, path)
-            self.logger.close()
+            self._interrupted(bar)
             raise
-        bar.close()
-        if self.dist.is_main and validated_at != self.state.step:
-            self.validate()
-        self.save(periodic=False)
-        self.logger.close()
-        self.dist.barrier()
-        return self.state
+        return self._finish(bar, validated_at)
 
     def _autocast(self):
         return torch.autocast(self.device.type, dtype=self.amp_dtype) if self.amp_dtype is not None else nullcontext()
@@ -268,12 +268,6 @@ class VocoderTrainer:
             return None
         return self._skip(reason)
 
-    def _skip(self, reason: str) -> None:
-        self.state.skipped_batches += 1
-        log.warning("step %d: skipped a batch: %s", self.state.step, reason)
-        self.logger.log_skipped_batch(self.state.step, reason, self.state.skipped_batches)
-        return None
-
     def validate(self) -> dict[str, float]:
         """The generator on every validation utterance, whole: the mean loss-mel L1 against the
         recording; audio and mel images of the first ``trainer.val_audio`` to TensorBoard (and their
@@ -340,24 +334,14 @@ class VocoderTrainer:
         for name, ours in (("generator", self.generator_config), ("discriminator", self.discriminator_config)):
             if ckpt.get(f"{name}_config") != ours:
                 raise GstTtsError(f"{path}: the {name} config differs from this run's; use another hydra.run.dir")
-        changed = [key for key, value in asdict(self.audio_config).items() if ckpt["audio_config"].get(key) != value]
-        if changed:
-            raise GstTtsError(f"{path}: data.audio differs from this run's ({', '.join(changed)}); use another hydra.run.dir")
-        missing = [k for k in ("discriminator", "optimizer", "scheduler", "train_state", "rng") if k not in ckpt]
-        if missing:
-            raise CheckpointError(f"{path}: holds no training state to resume ({', '.join(missing)} missing); "
-                                  "use it as trainer.init_from in another hydra.run.dir")
+        self._check_resumable(path, ckpt, ("discriminator", "optimizer", "scheduler", "train_state", "rng"))
         self.generator.load_state_dict(ckpt["generator"])
         self.discriminator.load_state_dict(ckpt["discriminator"])
         _load_states(self.optimizers, ckpt["optimizer"])
         _load_states(self.schedulers, ckpt["scheduler"])
         if "scaler" in ckpt:
             _load_states(self.scalers, ckpt["scaler"])
-        self.state = TrainState(**ckpt["train_state"])
-        restore_rng_state(ckpt["rng"], path, on_cuda=self.device.type == "cuda")
-        if self.dist.rank > 0:  # the checkpoint holds rank 0's stream
-            torch.manual_seed(int(self.cfg.seed) + 100003 * self.dist.rank + self.state.step)
-        log.info("resumed from %s at step %d", path, self.state.step)
+        self._restore_position(path, ckpt)
 
     def _init_from(self, path: Path) -> None:
         """Starts from another vocoder's weights (fine-tuning, e.g. on GTA mels): the generator of a

@@ -36,8 +36,7 @@ import torch
 
 from gst_tts.audio.features import AudioConfig
 from gst_tts.errors import VocoderError
-from gst_tts.files import atomic_write
-from gst_tts.weights import check_versioned
+from gst_tts.weights import check_versioned, run_parts, save_versioned
 
 __all__ = ["VOCODER_FORMAT", "VOCODER_VERSION", "vocoder_payload", "save_vocoder_checkpoint", "check_vocoder_checkpoint",
            "is_vocoder_checkpoint"]
@@ -90,30 +89,19 @@ def vocoder_payload(
         "audio_config": asdict(audio_config),
         "step": int(step),
     }
-    optional = {
-        "config": None if config is None else dict(config),
-        "discriminator": discriminator_state,
-        "discriminator_config": None if discriminator_config is None else _lists(discriminator_config),
-        "val_ids": None if val_ids is None else list(val_ids),
-        "train_ids": None if train_ids is None else sorted(train_ids),
-        "optimizer": optimizer,
-        "scheduler": scheduler,
-        "scaler": scaler,
-        "train_state": None if train_state is None else dict(train_state),
-        "rng": rng,
-    }
-    payload.update((k, v) for k, v in optional.items() if v is not None)
+    if discriminator_state is not None:
+        payload["discriminator"] = discriminator_state
+    if discriminator_config is not None:
+        payload["discriminator_config"] = _lists(discriminator_config)
+    payload.update(run_parts(config=config, val_ids=val_ids, train_ids=train_ids, optimizer=optimizer, scheduler=scheduler,
+                             scaler=scaler, train_state=train_state, rng=rng))
     return payload
 
 
 def save_vocoder_checkpoint(path: str | os.PathLike, payload: Mapping[str, Any]) -> Path:
     """Write a :func:`vocoder_payload` to ``path`` via a temp file + rename."""
-    if payload.get("format") != VOCODER_FORMAT or "version" not in payload:
-        raise ValueError("not a vocoder payload: build it with gst_tts.audio.vocoders.checkpoint.vocoder_payload()")
-    missing = [k for k in REQUIRED if k not in payload]
-    if missing:
-        raise ValueError(f"vocoder payload lacks {', '.join(missing)}")
-    return atomic_write(path, lambda f: torch.save(dict(payload), f))
+    return save_versioned(path, payload, marker=VOCODER_FORMAT, required=REQUIRED, kind="vocoder",
+                          builder="gst_tts.audio.vocoders.checkpoint.vocoder_payload")
 
 
 def is_vocoder_checkpoint(stored: Any) -> bool:

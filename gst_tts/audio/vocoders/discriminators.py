@@ -70,14 +70,7 @@ class PeriodDiscriminator(nn.Module):
             pad = self.period - samples % self.period
             audio = F.pad(audio, (0, pad), "reflect" if pad < samples else "constant")
             samples += pad
-        x = audio.view(batch, channels, samples // self.period, self.period)
-        features = []
-        for conv in self.convs:
-            x = F.leaky_relu(conv(x), LRELU_SLOPE)
-            features.append(x)
-        x = self.conv_post(x)
-        features.append(x)
-        return x.flatten(1), features
+        return _run(self.convs, self.conv_post, audio.view(batch, channels, samples // self.period, self.period))
 
 
 class ScaleDiscriminator(nn.Module):
@@ -116,13 +109,19 @@ class ScaleDiscriminator(nn.Module):
 
     def forward(self, audio: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
         """``(batch, 1, samples)`` → scores ``(batch, positions)`` and each layer's activations."""
-        x, features = audio, []
-        for conv in self.convs:
-            x = F.leaky_relu(conv(x), LRELU_SLOPE)
-            features.append(x)
-        x = self.conv_post(x)
+        return _run(self.convs, self.conv_post, audio)
+
+
+def _run(convs: nn.ModuleList, conv_post: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    """Convolutions with leaky ReLUs, then ``conv_post``: its output flattened to ``(batch, positions)``
+    scores, and every layer's activations (``conv_post``'s included), for feature matching."""
+    features = []
+    for conv in convs:
+        x = F.leaky_relu(conv(x), LRELU_SLOPE)
         features.append(x)
-        return x.flatten(1), features
+    x = conv_post(x)
+    features.append(x)
+    return x.flatten(1), features
 
 
 class MultiPeriodDiscriminator(nn.Module):
