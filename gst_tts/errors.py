@@ -21,6 +21,11 @@ class CheckpointError(GstTtsError):
     """A file that is not a gst-tts checkpoint, or one that does not match the model."""
 
 
+class VocoderError(GstTtsError):
+    """A vocoder file or config that is missing, holds no vocoder, or does not match the acoustic
+    model's feature settings."""
+
+
 def first_line(error: BaseException, limit: int = 160) -> str:
     """The first line of ``error``'s message, at most ``limit`` characters (default 160); its type
     name when the message is empty. For one-line reports of exceptions that come from libraries."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 import sys
+from typing import Callable
 
 from omegaconf import DictConfig
 
@@ -31,10 +32,17 @@ def run(cfg: DictConfig, run_dir: str | Path) -> TrainState:
 
 
 def main() -> None:
+    hydra_app("config", run)
+
+
+def hydra_app(config_name: str, run: Callable[[DictConfig, str], object]) -> None:
+    """Runs ``run(cfg, run_dir)`` as a Hydra app on the packaged config ``config_name``: a
+    GstTtsError ends it with one line and exit code 2, Ctrl-C with 130 (shared by the training
+    entry points)."""
     import hydra
     from hydra.core.hydra_config import HydraConfig
 
-    @hydra.main(version_base="1.3", config_path=f"pkg://{CONFIG_MODULE}", config_name="config")
+    @hydra.main(version_base="1.3", config_path=f"pkg://{CONFIG_MODULE}", config_name=config_name)
     def _app(cfg: DictConfig) -> None:
         logging.getLogger("gst_tts").setLevel(logging.INFO)
         try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hydra import compose, initialize_config_module
+from hydra import compose, initialize_config_dir, initialize_config_module
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 import pytest
@@ -19,6 +19,9 @@ from gst_tts.train import CONFIG_MODULE
 from gst_tts.training.checkpoint import checkpoint_payload, save_checkpoint
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+# This checkout's configs. The packaged ones (CONFIG_MODULE) are the same files in a checkout with
+# an editable install of itself; an install made from another checkout would hide new ones.
+CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 
 # A model small enough that a test builds and runs it in well under a second.
 TINY_MODEL = dict(
@@ -56,6 +59,37 @@ def _train_config(root: Path, cache: Path, **trainer) -> DictConfig:
         {"learning_rate": 3e-3, "warmup_steps": 1, "log_every": 1, "val_every": 1000, "checkpoint_every": 1000,
          "val_inference_utterances": 2}, **trainer))
     return cfg
+
+
+# A generator and discriminators small enough that a training step takes well under a second.
+TINY_GENERATOR = dict(resblock="2", upsample_rates=[8, 8, 4], upsample_kernel_sizes=[16, 16, 8], upsample_initial_channel=16,
+                      resblock_kernel_sizes=[3], resblock_dilation_sizes=[[1, 2]], istft_n_fft=None, istft_hop_length=None)
+TINY_DISCRIMINATOR = dict(periods=[2, 3], period_channels=[4, 8], n_scales=2, scale_channels=[16] * 7,
+                          scale_groups=[1, 4, 16, 16, 16, 16, 1])
+
+
+def vocoder_config(root: Path, cache: Path, *overrides: str, tiny: bool = True, **trainer) -> DictConfig:
+    """This checkout's ``conf/vocoder_train.yaml`` on ``root`` on the CPU: batches of 2 segments of
+    8 frames, one validation utterance, no loader workers; with ``tiny`` the tiny generator and
+    discriminators. ``overrides``: Hydra overrides (``vocoder=hifigan_v2``); ``trainer``:
+    ``trainer.*`` keys (default: log every step, no periodic validation or checkpoint)."""
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose("vocoder_train", overrides=[
+            f"data.root={root}", f"data.cache_dir={cache}", "data.batch_size=2", "data.val_size=1", "data.num_workers=0",
+            "data.segment_frames=8", "trainer.progress=false", "trainer.device=cpu", *overrides])
+    if tiny:
+        cfg.generator = OmegaConf.merge(cfg.generator, TINY_GENERATOR)
+        cfg.discriminator = OmegaConf.merge(cfg.discriminator, TINY_DISCRIMINATOR)
+    cfg.trainer = OmegaConf.merge(cfg.trainer, dict(
+        {"log_every": 1, "val_every": 1000, "checkpoint_every": 1000, "val_audio": 1}, **trainer))
+    OmegaConf.set_struct(cfg, False)  # tests may add keys (mistakes included)
+    return cfg
+
+
+@pytest.fixture
+def make_vocoder_cfg():
+    """A function (root, cache, *overrides, tiny=True, **trainer) → a small vocoder training config (see :func:`vocoder_config`)."""
+    return vocoder_config
 
 
 @pytest.fixture

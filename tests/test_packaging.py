@@ -67,7 +67,7 @@ def test_wheel_carries_every_config_and_every_package(wheel):
     assert "gst_tts/serve/static/index.html" in page and page <= names, f"page files missing from the wheel: {sorted(page - names)}"
 
 
-def test_installed_wheel_composes_the_training_config_from_any_folder(wheel, tmp_path):
+def test_installed_wheel_composes_the_training_configs_from_any_folder(wheel, tmp_path):
     target, cwd = tmp_path / "site", tmp_path / "elsewhere"
     cwd.mkdir()
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(wheel)],
@@ -83,3 +83,8 @@ def test_installed_wheel_composes_the_training_config_from_any_folder(wheel, tmp
     assert job.returncode == 0, job.stderr
     assert "root: /nonexistent/corpus" in job.stdout
     assert "batch_size: 16" in job.stdout  # from conf/data/demo.yaml, read out of the wheel
+    job = subprocess.run([sys.executable, "-m", "gst_tts.train_vocoder", "--cfg", "job", "vocoder=cpu_small",
+                          "data.root=/nonexistent/corpus", f"hydra.run.dir={tmp_path / 'vocoder'}"],
+                         cwd=cwd, env=env, capture_output=True, text=True)
+    assert job.returncode == 0, job.stderr
+    assert "istft_n_fft: 16" in job.stdout  # conf/vocoder/cpu_small.yaml over conf/vocoder_train.yaml

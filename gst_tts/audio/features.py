@@ -77,6 +77,11 @@ class MelExtractor(torch.nn.Module):
     @torch.no_grad()
     def forward(self, samples: torch.Tensor) -> torch.Tensor:
         """``(n_samples,)`` → ``(frames, n_mels)`` log-mel."""
+        return self.log_mel(samples)
+
+    def log_mel(self, samples: torch.Tensor) -> torch.Tensor:
+        """``(..., n_samples)`` → ``(..., 1 + n_samples // hop_length, n_mels)`` log-mel, differentiable
+        (the mel loss of vocoder training; :meth:`forward` is this without gradients)."""
         mel = self.mel(samples.float())
         return torch.log(torch.clamp(mel, min=LOG_MEL_FLOOR)).transpose(-1, -2).contiguous()
 

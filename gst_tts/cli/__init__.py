@@ -25,6 +25,8 @@ COMMANDS = {
     "plot-style": ("plot_style", "plot per-head style token weights of reference recordings"),
     "probe-tokens": ("probe_tokens", "measure what each style token does to pitch, rate and energy"),
     "serve": ("serve", "serve a checkpoint over HTTP: a synthesis API and a web page with style controls"),
+    "vocode": ("vocode", "copy synthesis: a recording's log-mel through a vocoder (Griffin-Lim or HiFi-GAN)"),
+    "dump-gta-mels": ("dump_gta_mels", "write a checkpoint's teacher-forced mels of a corpus, for vocoder fine-tuning"),
 }
 
 

@@ -16,15 +16,18 @@ from typing import Any, Iterator
 
 import torch
 
+from gst_tts.audio.features import AudioConfig
+from gst_tts.audio.vocoders import GRIFFIN_LIM, Vocoder, load_vocoder
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
-from gst_tts.errors import GstTtsError
+from gst_tts.audio.vocoders.hifigan_io import DEFAULT_CONFIG_NAME
+from gst_tts.errors import GstTtsError, VocoderError
 from gst_tts.inference.decoding import UNSPLIT_MAX_DECODER_STEPS, DecodingConfig
 from gst_tts.inference.style import Style, parse_style_mix, parse_style_weights
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.text.split import DEFAULT_MAX_CHARS
 
 __all__ = [
-    "add_model_arguments", "load_synthesizer", "add_style_arguments", "resolve_cli_style",
+    "add_model_arguments", "load_synthesizer", "add_vocoder_arguments", "load_cli_vocoder", "add_style_arguments", "resolve_cli_style",
     "add_decoding_arguments", "decoding_options",
 ]
 
@@ -39,34 +42,58 @@ def add_model_arguments(p: argparse.ArgumentParser, *, checkpoint_required: bool
 
     Args:
         checkpoint_required: ``--checkpoint`` must be given. Default True.
-        vocoder: also the vocoder group (``--griffin-lim-iters``, ``--griffin-lim-momentum``),
-            for commands that make waveforms. Default False.
+        vocoder: also the vocoder group (:func:`add_vocoder_arguments`), for commands that make
+            waveforms. Default False.
     """
     p.add_argument("--checkpoint", type=Path, required=checkpoint_required, help="trained gst-tts checkpoint (.pt)")
     p.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cuda when available, else cpu)")
     p.add_argument("--int8", action="store_true",
                    help="CPU: int8 weights for the decoder's recurrent matrix products (faster, numerically close)")
     if vocoder:
-        iters, momentum = _GRIFFIN_LIM["n_iter"].default, _GRIFFIN_LIM["momentum"].default
-        g = p.add_argument_group("vocoder")
-        g.add_argument("--griffin-lim-iters", type=int, default=iters, help=f"Griffin-Lim iterations (default {iters})")
-        g.add_argument("--griffin-lim-momentum", type=float, default=momentum,
-                       help=f"Griffin-Lim momentum, 0 ≤ m < 1 (default {momentum})")
+        add_vocoder_arguments(p)
+
+
+def add_vocoder_arguments(p: argparse.ArgumentParser) -> None:
+    """The vocoder group: ``--vocoder griffin-lim|PATH``, ``--vocoder-config``, ``--griffin-lim-iters``,
+    ``--griffin-lim-momentum``; :func:`load_cli_vocoder` builds what they describe."""
+    iters, momentum = _GRIFFIN_LIM["n_iter"].default, _GRIFFIN_LIM["momentum"].default
+    g = p.add_argument_group("vocoder")
+    g.add_argument("--vocoder", default=GRIFFIN_LIM, metavar=f"{GRIFFIN_LIM}|PATH",
+                   help=f"{GRIFFIN_LIM}, or a HiFi-GAN generator file: a gst-tts-train-vocoder checkpoint "
+                        f"(generator.pt) or a published g_XXXXXXXX / generator_v1 (default {GRIFFIN_LIM})")
+    g.add_argument("--vocoder-config", type=Path, default=None, metavar="PATH",
+                   help=f"a published HiFi-GAN file's config.json (default: {DEFAULT_CONFIG_NAME} beside the --vocoder file)")
+    g.add_argument("--griffin-lim-iters", type=int, default=iters, help=f"Griffin-Lim iterations (default {iters})")
+    g.add_argument("--griffin-lim-momentum", type=float, default=momentum,
+                   help=f"Griffin-Lim momentum, 0 ≤ m < 1 (default {momentum})")
 
 
 def load_synthesizer(args: argparse.Namespace) -> Synthesizer:
     """The checkpoint's :class:`Synthesizer`, with the vocoder the vocoder options describe when
-    the command has them (checked before the checkpoint is read)."""
+    the command has them (the options are checked before the checkpoint is read, a HiFi-GAN
+    vocoder's features against the checkpoint's after)."""
     vocoder = _vocoder_options(args)
     synth = Synthesizer.from_checkpoint(args.checkpoint, device=args.device, int8=args.int8)
     if vocoder is not None:
-        synth.vocoder = GriffinLimVocoder(synth.audio_config, **vocoder)
+        synth.vocoder = load_vocoder(args.vocoder, audio_config=synth.audio_config, device=synth.device, **vocoder)
     return synth
 
 
+def load_cli_vocoder(args: argparse.Namespace, audio_config: AudioConfig, device: str | torch.device | None = None) -> Vocoder:
+    """The vocoder :func:`add_vocoder_arguments`' options describe, for ``audio_config``'s mels."""
+    return load_vocoder(args.vocoder, audio_config=audio_config, device=device, **_vocoder_options(args))
+
+
 def _vocoder_options(args: argparse.Namespace) -> dict[str, Any] | None:
+    """:func:`load_vocoder` keyword arguments from the vocoder group, checked; ``None`` without the group."""
     if getattr(args, "griffin_lim_iters", None) is None:
         return None
+    if args.vocoder != GRIFFIN_LIM:
+        if not Path(args.vocoder).is_file():
+            raise VocoderError(f"--vocoder {args.vocoder}: no such file (give {GRIFFIN_LIM} or a HiFi-GAN generator file)")
+        return dict(config_path=args.vocoder_config)
+    if args.vocoder_config is not None:
+        raise VocoderError(f"--vocoder-config applies to a HiFi-GAN --vocoder file, not to {GRIFFIN_LIM}")
     if args.griffin_lim_iters < 1:
         raise GstTtsError(f"--griffin-lim-iters must be at least 1, got {args.griffin_lim_iters}")
     if not 0.0 <= args.griffin_lim_momentum < 1.0:

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from gst_tts.audio.features import AudioConfig, MelExtractor, MelStats, wav_to_logmel
-from gst_tts.audio.io import load_audio
+from gst_tts.audio.io import load_audio, trim_silence
 from gst_tts.data.corpus import Utterance
 from gst_tts.errors import AudioError, DataError
 from gst_tts.files import atomic_write, write_npy, write_text
@@ -60,10 +60,7 @@ class FeatureCache:
             extractor = MelExtractor(self.config)
             bar = tqdm(todo, desc="features", unit="utt", disable=None if progress else True, dynamic_ncols=True)
             for i, utt in enumerate(bar):
-                try:
-                    samples, _ = load_audio(utt.audio_path, self.config.sample_rate)
-                except AudioError as exc:
-                    raise DataError(f"{utt.where}: {exc}") from None
+                samples = self._read(utt)
                 if samples.size < self.config.win_length or float(np.max(np.abs(samples))) < 1e-4:
                     raise DataError(f"{utt.where}: {utt.audio_path}: audio is silent or too short")
                 mel = wav_to_logmel(samples, self.config, extractor)
@@ -77,6 +74,23 @@ class FeatureCache:
     def load(self, utt_id: str) -> np.ndarray:
         """``(frames, n_mels)`` float32 log-mel."""
         return np.load(self.path(utt_id))
+
+    def audio(self, utt: Utterance) -> np.ndarray:
+        """``(n_samples,)`` float32: the samples the utterance's features were computed from (read,
+        resampled and trimmed as :meth:`prepare` does), so that frame ``t`` of :meth:`load` is
+        centred on sample ``t · hop_length`` (vocoder training).
+
+        Raises:
+            DataError: ``file:line`` of the utterance and what is wrong with its audio.
+        """
+        return trim_silence(self._read(utt), self.config.trim_top_db)
+
+    def _read(self, utt: Utterance) -> np.ndarray:
+        try:
+            samples, _ = load_audio(utt.audio_path, self.config.sample_rate)
+        except AudioError as exc:
+            raise DataError(f"{utt.where}: {exc}") from None
+        return samples
 
     def stats(self, utt_ids: Sequence[str]) -> MelStats:
         """Per-channel mean/std over the given utterances, cached by the ids and their audio files' versions."""

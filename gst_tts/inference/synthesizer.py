@@ -27,7 +27,7 @@ import torch
 
 from gst_tts.analysis.alignment import alignment_health
 from gst_tts.audio.features import AudioConfig, MelStats
-from gst_tts.audio.vocoders import Vocoder
+from gst_tts.audio.vocoders import Vocoder, load_vocoder
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
 from gst_tts.device import resolve_device
 from gst_tts.errors import CheckpointError, GstTtsError, TextError, first_line
@@ -133,17 +133,24 @@ class Synthesizer:
         path: str | os.PathLike,
         *,
         device: str | torch.device | None = None,
-        vocoder: Vocoder | None = None,
+        vocoder: Vocoder | str | os.PathLike | None = None,
+        vocoder_config: str | os.PathLike | None = None,
         int8: bool = False,
     ) -> "Synthesizer":
         """Load a checkpoint (``weights_only``: a pickle carrying code is refused, never run).
 
         Args:
             device: ``None`` picks CUDA when available, else CPU.
-            vocoder, int8: as for the constructor.
+            vocoder: as for the constructor, or a name for
+                :func:`~gst_tts.audio.vocoders.load_vocoder`: ``"griffin-lim"`` or the path of a
+                HiFi-GAN generator file, checked against the checkpoint's feature settings and run
+                on ``device``. Default: Griffin-Lim.
+            vocoder_config: a HiFi-GAN ``vocoder``'s ``config.json``. Default: the one beside it.
+            int8: as for the constructor.
 
         Raises:
             CheckpointError: not a checkpoint, refused, or its parts do not fit together.
+            VocoderError: a named vocoder that does not load or does not match the checkpoint.
             GstTtsError: CUDA requested but not available.
         """
         dev = resolve_device(device)
@@ -163,6 +170,10 @@ class Synthesizer:
                 f"{path}: model has {n_mels} mel channels but the audio settings have {audio_config.n_mels}"
                 f" and the mel statistics {tuple(stats.mean.shape)}"
             )
+        if isinstance(vocoder, (str, os.PathLike)):
+            vocoder = load_vocoder(vocoder, audio_config=audio_config, config_path=vocoder_config, device=dev)
+        elif vocoder_config is not None:
+            raise GstTtsError("vocoder_config needs a vocoder given by name or path")
         return cls(model, symbols, audio_config, stats, device=dev, vocoder=vocoder, int8=int8)
 
     @property

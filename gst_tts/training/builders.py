@@ -1,5 +1,6 @@
 """Config → the pieces of a training run: corpus, split, features and statistics, datasets, loader,
-model, loss, optimiser and schedule.
+model, loss, optimiser and schedule; for a vocoder run (``gst-tts-train-vocoder``), the generator,
+discriminator, their loss, optimisers and schedules.
 
 ``Trainer.__init__`` calls these in order. Each takes the config groups it reads and returns
 plain objects. Constructor arguments come from config groups through :func:`constructor_kwargs`,
@@ -13,8 +14,9 @@ from dataclasses import dataclass
 import difflib
 import inspect
 import logging
+import math
 from pathlib import Path
-from typing import Any, Callable, Mapping, NamedTuple
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 from hydra.errors import InstantiationException
 from hydra.utils import get_class, instantiate
@@ -23,6 +25,8 @@ import torch
 from torch import nn
 
 from gst_tts.audio.features import AudioConfig, MelStats
+from gst_tts.audio.vocoders.discriminators import HiFiGANDiscriminator
+from gst_tts.audio.vocoders.hifigan import HiFiGANGenerator
 from gst_tts.data.batching import Collate, LengthBucketSampler, TTSDataset, encode_texts
 from gst_tts.data.cache import FeatureCache, default_cache_dir
 from gst_tts.data.corpus import Utterance, read_corpus
@@ -32,6 +36,7 @@ from gst_tts.model import GSTTacotron
 from gst_tts.text.symbols import SymbolTable
 from gst_tts.training.checkpoint import load_checkpoint
 from gst_tts.training.distributed import DistributedContext
+from gst_tts.training.vocoder_losses import HiFiGANLoss
 
 log = logging.getLogger("gst_tts.training.builders")
 
@@ -100,20 +105,23 @@ def build_feature_cache(
     return cache, n_frames
 
 
-def find_resume_checkpoint(ckpt_dir: Path, device: torch.device) -> ResumePoint | None:
+def find_resume_checkpoint(
+    ckpt_dir: Path, device: torch.device, load: Callable[..., dict[str, Any]] = load_checkpoint
+) -> ResumePoint | None:
     """``last.pt`` and its contents; the newest periodic checkpoint that loads if ``last.pt`` does
-    not; None for a new run (no ``last.pt``)."""
+    not; None for a new run (no ``last.pt``). ``load(path, map_location=device)`` reads one and
+    raises a GstTtsError when it cannot. Default: the acoustic model's :func:`load_checkpoint`."""
     last = ckpt_dir / "last.pt"
     if not last.is_file():
         return None
     try:
-        return ResumePoint(last, load_checkpoint(last, map_location=device))
-    except CheckpointError as exc:
+        return ResumePoint(last, load(last, map_location=device))
+    except GstTtsError as exc:
         problem = exc
     for candidate in sorted(ckpt_dir.glob("step_*.pt"), reverse=True):
         try:
-            ckpt = load_checkpoint(candidate, map_location=device)
-        except CheckpointError as exc:
+            ckpt = load(candidate, map_location=device)
+        except GstTtsError as exc:
             log.warning("%s", exc)
             continue
         log.warning("%s; resuming from %s instead (the newest periodic checkpoint that loads)", problem, candidate)
@@ -121,19 +129,20 @@ def find_resume_checkpoint(ckpt_dir: Path, device: torch.device) -> ResumePoint 
     raise CheckpointError(f"{problem}; no periodic checkpoint (step_*.pt) in {ckpt_dir} loads either")
 
 
-def build_split(cfg: DictConfig, corpus: Corpus, n_frames: Mapping[str, int], resume: ResumePoint | None) -> Split:
-    """The train/validation split of the utterances within ``data.max_frames``.
+def build_split(cfg: DictConfig, utterances: Sequence[Utterance], n_frames: Mapping[str, int], resume: ResumePoint | None) -> Split:
+    """The train/validation split of the utterances within ``data.max_frames`` (when the data
+    group has that key).
 
     A resumed run keeps the split it started with (see :func:`_stored_split`); a new one splits
     with ``data.val_size`` and ``seed``.
     """
-    max_frames = cfg.data.max_frames
-    kept = [u.id for u in corpus.utterances if not max_frames or n_frames[u.id] <= max_frames]
-    if len(kept) < len(corpus.utterances):
-        log.info("left out %d utterances longer than %d frames", len(corpus.utterances) - len(kept), max_frames)
+    max_frames = cfg.data.get("max_frames")
+    kept = [u.id for u in utterances if not max_frames or n_frames[u.id] <= max_frames]
+    if len(kept) < len(utterances):
+        log.info("left out %d utterances longer than %d frames", len(utterances) - len(kept), max_frames)
     if resume is None:
         return Split(*split_train_val(kept, cfg.data.val_size, int(cfg.seed)))
-    return _stored_split(cfg, resume, corpus.ids, kept)
+    return _stored_split(cfg, resume, [u.id for u in utterances], kept)
 
 
 def build_mel_stats(
@@ -230,7 +239,7 @@ def check_config(cfg: DictConfig) -> None:
     _, model = _model_arguments(cfg.model)
     build_loss(cfg.loss, reduction_factor=complete_model_config(model)["reduction_factor"])
     build_audio_config(cfg.data.audio)
-    _check_trainer(cfg.trainer)
+    check_trainer(cfg.trainer, _POSITIVE_TRAINER_KEYS)
 
 
 # Trainer keys that divide or count: zero or less would crash the loop (or delete every periodic
@@ -239,8 +248,9 @@ _POSITIVE_TRAINER_KEYS = ("max_steps", "lr_decay_steps", "log_every", "val_every
                           "keep_checkpoints", "grad_accumulation")
 
 
-def _check_trainer(trainer: DictConfig) -> None:
-    for key in _POSITIVE_TRAINER_KEYS:
+def check_trainer(trainer: DictConfig, positive: Sequence[str]) -> None:
+    """The ``trainer`` group's ``positive`` keys are whole numbers >= 1, ``amp`` and ``max_minutes`` valid."""
+    for key in positive:
         value = trainer[key]
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise GstTtsError(f"trainer.{key} must be a whole number >= 1, got {value!r}")
@@ -278,9 +288,18 @@ def complete_model_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """``config`` with the constructor's defaults filled in (lists for tuples), so that two configs
     that build the same model compare equal, and a checkpoint does not depend on defaults that may
     change later."""
-    defaults = {name: p.default for name, p in inspect.signature(GSTTacotron).parameters.items()
+    return complete_kwargs(GSTTacotron, config)
+
+
+def complete_kwargs(cls: type, config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` with ``cls``'s constructor defaults filled in, tuples as lists (nested ones too)."""
+    defaults = {name: p.default for name, p in inspect.signature(cls).parameters.items()
                 if p.default is not inspect.Parameter.empty}
-    return {k: list(v) if isinstance(v, tuple) else v for k, v in {**defaults, **config}.items()}
+    return {k: _as_lists(v) for k, v in {**defaults, **config}.items()}
+
+
+def _as_lists(value: Any) -> Any:
+    return [_as_lists(v) for v in value] if isinstance(value, (list, tuple)) else value
 
 
 def build_loss(loss: DictConfig | Mapping[str, Any], *, reduction_factor: int) -> nn.Module:
@@ -312,6 +331,93 @@ def lr_lambda(trainer: DictConfig) -> Callable[[int], float]:
         return max(floor, warm * decay)
 
     return factor
+
+
+# ---------------------------------------------------------------------------------------------
+# Vocoder (conf/vocoder_train.yaml: generator, discriminator, loss, trainer)
+
+# Generator arguments that the data decides.
+GENERATOR_FROM_DATA = {"n_mels": "data.audio.n_mels"}
+# Vocoder trainer keys that divide or count.
+VOCODER_POSITIVE_TRAINER_KEYS = ("max_steps", "lr_decay_steps", "log_every", "val_every", "checkpoint_every",
+                                 "keep_checkpoints")
+
+
+def check_vocoder_config(cfg: DictConfig) -> AudioConfig:
+    """Checks the vocoder run's groups before anything heavy is built or read (the generator's
+    keys and its hop, the discriminator's and loss's keys, ``data.audio``, the trainer's numbers);
+    returns the :class:`AudioConfig`."""
+    audio_config = build_audio_config(cfg.data.audio)
+    generator_arguments(cfg.generator, audio_config=audio_config)
+    constructor_kwargs(HiFiGANDiscriminator, _plain(cfg.discriminator), "discriminator")
+    build_vocoder_loss(cfg.loss, audio_config=audio_config)
+    check_trainer(cfg.trainer, VOCODER_POSITIVE_TRAINER_KEYS)
+    if not 0 < float(cfg.trainer.lr_decay) <= 1:
+        raise GstTtsError(f"trainer.lr_decay must be in (0, 1], got {cfg.trainer.lr_decay!r}")
+    if cfg.trainer.grad_clip is not None and not float(cfg.trainer.grad_clip) > 0:
+        raise GstTtsError(f"trainer.grad_clip must be > 0 or null, got {cfg.trainer.grad_clip!r}")
+    for key in ("segment_frames", "batch_size"):
+        value = cfg.data[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise GstTtsError(f"data.{key} must be a whole number >= 1, got {value!r}")
+    return audio_config
+
+
+def generator_arguments(generator: DictConfig | Mapping[str, Any], *, audio_config: AudioConfig) -> dict[str, Any]:
+    """The ``generator`` group's checked keys plus ``n_mels``, complete (defaults filled in: the
+    checkpoint's ``generator_config``).
+
+    Raises:
+        GstTtsError: an unknown key, ``n_mels`` set, or an upsampling that does not make ``data.audio.hop_length``.
+    """
+    kwargs = constructor_kwargs(HiFiGANGenerator, _plain(generator), "generator", from_elsewhere=GENERATOR_FROM_DATA)
+    kwargs = complete_kwargs(HiFiGANGenerator, {**kwargs, "n_mels": audio_config.n_mels})
+    hop = math.prod(int(u) for u in kwargs["upsample_rates"]) * int(kwargs["istft_hop_length"] or 1)
+    if hop != audio_config.hop_length:
+        raise GstTtsError(f"generator: upsample_rates {kwargs['upsample_rates']}"
+                          + (f" × istft_hop_length {kwargs['istft_hop_length']}" if kwargs["istft_hop_length"] else "")
+                          + f" make {hop} samples per frame, but data.audio.hop_length is {audio_config.hop_length}")
+    return kwargs
+
+
+def build_generator(generator: DictConfig | Mapping[str, Any], *, audio_config: AudioConfig) -> tuple[HiFiGANGenerator, dict[str, Any]]:
+    """The ``generator`` group's :class:`HiFiGANGenerator`, weight norm applied (training), and its
+    complete constructor arguments (:func:`generator_arguments`)."""
+    kwargs = generator_arguments(generator, audio_config=audio_config)
+    model = _instantiate(f"{HiFiGANGenerator.__module__}.HiFiGANGenerator", kwargs, "generator")
+    return model.apply_weight_norm(), kwargs
+
+
+def build_discriminator(discriminator: DictConfig | Mapping[str, Any]) -> tuple[HiFiGANDiscriminator, dict[str, Any]]:
+    """The ``discriminator`` group's :class:`HiFiGANDiscriminator` and its complete constructor arguments."""
+    kwargs = complete_kwargs(HiFiGANDiscriminator, constructor_kwargs(HiFiGANDiscriminator, _plain(discriminator), "discriminator"))
+    return _instantiate(f"{HiFiGANDiscriminator.__module__}.HiFiGANDiscriminator", kwargs, "discriminator"), kwargs
+
+
+def build_vocoder_loss(loss: DictConfig | Mapping[str, Any], *, audio_config: AudioConfig) -> HiFiGANLoss:
+    """The ``loss`` group's :class:`HiFiGANLoss`, with the run's feature settings."""
+    kwargs = constructor_kwargs(HiFiGANLoss, _plain(loss), "loss", from_elsewhere={"audio_config": "data.audio"})
+    try:
+        return HiFiGANLoss(**kwargs, audio_config=audio_config)
+    except (TypeError, ValueError) as exc:
+        raise GstTtsError(f"loss config: {first_line(exc)}") from None
+
+
+def build_gan_optimizers(
+    generator: nn.Module, discriminator: nn.Module, trainer: DictConfig
+) -> tuple[dict[str, torch.optim.AdamW], dict[str, torch.optim.lr_scheduler.LambdaLR]]:
+    """AdamW for each network (``trainer.learning_rate``, ``adam_betas``, ``weight_decay``) and a
+    schedule multiplying the rate by ``lr_decay`` every ``lr_decay_steps`` steps (continuously), as
+    HiFi-GAN's per-epoch decay. Both keyed ``"generator"`` and ``"discriminator"``."""
+    optimizers = {
+        name: torch.optim.AdamW(module.parameters(), lr=float(trainer.learning_rate), betas=tuple(trainer.adam_betas),
+                                weight_decay=float(trainer.weight_decay))
+        for name, module in (("generator", generator), ("discriminator", discriminator))
+    }
+    decay, every = float(trainer.lr_decay), int(trainer.lr_decay_steps)
+    schedulers = {name: torch.optim.lr_scheduler.LambdaLR(opt, lambda step: decay ** (step / every))
+                  for name, opt in optimizers.items()}
+    return optimizers, schedulers
 
 
 # ---------------------------------------------------------------------------------------------

@@ -29,7 +29,6 @@ from dataclasses import asdict
 import logging
 import os
 from pathlib import Path
-import pickle
 import random
 from typing import Any, Mapping, Sequence
 
@@ -38,9 +37,9 @@ import torch
 
 from gst_tts.audio.features import AudioConfig, MelStats
 from gst_tts.errors import CheckpointError, first_line
-from gst_tts.files import atomic_write
 from gst_tts.model import GSTTacotron
 from gst_tts.text.symbols import SymbolTable
+from gst_tts.weights import check_versioned, load_weights_only, run_parts, save_versioned
 
 log = logging.getLogger("gst_tts.training.checkpoint")
 
@@ -92,28 +91,15 @@ def checkpoint_payload(
         "mel_stats": mel_stats.to_dict(),
         "step": int(step),
     }
-    optional = {
-        "config": None if config is None else dict(config),
-        "val_ids": None if val_ids is None else list(val_ids),
-        "train_ids": None if train_ids is None else sorted(train_ids),
-        "optimizer": optimizer,
-        "scheduler": scheduler,
-        "scaler": scaler,
-        "train_state": None if train_state is None else dict(train_state),
-        "rng": rng,
-    }
-    payload.update((k, v) for k, v in optional.items() if v is not None)
+    payload.update(run_parts(config=config, val_ids=val_ids, train_ids=train_ids, optimizer=optimizer, scheduler=scheduler,
+                             scaler=scaler, train_state=train_state, rng=rng))
     return payload
 
 
 def save_checkpoint(path: str | os.PathLike, payload: Mapping[str, Any]) -> Path:
     """Write a :func:`checkpoint_payload` (or a loaded checkpoint) to ``path`` via a temp file + rename."""
-    if payload.get("format") != FORMAT or "version" not in payload:
-        raise ValueError("not a checkpoint payload: build it with gst_tts.training.checkpoint.checkpoint_payload()")
-    missing = [k for k in REQUIRED if k not in payload]
-    if missing:
-        raise ValueError(f"checkpoint payload lacks {', '.join(missing)}")
-    return atomic_write(path, lambda f: torch.save(dict(payload), f))
+    return save_versioned(path, payload, marker=FORMAT, required=REQUIRED, kind="checkpoint",
+                          builder="gst_tts.training.checkpoint.checkpoint_payload")
 
 
 def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = "cpu") -> dict[str, Any]:
@@ -124,39 +110,14 @@ def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = 
             (refused by ``weights_only`` loading, never executed), a version this code does not
             know (one from a newer gst-tts), or a checkpoint missing a part synthesis needs.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise CheckpointError(f"{path}: checkpoint not found")
-    try:
-        ckpt = torch.load(path, map_location=map_location, weights_only=True)
-    except pickle.UnpicklingError as exc:
-        detail = _weights_unpickler_detail(str(exc))
-        if "global" in detail.lower():  # a class or function reference: code, refused unexecuted
-            raise CheckpointError(
-                f"{path}: refused to load: the file references code or objects that weights-only loading does not allow ({detail})"
-            ) from None
-        raise CheckpointError(f"{path}: not a gst-tts checkpoint (unreadable pickle: {detail})") from None
-    except Exception as exc:  # zip/EOF/decode errors from random bytes
-        raise CheckpointError(f"{path}: not a gst-tts checkpoint ({type(exc).__name__}: {first_line(exc, 120)})") from None
+    ckpt = load_weights_only(path, error=CheckpointError, what="gst-tts checkpoint", map_location=map_location)
     return check_checkpoint(ckpt, path)
 
 
 def check_checkpoint(ckpt: Any, path: str | os.PathLike = "checkpoint") -> dict[str, Any]:
     """``ckpt`` itself when it is a checkpoint this code reads; otherwise a one-line CheckpointError."""
-    if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
-        raise CheckpointError(f"{path}: not a gst-tts checkpoint (no '{FORMAT}' marker)")
-    version = ckpt.get("version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise CheckpointError(f"{path}: unknown checkpoint version {version!r} (this gst-tts reads versions 1 to {VERSION})")
-    if version > VERSION:
-        raise CheckpointError(
-            f"{path}: checkpoint version {version} was written by a newer gst-tts (this one reads versions 1 to {VERSION}); "
-            "upgrade gst-tts to load it"
-        )
-    missing = [k for k in REQUIRED if k not in ckpt]
-    if missing:
-        raise CheckpointError(f"{path}: incomplete checkpoint, missing {', '.join(missing)}")
-    return ckpt
+    return check_versioned(ckpt, path, marker=FORMAT, version=VERSION, required=REQUIRED, error=CheckpointError,
+                           what="gst-tts checkpoint", kind="checkpoint")
 
 
 def model_from_checkpoint(ckpt: dict[str, Any], path: str | os.PathLike = "checkpoint") -> GSTTacotron:
@@ -221,11 +182,3 @@ def restore_rng_state(rng: Mapping[str, Any], path: str | os.PathLike, on_cuda: 
 def _as_tuple(x):
     """Python's random state is nested tuples; a checkpoint may hand it back as lists."""
     return tuple(_as_tuple(v) for v in x) if isinstance(x, (list, tuple)) else x
-
-
-def _weights_unpickler_detail(message: str) -> str:
-    """The informative part of torch's long weights-only error, on one line."""
-    marker = "WeightsUnpickler error:"
-    detail = message.split(marker, 1)[1] if marker in message else message
-    detail = " ".join(detail.split())
-    return detail.split(". ")[0][:160]

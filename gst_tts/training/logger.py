@@ -1,4 +1,4 @@
-"""TensorBoard logging for training: the one place that writes event files."""
+"""TensorBoard logging for training (acoustic model and vocoder): the one place that writes event files."""
 
 from __future__ import annotations
 
@@ -13,8 +13,44 @@ from gst_tts.analysis.alignment import AlignmentHealth
 from gst_tts.analysis.plots import figure_to_array, plot_inspection, plot_mel_pair, plot_style_weights
 
 
-class TrainingLogger:
-    """Owns the SummaryWriter: scalars, alignment and mel images, token weights and audio.
+class EventLogger:
+    """Owns a SummaryWriter; what every training logger writes (the base of :class:`TrainingLogger`
+    and :class:`VocoderLogger`).
+
+    Args:
+        log_dir: folder for the event files.
+        sample_rate: rate of logged audio.
+    """
+
+    def __init__(self, log_dir: str | Path, sample_rate: int) -> None:
+        self.writer = SummaryWriter(log_dir=str(log_dir))
+        self.sample_rate = sample_rate
+
+    def log_scalars(self, prefix: str, values: Mapping[str, float], step: int) -> None:
+        """``prefix/name`` for each value."""
+        for name, value in values.items():
+            self.writer.add_scalar(f"{prefix}/{name}", value, step)
+
+    def log_skipped_batch(self, step: int, reason: str, skipped_total: int) -> None:
+        self.writer.add_scalar("train/skipped_batches", skipped_total, step)
+        self.writer.add_text("train/skipped", f"step {step}: {reason}", step)
+
+    def log_audio(self, tag: str, audio: np.ndarray | torch.Tensor, step: int) -> None:
+        """A ``(samples,)`` waveform at the logger's rate."""
+        self.writer.add_audio(tag, torch.as_tensor(audio).float().reshape(1, -1), step, self.sample_rate)
+
+    def log_text(self, tag: str, text: str, step: int) -> None:
+        self.writer.add_text(tag, text, step)
+
+    def flush(self) -> None:
+        self.writer.flush()
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+class TrainingLogger(EventLogger):
+    """The acoustic model's: scalars, alignment and mel images, token weights and audio.
 
     Args:
         log_dir: folder for the event files.
@@ -24,20 +60,12 @@ class TrainingLogger:
     """
 
     def __init__(self, log_dir: str | Path, sample_rate: int, hop_seconds: float, reduction_factor: int) -> None:
-        self.writer = SummaryWriter(log_dir=str(log_dir))
-        self.sample_rate = sample_rate
+        super().__init__(log_dir, sample_rate)
         self.hop_seconds = hop_seconds
         self.reduction_factor = reduction_factor
 
     def log_training(self, step: int, terms: Mapping[str, float], learning_rate: float, grad_norm: float) -> None:
-        for name, value in terms.items():
-            self.writer.add_scalar(f"train/{name}", value, step)
-        self.writer.add_scalar("train/learning_rate", learning_rate, step)
-        self.writer.add_scalar("train/grad_norm", grad_norm, step)
-
-    def log_skipped_batch(self, step: int, reason: str, skipped_total: int) -> None:
-        self.writer.add_scalar("train/skipped_batches", skipped_total, step)
-        self.writer.add_text("train/skipped", f"step {step}: {reason}", step)
+        self.log_scalars("train", {**terms, "learning_rate": learning_rate, "grad_norm": grad_norm}, step)
 
     def log_validation(
         self,
@@ -74,16 +102,34 @@ class TrainingLogger:
             self.writer.add_image("val/style_weights", figure_to_array(fig), step, dataformats="HWC")
             self.writer.add_histogram("val/style_weights", torch.as_tensor(weights), step)
         if sample.get("audio") is not None:
-            self.writer.add_audio("val/griffin_lim", torch.as_tensor(sample["audio"])[None], step, self.sample_rate)
+            self.log_audio("val/griffin_lim", sample["audio"], step)
 
-    def log_text(self, tag: str, text: str, step: int) -> None:
-        self.writer.add_text(tag, text, step)
 
-    def flush(self) -> None:
-        self.writer.flush()
+class VocoderLogger(EventLogger):
+    """The vocoder trainer's: both networks' loss terms, learning rate and gradient norms; per
+    validation utterance the generated audio, its mel beside the input mel, and (once) the recording.
 
-    def close(self) -> None:
-        self.writer.close()
+    Args:
+        log_dir: folder for the event files.
+        sample_rate: rate of logged audio.
+    """
+
+    def log_training(self, step: int, terms: Mapping[str, float], learning_rate: float, grad_norms: Mapping[str, float]) -> None:
+        """``terms``: e.g. ``generator/mel_l1``, ``discriminator/total``; ``grad_norms`` by network."""
+        self.log_scalars("train", {**terms, "learning_rate": learning_rate}, step)
+        self.log_scalars("train/grad_norm", grad_norms, step)
+
+    def log_validation(self, step: int, terms: Mapping[str, float], samples: Sequence[Mapping]) -> None:
+        """Validation losses and, for each of ``samples`` (``id``, ``audio (samples,)``, ``mel (frames,
+        n_mels)`` of the generated audio, ``input_mel (frames, n_mels)``, optional ``target_audio``),
+        ``val/audio_<i>``, ``val/mel_<i>`` and ``val/target_audio_<i>``."""
+        self.log_scalars("val", terms, step)
+        for i, sample in enumerate(samples):
+            self.log_audio(f"val/audio_{i}", sample["audio"], step)
+            fig = plot_mel_pair(sample["mel"], sample["input_mel"], title=f"step {step}: {sample['id']}: of the generated audio vs input")
+            self.writer.add_image(f"val/mel_{i}", figure_to_array(fig), step, dataformats="HWC")
+            if sample.get("target_audio") is not None:
+                self.log_audio(f"val/target_audio_{i}", sample["target_audio"], step)
 
 
 def symbol_labels(symbols: Sequence[str], ids: Sequence[int]) -> list[str]:
@@ -92,7 +138,7 @@ def symbol_labels(symbols: Sequence[str], ids: Sequence[int]) -> list[str]:
 
 
 class NullLogger:
-    """Stands in for :class:`TrainingLogger` on ranks other than 0: every call does nothing."""
+    """Stands in for a logger on ranks other than 0: every call does nothing."""
 
     def __getattr__(self, name: str):
         return lambda *args, **kwargs: None

@@ -10,16 +10,13 @@ validation split and mel statistics the run started with.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 import logging
 import math
 from pathlib import Path
-import random
-import sys
 import time
 from typing import Any
 
-import numpy as np
 from omegaconf import DictConfig, OmegaConf
 import torch
 from torch import nn
@@ -28,7 +25,7 @@ from gst_tts.analysis.alignment import alignment_health, mean_health
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
 from gst_tts.data.batching import Collate
 from gst_tts.device import resolve_device
-from gst_tts.errors import CheckpointError, GstTtsError
+from gst_tts.errors import GstTtsError
 from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.model import count_parameters
 from gst_tts.training.builders import (
@@ -47,32 +44,27 @@ from gst_tts.training.builders import (
     complete_model_config,
     find_resume_checkpoint,
 )
-from gst_tts.training.checkpoint import (
-    checkpoint_payload,
-    load_checkpoint,
-    restore_rng_state,
-    rng_state,
-    save_checkpoint,
-)
+from gst_tts.training.checkpoint import checkpoint_payload, load_checkpoint, rng_state, save_checkpoint
 from gst_tts.training.distributed import DistributedContext
 from gst_tts.training.logger import NullLogger, TrainingLogger, symbol_labels
+from gst_tts.training.loop import (
+    TrainingLoop,
+    TrainState,
+    amp_dtype,
+    progress_bar,
+    save_rotating,
+    seed_everything,
+    to_device,
+)
 
 log = logging.getLogger("gst_tts.training.trainer")
 
 
-@dataclass
-class TrainState:
-    """Where training is in the data; the checkpoint adds weights, optimizer and random states."""
-
-    step: int = 0
-    epoch: int = 0
-    batch_in_epoch: int = 0
-    skipped_batches: int = 0
-
-
-class Trainer:
+class Trainer(TrainingLoop):
     """Builds everything from a resolved config (see :mod:`gst_tts.training.builders`) and runs the
     loop. One process, one device."""
+
+    log = log
 
     def __init__(self, cfg: DictConfig, run_dir: str | Path) -> None:
         check_config(cfg)
@@ -82,7 +74,7 @@ class Trainer:
         self.dist = DistributedContext.from_environment(str(tr.device))
         self.device = self.dist.device or resolve_device(str(tr.device))
         # Each rank draws different dropout; the model itself is initialised identically below.
-        _seed_everything(seed)
+        seed_everything(seed)
 
         self.audio_config = build_audio_config(cfg.data.audio)
         corpus = build_corpus(cfg.data)
@@ -90,7 +82,7 @@ class Trainer:
         self.cache, n_frames = build_feature_cache(cfg.data, self.audio_config, corpus, self.dist, progress=bool(tr.progress))
         # A resumed run keeps the split and normalisation it started with.
         resume = find_resume_checkpoint(self.ckpt_dir, self.device) if tr.resume else None
-        split = build_split(cfg, corpus, n_frames, resume)
+        split = build_split(cfg, corpus.utterances, n_frames, resume)
         self.stats = build_mel_stats(self.cache, split, self.dist, resume)
         self.train_set, self.val_set = build_datasets(corpus, split, n_frames, self.cache, self.stats)
 
@@ -105,7 +97,7 @@ class Trainer:
                                                        device=self.device)
         self.criterion = build_loss(cfg.loss, reduction_factor=self.r)
         self.optimizer, self.scheduler = build_optimizer(self.model, tr)
-        self.amp_dtype = _amp_dtype(str(tr.amp), self.device)
+        self.amp_dtype = amp_dtype(str(tr.amp), self.device)
         self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16)
         self.state = TrainState()
         self.vocoder = GriffinLimVocoder(self.audio_config, n_iter=32)
@@ -129,11 +121,7 @@ class Trainer:
             "training %s parameters on %s: %d train / %d validation utterances, run dir %s",
             f"{count_parameters(self.model):,}", self.device, len(self.train_set), len(self.val_set), self.run_dir,
         )
-        from tqdm import tqdm
-
-        show = None if tr.progress and self.dist.is_main else True
-        bar = tqdm(total=max_steps, initial=self.state.step, desc="train", unit="step", disable=show,
-                   dynamic_ncols=True, file=sys.stderr)
+        bar = progress_bar(max_steps, self.state.step, enabled=bool(tr.progress) and self.dist.is_main)
         last_val: dict[str, float] = {}
         validated_at = None
         accumulation = max(1, int(tr.grad_accumulation))
@@ -175,18 +163,9 @@ class Trainer:
                     self.state.epoch += 1
                     self.state.batch_in_epoch = 0
         except KeyboardInterrupt:
-            bar.close()
-            path = self.save(periodic=False)
-            log.warning("interrupted at step %d; saved %s (resume by running the same command)", self.state.step, path)
-            self.logger.close()
+            self._interrupted(bar)
             raise
-        bar.close()
-        if self.dist.is_main and validated_at != self.state.step:
-            self.validate()
-        self.save(periodic=False)
-        self.logger.close()
-        self.dist.barrier()
-        return self.state
+        return self._finish(bar, validated_at)
 
     def _train_step(self, batches: list[dict]) -> dict[str, float] | None:
         """One optimizer update over ``batches`` (gradient accumulation); None when skipped."""
@@ -196,7 +175,7 @@ class Trainer:
         self.optimizer.zero_grad(set_to_none=True)
         sums: dict[str, float] = {}
         for i, batch in enumerate(batches):
-            batch = _to_device(batch, self.device)
+            batch = to_device(batch, self.device)
             # Gradients are all-reduced once, on the last micro-batch.
             sync = self.dist.no_sync(self.train_model) if i < len(batches) - 1 else contextlib.nullcontext()
             with sync:
@@ -243,12 +222,6 @@ class Trainer:
             for buffer, value in zip(self.model.buffers(), saved):
                 buffer.copy_(value)
 
-    def _skip(self, reason: str) -> None:
-        self.state.skipped_batches += 1
-        log.warning("step %d: skipped a batch: %s", self.state.step, reason)
-        self.logger.log_skipped_batch(self.state.step, reason, self.state.skipped_batches)
-        return None
-
     def validate(self) -> dict[str, float]:
         """Teacher-forced validation loss plus free-running alignment health; returns a summary.
 
@@ -267,7 +240,7 @@ class Trainer:
         sums: dict[str, float] = {}
         n = 0
         for batch in loader:
-            terms = self._loss_terms(self.model, _to_device(batch, self.device))
+            terms = self._loss_terms(self.model, to_device(batch, self.device))
             for k, v in terms.items():
                 sums[k] = sums.get(k, 0.0) + float(v) * len(batch["ids"])
             n += len(batch["ids"])
@@ -277,7 +250,7 @@ class Trainer:
         count = min(len(self.val_set), int(self.cfg.trainer.val_inference_utterances))
         healths, sample = [], None
         if count:
-            batch = _to_device(self.collate([self.val_set[i] for i in range(count)]), self.device)
+            batch = to_device(self.collate([self.val_set[i] for i in range(count)]), self.device)
             out = self.model.infer(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"],
                                      **DecodingConfig().to_dict())
             alignments = [out.alignments[i, : int(out.steps[i]), : int(batch["text_lengths"][i])].float().cpu()
@@ -324,13 +297,8 @@ class Trainer:
         path = self.ckpt_dir / "last.pt"
         if not self.dist.is_main:
             return path
-        payload = self.checkpoint()
-        if periodic:
-            save_checkpoint(self.ckpt_dir / f"step_{self.state.step:07d}.pt", payload)
-            old = sorted(self.ckpt_dir.glob("step_*.pt"))[: -int(self.cfg.trainer.keep_checkpoints) or None]
-            for stale in old:
-                stale.unlink(missing_ok=True)
-        return save_checkpoint(path, payload)
+        return save_rotating(self.ckpt_dir, self.checkpoint(), step=self.state.step, periodic=periodic,
+                             keep=int(self.cfg.trainer.keep_checkpoints), save=save_checkpoint)
 
     def _resume(self, resume: ResumePoint) -> None:
         """Continue a run from its checkpoint.
@@ -347,26 +315,15 @@ class Trainer:
             raise GstTtsError(f"{path}: the model config differs from this run's; use another hydra.run.dir")
         # The stored statistics normalise features of the stored settings, and the embeddings index
         # the stored symbol table: resuming with other ones would train on mismatched inputs silently.
-        changed = [key for key, value in asdict(self.audio_config).items() if ckpt["audio_config"].get(key) != value]
-        if changed:
-            raise GstTtsError(f"{path}: data.audio differs from this run's ({', '.join(changed)}); "
-                              "use another hydra.run.dir")
         if ckpt["symbols"] != self.symbols.to_dict():
             raise GstTtsError(f"{path}: the symbol table or text cleaner differs from this run's; use another hydra.run.dir")
-        missing = [k for k in ("optimizer", "scheduler", "train_state", "rng") if k not in ckpt]
-        if missing:
-            raise CheckpointError(f"{path}: holds no training state to resume ({', '.join(missing)} missing); "
-                                  "use it as trainer.init_from in another hydra.run.dir")
+        self._check_resumable(path, ckpt, ("optimizer", "scheduler", "train_state", "rng"))
         self.model.load_state_dict(ckpt["model"])
         self.optimizer.load_state_dict(ckpt["optimizer"])
         self.scheduler.load_state_dict(ckpt["scheduler"])
         if "scaler" in ckpt:
             self.scaler.load_state_dict(ckpt["scaler"])
-        self.state = TrainState(**ckpt["train_state"])
-        restore_rng_state(ckpt["rng"], path, on_cuda=self.device.type == "cuda")
-        if self.dist.rank > 0:  # the checkpoint holds rank 0's stream; keep ranks' dropout distinct
-            torch.manual_seed(int(self.cfg.seed) + 100003 * self.dist.rank + self.state.step)
-        log.info("resumed from %s at step %d", path, self.state.step)
+        self._restore_position(path, ckpt)
 
     def _init_from(self, path: Path) -> None:
         """Starts from another run's model weights (fine-tuning); optimizer, schedule and step start fresh."""
@@ -377,21 +334,3 @@ class Trainer:
             raise GstTtsError(f"{path}: trainer.init_from needs the same symbol table and cleaner as this run")
         self.model.load_state_dict(ckpt["model"])
         log.info("initialised the model from %s (its step %s); training starts at step 0", path, ckpt.get("step"))
-
-
-def _amp_dtype(amp: str, device: torch.device) -> torch.dtype | None:
-    if device.type != "cuda" or amp == "none":
-        return None
-    if amp not in ("bf16", "fp16"):
-        raise GstTtsError(f"trainer.amp must be bf16, fp16 or none, got {amp!r}")
-    return torch.bfloat16 if amp == "bf16" else torch.float16
-
-
-def _to_device(batch: dict, device: torch.device) -> dict:
-    return {k: v.to(device, non_blocking=True) if isinstance(v, torch.Tensor) else v for k, v in batch.items()}
-
-
-def _seed_everything(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)

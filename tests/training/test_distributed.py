@@ -1,5 +1,5 @@
-"""DDP on CPU: two gloo processes stay identical, their checkpoint resumes in one process, and a
-failure on rank 0 ends every rank."""
+"""DDP on CPU: two gloo processes stay identical (acoustic model and vocoder), their checkpoint
+resumes in one process, and a failure on rank 0 ends every rank."""
 
 import os
 from pathlib import Path
@@ -18,6 +18,7 @@ from gst_tts.errors import DataError, GstTtsError
 from gst_tts.training.checkpoint import load_checkpoint
 from gst_tts.training.distributed import DistributedContext
 from gst_tts.training.trainer import Trainer
+from gst_tts.training.vocoder_trainer import VocoderTrainer
 
 
 def _free_port() -> int:
@@ -120,3 +121,34 @@ def test_a_corpus_error_on_rank_zero_ends_every_rank_with_the_same_error(make_cf
 def test_an_error_in_the_other_ranks_turn_reaches_rank_zero(tmp_path):
     messages = _reports_of_two_ranks(_block_error_worker, (1,), tmp_path)
     assert messages == ["metadata.csv:3: broken on rank 1"] * 2
+
+
+# ---------------------------------------------------------------------------------------------
+# The vocoder trainer: the same context, two networks
+
+
+def _vocoder_worker(rank: int, world_size: int, port: int, cfg_dict: dict, run_dir: str, out_dir: str) -> None:
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(world_size),
+                      RANK=str(rank), LOCAL_RANK=str(rank))
+    torch.set_num_threads(1)
+    trainer = VocoderTrainer(OmegaConf.create(cfg_dict), run_dir)
+    trainer.fit()
+    torch.save({f"{net}.{k}": v.detach().cpu() for net in ("generator", "discriminator")
+                for k, v in getattr(trainer, net).named_parameters()}, Path(out_dir) / f"rank{rank}.pt")
+    torch.distributed.destroy_process_group()
+
+
+def test_vocoder_ddp_ranks_stay_identical_and_checkpoint_resumes_on_one_process(make_vocoder_cfg, tmp_path):
+    corpus = write_corpus(tmp_path / "corpus", n=5)
+    cfg = make_vocoder_cfg(corpus, tmp_path / "cache", max_steps=2)
+    run_dir = tmp_path / "run"
+    mp.spawn(_vocoder_worker, args=(2, _free_port(), OmegaConf.to_container(cfg, resolve=True), str(run_dir), str(tmp_path)),
+             nprocs=2, join=True)
+    rank0, rank1 = torch.load(tmp_path / "rank0.pt"), torch.load(tmp_path / "rank1.pt")
+    for name, value in rank0.items():
+        assert torch.equal(value, rank1[name]), name
+    resumed = VocoderTrainer(make_vocoder_cfg(corpus, tmp_path / "cache", max_steps=3), run_dir)
+    assert resumed.state.step == 2
+    for name, value in resumed.generator.named_parameters():
+        assert torch.equal(value, rank0[f"generator.{name}"]), name
+    assert resumed.fit().step == 3

@@ -2,7 +2,7 @@ import numpy as np
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from gst_tts.analysis.alignment import alignment_health
-from gst_tts.training.logger import TrainingLogger
+from gst_tts.training.logger import TrainingLogger, VocoderLogger
 
 
 def test_logger_writes_scalars_images_and_audio(tmp_path):
@@ -26,3 +26,20 @@ def test_logger_writes_scalars_images_and_audio(tmp_path):
     assert {"val/alignment", "val/mel", "val/style_weights"} <= set(tags["images"])
     assert "val/griffin_lim" in tags["audio"]
     assert events.Scalars("train/grad_norm")[0].value == 2.0
+
+
+def test_vocoder_logger_writes_both_networks_and_audio_with_mel_images(tmp_path):
+    logger = VocoderLogger(tmp_path, sample_rate=22050)
+    logger.log_training(1, {"generator/mel_l1": 0.8, "discriminator/total": 1.9}, learning_rate=2e-4,
+                        grad_norms={"generator": 3.0, "discriminator": 1.5})
+    sample = {"id": "LJ001-0001", "audio": np.zeros(2560, np.float32), "mel": np.random.randn(11, 80),
+              "input_mel": np.random.randn(10, 80), "target_audio": np.zeros(2560, np.float32)}
+    logger.log_validation(2, {"mel_l1": 0.7}, [sample, dict(sample, target_audio=None)])
+    logger.close()
+    events = EventAccumulator(str(tmp_path), size_guidance={"images": 0, "audio": 0})
+    events.Reload()
+    tags = events.Tags()
+    assert {"train/generator/mel_l1", "train/discriminator/total", "train/grad_norm/generator",
+            "train/grad_norm/discriminator", "train/learning_rate", "val/mel_l1"} <= set(tags["scalars"])
+    assert set(tags["audio"]) == {"val/audio_0", "val/audio_1", "val/target_audio_0"}
+    assert set(tags["images"]) == {"val/mel_0", "val/mel_1"}

@@ -1,0 +1,82 @@
+"""Write ground-truth-aligned (GTA) mels of a corpus: a checkpoint's teacher-forced mels, for fine-tuning a vocoder on them.
+
+Examples::
+
+    gst-tts dump-gta-mels --checkpoint runs/lj/checkpoints/last.pt --corpus /data/LJSpeech-1.1 --out gta/
+    gst-tts-train-vocoder data.root=/data/LJSpeech-1.1 data.gta_dir=gta \\
+        trainer.init_from=runs/voc/checkpoints/last.pt hydra.run.dir=runs/voc_gta
+
+Each utterance goes through the model teacher-forced, as in training: its own recorded mel is the
+decoder's input and the style reference. The model is in eval mode (dropout off; the prenet's as
+at inference), so the mels are those synthesis would make given the right previous frames; their
+frames line up with the recording's, trimmed to whole decoder steps. Written to ``--out``: one
+``<id>.npy`` per utterance (``(frames, n_mels)`` float32 natural-log mel, not normalised) and then
+``manifest.json`` (feature settings, checkpoint, frame counts), each file atomically.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import torch
+
+from gst_tts.cli.outputs import check_writable_location
+from gst_tts.errors import GstTtsError
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--checkpoint", type=Path, required=True, help="trained gst-tts checkpoint (.pt)")
+    p.add_argument("--corpus", type=Path, required=True, help="LJSpeech-format corpus (the vocoder's training corpus)")
+    p.add_argument("--out", type=Path, required=True, help="folder for <id>.npy and manifest.json")
+    p.add_argument("--cache-dir", type=Path, default=None, help="feature cache (default: ~/.cache/gst-tts/<corpus>-<hash>)")
+    p.add_argument("--batch-size", type=int, default=16, help="utterances decoded together (default 16)")
+    p.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cuda when available, else cpu)")
+    p.add_argument("--seed", type=int, default=1, help="seed of the prenet dropout (default 1)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from gst_tts.data.batching import Collate, TTSDataset, encode_texts
+    from gst_tts.data.cache import FeatureCache, default_cache_dir
+    from gst_tts.data.corpus import read_corpus
+    from gst_tts.data.gta import MANIFEST, write_gta_manifest
+    from gst_tts.files import write_npy
+    from gst_tts.inference.synthesizer import Synthesizer
+    from gst_tts.training.checkpoint import load_checkpoint
+
+    if args.batch_size < 1:
+        raise GstTtsError(f"--batch-size must be at least 1, got {args.batch_size}")
+    if args.out.exists() and not args.out.is_dir():
+        raise GstTtsError(f"--out {args.out} is a file; give a folder")
+    check_writable_location(args.out / MANIFEST, "--out")
+    synth = Synthesizer.from_checkpoint(args.checkpoint, device=args.device)  # checks the checkpoint's parts
+    model, symbols, audio_config, stats = synth.model, synth.symbols, synth.audio_config, synth.mel_stats
+    step = int(load_checkpoint(args.checkpoint).get("step", 0))
+    utterances = read_corpus(args.corpus)
+    texts = encode_texts(utterances, symbols)
+    cache = FeatureCache(args.cache_dir or default_cache_dir(args.corpus), audio_config)
+    n_frames = cache.prepare(utterances)
+    dataset = TTSDataset(utterances, texts, n_frames, cache, stats)
+    collate = Collate(model.reduction_factor, symbols.pad_id)
+    order = sorted(range(len(dataset)), key=lambda i: dataset.lengths[i])  # similar lengths: little padding
+    entries: dict[str, int] = {}
+    torch.manual_seed(args.seed)
+    bar = tqdm(total=len(order), desc="GTA mels", unit="utt")
+    with torch.no_grad():
+        for start in range(0, len(order), args.batch_size):
+            batch = collate([dataset[i] for i in order[start : start + args.batch_size]])
+            on_device = {k: batch[k].to(synth.device) for k in ("text", "text_lengths", "mel", "mel_lengths")}
+            out = model(on_device["text"], on_device["text_lengths"], on_device["mel"], on_device["mel_lengths"])
+            for j, utt_id in enumerate(batch["ids"]):
+                frames = int(batch["mel_lengths"][j])
+                write_npy(args.out / f"{utt_id}.npy", stats.denormalize(out.mel_postnet[j, :frames].float().cpu()).numpy())
+                entries[utt_id] = frames
+            bar.update(len(batch["ids"]))
+    bar.close()
+    write_gta_manifest(args.out, audio_config=audio_config, checkpoint=args.checkpoint, step=step,
+                       reduction_factor=model.reduction_factor, entries=entries)
+    print(f"wrote the GTA mels of {len(entries)} utterances ({sum(entries.values())} frames) to {args.out}; "
+          f"train a vocoder on them with data.gta_dir={args.out}")
+    return 0

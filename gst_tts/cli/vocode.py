@@ -1,0 +1,52 @@
+"""Copy synthesis: a recording → gst-tts log-mel → vocoder → wav; hear what a vocoder makes of real mels.
+
+Examples::
+
+    gst-tts vocode --vocoder hifigan/generator_v1 --wav LJ001-0001.wav --out copy.wav
+    gst-tts vocode --vocoder g_02500000 --vocoder-config hifigan/config_v3.json --wav in.wav --out copy.wav
+    gst-tts vocode --vocoder griffin-lim --wav in.wav --out copy_gl.wav
+
+The recording is read at any rate and channel count, resampled to the gst-tts feature settings
+(``AudioConfig()``: the ones the published LJSpeech HiFi-GAN models share) and not trimmed.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import torch
+
+from gst_tts.audio.features import AudioConfig, MelExtractor
+from gst_tts.audio.io import load_audio, write_wav
+from gst_tts.cli.args import add_vocoder_arguments, load_cli_vocoder
+from gst_tts.cli.outputs import check_writable_location
+from gst_tts.errors import AudioError, GstTtsError
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--wav", type=Path, required=True, help="the recording (any format soundfile reads, any rate, stereo ok)")
+    p.add_argument("--out", type=Path, required=True, help="the vocoded .wav")
+    p.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cuda when available, else cpu)")
+    add_vocoder_arguments(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    # Everything is checked before the vocoder runs; the wav is written to a temporary name, then renamed.
+    if args.out.suffix.lower() != ".wav":
+        raise GstTtsError(f"--out must be a .wav file, got {args.out}")
+    if args.out.is_dir():
+        raise GstTtsError(f"--out {args.out} is a folder; give a .wav file name")
+    check_writable_location(args.out, "--out")
+    config = AudioConfig()
+    vocoder = load_cli_vocoder(args, config, device=args.device)
+    samples, _ = load_audio(args.wav, config.sample_rate)
+    if samples.size < config.n_fft:
+        raise AudioError(f"{args.wav}: too short to vocode ({samples.size} samples at {config.sample_rate} Hz; "
+                         f"at least {config.n_fft} needed)")
+    log_mel = MelExtractor(config)(torch.from_numpy(samples))  # (frames, n_mels)
+    audio = vocoder(log_mel)
+    write_wav(args.out, audio, vocoder.sample_rate)
+    print(f"wrote {args.out} ({audio.size / vocoder.sample_rate:.2f} s from {log_mel.shape[0]} frames of {args.wav}, "
+          f"vocoder {args.vocoder})")
+    return 0

@@ -1,0 +1,123 @@
+"""What the training loops share (the acoustic :mod:`~gst_tts.training.trainer` and the
+:mod:`~gst_tts.training.vocoder_trainer`): the loop's position (:class:`TrainState`), the parts of
+a trainer around its steps (:class:`TrainingLoop`: skipped batches, Ctrl-C, the end of a run,
+resuming), seeding, the AMP setting, moving batches to the device, periodic checkpoints with
+rotation, and the progress bar."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+import logging
+from pathlib import Path
+import random
+import sys
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import torch
+
+from gst_tts.errors import CheckpointError, GstTtsError
+from gst_tts.training.checkpoint import restore_rng_state
+
+
+@dataclass
+class TrainState:
+    """Where training is in the data; the checkpoint adds weights, optimizer and random states."""
+
+    step: int = 0
+    epoch: int = 0
+    batch_in_epoch: int = 0
+    skipped_batches: int = 0
+
+
+class TrainingLoop:
+    """The parts of a trainer around its steps. A subclass sets ``cfg``, ``state``, ``dist``,
+    ``device``, ``audio_config``, ``logger`` and ``log`` (its module's logger) and defines
+    ``save(periodic)`` and ``validate()``."""
+
+    log: logging.Logger
+
+    def _skip(self, reason: str) -> None:
+        """Counts and reports a batch whose update was not applied; returns None (the step's result)."""
+        self.state.skipped_batches += 1
+        self.log.warning("step %d: skipped a batch: %s", self.state.step, reason)
+        self.logger.log_skipped_batch(self.state.step, reason, self.state.skipped_batches)
+        return None
+
+    def _interrupted(self, bar) -> None:
+        """Ctrl-C: saves ``last.pt`` and closes the event files (the caller re-raises)."""
+        bar.close()
+        path = self.save(periodic=False)
+        self.log.warning("interrupted at step %d; saved %s (resume by running the same command)", self.state.step, path)
+        self.logger.close()
+
+    def _finish(self, bar, validated_at: int | None) -> TrainState:
+        """The end of a run: a last validation unless this step had one, ``last.pt``, every rank done."""
+        bar.close()
+        if self.dist.is_main and validated_at != self.state.step:
+            self.validate()
+        self.save(periodic=False)
+        self.logger.close()
+        self.dist.barrier()
+        return self.state
+
+    def _check_resumable(self, path: Path, ckpt: Mapping[str, Any], parts: Sequence[str]) -> None:
+        """Refuses a checkpoint of other feature settings, or one without the training ``parts``."""
+        changed = [key for key, value in asdict(self.audio_config).items() if ckpt["audio_config"].get(key) != value]
+        if changed:
+            raise GstTtsError(f"{path}: data.audio differs from this run's ({', '.join(changed)}); "
+                              "use another hydra.run.dir")
+        missing = [k for k in parts if k not in ckpt]
+        if missing:
+            raise CheckpointError(f"{path}: holds no training state to resume ({', '.join(missing)} missing); "
+                                  "use it as trainer.init_from in another hydra.run.dir")
+
+    def _restore_position(self, path: Path, ckpt: Mapping[str, Any]) -> None:
+        """The loop's position and every random stream from the checkpoint (see ``Trainer._resume``)."""
+        self.state = TrainState(**ckpt["train_state"])
+        restore_rng_state(ckpt["rng"], path, on_cuda=self.device.type == "cuda")
+        if self.dist.rank > 0:  # the checkpoint holds rank 0's stream; keep ranks' dropout distinct
+            torch.manual_seed(int(self.cfg.seed) + 100003 * self.dist.rank + self.state.step)
+        self.log.info("resumed from %s at step %d", path, self.state.step)
+
+
+def seed_everything(seed: int) -> None:
+    """Python's, numpy's and torch's random streams from ``seed``."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def amp_dtype(amp: str, device: torch.device) -> torch.dtype | None:
+    """``trainer.amp`` (bf16 | fp16 | none) → the autocast dtype on ``device``; None off CUDA or with none."""
+    if device.type != "cuda" or amp == "none":
+        return None
+    if amp not in ("bf16", "fp16"):
+        raise GstTtsError(f"trainer.amp must be bf16, fp16 or none, got {amp!r}")
+    return torch.bfloat16 if amp == "bf16" else torch.float16
+
+
+def to_device(batch: dict, device: torch.device) -> dict:
+    """The batch's tensors on ``device`` (other entries as they are)."""
+    return {k: v.to(device, non_blocking=True) if isinstance(v, torch.Tensor) else v for k, v in batch.items()}
+
+
+def save_rotating(
+    ckpt_dir: Path, payload: Mapping[str, Any], *, step: int, periodic: bool, keep: int,
+    save: Callable[[Path, Mapping[str, Any]], Path],
+) -> Path:
+    """Writes ``last.pt`` with ``save`` and, when ``periodic``, ``step_<step>.pt`` too, keeping the
+    newest ``keep`` periodic ones. Returns the path of ``last.pt``."""
+    if periodic:
+        save(ckpt_dir / f"step_{step:07d}.pt", payload)
+        for stale in sorted(ckpt_dir.glob("step_*.pt"))[: -keep or None]:
+            stale.unlink(missing_ok=True)
+    return save(ckpt_dir / "last.pt", payload)
+
+
+def progress_bar(total: int, initial: int, *, enabled: bool):
+    """The tqdm bar of a training loop, on stderr; ``enabled`` False hides it."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=initial, desc="train", unit="step", disable=None if enabled else True,
+                dynamic_ncols=True, file=sys.stderr)

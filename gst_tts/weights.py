@@ -1,0 +1,147 @@
+"""Reading torch files without running code: the one ``torch.load(weights_only=True)`` that every
+reader of weights goes through (gst-tts checkpoints, vocoder weights), with one-line errors.
+
+:func:`check_versioned` checks the marker, version and parts of gst-tts's own formats (acoustic
+checkpoints, vocoder checkpoints); :func:`save_versioned` writes them, and :func:`run_parts`
+assembles the parts both checkpoint layouts carry for resuming a run.
+
+Weights-only loading unpickles containers, tensors and plain values only; a file that refers to a
+class or a function (a pickled module, a malicious ``__reduce__``) is refused before anything in
+it runs.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+import pickle
+from typing import Any, Mapping, Sequence
+
+import torch
+
+from gst_tts.errors import GstTtsError, first_line
+from gst_tts.files import atomic_write
+
+
+def load_weights_only(
+    path: str | os.PathLike,
+    *,
+    error: type[GstTtsError],
+    what: str,
+    map_location: str | torch.device = "cpu",
+) -> Any:
+    """The object stored in ``path`` (legacy or zip torch format), read without running code.
+
+    Args:
+        path: the file.
+        error: the :class:`GstTtsError` subclass raised.
+        what: what the file should be, for the messages (``"gst-tts checkpoint"``).
+        map_location: where tensors go. Default CPU.
+
+    Raises:
+        error: the file is missing, refers to code or objects (refused, never executed), or is not
+            a torch file.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise error(f"{path}: {what} not found")
+    try:
+        return torch.load(path, map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError as exc:
+        detail = _weights_unpickler_detail(str(exc))
+        if "global" in detail.lower():  # a class or function reference: code, refused unexecuted
+            raise error(
+                f"{path}: refused to load: the file references code or objects that weights-only loading does not allow ({detail})"
+            ) from None
+        raise error(f"{path}: not a {what} (unreadable pickle: {detail})") from None
+    except Exception as exc:  # zip/EOF/decode errors from random bytes
+        raise error(f"{path}: not a {what} ({type(exc).__name__}: {first_line(exc, 120)})") from None
+
+
+def check_versioned(
+    stored: Any,
+    path: str | os.PathLike,
+    *,
+    marker: str,
+    version: int,
+    required: Sequence[str],
+    error: type[GstTtsError],
+    what: str,
+    kind: str,
+) -> dict[str, Any]:
+    """``stored`` itself when it is a dict of one of gst-tts's own file formats that this code reads:
+    ``format`` is ``marker``, ``version`` a whole number from 1 to ``version``, every ``required``
+    key present; otherwise a one-line ``error``.
+
+    Args:
+        what: the format's name, for "not a …" (``"gst-tts checkpoint"``).
+        kind: its short name, for the version and completeness messages (``"checkpoint"``).
+    """
+    if not isinstance(stored, dict) or stored.get("format") != marker:
+        raise error(f"{path}: not a {what} (no '{marker}' marker)")
+    found = stored.get("version")
+    if not isinstance(found, int) or isinstance(found, bool) or found < 1:
+        raise error(f"{path}: unknown {kind} version {found!r} (this gst-tts reads versions 1 to {version})")
+    if found > version:
+        raise error(
+            f"{path}: {kind} version {found} was written by a newer gst-tts (this one reads versions 1 to {version}); "
+            "upgrade gst-tts to load it"
+        )
+    missing = [k for k in required if k not in stored]
+    if missing:
+        raise error(f"{path}: incomplete {kind}, missing {', '.join(missing)}")
+    return stored
+
+
+def save_versioned(path: str | os.PathLike, payload: Mapping[str, Any], *, marker: str, required: Sequence[str],
+                   kind: str, builder: str) -> Path:
+    """Writes ``payload`` (a dict of one of gst-tts's own formats) to ``path`` atomically.
+
+    Raises:
+        ValueError: no ``marker`` or version (not made by ``builder``, the function that builds
+            the format), or a ``required`` part missing: a programming error, not a user's.
+    """
+    if payload.get("format") != marker or "version" not in payload:
+        raise ValueError(f"not a {kind} payload: build it with {builder}()")
+    missing = [k for k in required if k not in payload]
+    if missing:
+        raise ValueError(f"{kind} payload lacks {', '.join(missing)}")
+    return atomic_write(path, lambda f: torch.save(dict(payload), f))
+
+
+def run_parts(
+    *,
+    config: Mapping[str, Any] | None = None,
+    val_ids: Sequence[str] | None = None,
+    train_ids: Sequence[str] | None = None,
+    optimizer: Mapping[str, Any] | None = None,
+    scheduler: Mapping[str, Any] | None = None,
+    scaler: Mapping[str, Any] | None = None,
+    train_state: Mapping[str, int] | None = None,
+    rng: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The parts of a training run that a checkpoint may carry besides its weights, as stored:
+    plain containers, the training ids sorted, a part not given left out."""
+    parts = {
+        "config": None if config is None else dict(config),
+        "val_ids": None if val_ids is None else list(val_ids),
+        "train_ids": None if train_ids is None else sorted(train_ids),
+        "optimizer": optimizer,
+        "scheduler": scheduler,
+        "scaler": scaler,
+        "train_state": None if train_state is None else dict(train_state),
+        "rng": rng,
+    }
+    return {k: v for k, v in parts.items() if v is not None}
+
+
+def _weights_unpickler_detail(message: str) -> str:
+    """The informative part of torch's long weights-only error, on one line: what follows
+    "WeightsUnpickler error:" (zip files), else the line naming a refused global (legacy files)."""
+    marker = "WeightsUnpickler error:"
+    if marker in message:
+        detail = message.split(marker, 1)[1]
+    else:
+        detail = next((line for line in message.splitlines() if "global" in line.lower()), message)
+    detail = " ".join(detail.split())
+    return detail.split(". ")[0][:160]

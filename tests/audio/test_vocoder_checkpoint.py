@@ -1,0 +1,99 @@
+"""gst-tts's own vocoder checkpoints: the layout, loading as a vocoder without a config file (weight
+norm folded or not), the feature check, refused versions, incomplete files and misfitting weights."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from conftest import TINY_GENERATOR
+import numpy as np
+import pytest
+import torch
+
+from gst_tts.audio.features import AudioConfig
+from gst_tts.audio.vocoders import load_vocoder
+from gst_tts.audio.vocoders.checkpoint import VOCODER_VERSION, save_vocoder_checkpoint, vocoder_payload
+from gst_tts.audio.vocoders.hifigan import HiFiGANGenerator, fold_weight_norm
+from gst_tts.errors import VocoderError
+from gst_tts.inference.synthesizer import Synthesizer
+
+
+def _payload(weight_norm: bool = True, **parts) -> tuple[dict, HiFiGANGenerator]:
+    torch.manual_seed(0)
+    generator = HiFiGANGenerator(**TINY_GENERATOR)
+    if weight_norm:
+        generator.apply_weight_norm()
+    return vocoder_payload(generator_state=generator.state_dict(), generator_config=TINY_GENERATOR,
+                           audio_config=AudioConfig(), step=12, **parts), generator
+
+
+def _one_line(info: pytest.ExceptionInfo) -> str:
+    assert "\n" not in str(info.value)
+    return str(info.value)
+
+
+def test_payload_layout():
+    payload, _ = _payload(val_ids=["b", "a"], train_ids=["d", "c"])
+    assert payload["format"] == "gst-tts-vocoder" and payload["version"] == VOCODER_VERSION and payload["step"] == 12
+    assert payload["generator_config"]["resblock_dilation_sizes"] == [[1, 2]] and payload["train_ids"] == ["c", "d"]
+    assert payload["audio_config"]["hop_length"] == 256
+    for absent in ("discriminator", "optimizer", "rng", "config"):
+        assert absent not in payload
+
+
+@pytest.mark.parametrize("weight_norm", [True, False])
+def test_loads_as_a_vocoder_without_a_config_file(tmp_path, weight_norm):
+    payload, generator = _payload(weight_norm)
+    path = save_vocoder_checkpoint(tmp_path / "generator.pt", payload)
+    assert not list(tmp_path.glob("*.tmp"))
+    vocoder = load_vocoder(path, audio_config=AudioConfig(), device="cpu")
+    mel = torch.randn(6, 80) - 4
+    with torch.no_grad():
+        expected = generator(mel.T[None]).reshape(-1).numpy()
+    audio = vocoder(mel)
+    assert audio.shape == (6 * 256,) and vocoder.sample_rate == 22050
+    np.testing.assert_allclose(audio, expected, atol=1e-5)
+    assert fold_weight_norm(payload["generator"]).keys() == vocoder.generator.state_dict().keys()
+
+
+def test_a_synthesizer_takes_it_as_its_vocoder(tiny_checkpoint, tmp_path):
+    path = save_vocoder_checkpoint(tmp_path / "generator.pt", _payload()[0])
+    synth = Synthesizer.from_checkpoint(tiny_checkpoint, vocoder=path, device="cpu")
+    assert synth.vocoder.hop_length == 256
+
+
+def test_other_features_or_a_config_file_are_one_line_errors(tmp_path):
+    path = save_vocoder_checkpoint(tmp_path / "generator.pt", _payload()[0])
+    with pytest.raises(VocoderError) as info:
+        load_vocoder(path, audio_config=replace(AudioConfig(), fmax=7600.0, n_mels=80, sample_rate=24000))
+    message = _one_line(info)
+    assert "fmax 8000.0 (acoustic model 7600.0)" in message and "sample_rate 22050 (acoustic model 24000)" in message
+    with pytest.raises(VocoderError) as info:
+        load_vocoder(path, audio_config=AudioConfig(), config_path=tmp_path / "config.json")
+    assert "records its own settings" in _one_line(info)
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(version=VOCODER_VERSION + 1), f"vocoder checkpoint version {VOCODER_VERSION + 1} was written by a newer gst-tts"),
+    (dict(version="1"), "unknown vocoder checkpoint version '1'"),
+    (dict(generator_config=None), "incomplete vocoder checkpoint, missing generator_config"),
+    (dict(generator_config=dict(TINY_GENERATOR, upsample_initial_channel=32)), "weights do not fit its generator_config"),
+    (dict(generator_config=dict(TINY_GENERATOR, resblock="7")), "unusable generator settings"),
+    (dict(generator={"conv_pre.weight": "not a tensor"}), "not a state dict of named tensors"),
+])
+def test_refused_files_name_the_problem(tmp_path, change, message):
+    payload = {k: v for k, v in {**_payload()[0], **change}.items() if v is not None}
+    path = tmp_path / "bad.pt"
+    torch.save(payload, path)
+    with pytest.raises(VocoderError) as info:
+        load_vocoder(path, audio_config=AudioConfig())
+    assert message in _one_line(info) and str(path) in str(info.value)
+
+
+def test_save_refuses_a_hand_assembled_payload(tmp_path):
+    payload, _ = _payload()
+    with pytest.raises(ValueError, match="vocoder_payload"):
+        save_vocoder_checkpoint(tmp_path / "a.pt", {k: v for k, v in payload.items() if k != "format"})
+    with pytest.raises(ValueError, match="audio_config"):
+        save_vocoder_checkpoint(tmp_path / "a.pt", {k: v for k, v in payload.items() if k != "audio_config"})
+    assert not list(tmp_path.iterdir())

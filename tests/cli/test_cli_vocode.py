@@ -1,0 +1,187 @@
+"""``gst-tts vocode`` (copy synthesis) and ``--vocoder PATH`` for the synthesis commands and
+``Synthesizer.from_checkpoint``: HiFi-GAN files load, a mismatch or a wrong file is one line, exit 2.
+
+The HiFi-GAN file here is a small random generator saved with torch's weight-norm
+parametrization (``*.parametrizations.weight.original0/1``); the published ``weight_g`` /
+``weight_v`` form is tested in ``tests/audio/test_hifigan.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import tone
+import numpy as np
+import pytest
+import soundfile as sf
+import torch
+
+from gst_tts.audio.features import AudioConfig
+from gst_tts.audio.vocoders.checkpoint import save_vocoder_checkpoint, vocoder_payload
+from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
+from gst_tts.audio.vocoders.hifigan import GENERATOR_CONFIG_KEYS, HIFIGAN_CONFIGS, HiFiGANGenerator
+from gst_tts.audio.vocoders.hifigan_io import HiFiGANVocoder
+from gst_tts.cli import build_parser, main
+from gst_tts.errors import GstTtsError, VocoderError
+from gst_tts.inference.decoding import DecodingConfig
+from gst_tts.inference.synthesizer import Synthesizer
+
+# A v3-like generator small enough to run in milliseconds, with the LJSpeech features.
+SMALL = dict(HIFIGAN_CONFIGS["v3"], upsample_initial_channel=16, resblock_kernel_sizes=[3], resblock_dilation_sizes=[[1, 2]])
+
+
+def write_hifigan(folder: Path, config: dict = SMALL, name: str = "g_00001000") -> Path:
+    torch.manual_seed(0)
+    folder.mkdir(parents=True, exist_ok=True)
+    generator = HiFiGANGenerator(**{k: config[k] for k in GENERATOR_CONFIG_KEYS}).apply_weight_norm()
+    torch.save({"generator": generator.state_dict()}, folder / name)
+    (folder / "config.json").write_text(json.dumps(config))
+    return folder / name
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    rc = main(list(args))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@pytest.fixture
+def hifigan(tmp_path) -> Path:
+    return write_hifigan(tmp_path / "hifigan")
+
+
+@pytest.fixture
+def recording(tmp_path) -> Path:
+    path = tmp_path / "in.wav"
+    sf.write(path, np.stack([tone(0.5, 16000), tone(0.5, 16000, 330.0)], 1), 16000)  # stereo, another rate
+    return path
+
+
+# ------------------------------------------------------------------ vocode
+
+
+def test_vocode_with_hifigan_writes_hop_times_frames_samples(hifigan, recording, tmp_path, capsys):
+    out = tmp_path / "out" / "copy.wav"
+    rc, stdout, err = run(capsys, "vocode", "--vocoder", str(hifigan), "--wav", str(recording), "--out", str(out), "--device", "cpu")
+    assert rc == 0, err
+    audio, rate = sf.read(out)
+    frames = 1 + 11025 // 256  # 0.5 s at 22050 Hz, centred frames
+    assert rate == 22050 and audio.size == frames * 256
+    assert f"from {frames} frames" in stdout and str(hifigan) in stdout
+    assert sorted(p.name for p in out.parent.iterdir()) == ["copy.wav"]  # no temporary file left
+
+
+def test_vocode_with_griffin_lim_and_a_named_config(hifigan, recording, tmp_path, capsys):
+    out = tmp_path / "gl.wav"
+    rc, _, err = run(capsys, "vocode", "--wav", str(recording), "--out", str(out), "--griffin-lim-iters", "2")
+    assert rc == 0, err
+    assert sf.read(out)[1] == 22050
+    moved = tmp_path / "elsewhere.json"
+    (hifigan.parent / "config.json").rename(moved)
+    rc, _, err = run(capsys, "vocode", "--vocoder", str(hifigan), "--vocoder-config", str(moved), "--wav", str(recording),
+                     "--out", str(tmp_path / "named.wav"), "--device", "cpu")
+    assert rc == 0, err
+
+
+def test_vocode_with_a_gst_tts_vocoder_checkpoint_needs_no_config(recording, tmp_path, capsys):
+    torch.manual_seed(0)
+    config = {k: SMALL[k] for k in GENERATOR_CONFIG_KEYS}
+    generator = HiFiGANGenerator(**config).apply_weight_norm()
+    path = save_vocoder_checkpoint(tmp_path / "voc" / "generator.pt", vocoder_payload(
+        generator_state=generator.state_dict(), generator_config=config, audio_config=AudioConfig()))
+    out = tmp_path / "copy.wav"
+    rc, _, err = run(capsys, "vocode", "--vocoder", str(path), "--wav", str(recording), "--out", str(out), "--device", "cpu")
+    assert rc == 0, err
+    assert sf.read(out)[0].size == (1 + 11025 // 256) * 256
+    (tmp_path / "config.json").write_text("{}")
+    rc, _, err = run(capsys, "vocode", "--vocoder", str(path), "--vocoder-config", str(tmp_path / "config.json"),
+                     "--wav", str(recording), "--out", str(tmp_path / "other.wav"), "--device", "cpu")
+    assert rc == 2 and err.count("\n") == 1 and "records its own settings" in err, err
+
+
+def _bad_vocode_cases(tmp_path: Path, hifigan: Path, recording: Path) -> dict[str, tuple[list[str], str]]:
+    """name → (arguments, text expected in the message); ``--out`` is added unless given."""
+    text, short = tmp_path / "text.wav", tmp_path / "short.wav"
+    text.write_text("not audio\n")
+    sf.write(short, tone(0.01), 22050)
+    do = tmp_path / "do_00001000"
+    torch.save({"mpd": {}, "msd": {}, "optim_g": {}, "optim_d": {}, "steps": 1000, "epoch": 1}, do)
+    mismatch = write_hifigan(tmp_path / "mismatch", dict(SMALL, fmax=7600, hop_size=300))
+    no_config = write_hifigan(tmp_path / "no_config")
+    (no_config.parent / "config.json").unlink()
+    voc = ["--vocoder", str(hifigan)]
+    return {
+        "missing wav": ([*voc, "--wav", str(tmp_path / "nope.wav")], "audio file not found"),
+        "not audio": ([*voc, "--wav", str(text)], "not readable as audio"),
+        "too short": ([*voc, "--wav", str(short)], "too short to vocode"),
+        "out not a wav": ([*voc, "--wav", str(recording), "--out", str(tmp_path / "out" / "x.mp3")], "--out must be a .wav"),
+        "missing vocoder": (["--vocoder", str(tmp_path / "g_missing"), "--wav", str(recording)], "no such file"),
+        "config with griffin-lim": (["--vocoder-config", str(hifigan.parent / "config.json"), "--wav", str(recording)],
+                                    "applies to a HiFi-GAN --vocoder file"),
+        "discriminator file": (["--vocoder", str(do), "--wav", str(recording)], "discriminator"),
+        "mismatched config": (["--vocoder", str(mismatch), "--wav", str(recording)], "fmax 7600 (acoustic model fmax 8000.0)"),
+        "missing config": (["--vocoder", str(no_config), "--wav", str(recording)], "HiFi-GAN config not found"),
+    }
+
+
+BAD_VOCODE = ["missing wav", "not audio", "too short", "out not a wav", "missing vocoder", "config with griffin-lim",
+              "discriminator file", "mismatched config", "missing config"]
+
+
+@pytest.mark.parametrize("case", BAD_VOCODE)
+def test_bad_vocode_input_is_one_line_exit_2_and_writes_nothing(case, hifigan, recording, tmp_path, capsys):
+    args, expected = _bad_vocode_cases(tmp_path, hifigan, recording)[case]
+    out_dir = tmp_path / "out"
+    if "--out" not in args:
+        args = [*args, "--out", str(out_dir / "x.wav")]
+    rc, stdout, err = run(capsys, "vocode", "--device", "cpu", *args)
+    assert rc == 2, (stdout, err)
+    assert err.startswith("gst-tts vocode: error:") and err.count("\n") == 1 and "Traceback" not in err, err
+    assert expected in err, err
+    assert not out_dir.exists()
+
+
+# ------------------------------------------------------------------ --vocoder PATH in synthesis
+
+
+def test_synthesize_with_a_hifigan_file(tiny_checkpoint, hifigan, tmp_path, capsys):
+    out = tmp_path / "hi.wav"
+    rc, _, err = run(capsys, "synthesize", "--checkpoint", str(tiny_checkpoint), "--text", "Hello.", "--out", str(out),
+                     "--max-decoder-steps", "8", "--vocoder", str(hifigan), "--device", "cpu", "--seed", "1")
+    assert rc == 0, err
+    side = json.loads(out.with_suffix(".json").read_text())
+    assert sf.read(out)[0].size == side["n_frames"] * 256  # HiFi-GAN: exactly a hop per frame
+
+
+def test_synthesize_refuses_a_vocoder_that_does_not_match_the_checkpoint(tiny_checkpoint, tmp_path, capsys):
+    mismatch = write_hifigan(tmp_path / "mismatch", dict(SMALL, num_mels=100))
+    out = tmp_path / "out" / "hi.wav"
+    rc, _, err = run(capsys, "synthesize", "--checkpoint", str(tiny_checkpoint), "--text", "Hello.", "--out", str(out),
+                     "--vocoder", str(mismatch), "--device", "cpu")
+    assert rc == 2 and err.count("\n") == 1 and "num_mels 100 (acoustic model n_mels 80)" in err, err
+    assert not out.parent.exists()
+
+
+def test_every_waveform_command_has_the_vocoder_group():
+    for command, extra in (("synthesize", ["--text", "Hi.", "--out", "x.wav"]), ("serve", []), ("probe-tokens", []),
+                           ("demo-report", ["--corpus", "c", "--out", "o"])):
+        args = build_parser().parse_args([command, "--checkpoint", "c.pt", *extra])
+        assert args.vocoder == "griffin-lim" and args.vocoder_config is None, command
+        args = build_parser().parse_args([command, "--checkpoint", "c.pt", *extra, "--vocoder", "g_1", "--vocoder-config", "c.json"])
+        assert args.vocoder == "g_1" and args.vocoder_config == Path("c.json"), command
+
+
+def test_from_checkpoint_takes_a_vocoder_name_or_path(tiny_checkpoint, hifigan):
+    assert isinstance(Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu").vocoder, GriffinLimVocoder)
+    assert isinstance(Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu", vocoder="griffin-lim").vocoder, GriffinLimVocoder)
+    synth = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu", vocoder=hifigan)
+    assert isinstance(synth.vocoder, HiFiGANVocoder) and synth.vocoder.device == torch.device("cpu")
+    synth = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu", vocoder=str(hifigan), vocoder_config=hifigan.parent / "config.json")
+    result = synth.synthesize("Hi.", seed=0, decoding=DecodingConfig(max_decoder_steps=8))
+    assert result.audio.size == result.mel.shape[0] * 256
+    with pytest.raises(VocoderError, match="HiFi-GAN generator file not found"):
+        Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu", vocoder=hifigan.parent / "g_missing")
+    with pytest.raises(GstTtsError, match="vocoder_config needs a vocoder given by name or path"):
+        Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu", vocoder_config=hifigan.parent / "config.json")
+
