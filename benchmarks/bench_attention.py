@@ -26,7 +26,8 @@ default), one kind after the other so that each has the whole machine. Then, in 
   sentence and of the same 4x paragraph (rows).
 
 Results go to ``OUT/results.json`` (updated after every kind, so ``--reuse`` continues an
-interrupted run without retraining the kinds that finished) and ``OUT/results.md`` (the table).
+interrupted run without retraining or re-evaluating the kinds that finished; delete a kind's entry
+there to run it again) and ``OUT/results.md`` (the table).
 The last lines are ``key=value`` for tools: ``long4x_end_and_stop_<kind>=share`` per kind.
 
 On 2 CPU cores the default run takes about 7 x (15 + 2) minutes; ``--minutes 2`` gives a quick
@@ -116,11 +117,16 @@ def main(argv: list[str] | None = None) -> int:
             texts = _texts(checkpoint, corpus, args.paragraphs, args.seed)
             results["paragraph_symbols"] = {str(k): [len(t) + 1 for t in texts["paragraphs"][k]] for k in LENGTHS}
             results["longest_training_symbols"] = texts["longest"]
+        saved = run_dir / "figure_alignments.npz"
+        if args.reuse and "long_form" in results["kinds"][kind] and saved.is_file():
+            with np.load(saved) as cells:  # evaluated before, with the same seeds: nothing would change
+                figure_cells[kind] = [cells["sentence"], cells["paragraph_4x"]]
+            continue
         print(f"== {kind}: synthesizing held-out sentences and {len(LENGTHS)} x {args.paragraphs} paragraphs")
         evaluation, cells = _evaluate(checkpoint, texts, args.device)
         results["kinds"][kind].update(evaluation)
         figure_cells[kind] = cells
-        np.savez(run_dir / "figure_alignments.npz", sentence=cells[0], paragraph_4x=cells[1])  # to redraw the figure
+        np.savez(saved, sentence=cells[0], paragraph_4x=cells[1])
         write_json(results_path, results)
         print(_table(results))
 
