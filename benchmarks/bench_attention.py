@@ -22,11 +22,14 @@ default), one kind after the other so that each has the whole machine. Then, in 
   recording as reference and a step bound of 20 frames per symbol. Per length: share that reach
   the last symbol *and* end on the stop token; share with skipped symbols (coverage < 0.85 or a
   forward jump over 4 symbols); share with repeated symbols (a backward jump over 2 symbols).
+* **4x clean**: share of the 4x paragraphs that reach the end, stop on the token, and neither skip
+  nor repeat (content-only attention can jump to the end, skipping the middle, and still stop);
 * **one figure**, ``OUT/alignments.png``: per kind (columns), the alignment of the same held-out
   sentence and of the same 4x paragraph (rows).
 
 Results go to ``OUT/results.json`` (updated after every kind, so ``--reuse`` continues an
-interrupted run without retraining the kinds that finished) and ``OUT/results.md`` (the table).
+interrupted run without retraining or re-evaluating the kinds that finished; delete a kind's entry
+there to run it again) and ``OUT/results.md`` (the table).
 The last lines are ``key=value`` for tools: ``long4x_end_and_stop_<kind>=share`` per kind.
 
 On 2 CPU cores the default run takes about 7 x (15 + 2) minutes; ``--minutes 2`` gives a quick
@@ -116,11 +119,16 @@ def main(argv: list[str] | None = None) -> int:
             texts = _texts(checkpoint, corpus, args.paragraphs, args.seed)
             results["paragraph_symbols"] = {str(k): [len(t) + 1 for t in texts["paragraphs"][k]] for k in LENGTHS}
             results["longest_training_symbols"] = texts["longest"]
+        saved = run_dir / "figure_alignments.npz"
+        if args.reuse and "long_form" in results["kinds"][kind] and saved.is_file():
+            with np.load(saved) as cells:  # evaluated before, with the same seeds: nothing would change
+                figure_cells[kind] = [cells["sentence"], cells["paragraph_4x"]]
+            continue
         print(f"== {kind}: synthesizing held-out sentences and {len(LENGTHS)} x {args.paragraphs} paragraphs")
         evaluation, cells = _evaluate(checkpoint, texts, args.device)
         results["kinds"][kind].update(evaluation)
         figure_cells[kind] = cells
-        np.savez(run_dir / "figure_alignments.npz", sentence=cells[0], paragraph_4x=cells[1])  # to redraw the figure
+        np.savez(saved, sentence=cells[0], paragraph_4x=cells[1])
         write_json(results_path, results)
         print(_table(results))
 
@@ -226,14 +234,19 @@ def _evaluate(checkpoint: Path, texts: dict, device: str) -> tuple[dict, list]:
         out = synth.synthesize(paragraphs, styles=refs, seed=2, vocode=False, batch_size=10,
                                max_chunk_chars=None, decoding=LONG_FORM_DECODING)
         seconds = time.perf_counter() - started
-        healths = [r.health for r in out]
+        rows = [{
+            "end_and_stop": bool(r.health.reached_end and r.stop_reason == "stop_token"),
+            "skipped": bool(r.health.coverage < MIN_COVERAGE or r.health.max_forward_jump > MAX_FORWARD_JUMP),
+            "repeated": bool(r.health.backward_jumps > 0),
+            "symbols": len(r.input_labels), "focus": r.health.focus, "coverage": r.health.coverage,
+        } for r in out]
         long_form[str(k)] = {
             "paragraphs": len(out),
-            "end_and_stop": float(np.mean([h.reached_end and r.stop_reason == "stop_token" for h, r in zip(healths, out)])),
-            "skipped": float(np.mean([h.coverage < MIN_COVERAGE or h.max_forward_jump > MAX_FORWARD_JUMP for h in healths])),
-            "repeated": float(np.mean([h.backward_jumps > 0 for h in healths])),
-            "focus": float(np.mean([h.focus for h in healths])),
+            **{key: float(np.mean([row[key] for row in rows])) for key in ("end_and_stop", "skipped", "repeated", "focus")},
+            # Reaching the end is not enough: content-only attention can jump there, skipping the middle.
+            "clean": float(np.mean([row["end_and_stop"] and not row["skipped"] and not row["repeated"] for row in rows])),
             "synthesis_seconds": seconds,
+            "per_paragraph": rows,
         }
         if k == 4:
             cells.append(out[0].alignment)
@@ -252,8 +265,8 @@ def _header(results: dict) -> str:
 def _table(results: dict) -> str:
     lines = [
         "| kind | steps | aligned at (min / step) | held-out focus | coverage | monotonic | stop token | aligned "
-        "| 2x end+stop | 4x end+stop | 8x end+stop | 4x skipped | 4x repeated |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| 2x end+stop | 4x end+stop | 8x end+stop | 4x skipped | 4x repeated | 4x clean |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for kind, row in results["kinds"].items():
         if "held_out" not in row:
@@ -261,10 +274,11 @@ def _table(results: dict) -> str:
         t, h, lf = row["training"], row["held_out"], row["long_form"]
         aligned = (f"{t['aligned_at_minutes']:.1f} / {t['aligned_at_step']}" if t["aligned_at_step"] is not None
                    else "not reached")
+        clean = f"{lf['4']['clean']:.0%}" if "clean" in lf["4"] else "–"  # results of older versions lack it
         lines.append(
             f"| {kind} | {t['steps']} | {aligned} | {h['focus']:.3f} | {h['coverage']:.3f} | {h['monotonic']:.0%} "
             f"| {h['stop_token']:.0%} | {h['aligned']:.0%} | {lf['2']['end_and_stop']:.0%} | {lf['4']['end_and_stop']:.0%} "
-            f"| {lf['8']['end_and_stop']:.0%} | {lf['4']['skipped']:.0%} | {lf['4']['repeated']:.0%} |"
+            f"| {lf['8']['end_and_stop']:.0%} | {lf['4']['skipped']:.0%} | {lf['4']['repeated']:.0%} | {clean} |"
         )
     return "\n".join(lines)
 
