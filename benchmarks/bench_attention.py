@@ -64,6 +64,7 @@ from gst_tts.inference.decoding import DecodingConfig  # noqa: E402
 from gst_tts.inference.style import Style  # noqa: E402
 from gst_tts.inference.synthesizer import Synthesizer  # noqa: E402
 from gst_tts.model.attention import ATTENTION_KINDS  # noqa: E402
+from gst_tts.text.symbols import SymbolTable  # noqa: E402
 from gst_tts.training.checkpoint import load_checkpoint  # noqa: E402
 
 LENGTHS = (2, 4, 8)  # paragraph length in multiples of the longest training utterance
@@ -198,9 +199,9 @@ def _texts(checkpoint: Path, corpus: Path, per_length: int, seed: int) -> dict:
     ckpt = load_checkpoint(checkpoint)
     val_ids = set(ckpt["val_ids"])
     utterances = read_corpus(corpus)
-    synth = Synthesizer.from_checkpoint(checkpoint, device="cpu")
+    symbols = SymbolTable.from_dict(ckpt["symbols"])  # the text front end only: no model needed here
     held_out = [u for u in utterances if u.id in val_ids]
-    longest = max(len(synth.symbols.encode(u.text)) for u in utterances if u.id not in val_ids)
+    longest = max(len(symbols.encode(u.text)) for u in utterances if u.id not in val_ids)
     known = {u.text for u in utterances}
     pool = iter([s for s in generate_sentences(20 * per_length * sum(LENGTHS), seed + 7919) if s not in known])
     paragraphs: dict[int, list[str]] = {}
@@ -208,7 +209,7 @@ def _texts(checkpoint: Path, corpus: Path, per_length: int, seed: int) -> dict:
         paragraphs[k] = []
         for _ in range(per_length):
             sentences = [next(pool)]
-            while len(synth.symbols.encode(" ".join(sentences))) < k * longest:
+            while len(symbols.encode(" ".join(sentences))) < k * longest:
                 sentences.append(next(pool))
             paragraphs[k].append(" ".join(sentences))
     return {"held_out": held_out, "paragraphs": paragraphs, "longest": longest}
