@@ -24,9 +24,10 @@ F0_RANGE_HZ = (65.0, 600.0)
 SILENCE_DB = 40.0
 #: The F0 range of an utterance is the spread between these percentiles of its voiced frames.
 F0_SPREAD_PERCENTILES = (10.0, 90.0)
-#: A silent run inside an utterance is a pause from this length on (s); shorter ones (stop
-#: closures, espeak's smallest word gaps) count as speaking time.
-MIN_PAUSE_S = 0.05
+#: A silent run inside an utterance is a pause from this length on (s); shorter ones (a frame or
+#: two: stop closures) count as speaking time. Silent runs look shorter on the log-mel than they
+#: are, by about a window less a hop (35 ms at 22050 Hz, 1024/256), so 30 ms means about 65 ms.
+MIN_PAUSE_S = 0.03
 
 
 @dataclass(frozen=True)
