@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = [
-    "F0_RANGE_HZ", "SILENCE_DB", "F0_SPREAD_PERCENTILES", "MIN_PAUSE_S", "Pitch", "PitchStats", "Prosody", "Fit",
+    "F0_RANGE_HZ", "SILENCE_DB", "F0_SPREAD_PERCENTILES", "MAX_EXCURSION_ST", "MIN_PAUSE_S", "Pitch", "PitchStats", "Prosody", "Fit",
     "voiced_f0", "median_f0", "pitch_stats", "frame_levels_db", "speech_frames", "pause_frames", "speaking_rate",
     "articulation_rate", "energy_db", "measure_prosody", "pearson_r", "spearman_r", "slope", "fit",
 ]
@@ -24,6 +24,9 @@ F0_RANGE_HZ = (65.0, 600.0)
 SILENCE_DB = 40.0
 #: The F0 range of an utterance is the spread between these percentiles of its voiced frames.
 F0_SPREAD_PERCENTILES = (10.0, 90.0)
+#: Voiced frames farther than this from the median F0 (semitones) are taken for pyin's octave
+#: errors (halved or doubled F0, about 12 semitones off) and left out of the F0 range.
+MAX_EXCURSION_ST = 10.0
 #: A silent run inside an utterance is a pause from this length on (s); shorter ones (a frame or
 #: two: stop closures) count as speaking time. Silent runs look shorter on the log-mel than they
 #: are, by about a window less a hop (35 ms at 22050 Hz, 1024/256), so 30 ms means about 65 ms.
@@ -71,6 +74,7 @@ def voiced_f0(
     f0_range_hz: tuple[float, float] = F0_RANGE_HZ,
     frame_length: int = 1024,
     hop_length: int = 256,
+    highpass_hz: float | None = None,
 ) -> tuple[np.ndarray, float]:
     """F0 (Hz) of the frames ``librosa.pyin`` calls voiced, ``(n_voiced,)``, and the voiced share of frames.
 
@@ -79,12 +83,20 @@ def voiced_f0(
         sample_rate: their rate (Hz).
         f0_range_hz: ``(fmin, fmax)`` pyin searches in. Default :data:`F0_RANGE_HZ`.
         frame_length, hop_length: pyin's analysis frame and hop, in samples. Defaults 1024, 256.
+        highpass_hz: first remove what lies below this frequency (4th-order Butterworth, zero
+            phase): mains hum in real recordings otherwise reads as F0 at the bottom of the range
+            (half the frames of some VCTK clips). Default None (no filter).
     """
     import librosa  # slow to import; only the commands that measure pitch need it
 
     audio = np.asarray(audio, dtype=np.float32)
     if audio.size == 0:  # synthesized without the vocoder
         return np.zeros(0), 0.0
+    if highpass_hz is not None and audio.size > 27:  # sosfiltfilt's padding needs a few samples
+        from scipy.signal import butter, sosfiltfilt
+
+        sos = butter(4, highpass_hz, btype="highpass", fs=sample_rate, output="sos")
+        audio = sosfiltfilt(sos, audio).astype(np.float32)
     f0, voiced, _ = librosa.pyin(
         audio, fmin=f0_range_hz[0], fmax=f0_range_hz[1], sr=sample_rate, frame_length=frame_length, hop_length=hop_length,
     )
@@ -116,18 +128,28 @@ def pitch_stats(
     percentiles: tuple[float, float] = F0_SPREAD_PERCENTILES,
     frame_length: int = 1024,
     hop_length: int = 256,
+    highpass_hz: float | None = None,
+    max_excursion_st: float | None = MAX_EXCURSION_ST,
 ) -> PitchStats:
     """F0 level (median over voiced frames), F0 range (the spread between ``percentiles`` of
     voiced F0, in semitones) and voiced share.
 
-    Args: as :func:`voiced_f0`, and ``percentiles`` (low, high), default :data:`F0_SPREAD_PERCENTILES`.
+    Args: as :func:`voiced_f0`, and
+        percentiles: (low, high). Default :data:`F0_SPREAD_PERCENTILES`.
+        max_excursion_st: frames farther from the median are left out of the range (octave
+            errors); None keeps them. Default :data:`MAX_EXCURSION_ST`.
+
     Fewer than two voiced frames give NaN level and range.
     """
-    f0, share = voiced_f0(audio, sample_rate, f0_range_hz=f0_range_hz, frame_length=frame_length, hop_length=hop_length)
+    f0, share = voiced_f0(audio, sample_rate, f0_range_hz=f0_range_hz, frame_length=frame_length, hop_length=hop_length,
+                          highpass_hz=highpass_hz)
     if f0.size < 2:
         return PitchStats(float("nan"), float("nan"), share)
+    median = float(np.median(f0))
+    if max_excursion_st is not None:
+        f0 = f0[np.abs(12.0 * np.log2(f0 / median)) <= max_excursion_st]
     low, high = np.percentile(f0, percentiles)
-    return PitchStats(float(np.median(f0)), float(12.0 * np.log2(high / low)), share)
+    return PitchStats(median, float(12.0 * np.log2(high / low)), share)
 
 
 def frame_levels_db(log_mel: np.ndarray) -> np.ndarray:

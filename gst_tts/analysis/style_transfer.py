@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # the synthesizer imports analysis; analysis needs it only fo
     from gst_tts.inference.synthesizer import Synthesizer
 
 __all__ = [
-    "TRANSFER_F0_RANGE_HZ", "MEASURES", "TEXT_SEED", "REFERENCE_TEXT_SEED", "AUDIO_SUFFIXES",
+    "TRANSFER_F0_RANGE_HZ", "TRANSFER_HIGHPASS_HZ", "MEASURES", "TEXT_SEED", "REFERENCE_TEXT_SEED", "AUDIO_SUFFIXES",
     "ESPEAK_GROUP", "REAL_GROUP", "AUGMENTED_GROUP",
     "ReferenceClip", "ClipMeasures", "StyleTransferReport",
     "held_out_sentences", "espeak_references", "folder_references", "augmented_references",
@@ -47,6 +47,10 @@ __all__ = [
 #: pyin's search range here (Hz): the corpus's F0 levels (90-260 Hz) with their intonation, and
 #: a ceiling low enough to keep most octave errors on Griffin-Lim audio out of the medians.
 TRANSFER_F0_RANGE_HZ = (60.0, 400.0)
+
+#: What lies below this is filtered out before F0 is tracked (Hz): mains hum in real recordings
+#: reads as F0 at the bottom of the range otherwise; espeak's 90 Hz voices measure the same with it.
+TRANSFER_HIGHPASS_HZ = 70.0
 
 #: The measures compared, with the transform applied before fitting and a label for tables.
 MEASURES: dict[str, tuple[str, str]] = {
@@ -124,7 +128,8 @@ def measure_clip(
     log_mel: np.ndarray | None = None,
     f0_range_hz: tuple[float, float] = TRANSFER_F0_RANGE_HZ,
 ) -> ClipMeasures:
-    """Measures one clip at the model's feature settings.
+    """Measures one clip at the model's feature settings (F0 after a :data:`TRANSFER_HIGHPASS_HZ`
+    high-pass).
 
     Args:
         audio: ``(n_samples,)`` mono samples at ``sample_rate``; resampled to
@@ -141,7 +146,7 @@ def measure_clip(
 
     rate = audio_config.sample_rate
     samples = to_mono_resampled(np.asarray(audio, dtype=np.float32), int(sample_rate), rate)
-    pitch = pitch_stats(samples, rate, f0_range_hz=f0_range_hz)
+    pitch = pitch_stats(samples, rate, f0_range_hz=f0_range_hz, highpass_hz=TRANSFER_HIGHPASS_HZ)
     if log_mel is None:
         log_mel = wav_to_logmel(samples, audio_config)
     speech_rate = float("nan")

@@ -17,7 +17,7 @@ from gst_tts.errors import GstTtsError
 # Subcommand name → module in gst_tts.cli providing ``add_arguments(parser)`` and ``run(args)``.
 COMMANDS = {
     "prepare": ("prepare", "compute and cache log-mel features of a corpus"),
-    "make-demo-corpus": ("demo_corpus", "render the built-in multi-style espeak-ng demo corpus"),
+    "make-demo-corpus": ("demo_corpus", "render the built-in many-style espeak-ng demo corpus"),
     "demo-report": ("demo_report", "synthesize held-out sentences in unseen styles; summarise alignment and style transfer"),
     "evaluate": ("evaluate", "synthesize corpus sentences and grade the alignments of a checkpoint"),
     "synthesize": ("synthesize", "speak text with a reference style, token weights or the neutral style"),

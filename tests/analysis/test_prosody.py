@@ -116,6 +116,11 @@ def test_f0_range_is_the_percentile_spread_in_semitones():
     assert stats.median_hz == pytest.approx(110.0 * 2 ** 0.5, rel=0.03)
     wide = pitch_stats(glide(110.0, 220.0), RATE, percentiles=(0.0, 100.0))
     assert wide.range_semitones > stats.range_semitones
+    # A fifth of the frames an octave down (a pyin halving, say) is left out of the range, not of the level.
+    halved = np.concatenate([harmonic(200.0, 0.8), harmonic(100.0, 0.2)])
+    assert pitch_stats(halved, RATE).range_semitones < 0.5
+    assert pitch_stats(halved, RATE, max_excursion_st=None).range_semitones > 10.0
+    assert pitch_stats(halved, RATE).median_hz == pytest.approx(200.0, rel=0.02)
     unvoiced = pitch_stats(np.zeros(0, np.float32), RATE)
     assert math.isnan(unvoiced.median_hz) and math.isnan(unvoiced.range_semitones) and unvoiced.voiced_share == 0.0
 
@@ -163,3 +168,14 @@ def test_fit_drops_nan_pairs_and_needs_spread():
     assert math.isnan(fit([1.0], [2.0]).r) and math.isnan(fit([1.0, 1.0], [2.0, 3.0]).slope)
     with pytest.raises(ValueError):
         pearson_r([1.0, 2.0], [1.0, 2.0, 3.0])
+
+
+def test_highpass_keeps_hum_out_of_the_f0():
+    # A second of 180 Hz voice, then a second of noise, over a 60 Hz hum (as in some VCTK clips):
+    # unfiltered, pyin takes the hum for the F0 of most frames.
+    noise = np.random.default_rng(0).normal(0, 0.05, RATE).astype(np.float32)
+    clip = np.concatenate([harmonic(180.0), noise]) + sine(60.0, 2.0, 0.25)
+    assert pitch_stats(clip, RATE, f0_range_hz=(60.0, 400.0)).median_hz == pytest.approx(60.0, rel=0.03)
+    assert pitch_stats(clip, RATE, f0_range_hz=(60.0, 400.0), highpass_hz=70.0).median_hz == pytest.approx(180.0, rel=0.03)
+    low = pitch_stats(harmonic(95.0), RATE, highpass_hz=70.0)  # a low voice keeps its F0
+    assert low.median_hz == pytest.approx(95.0, rel=0.03) and low.voiced_share > 0.8
