@@ -55,7 +55,9 @@ def test_espeak_references_end_to_end(tiny_checkpoint, tmp_path, capsys):
     report = json.loads((out / "transfer.json").read_text())
     assert set(report["fits"]) == {style_transfer.ESPEAK_GROUP}
     assert set(report["fits"][style_transfer.ESPEAK_GROUP]) == set(style_transfer.MEASURES)
-    assert report["fits"][style_transfer.ESPEAK_GROUP]["f0_hz"]["n"] == 3
+    # Pairs with both sides measured (a random model's output may have no voiced frame).
+    measured = sum(r["reference"]["f0_hz"] is not None and r["output"]["f0_hz"] is not None for r in report["references"])
+    assert report["fits"][style_transfer.ESPEAK_GROUP]["f0_hz"]["n"] == measured
     # The references' measured F0 follows what they were rendered with (the wiring of the measures).
     ref_f0 = [r["reference"]["f0_hz"] for r in report["references"]]
     asked = [r["info"]["f0_hz"] for r in report["references"]]
