@@ -1,5 +1,4 @@
-"""Synthesize held-out sentences in the styles of unseen references; summarise alignment health
-and style transfer.
+"""Synthesize held-out sentences in the styles of unseen references; report alignment and transfer.
 
 Used by ``make demo`` after training. References are espeak-ng renders in voices and variants the
 demo corpus never used, with pitch, intonation, rate and pauses spread over its ranges

@@ -4,8 +4,8 @@ Example::
 
     gst-tts style-transfer --checkpoint last.pt --out transfer/                  # 24 unseen espeak references
     gst-tts style-transfer --checkpoint last.pt --out transfer/ --references shared/data/reference-clips
-    gst-tts style-transfer --checkpoint last.pt --out transfer/ --espeak 0 \\
-        --references shared/data/ljspeech-mini --augment-real
+    gst-tts style-transfer --checkpoint last.pt --out transfer/ --references shared/data/ljspeech-mini \\
+        --max-per-folder 6 --augment-real
 
 For every reference, a fixed set of held-out sentences is synthesized in its style and vocoded;
 reference and outputs are measured (median F0, F0 range in semitones, articulation rate in letters
@@ -52,6 +52,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--texts", type=Path, default=None, help="sentences to synthesize, one per line (default: generated)")
     p.add_argument("--sentences", type=int, default=DEFAULT_SENTENCES,
                    help=f"generated held-out sentences without --texts (default {DEFAULT_SENTENCES})")
+    p.add_argument("--max-per-folder", type=int, default=None, metavar="N",
+                   help="only the first N recordings (by name) of each --references folder (default all)")
     p.add_argument("--augment-real", action="store_true",
                    help="also pitch-shifted and time-stretched copies of the --references recordings (librosa)")
     p.add_argument("--plots", action="store_true", help="also an alignment PNG beside every output")
@@ -87,10 +89,12 @@ def run(args: argparse.Namespace) -> int:
         raise GstTtsError(f"--sentences must be at least 1, got {args.sentences}")
     if args.augment_real and not args.references:
         raise GstTtsError("--augment-real needs --references")
+    if args.max_per_folder is not None and args.max_per_folder < 1:
+        raise GstTtsError(f"--max-per-folder must be at least 1, got {args.max_per_folder}")
     options = decoding_options(args)
     check_writable_location(args.out / "transfer.json", "--out")  # before minutes of decoding, not after
     texts = _read_texts(args.texts) if args.texts is not None else held_out_sentences(args.sentences)
-    real = [clip for folder in args.references for clip in folder_references(folder)]
+    real = [clip for folder in args.references for clip in folder_references(folder)[: args.max_per_folder]]
     synth = load_synthesizer(args)
 
     references = espeak_references(n_espeak, args.seed) if n_espeak else []

@@ -94,11 +94,12 @@ def test_augmented_recordings_and_texts_file(tiny_checkpoint, tmp_path, capsys):
     folder = tmp_path / "clips"
     folder.mkdir()
     sf.write(folder / "a.wav", tone(1.0, 22050, 150.0), 22050)
+    sf.write(folder / "b.wav", tone(1.0, 22050, 200.0), 22050)  # left out by --max-per-folder 1
     texts = tmp_path / "texts.txt"
     texts.write_text("First sentence.\n\n   Second   one.  \n")
     out = tmp_path / "transfer"
     rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--out", str(out), "--references", str(folder),
-                     "--augment-real", "--texts", str(texts), "--plots", *FAST)
+                     "--augment-real", "--max-per-folder", "1", "--texts", str(texts), "--plots", *FAST)
     assert rc == 0, err
     report = json.loads((out / "transfer.json").read_text())
     assert report["texts"] == ["First sentence.", "Second one."]
@@ -139,6 +140,7 @@ def test_an_interrupted_run_leaves_no_report(tiny_checkpoint, tmp_path, capsys, 
     (["--texts", "{tmp}/no-texts.txt"], "--texts"),
     (["--texts", "{tmp}/blank.txt"], "--texts"),
     (["--sentences", "0"], "--sentences"),
+    (["--references", "{tmp}/empty", "--max-per-folder", "0"], "--max-per-folder"),
 ])
 def test_bad_input_is_a_one_line_error(tiny_checkpoint, tmp_path, capsys, monkeypatch, args, message):
     (tmp_path / "empty").mkdir()
