@@ -258,8 +258,10 @@ def augmented_references(
     out = []
     for clip in clips:
         out.append(replace(clip, groups=(*clip.groups, group), info={**clip.info, "semitones": 0.0, "speed": 1.0}))
-        for v in shift_and_stretch(clip.audio, clip.sample_rate, semitones=semitones if semitones is not None else DEFAULT_SEMITONES,
-                                   speeds=speeds if speeds is not None else DEFAULT_SPEEDS):
+        variations = shift_and_stretch(clip.audio, clip.sample_rate,
+                                       semitones=DEFAULT_SEMITONES if semitones is None else semitones,
+                                       speeds=DEFAULT_SPEEDS if speeds is None else speeds)
+        for v in variations:
             out.append(ReferenceClip(name=f"{clip.name}-{v.suffix}", audio=v.audio, sample_rate=clip.sample_rate,
                                      text=clip.text, groups=(group,),
                                      info={**clip.info, "of": clip.name, "semitones": v.semitones, "speed": v.speed}))
@@ -291,8 +293,8 @@ class StyleTransferReport:
         return {"texts": self.texts, "measures": {k: v[0] for k, v in MEASURES.items()}, "fits": fits, "references": self.rows}
 
     def csv_header(self) -> list[str]:
-        return ["name", "groups", "label"] + [f"{side}_{k}" for k in (*MEASURES, "voiced_share") for side in ("reference", "output")] + [
-            "aligned_share", "text", "source"]
+        measured = [f"{side}_{k}" for k in (*MEASURES, "voiced_share") for side in ("reference", "output")]
+        return ["name", "groups", "label", *measured, "aligned_share", "text", "source"]
 
     def csv_rows(self) -> list[list[Any]]:
         """One row per reference, in :meth:`csv_header` order (NaN as empty)."""
@@ -307,8 +309,8 @@ class StyleTransferReport:
 
     def table_lines(self) -> list[str]:
         """The per-reference table and the fits, for printing."""
-        header = f"{'reference':<28} {'sets':<14} {'F0 Hz ref→out':>15} {'range st ref→out':>17} {'rate l/s ref→out':>17} {'aligned':>8}"
-        lines = [header]
+        lines = [f"{'reference':<28} {'sets':<14} {'F0 Hz ref→out':>15} {'range st ref→out':>17} "
+                 f"{'rate l/s ref→out':>17} {'aligned':>8}"]
         for row in self.rows:
             ref, out = row["reference"], row["output"]
             lines.append(
@@ -320,7 +322,8 @@ class StyleTransferReport:
         lines.append(f"  {'set':<14} {'measure':<14} {'Pearson r':>9} {'Spearman':>9} {'slope':>7} {'n':>4}")
         for group, by_measure in self.fits.items():
             for name, f in by_measure.items():
-                lines.append(f"  {group[:14]:<14} {MEASURES[name][1]:<14} {_num(f.r):>9} {_num(f.spearman):>9} {_num(f.slope):>7} {f.n:>4}")
+                lines.append(f"  {group[:14]:<14} {MEASURES[name][1]:<14} {_num(f.r):>9} {_num(f.spearman):>9} "
+                             f"{_num(f.slope):>7} {f.n:>4}")
         return lines
 
 
@@ -347,10 +350,10 @@ def _transformed(values: Sequence[float], how: str) -> np.ndarray:
 
 def transfer_fits(references: Sequence[ClipMeasures], outputs: Sequence[ClipMeasures]) -> dict[str, Fit]:
     """Per measure of :data:`MEASURES`: the fit of output values on reference values."""
-    return {
-        name: fit(_transformed([getattr(m, name) for m in references], how), _transformed([getattr(m, name) for m in outputs], how))
-        for name, (how, _) in MEASURES.items()
-    }
+    def values(measures: Sequence[ClipMeasures], name: str, how: str) -> np.ndarray:
+        return _transformed([getattr(m, name) for m in measures], how)
+
+    return {name: fit(values(references, name, how), values(outputs, name, how)) for name, (how, _) in MEASURES.items()}
 
 
 def evaluate_style_transfer(

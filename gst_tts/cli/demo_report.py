@@ -87,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
                      f"aligned {row['aligned_share']:.0%}")
     lines.append(f"Style transfer from {len(references)} unseen references (output vs reference; F0 and rate in log):")
     for name, f in fits.items():
-        lines.append(f"  {MEASURES[name][1]:<14} r {_num(f.r, 2)}   slope {_num(f.slope, 2)}   (Spearman {_num(f.spearman, 2)}, n {f.n})")
+        lines.append(f"  {MEASURES[name][1]:<14} r {_num(f.r, 2)}   slope {_num(f.slope, 2)}   "
+                     f"(Spearman {_num(f.spearman, 2)}, n {f.n})")
     write_text(out / "summary.txt", "\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
