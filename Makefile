@@ -41,9 +41,9 @@ demo: setup
 	@echo "Demo outputs in $(DEMO_DIR)/:"
 	@echo "  checkpoint        $(DEMO_DIR)/checkpoints/last.pt"
 	@echo "  TensorBoard       $(BIN)/tensorboard --logdir $(DEMO_DIR)/tensorboard"
-	@echo "  held-out samples  $(DEMO_DIR)/samples/<style>/NN.wav (+ .alignment.png)"
-	@echo "  references        $(DEMO_DIR)/samples/references/<style>.wav"
-	@echo "  health summary    $(DEMO_DIR)/samples/summary.txt (summary.json)"
+	@echo "  held-out samples  $(DEMO_DIR)/samples/<reference>/NN.wav (+ .alignment.png)"
+	@echo "  references        $(DEMO_DIR)/samples/references/<reference>.wav (voices the corpus never used)"
+	@echo "  summary           $(DEMO_DIR)/samples/summary.txt (alignment health, style-transfer r and slope; summary.json)"
 
 test: setup
 	$(BIN)/pytest -q

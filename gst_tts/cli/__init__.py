@@ -17,13 +17,14 @@ from gst_tts.errors import GstTtsError
 # Subcommand name → module in gst_tts.cli providing ``add_arguments(parser)`` and ``run(args)``.
 COMMANDS = {
     "prepare": ("prepare", "compute and cache log-mel features of a corpus"),
-    "make-demo-corpus": ("demo_corpus", "render the built-in multi-style espeak-ng demo corpus"),
-    "demo-report": ("demo_report", "synthesize held-out sentences with style references; write a health summary"),
+    "make-demo-corpus": ("demo_corpus", "render the built-in many-style espeak-ng demo corpus"),
+    "demo-report": ("demo_report", "synthesize held-out sentences in unseen styles; summarise alignment and style transfer"),
     "evaluate": ("evaluate", "synthesize corpus sentences and grade the alignments of a checkpoint"),
     "synthesize": ("synthesize", "speak text with a reference style, token weights or the neutral style"),
     "plot-alignment": ("plot_alignment", "plot attention, stop token and mel for a text or a saved alignment"),
     "plot-style": ("plot_style", "plot per-head style token weights of reference recordings"),
     "probe-tokens": ("probe_tokens", "measure what each style token does to pitch, rate and energy"),
+    "style-transfer": ("style_transfer", "measure how outputs follow unseen references' pitch, pitch range and rate"),
     "serve": ("serve", "serve a checkpoint over HTTP: a synthesis API and a web page with style controls"),
     "vocode": ("vocode", "copy synthesis: a recording's log-mel through a vocoder (Griffin-Lim or HiFi-GAN)"),
     "dump-gta-mels": ("dump_gta_mels", "write a checkpoint's teacher-forced mels of a corpus, for vocoder fine-tuning"),

@@ -1,4 +1,4 @@
-"""Render the built-in multi-style demo corpus (LJSpeech format) with espeak-ng."""
+"""Render the built-in many-style demo corpus (LJSpeech format) with espeak-ng."""
 
 from __future__ import annotations
 
@@ -10,15 +10,16 @@ import time
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("out_dir", type=Path, help="folder to create (reused if it holds the same corpus)")
     p.add_argument("--utterances", type=int, default=600, help="number of sentences (default 600)")
-    p.add_argument("--seed", type=int, default=0, help="sentence generator seed (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the sentences and of every utterance's style (default 0)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
 def run(args: argparse.Namespace) -> int:
-    from gst_tts.demo.corpus import STYLES, make_demo_corpus
+    from gst_tts.demo.corpus import CORPUS_VARIANTS, F0_RANGE_HZ, RATE_RANGE_WPM, make_demo_corpus
 
     start = time.monotonic()
     out = make_demo_corpus(args.out_dir, utterances=args.utterances, seed=args.seed, progress=not args.no_progress)
-    print(f"demo corpus: {out} ({args.utterances} utterances, styles {', '.join(s.name for s in STYLES)}; "
+    print(f"demo corpus: {out} ({args.utterances} utterances, each its own style: F0 {F0_RANGE_HZ[0]:g}-{F0_RANGE_HZ[1]:g} Hz, "
+          f"rate {RATE_RANGE_WPM[0]:g}-{RATE_RANGE_WPM[1]:g} wpm, {len(CORPUS_VARIANTS)} voice variants; "
           f"{time.monotonic() - start:.1f} s)")
     return 0

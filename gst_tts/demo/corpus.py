@@ -1,30 +1,35 @@
-"""A small multi-style demo corpus rendered offline with espeak-ng.
+"""A small demo corpus of many speaking styles, rendered offline with espeak-ng.
 
-The corpus is in LJSpeech format (``metadata.csv`` + ``wavs/``) plus ``styles.csv`` saying
-which speaking style rendered each utterance. Four styles cross two pitch levels with two
-speaking rates, so a Global-Style-Token model trained on it (in minutes, on a CPU) has clear
-style factors to discover, and style transfer can be checked by measuring pitch and duration.
+The corpus is in LJSpeech format (``metadata.csv`` + ``wavs/``) plus ``styles.csv`` (a coarse
+label per utterance: ``low_slow``, ``low_fast``, ``high_slow``, ``high_fast``) and
+``prosody.csv`` (the settings each utterance was rendered with). Every utterance gets its own
+pitch level, intonation width, speaking rate, pause length between words, voice variant and
+formant scale, each drawn independently and continuously from a seeded generator: a
+Global-Style-Token model trained on it (in minutes, on a CPU) has to measure pitch and tempo,
+because no voice (timbre) goes with any of them. Some variants and voices are never used in the
+corpus (:data:`UNSEEN_VARIANTS`, :data:`UNSEEN_VOICES`), for references the model never heard.
 
 Speech comes from the espeak-ng library bundled in the ``espeakng-loader`` wheel, driven
 through ``ctypes``: no system package and no espeak binary are needed. Sentences come from a
-seeded template generator in this module; no text is downloaded.
+seeded template generator; no text is downloaded.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 import json
+import math
 import os
 from pathlib import Path
 import shutil
 import tempfile
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import numpy as np
 import soundfile as sf
 from tqdm import tqdm
 
-from gst_tts.demo.espeak import _SHARED_SYNTH
+from gst_tts.demo.espeak import _SHARED_SYNTH, builtin_variant
 from gst_tts.demo.sentences import generate_sentences
 from gst_tts.errors import GstTtsError
 
@@ -37,63 +42,228 @@ KEEP_SILENCE_S = 0.05
 _SILENCE_THRESHOLD = 0.01
 """Amplitude (full scale = 1) under which espeak's padding counts as silence (-40 dBFS)."""
 
-# Bump when the generator, the styles or the rendering change, so that an existing corpus
+# Bump when the generator, the settings or the rendering change, so that an existing corpus
 # built by an older version is not mistaken for a complete one.
-CORPUS_FORMAT_VERSION = 2
+CORPUS_FORMAT_VERSION = 3
 _MANIFEST_NAME = "demo_corpus.json"
+PROSODY_NAME = "prosody.csv"
+"""The per-utterance settings file of a corpus (CSV with a header, one row per utterance)."""
 
 
 # --------------------------------------------------------------------------------------
-# Styles
+# Voices, ranges and the pitch calibration
+# --------------------------------------------------------------------------------------
+
+CORPUS_VOICE = "en-us"
+"""The espeak voice (language and accent) of every corpus utterance."""
+
+# Variants chosen for clean voicing and for determinism: f2, f3, f5, victor, Alicia and sandro
+# (breath noise, echo) read uninitialised memory in espeak-ng, so their clips change with the
+# process's address layout; the ones here render the same samples in every process (a test
+# checks this). Their own pitch lines are replaced (see _PITCH_CALIBRATION), so that each timbre
+# speaks at every pitch level.
+CORPUS_VARIANTS: tuple[str, ...] = (
+    "m2", "m3", "m4", "m6", "m7", "f1", "f4", "linda", "steph", "Gene", "michel", "adam", "edward",
+)  # fmt: skip
+"""espeak variants (timbres) of the corpus, drawn uniformly per utterance."""
+
+UNSEEN_VARIANTS: tuple[str, ...] = ("m8", "belinda", "iven", "norbert", "benjamin")
+"""Variants the corpus never uses: references in them test style transfer from unheard voices."""
+
+UNSEEN_VOICES: tuple[str, ...] = ("en-us", "en-gb-x-rp", "en-gb-scotland")
+"""Voices (accents) for unseen references; the corpus uses only :data:`CORPUS_VOICE`."""
+
+F0_RANGE_HZ = (90.0, 260.0)
+"""Median F0 of the utterances (Hz), drawn log-uniformly: low male to high female speech."""
+
+RATE_RANGE_WPM = (110.0, 240.0)
+"""espeak speaking rate (words per minute), drawn log-uniformly."""
+
+INTONATION_RANGE = (1.2, 2.0)
+"""Intonation width: the pitch line's top over its base, drawn log-uniformly. 1.2 is nearly
+flat (a 10-90 % F0 spread of about 2 semitones), 2.0 lively (about 6.5)."""
+
+WORD_GAP_RANGE = (0, 6)
+"""Extra pause between words, espeak units of 10 ms at its default rate, drawn uniformly (ints)."""
+
+FORMANT_SCALE_RANGE = (0.92, 1.08)
+"""Factor on every formant frequency of the variant, drawn log-uniformly: a continuum of timbres
+around each variant, so that none is a fixed fingerprint."""
+
+LABELS = ("low_slow", "low_fast", "high_slow", "high_fast")
+"""Coarse labels of ``styles.csv``: pitch and rate above or below the middle of their ranges
+(geometric means), kept for reports that group utterances by style."""
+
+# Median F0 (Hz) that a variant speaks at when its pitch line is ``pitch BASE TOP`` with TOP =
+# BASE x ratio (espeak pitch and range parameters at their default 50). Rows: BASE; columns:
+# the ratios. Measured by benchmarks/calibrate_demo_pitch.py: three generated sentences (seed
+# 777) rendered at 175 wpm in each of the 18 variants of CORPUS_VARIANTS and UNSEEN_VARIANTS,
+# librosa.pyin (40-600 Hz) median over the voiced frames of the three clips together; the
+# table holds the geometric mean over the variants. With their pitch lines replaced the variants
+# agree: each lies within 3 % of the mean at every point (f1 3.0 %, m4 2.1 %, the others under
+# 2 %), so one table serves them all. (espeak's own pitch parameter, 0-99, moves a variant's F0
+# by only about 2.4x, from a base that differs between male and female variants, so no variant
+# spanned 90-260 Hz and the variant would have told the pitch; the pitch line lets every timbre
+# speak at every level.)
+_CALIBRATION_BASES_HZ = (50.0, 80.0, 130.0, 240.0)
+_CALIBRATION_RATIOS = (1.2, 1.5, 2.0)
+_CALIBRATION_MEDIAN_HZ = (
+    (49.8, 63.1, 84.2),
+    (84.6, 105.1, 139.2),
+    (143.2, 176.0, 231.5),
+    (272.2, 332.8, 432.9),
+)
+
+
+def pitch_line(f0_hz: float, intonation: float) -> tuple[int, int]:
+    """The variant pitch line ``(base, top)`` in Hz that gives a median F0 of ``f0_hz`` with
+    intonation width ``intonation`` (top / base), by the calibration table (log-log interpolation)."""
+    log_ratio = math.log(intonation)
+    ratios = np.log(_CALIBRATION_RATIOS)
+    medians = [np.interp(log_ratio, ratios, np.log(row)) for row in _CALIBRATION_MEDIAN_HZ]
+    base = math.exp(np.interp(math.log(f0_hz), medians, np.log(_CALIBRATION_BASES_HZ)))
+    return int(round(base)), int(round(base * intonation))
+
+
+# --------------------------------------------------------------------------------------
+# Settings of one utterance
 # --------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class Style:
-    """One speaking style of the demo corpus.
+class SpeechSettings:
+    """How one utterance is rendered.
 
     Args:
-        name: identifier written to ``styles.csv``.
-        voice: espeak voice with variant, e.g. ``"en-us+m3"``.
-        rate_wpm: speaking rate in words per minute.
-        pitch: espeak base pitch, 0-99.
-        pitch_range: espeak intonation range, 0-99.
+        variant: espeak variant whose timbre (formants, voicing) is used, e.g. ``"m3"``.
+        f0_hz: intended median F0 (Hz); the variant's pitch line is set from it (:func:`pitch_line`).
+        intonation: intonation width, the pitch line's top over its base (see :data:`INTONATION_RANGE`).
+        rate_wpm: espeak speaking rate, words per minute.
+        word_gap: extra pause between words, espeak units of 10 ms at its default rate.
+        formant_scale: factor on every formant frequency of the variant (1: as bundled).
+        voice: espeak voice (language, accent). Default :data:`CORPUS_VOICE`.
     """
 
-    name: str
-    voice: str
+    variant: str
+    f0_hz: float
+    intonation: float
     rate_wpm: int
-    pitch: int
-    pitch_range: int
+    word_gap: int
+    formant_scale: float
+    voice: str = CORPUS_VOICE
+
+    @property
+    def label(self) -> str:
+        """The coarse label of :data:`LABELS` this utterance gets."""
+        return coarse_label(self.f0_hz, self.rate_wpm)
+
+    @property
+    def pitch_line(self) -> tuple[int, int]:
+        return pitch_line(self.f0_hz, self.intonation)
+
+    def variant_text(self) -> str:
+        """The espeak variant file this utterance is rendered with: the bundled variant with its
+        formant frequencies scaled and its pitch line replaced."""
+        return _scaled_variant(builtin_variant(self.variant), self.formant_scale) + "pitch {} {}\n".format(*self.pitch_line)
 
 
-# Two pitch levels x two rates. Each style has its own voice variant, so that a style is more
-# than pitch and rate; the pitch setting is tuned per variant because variants shift pitch
-# themselves. Variants were chosen for clean voicing (m1, f5 confuse pitch trackers more) and
-# for determinism: f2 (breath noise, echo) reads uninitialised memory in espeak-ng, so its clips
-# changed with the process's address layout; the variants used here render the same samples in
-# every process (a test checks this).
-# The low level sits near 145 Hz rather than at a typical male 100 Hz: with 80 mels and
-# Griffin-Lim, slightly smoothed mels of 100 Hz speech come back unvoiced (pyin found 0% voiced
-# frames), which made pitch transfer unmeasurable; at 145 Hz they keep most of their voicing.
-# Measured over 40 generated sentences, median F0 by librosa.pyin (50-500 Hz):
-#   low_slow 144 Hz, low_fast 145 Hz, high_slow 243 Hz, high_fast 245 Hz -> levels 8.9 semitones
-#   apart; slow clips last 1.78-1.89x as long as fast ones.
-STYLES: tuple[Style, ...] = (
-    Style("low_slow", "en-us+m3", 130, 82, 50),
-    Style("low_fast", "en-us+m6", 245, 84, 50),
-    Style("high_slow", "en-us+f1", 130, 79, 50),
-    Style("high_fast", "en-us+linda", 245, 56, 50),
-)
+def coarse_label(f0_hz: float, rate_wpm: float) -> str:
+    """``low``/``high`` (F0 below / above the geometric middle of :data:`F0_RANGE_HZ`) and
+    ``slow``/``fast`` (likewise for :data:`RATE_RANGE_WPM`), e.g. ``"high_slow"``."""
+    pitch = "high" if f0_hz >= math.sqrt(F0_RANGE_HZ[0] * F0_RANGE_HZ[1]) else "low"
+    rate = "fast" if rate_wpm >= math.sqrt(RATE_RANGE_WPM[0] * RATE_RANGE_WPM[1]) else "slow"
+    return f"{pitch}_{rate}"
 
 
-def get_style(name: str) -> Style:
-    """Returns the style of :data:`STYLES` called ``name``; raises GstTtsError if none is."""
-    for style in STYLES:
-        if style.name == name:
-            return style
-    known = ", ".join(style.name for style in STYLES)
-    raise GstTtsError(f"unknown demo style {name!r} (known: {known})")
+_N_FORMANTS = 9  # espeak variant files set formants 0-8
+
+
+def _scaled_variant(text: str, scale: float) -> str:
+    """Variant file ``text`` with every formant frequency (percent of the voice's) times ``scale``;
+    formants it does not set get 100 % times ``scale``."""
+    lines, seen = [], set()
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) >= 3 and fields[0] == "formant" and fields[1].isdigit():
+            fields[2] = str(int(round(float(fields[2]) * scale)))
+            seen.add(int(fields[1]))
+            line = " ".join(fields)
+        lines.append(line)
+    lines += [f"formant {n} {int(round(100 * scale))} 100 100" for n in range(_N_FORMANTS) if n not in seen]
+    return "\n".join(lines) + "\n"
+
+
+def _log_uniform(rng: np.random.Generator, bounds: tuple[float, float], size: int | None = None) -> np.ndarray | float:
+    return np.exp(rng.uniform(np.log(bounds[0]), np.log(bounds[1]), size))
+
+
+def draw_settings(
+    n: int,
+    seed: int,
+    *,
+    variants: Sequence[str] = CORPUS_VARIANTS,
+    voices: Sequence[str] = (CORPUS_VOICE,),
+) -> list[SpeechSettings]:
+    """``n`` settings, every quantity drawn independently of the others from its range (the
+    same ones for the same arguments): F0 log-uniform in :data:`F0_RANGE_HZ`, intonation in
+    :data:`INTONATION_RANGE`, rate in :data:`RATE_RANGE_WPM` (rounded to whole wpm), word gap
+    uniform in :data:`WORD_GAP_RANGE`, formant scale in :data:`FORMANT_SCALE_RANGE`, variant and
+    voice uniform over ``variants`` and ``voices``.
+
+    Args:
+        n: how many.
+        seed: the generator's seed (a stream of its own: the sentences of the same seed are
+            drawn elsewhere). The first ``k`` of ``n`` settings are those of ``k``.
+        variants: espeak variants to draw from. Default :data:`CORPUS_VARIANTS`.
+        voices: espeak voices to draw from. Default ``(CORPUS_VOICE,)``.
+    """
+    if n < 0:
+        raise GstTtsError(f"number of settings must be >= 0, got {n}")
+    rng = np.random.default_rng([seed, _SETTINGS_STREAM])
+    out = []
+    for _ in range(n):  # one utterance after the other, so that a longer corpus extends a shorter one
+        f0, intonation, rate, formant = (_log_uniform(rng, bounds) for bounds in (
+            F0_RANGE_HZ, INTONATION_RANGE, RATE_RANGE_WPM, FORMANT_SCALE_RANGE))
+        gap = rng.integers(WORD_GAP_RANGE[0], WORD_GAP_RANGE[1] + 1)
+        variant, voice = variants[rng.integers(len(variants))], voices[rng.integers(len(voices))]
+        out.append(_settings(variant, f0, intonation, rate, gap, formant, voice))
+    return out
+
+
+def unseen_settings(n: int, seed: int) -> list[SpeechSettings]:
+    """``n`` settings for references in voices the corpus never used (:data:`UNSEEN_VARIANTS`
+    in turn, :data:`UNSEEN_VOICES` drawn), with pitch, intonation, rate and word gap inside the
+    corpus ranges. They are stratified (a Latin hypercube: each quantity falls once into each of
+    ``n`` equal slices of its range, in independent random orders), so that even a small set
+    spreads evenly over every range and the quantities stay uncorrelated.
+    """
+    if n < 0:
+        raise GstTtsError(f"number of settings must be >= 0, got {n}")
+    rng = np.random.default_rng([seed, _UNSEEN_STREAM])
+
+    def stratified(bounds: tuple[float, float], log: bool = True) -> np.ndarray:
+        u = (rng.permutation(n) + rng.uniform(0.0, 1.0, n)) / max(n, 1)
+        low, high = (np.log(bounds[0]), np.log(bounds[1])) if log else bounds
+        values = low + u * (high - low)
+        return np.exp(values) if log else values
+
+    f0, intonation, rate = stratified(F0_RANGE_HZ), stratified(INTONATION_RANGE), stratified(RATE_RANGE_WPM)
+    gap = np.floor(stratified((WORD_GAP_RANGE[0], WORD_GAP_RANGE[1] + 1), log=False))
+    formant = _log_uniform(rng, FORMANT_SCALE_RANGE, n)
+    voice = rng.integers(0, len(UNSEEN_VOICES), n)
+    return [_settings(UNSEEN_VARIANTS[i % len(UNSEEN_VARIANTS)], f0[i], intonation[i], rate[i], min(gap[i], WORD_GAP_RANGE[1]),
+                      formant[i], UNSEEN_VOICES[voice[i]]) for i in range(n)]
+
+
+_SETTINGS_STREAM = 1  # seed-sequence keys of the two generators
+_UNSEEN_STREAM = 2
+
+
+def _settings(variant, f0, intonation, rate, gap, formant, voice) -> SpeechSettings:
+    """Rounds the draws to what is stored (and rendered): 0.1 Hz, 1e-3, whole wpm and gaps, 1e-3."""
+    return SpeechSettings(variant=str(variant), f0_hz=round(float(f0), 1), intonation=round(float(intonation), 3),
+                          rate_wpm=int(round(float(rate))), word_gap=int(gap), formant_scale=round(float(formant), 3),
+                          voice=str(voice))
 
 
 def _strip_espeak_padding(audio: np.ndarray, sample_rate: int = SAMPLE_RATE, keep_s: float = KEEP_SILENCE_S) -> np.ndarray:
@@ -113,29 +283,27 @@ def _strip_espeak_padding(audio: np.ndarray, sample_rate: int = SAMPLE_RATE, kee
     return audio[start:end]
 
 
-def render_sentence(text: str, style: Style | str) -> np.ndarray:
-    """Renders one sentence in ``style`` (a :class:`Style` or its name).
+def render_sentence(text: str, settings: SpeechSettings) -> np.ndarray:
+    """Renders one sentence with ``settings``.
 
     Returns float32 mono samples at :data:`SAMPLE_RATE`, silence trimmed to
-    :data:`KEEP_SILENCE_S` at both ends. The same text and style give the same samples.
+    :data:`KEEP_SILENCE_S` at both ends. The same text and settings give the same samples.
     """
-    if isinstance(style, str):
-        style = get_style(style)
     if _SHARED_SYNTH.sample_rate != SAMPLE_RATE:
         raise GstTtsError(f"espeak-ng renders at {_SHARED_SYNTH.sample_rate} Hz, expected {SAMPLE_RATE} Hz")
-    audio = _SHARED_SYNTH.synthesize(text, style.voice, style.rate_wpm, style.pitch, style.pitch_range)
+    audio = _SHARED_SYNTH.synthesize(
+        text, settings.voice, settings.rate_wpm, 50, 50, word_gap=settings.word_gap, variant=settings.variant_text()
+    )
     audio = _strip_espeak_padding(audio)
     if audio.size == 0:
         raise GstTtsError(f"espeak-ng rendered silence for {text!r}")
     return audio
 
 
-def render_sentences(texts: Iterable[str], style: Style | str) -> list[np.ndarray]:
-    """Renders each text in ``style``, e.g. held-out reference clips for style transfer.
-
-    Returns float32 mono clips at :data:`SAMPLE_RATE`, trimmed like the corpus clips.
-    """
-    return [render_sentence(text, style) for text in texts]
+def render_sentences(texts: Iterable[str], settings: SpeechSettings) -> list[np.ndarray]:
+    """Renders each text with ``settings``. Returns float32 mono clips at :data:`SAMPLE_RATE`,
+    trimmed like the corpus clips."""
+    return [render_sentence(text, settings) for text in texts]
 
 
 # --------------------------------------------------------------------------------------
@@ -147,6 +315,13 @@ def _utterance_id(index: int) -> str:
     return f"DEMO-{index + 1:04d}"
 
 
+PROSODY_COLUMNS = (
+    "id", "label", "voice", "variant", "f0_hz", "intonation", "pitch_base_hz", "pitch_top_hz",
+    "rate_wpm", "word_gap", "formant_scale",
+)  # fmt: skip
+"""Columns of :data:`PROSODY_NAME`."""
+
+
 def _manifest(utterances: int, seed: int) -> dict:
     """What identifies a corpus build; stored in the corpus and compared on reuse."""
     return {
@@ -154,7 +329,15 @@ def _manifest(utterances: int, seed: int) -> dict:
         "utterances": utterances,
         "seed": seed,
         "sample_rate": SAMPLE_RATE,
-        "styles": [asdict(style) for style in STYLES],
+        "voice": CORPUS_VOICE,
+        "variants": list(CORPUS_VARIANTS),
+        "f0_range_hz": list(F0_RANGE_HZ),
+        "rate_range_wpm": list(RATE_RANGE_WPM),
+        "intonation_range": list(INTONATION_RANGE),
+        "word_gap_range": list(WORD_GAP_RANGE),
+        "formant_scale_range": list(FORMANT_SCALE_RANGE),
+        "pitch_calibration": {"bases_hz": list(_CALIBRATION_BASES_HZ), "ratios": list(_CALIBRATION_RATIOS),
+                              "median_hz": [list(row) for row in _CALIBRATION_MEDIAN_HZ]},
     }
 
 
@@ -167,36 +350,43 @@ def _is_complete_corpus(directory: Path, manifest: dict) -> bool:
         return False
     if stored != manifest or len(lines) != manifest["utterances"]:
         return False
-    if not (directory / "styles.csv").is_file():
+    if not (directory / "styles.csv").is_file() or not (directory / PROSODY_NAME).is_file():
         return False
     return all((directory / "wavs" / f"{line.split('|', 1)[0]}.wav").is_file() for line in lines)
 
 
 def _readme(utterances: int, seed: int) -> str:
-    rows = "\n".join(
-        f"  {s.name:<10}  voice {s.voice:<9}  rate {s.rate_wpm} wpm  pitch {s.pitch}  range {s.pitch_range}"
-        for s in STYLES
-    )
+    def span(bounds, unit=""):
+        return f"{bounds[0]:g}-{bounds[1]:g}{unit}"
+
     return (
         "gst-tts demo corpus\n"
         "===================\n\n"
         f"{utterances} English sentences from the gst-tts template generator (seed {seed}),\n"
-        f"rendered with espeak-ng at {SAMPLE_RATE} Hz, 16-bit mono, leading and trailing silence\n"
-        f"trimmed to {int(KEEP_SILENCE_S * 1000)} ms. Format: LJSpeech (metadata.csv is id|text|normalized text).\n\n"
-        "Styles (styles.csv maps each id to one, assigned in turn): two pitch levels\n"
-        "(low, high; about 9 semitones apart) crossed with two speaking rates (slow, fast;\n"
-        "about 1.8x apart in duration), each with its own espeak voice variant:\n\n"
-        f"{rows}\n"
+        f"rendered with espeak-ng ({CORPUS_VOICE}) at {SAMPLE_RATE} Hz, 16-bit mono, leading and trailing\n"
+        f"silence trimmed to {int(KEEP_SILENCE_S * 1000)} ms. Format: LJSpeech (metadata.csv is id|text|normalized text).\n\n"
+        "Every utterance has its own speaking style, each quantity drawn independently (seeded):\n\n"
+        f"  median F0          {span(F0_RANGE_HZ, ' Hz')} (log-uniform)\n"
+        f"  intonation width   pitch-line top/base {span(INTONATION_RANGE)} (log-uniform)\n"
+        f"  speaking rate      {span(RATE_RANGE_WPM, ' wpm')} (log-uniform)\n"
+        f"  word gap           {span(WORD_GAP_RANGE)} x 10 ms (uniform)\n"
+        f"  voice variant      one of {', '.join(CORPUS_VARIANTS)}\n"
+        f"  formant scale      {span(FORMANT_SCALE_RANGE)} (log-uniform)\n\n"
+        f"{PROSODY_NAME} holds each utterance's settings (with a header line). styles.csv holds a\n"
+        f"coarse label, one of {', '.join(LABELS)}:\n"
+        "F0 and rate below or above the geometric middle of their ranges.\n"
+        f"Variants never used here, for unseen references: {', '.join(UNSEEN_VARIANTS)}.\n"
     )
 
 
 def make_demo_corpus(out_dir: str | os.PathLike, utterances: int = 600, seed: int = 0, progress: bool = True) -> Path:
-    """Writes a multi-style LJSpeech-format corpus to ``out_dir`` and returns its path.
+    """Writes a many-style LJSpeech-format corpus to ``out_dir`` and returns its path.
 
     Contents: ``metadata.csv`` (``DEMO-0001|text|text``), ``wavs/DEMO-0001.wav`` (16-bit PCM,
-    22050 Hz, mono), ``styles.csv`` (``DEMO-0001|low_slow``), ``README.txt``, and
-    ``demo_corpus.json`` recording the build parameters. Styles are assigned in turn, so
-    they are balanced. The same arguments give byte-identical files.
+    22050 Hz, mono), ``styles.csv`` (``DEMO-0001|low_slow``), ``prosody.csv`` (the settings of
+    every utterance, :data:`PROSODY_COLUMNS`), ``README.txt``, and ``demo_corpus.json`` recording
+    the build parameters. Settings come from :func:`draw_settings` with ``seed``. The same
+    arguments give byte-identical files.
 
     The corpus is built in a temporary directory beside ``out_dir`` and renamed into place,
     so an interrupted run leaves nothing half-written. An existing complete corpus built
@@ -215,15 +405,16 @@ def make_demo_corpus(out_dir: str | os.PathLike, utterances: int = 600, seed: in
             return out_dir
         if not out_dir.is_dir() or any(out_dir.iterdir()):
             raise GstTtsError(
-                f"{out_dir} exists and is not a demo corpus with {utterances} utterances and seed {seed}; "
-                "choose another directory or remove it"
+                f"{out_dir} exists and is not a demo corpus with {utterances} utterances and seed {seed} "
+                f"(format {CORPUS_FORMAT_VERSION}); choose another directory or remove it"
             )
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     texts = generate_sentences(utterances, seed)
+    settings = draw_settings(utterances, seed)
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.partial-", dir=out_dir.parent))
     try:
         staging.chmod(0o755)  # mkdtemp makes it private; the corpus is an ordinary directory
-        _write_corpus(staging, texts, manifest, progress)
+        _write_corpus(staging, texts, settings, manifest, progress)
         if out_dir.exists():
             out_dir.rmdir()  # empty (checked above); fails, as it should, if filled meanwhile
         os.replace(staging, out_dir)
@@ -236,22 +427,33 @@ def make_demo_corpus(out_dir: str | os.PathLike, utterances: int = 600, seed: in
     return out_dir
 
 
-def _write_corpus(directory: Path, texts: list[str], manifest: dict, progress: bool) -> None:
+def prosody_row(utterance_id: str, settings: SpeechSettings) -> list[str]:
+    """One :data:`PROSODY_NAME` row (as strings, in :data:`PROSODY_COLUMNS` order)."""
+    base, top = settings.pitch_line
+    values = (utterance_id, settings.label, settings.voice, settings.variant, f"{settings.f0_hz:.1f}",
+              f"{settings.intonation:.3f}", base, top, settings.rate_wpm, settings.word_gap, f"{settings.formant_scale:.3f}")
+    return [str(v) for v in values]
+
+
+def _write_corpus(directory: Path, texts: list[str], settings: list[SpeechSettings], manifest: dict, progress: bool) -> None:
     """Renders every text and writes all corpus files into ``directory``."""
     wav_dir = directory / "wavs"
     wav_dir.mkdir()
     metadata_rows: list[str] = []
     style_rows: list[str] = []
-    for index, text in enumerate(tqdm(texts, desc="rendering demo corpus", unit="utt", disable=not progress)):
+    prosody_rows = [",".join(PROSODY_COLUMNS) + "\n"]
+    pairs = list(zip(texts, settings))
+    for index, (text, utterance) in enumerate(tqdm(pairs, desc="rendering demo corpus", unit="utt", disable=not progress)):
         utterance_id = _utterance_id(index)
-        style = STYLES[index % len(STYLES)]
-        audio = render_sentence(text, style)
+        audio = render_sentence(text, utterance)
         sf.write(str(wav_dir / f"{utterance_id}.wav"), audio, SAMPLE_RATE, subtype="PCM_16", format="WAV")
         # Generated text has no digits or abbreviations, so it is already normalized.
         metadata_rows.append(f"{utterance_id}|{text}|{text}\n")
-        style_rows.append(f"{utterance_id}|{style.name}\n")
+        style_rows.append(f"{utterance_id}|{utterance.label}\n")
+        prosody_rows.append(",".join(prosody_row(utterance_id, utterance)) + "\n")
     (directory / "metadata.csv").write_text("".join(metadata_rows), encoding="utf-8", newline="")
     (directory / "styles.csv").write_text("".join(style_rows), encoding="utf-8", newline="")
+    (directory / PROSODY_NAME).write_text("".join(prosody_rows), encoding="utf-8", newline="")
     (directory / "README.txt").write_text(_readme(manifest["utterances"], manifest["seed"]), encoding="utf-8")
     # Written last: its presence marks a corpus as complete.
     (directory / _MANIFEST_NAME).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")

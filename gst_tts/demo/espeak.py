@@ -1,11 +1,18 @@
 """espeak-ng through ctypes on the library bundled in the ``espeakng-loader`` wheel: no system
-package and no espeak binary are needed."""
+package and no espeak binary are needed.
+
+Besides espeak's own voices and variants, :meth:`EspeakSynth.synthesize` takes the text of a
+variant file (``pitch``, ``formant``, … lines, as in espeak-ng's ``voices/!v``) to render with:
+the demo corpus uses it to give a variant's timbre any pitch level. :func:`builtin_variant` reads
+the bundled variant files to start from.
+"""
 
 from __future__ import annotations
 
 import _ctypes
 import atexit
 import ctypes
+import functools
 import os
 import shutil
 import tempfile
@@ -40,6 +47,12 @@ _PARAM_PITCH = 3
 _PARAM_RANGE = 4
 
 
+_PARAM_WORDGAP = 7  # extra pause between words, in units of 10 ms at the default rate
+
+_VARIANT_DIR = os.path.join("voices", "!v")  # variant files, relative to the data folder
+_CUSTOM_VARIANT = "gst-tts-variant"  # file-name stem of the variant synthesize(variant=...) writes
+
+
 # int callback(short *wav, int numsamples, espeak_EVENT *events); return 0 to continue.
 _SynthCallback = ctypes.CFUNCTYPE(
     ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.c_void_p
@@ -62,12 +75,18 @@ class EspeakSynth:
     library, initialises it, renders, and unloads it again (about a millisecond). The copy
     is made lazily, once per process; being private, it shares no state with other users of
     espeak-ng in the process (a phonemizer, say). A lock serialises synthesis across threads.
+
+    The data folder is private as well: links to the bundled ``espeak-ng-data`` entries, with a
+    ``voices/!v`` folder of its own that also holds the variant given to :meth:`synthesize` as
+    text.
     """
 
     _lock = threading.Lock()
     _library_path: str | None = None  # the private copy
     _data_path: str = ""
     _owner_pid: int = 0  # process that made the copy; a forked child makes its own
+    _custom_text: str | None = None  # what the custom variant file holds now
+    _custom_count: int = 0  # custom variant files written so far; the last one is f"{_CUSTOM_VARIANT}-{count}"
     _sample_rate: int = 0
     _chunks: list[np.ndarray] = []
 
@@ -88,7 +107,17 @@ class EspeakSynth:
                 self._close(self._open())
         return EspeakSynth._sample_rate
 
-    def synthesize(self, text: str, voice: str, rate: int, pitch: int, pitch_range: int = 50) -> np.ndarray:
+    def synthesize(
+        self,
+        text: str,
+        voice: str,
+        rate: int,
+        pitch: int,
+        pitch_range: int = 50,
+        *,
+        word_gap: int = 0,
+        variant: str | None = None,
+    ) -> np.ndarray:
         """Renders ``text`` and returns float32 mono samples in [-1, 1] at :attr:`sample_rate`.
 
         Args:
@@ -97,18 +126,25 @@ class EspeakSynth:
             rate: speaking rate in words per minute (espeak accepts about 80-450).
             pitch: base pitch, 0-99 (50 is the voice's normal pitch).
             pitch_range: intonation range, 0-99 (0 is monotone, 50 normal).
+            word_gap: extra pause between words, in units of 10 ms at the default rate
+                (espeak scales it with the rate). Default 0.
+            variant: the text of a variant file to apply to ``voice`` (which then names none),
+                e.g. ``builtin_variant("m3") + "pitch 120 170\n"``. Default None.
 
         Raises:
             GstTtsError: the library cannot be loaded, the voice does not exist, or synthesis
                 fails.
         """
         with self._lock:
+            if variant is not None:
+                voice = f"{voice}+{self._custom_variant(variant)}"
             lib = self._open()
             try:
                 if lib.espeak_SetVoiceByName(voice.encode("utf-8")) != _EE_OK:
                     raise GstTtsError(f"espeak-ng has no voice {voice!r}")
                 # Parameters after the voice: selecting a voice resets them.
-                for parameter, value in ((_PARAM_RATE, rate), (_PARAM_PITCH, pitch), (_PARAM_RANGE, pitch_range)):
+                for parameter, value in ((_PARAM_RATE, rate), (_PARAM_PITCH, pitch), (_PARAM_RANGE, pitch_range),
+                                         (_PARAM_WORDGAP, word_gap)):
                     lib.espeak_SetParameter(parameter, int(value), 0)
                 data = text.encode("utf-8") + b"\0"
                 EspeakSynth._chunks = []
@@ -124,20 +160,49 @@ class EspeakSynth:
         return np.concatenate(chunks).astype(np.float32) / 32768.0
 
     @classmethod
+    def _custom_variant(cls, text: str) -> str:
+        """Writes ``text`` as the one custom variant file of the private data folder and returns its
+        name; the caller holds ``_lock``.
+
+        One file at a time: espeak-ng lists every voice file on initialising and stops at 350,
+        and the bundled ones are nearly that many. A new text goes to a new file and the old one
+        is removed, rather than rewriting one file in place: a truncating rewrite makes ext4 flush
+        it to disk on close (milliseconds per utterance), a new file does not.
+        """
+        if cls._library_path is None or cls._owner_pid != os.getpid():
+            cls._prepare()
+        if cls._custom_text != text:
+            folder = os.path.join(cls._data_path, _VARIANT_DIR)
+            name = f"{_CUSTOM_VARIANT}-{cls._custom_count + 1}"
+            try:
+                with open(os.path.join(folder, name), "x", encoding="utf-8") as f:
+                    f.write(text)
+                if cls._custom_count:
+                    os.unlink(os.path.join(folder, f"{_CUSTOM_VARIANT}-{cls._custom_count}"))
+            except OSError as error:
+                raise GstTtsError(f"cannot write an espeak-ng variant: {first_line(error)}") from None
+            cls._custom_text, cls._custom_count = text, cls._custom_count + 1
+        return f"{_CUSTOM_VARIANT}-{cls._custom_count}"
+
+    @classmethod
     def _prepare(cls) -> None:
-        """Finds the bundled library and data and copies the library to a private file."""
+        """Finds the bundled library and data, copies the library to a private file and makes the
+        private data folder."""
         try:
             import espeakng_loader
 
             source = espeakng_loader.get_library_path()
-            data_path = espeakng_loader.get_data_path()
+            bundled_data = espeakng_loader.get_data_path()
             copy_dir = tempfile.mkdtemp(prefix="gst-tts-espeak-")
             atexit.register(shutil.rmtree, copy_dir, True)
             library_path = os.path.join(copy_dir, os.path.basename(source))
             shutil.copyfile(source, library_path)
+            data_path = os.path.join(copy_dir, "espeak-ng-data")
+            _link_tree(bundled_data, data_path, keep=_VARIANT_DIR)
         except (ImportError, OSError, RuntimeError) as error:
             raise GstTtsError(f"cannot load espeak-ng from espeakng-loader: {first_line(error)}") from None
         cls._library_path, cls._data_path, cls._owner_pid = library_path, data_path, os.getpid()
+        cls._custom_text, cls._custom_count = None, 0
 
     @classmethod
     def _open(cls) -> ctypes.CDLL:
@@ -171,6 +236,49 @@ class EspeakSynth:
     def _close(lib: ctypes.CDLL) -> None:
         lib.espeak_Terminate()
         _unload_library(lib._handle)
+
+
+def _link_tree(source: str, target: str, keep: str) -> None:
+    """Makes ``target`` a folder of links to the entries of ``source``, except along the path
+    ``keep`` (relative), which becomes real folders so that files can be added to it. Copies
+    where the system refuses links."""
+    os.makedirs(target)
+    head, _, rest = keep.partition(os.sep)
+    for entry in os.listdir(source):
+        src, dst = os.path.join(source, entry), os.path.join(target, entry)
+        if entry == head:
+            if rest:
+                _link_tree(src, dst, rest)
+            else:  # the folder to add to: links to its files
+                os.makedirs(dst)
+                for name in os.listdir(src):
+                    _link_or_copy(os.path.join(src, name), os.path.join(dst, name))
+        else:
+            _link_or_copy(src, dst)
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    try:
+        os.symlink(src, dst)
+    except OSError:
+        (shutil.copytree if os.path.isdir(src) else shutil.copyfile)(src, dst)
+
+
+@functools.lru_cache(maxsize=None)
+def builtin_variant(name: str) -> str:
+    """The text of espeak-ng's bundled variant file ``name`` (``"m3"``, ``"f1"``, …).
+
+    Raises:
+        GstTtsError: espeakng-loader is missing or has no such variant.
+    """
+    try:
+        import espeakng_loader
+
+        path = os.path.join(espeakng_loader.get_data_path(), _VARIANT_DIR, name)
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except (ImportError, OSError, RuntimeError, UnicodeDecodeError) as error:
+        raise GstTtsError(f"no espeak-ng variant {name!r}: {first_line(error)}") from None
 
 
 _SHARED_SYNTH = EspeakSynth()

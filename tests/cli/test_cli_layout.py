@@ -60,6 +60,7 @@ MINIMAL_ARGS = {
     "evaluate": ["--checkpoint", "c.pt", "--corpus", "corpus"],
     "demo-report": ["--checkpoint", "c.pt", "--corpus", "corpus", "--out", "out"],
     "serve": ["--checkpoint", "c.pt"],
+    "style-transfer": ["--checkpoint", "c.pt", "--out", "out"],
 }
 
 

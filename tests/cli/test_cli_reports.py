@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from gst_tts.analysis import alignment
+from gst_tts.analysis import alignment, style_transfer
 from gst_tts.audio.features import AudioConfig
 from gst_tts.cli import main
 from gst_tts.demo import corpus as demo_corpus
@@ -18,13 +18,13 @@ from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.training.checkpoint import load_checkpoint, save_checkpoint
 
 MODEL_RATE = 16000  # anything but espeak's rate, so that mixing the two up shows
-REFERENCE_F0 = 200.0
 REFERENCE_SECONDS = 1.0
+N_REFERENCES = 3
 
 
-def fake_espeak_clip(text, style):
-    """What render_sentence returns (a clip at espeak's rate), without espeak: a known pitch and length."""
-    return tone(REFERENCE_SECONDS, demo_corpus.SAMPLE_RATE, REFERENCE_F0)
+def fake_espeak_clip(text, settings):
+    """What render_sentence returns (a clip at espeak's rate), without espeak: the pitch asked for, a known length."""
+    return tone(REFERENCE_SECONDS, demo_corpus.SAMPLE_RATE, settings.f0_hz)
 
 
 @pytest.fixture(scope="module")
@@ -45,26 +45,30 @@ def demo_report(checkpoint_16k, tmp_path_factory):
         mp.setattr(demo_corpus, "render_sentence", fake_espeak_clip)
         # An untrained model rarely stops on its own; a short bound keeps the run fast.
         rc = main(["demo-report", "--checkpoint", str(checkpoint_16k), "--corpus", str(corpus), "--out", str(out),
-                   "--sentences", "1", "--device", "cpu", "--max-decoder-steps", "8", "--griffin-lim-iters", "2"])
+                   "--sentences", "1", "--espeak", str(N_REFERENCES), "--device", "cpu", "--max-decoder-steps", "8",
+                   "--griffin-lim-iters", "2"])
     assert rc == 0
     return out
 
 
 def test_demo_report_references_keep_espeak_rate_with_a_16k_model(demo_report):
     report = json.loads((demo_report / "summary.json").read_text())
-    for style in demo_corpus.STYLES:
-        info = sf.info(str(demo_report / "references" / f"{style.name}.wav"))
+    assert len(report["references"]) == N_REFERENCES
+    for ref in report["references"]:
+        info = sf.info(str(demo_report / "references" / f"{ref['name']}.wav"))
         assert info.samplerate == demo_corpus.SAMPLE_RATE
         assert info.duration == pytest.approx(REFERENCE_SECONDS, abs=0.01)
-        ref = report["references"][style.name]
-        assert ref["duration_s"] == pytest.approx(REFERENCE_SECONDS, abs=0.01)
-        assert ref["median_f0_hz"] == pytest.approx(REFERENCE_F0, rel=0.03)
+        assert ref["reference"]["duration_s"] == pytest.approx(REFERENCE_SECONDS, abs=0.01)
+        assert ref["reference"]["f0_hz"] == pytest.approx(ref["info"]["f0_hz"], rel=0.03)
+        assert ref["info"]["variant"] in demo_corpus.UNSEEN_VARIANTS
 
 
 def test_demo_report_reference_reaches_the_model_resampled(demo_report, checkpoint_16k):
     synth = Synthesizer.from_checkpoint(checkpoint_16k, device="cpu")
-    from_file = synth.styles.reference_mel(demo_report / "references" / f"{demo_corpus.STYLES[0].name}.wav")
-    from_clip = synth.styles.reference_mel((fake_espeak_clip("", None), demo_corpus.SAMPLE_RATE))
+    ref = json.loads((demo_report / "summary.json").read_text())["references"][0]
+    from_file = synth.styles.reference_mel(demo_report / "references" / f"{ref['name']}.wav")
+    clip = tone(REFERENCE_SECONDS, demo_corpus.SAMPLE_RATE, ref["info"]["f0_hz"])
+    from_clip = synth.styles.reference_mel((clip, demo_corpus.SAMPLE_RATE))
     assert from_file.shape == from_clip.shape
     assert float((from_file - from_clip).abs().mean()) < 0.05
 
@@ -75,6 +79,20 @@ def test_demo_report_states_the_aligned_definition(demo_report):
     assert summary["aligned_criteria"] == alignment.ALIGNED_CRITERIA
     text = (demo_report / "summary.txt").read_text()
     assert f"aligned {summary['ok_rate']:.0%} ({alignment.ALIGNED_CRITERIA})" in text
+
+
+def test_demo_report_summarises_style_transfer_from_unseen_references(demo_report):
+    report = json.loads((demo_report / "summary.json").read_text())
+    fits = report["fits"][style_transfer.ESPEAK_GROUP]
+    assert set(fits) == set(style_transfer.MEASURES) and fits["f0_hz"]["n"] <= N_REFERENCES
+    text = (demo_report / "summary.txt").read_text()
+    assert f"Style transfer from {N_REFERENCES} unseen references" in text
+    for name, (_, label) in style_transfer.MEASURES.items():
+        line = next(line for line in text.splitlines() if line.strip().startswith(label))
+        assert " r " in line and " slope " in line, line
+    for ref in report["references"]:
+        assert (demo_report / ref["name"] / "01.wav").is_file() and (demo_report / ref["name"] / "01.alignment.png").is_file()
+        assert ref["info"]["label"] in text
 
 
 def test_evaluate_states_the_aligned_definition(checkpoint_16k, tmp_path, capsys):

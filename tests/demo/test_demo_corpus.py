@@ -1,8 +1,9 @@
-"""Tests for the espeak-ng demo corpus: files, determinism, sentences and style separation."""
+"""Tests for the espeak-ng demo corpus: files, determinism, sentences, independent per-utterance
+styles, the pitch calibration and unseen voices."""
 
 from __future__ import annotations
 
-from collections import Counter
+import csv
 import os
 from pathlib import Path
 import re
@@ -16,8 +17,27 @@ import pytest
 import soundfile as sf
 
 from gst_tts.demo import corpus as demo_corpus
-from gst_tts.demo.corpus import SAMPLE_RATE, STYLES, get_style, make_demo_corpus, render_sentence, render_sentences
-from gst_tts.demo.espeak import EspeakSynth
+from gst_tts.demo.corpus import (
+    CORPUS_VARIANTS,
+    F0_RANGE_HZ,
+    FORMANT_SCALE_RANGE,
+    INTONATION_RANGE,
+    LABELS,
+    PROSODY_COLUMNS,
+    RATE_RANGE_WPM,
+    SAMPLE_RATE,
+    UNSEEN_VARIANTS,
+    UNSEEN_VOICES,
+    WORD_GAP_RANGE,
+    SpeechSettings,
+    coarse_label,
+    draw_settings,
+    make_demo_corpus,
+    render_sentence,
+    render_sentences,
+    unseen_settings,
+)
+from gst_tts.demo.espeak import _SHARED_SYNTH, EspeakSynth, builtin_variant
 from gst_tts.demo.sentences import generate_sentences
 from gst_tts.errors import GstTtsError
 
@@ -44,17 +64,30 @@ def test_corpus_has_ljspeech_layout(corpus: Path) -> None:
         assert SENTENCE_RE.match(raw) and normalized == raw
         info = sf.info(str(corpus / "wavs" / f"{utterance_id}.wav"))
         assert (info.samplerate, info.channels, info.subtype, info.format) == (SAMPLE_RATE, 1, "PCM_16", "WAV")
-        assert 0.5 < info.duration < 10.0
+        assert 0.5 < info.duration < 12.0
     assert sorted(p.name for p in (corpus / "wavs").iterdir()) == sorted(f"{row[0]}.wav" for row in rows)
-    assert "low_slow" in (corpus / "README.txt").read_text(encoding="utf-8")
+    readme = (corpus / "README.txt").read_text(encoding="utf-8")
+    assert "low_slow" in readme and "90-260 Hz" in readme and "110-240 wpm" in readme
 
 
-def test_styles_are_balanced_and_cover_all(corpus: Path) -> None:
-    rows = _read_rows(corpus / "styles.csv")
-    assert [row[0] for row in rows] == [row[0] for row in _read_rows(corpus / "metadata.csv")]
-    counts = Counter(style for _, style in rows)
-    assert set(counts) == {style.name for style in STYLES}
-    assert max(counts.values()) - min(counts.values()) <= 1
+def _read_prosody(corpus: Path) -> list[dict[str, str]]:
+    with open(corpus / "prosody.csv", encoding="utf-8", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_styles_and_prosody_files_describe_every_utterance(corpus: Path) -> None:
+    ids = [row[0] for row in _read_rows(corpus / "metadata.csv")]
+    labels = _read_rows(corpus / "styles.csv")
+    assert [row[0] for row in labels] == ids and {label for _, label in labels} <= set(LABELS)
+    prosody = _read_prosody(corpus)
+    assert list(prosody[0]) == list(PROSODY_COLUMNS)
+    assert [row["id"] for row in prosody] == ids
+    expected = draw_settings(N_UTTERANCES, seed=3)
+    for row, (_, label), settings in zip(prosody, labels, expected):
+        assert row["label"] == label == settings.label == coarse_label(float(row["f0_hz"]), int(row["rate_wpm"]))
+        assert (row["variant"], float(row["f0_hz"]), int(row["rate_wpm"]), int(row["word_gap"])) == (
+            settings.variant, settings.f0_hz, settings.rate_wpm, settings.word_gap)
+        assert (int(row["pitch_base_hz"]), int(row["pitch_top_hz"])) == settings.pitch_line
 
 
 def test_silence_is_trimmed(corpus: Path) -> None:
@@ -66,9 +99,9 @@ def test_silence_is_trimmed(corpus: Path) -> None:
 
 def test_same_seed_gives_identical_bytes(corpus: Path, tmp_path: Path) -> None:
     # Rendering other text first must not change the result (espeak keeps internal state).
-    render_sentences(generate_sentences(3, 99), STYLES[2])
+    render_sentences(generate_sentences(3, 99), unseen_settings(1, 5)[0])
     again = make_demo_corpus(tmp_path / "again", utterances=N_UTTERANCES, seed=3, progress=False)
-    for name in ("metadata.csv", "styles.csv", "README.txt"):
+    for name in ("metadata.csv", "styles.csv", "prosody.csv", "README.txt"):
         assert (again / name).read_bytes() == (corpus / name).read_bytes()
     for wav in sorted((corpus / "wavs").iterdir()):
         assert (again / "wavs" / wav.name).read_bytes() == wav.read_bytes(), wav.name
@@ -113,12 +146,107 @@ def test_held_out_seed_gives_new_sentences() -> None:
 
 
 def test_render_sentences_returns_clips() -> None:
-    clips = render_sentences(["Hello there.", "Where is the station?"], "low_fast")
+    settings = draw_settings(1, seed=0)[0]
+    clips = render_sentences(["Hello there.", "Where is the station?"], settings)
     assert len(clips) == 2
     assert all(clip.dtype == np.float32 and clip.ndim == 1 and clip.size > SAMPLE_RATE // 4 for clip in clips)
-    assert np.array_equal(clips[0], render_sentence("Hello there.", get_style("low_fast")))
-    with pytest.raises(GstTtsError):
-        get_style("whisper")
+    assert np.array_equal(clips[0], render_sentence("Hello there.", settings))
+
+
+# ------------------------------------------------------------------ per-utterance settings
+
+
+def test_settings_are_deterministic_per_seed() -> None:
+    assert draw_settings(50, seed=4) == draw_settings(50, seed=4)
+    assert draw_settings(50, seed=4) != draw_settings(50, seed=5)
+    assert draw_settings(20, seed=4) == draw_settings(50, seed=4)[:20]  # a longer corpus extends a shorter one
+    assert unseen_settings(12, seed=4) == unseen_settings(12, seed=4) != unseen_settings(12, seed=5)
+
+
+def _columns(settings: list[SpeechSettings]) -> dict[str, np.ndarray]:
+    return {
+        "log_f0": np.log([s.f0_hz for s in settings]),
+        "log_rate": np.log([s.rate_wpm for s in settings]),
+        "log_intonation": np.log([s.intonation for s in settings]),
+        "word_gap": np.array([s.word_gap for s in settings], dtype=float),
+        "log_formant": np.log([s.formant_scale for s in settings]),
+    }
+
+
+def test_settings_cover_their_ranges() -> None:
+    settings = draw_settings(200, seed=0)
+    f0 = [s.f0_hz for s in settings]
+    rate = [s.rate_wpm for s in settings]
+    assert F0_RANGE_HZ[0] <= min(f0) < 100 and 240 < max(f0) <= F0_RANGE_HZ[1]
+    assert RATE_RANGE_WPM[0] <= min(rate) < 120 and 225 < max(rate) <= RATE_RANGE_WPM[1]
+    assert INTONATION_RANGE[0] <= min(s.intonation for s in settings) < 1.25
+    assert 1.9 < max(s.intonation for s in settings) <= INTONATION_RANGE[1]
+    assert {s.word_gap for s in settings} == set(range(WORD_GAP_RANGE[0], WORD_GAP_RANGE[1] + 1))
+    assert all(FORMANT_SCALE_RANGE[0] <= s.formant_scale <= FORMANT_SCALE_RANGE[1] for s in settings)
+    assert {s.variant for s in settings} == set(CORPUS_VARIANTS)
+    assert {s.label for s in settings} == set(LABELS)
+    # Log-uniform: the geometric middle splits the draws about evenly.
+    assert 0.4 < np.mean([s.label.startswith("low") for s in settings]) < 0.6
+
+
+def test_settings_are_drawn_independently() -> None:
+    settings = draw_settings(200, seed=0)
+    columns = _columns(settings)
+    names = list(columns)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            assert abs(np.corrcoef(columns[a], columns[b])[0, 1]) < 0.2, (a, b)
+    # No variant goes with a pitch or a rate: each variant's share of high and fast utterances is
+    # near the overall one (the timbre shortcut of the old four-style corpus).
+    variants = np.array([s.variant for s in settings])
+    for name in ("log_f0", "log_rate"):
+        for variant in CORPUS_VARIANTS:
+            assert abs(np.corrcoef(variants == variant, columns[name])[0, 1]) < 0.25, (variant, name)
+
+
+def test_unseen_variants_and_voices_never_appear_in_the_corpus(corpus: Path) -> None:
+    assert not set(UNSEEN_VARIANTS) & set(CORPUS_VARIANTS)
+    assert "f2" not in CORPUS_VARIANTS + UNSEEN_VARIANTS  # reads uninitialised memory
+    drawn = draw_settings(1000, seed=0)
+    assert not {s.variant for s in drawn} & set(UNSEEN_VARIANTS)
+    assert {s.voice for s in drawn} == {"en-us"}
+    assert not {row["variant"] for row in _read_prosody(corpus)} & set(UNSEEN_VARIANTS)
+    unseen = unseen_settings(20, seed=0)
+    assert {s.variant for s in unseen} == set(UNSEEN_VARIANTS)
+    assert {s.voice for s in unseen} <= set(UNSEEN_VOICES) and len({s.voice for s in unseen}) > 1
+
+
+def test_unseen_settings_are_stratified_inside_the_ranges() -> None:
+    n = 12
+    settings = unseen_settings(n, seed=3)
+    columns = _columns(settings)
+    for name, bounds in (("log_f0", F0_RANGE_HZ), ("log_rate", RATE_RANGE_WPM), ("log_intonation", INTONATION_RANGE)):
+        low, high = np.log(bounds)
+        slices = np.floor((columns[name] - low) / (high - low) * n).astype(int)
+        # Rounding to stored precision may push a value over a slice edge by a hair.
+        assert len(set(np.clip(slices, 0, n - 1))) >= n - 2, name
+    assert abs(np.corrcoef(columns["log_f0"], columns["log_rate"])[0, 1]) < 0.5
+
+
+def test_pitch_line_follows_the_calibration() -> None:
+    low, high = SpeechSettings("m3", 100.0, 1.5, 175, 0, 1.0), SpeechSettings("m3", 200.0, 1.5, 175, 0, 1.0)
+    (low_base, low_top), (high_base, high_top) = low.pitch_line, high.pitch_line
+    assert high_base == pytest.approx(2 * low_base, rel=0.05)
+    assert abs(low_top - low_base * 1.5) <= 1 and abs(high_top - high_base * 1.5) <= 1
+    # Wider intonation raises the median for the same base, so the base must come down.
+    assert SpeechSettings("m3", 100.0, 2.0, 175, 0, 1.0).pitch_line[0] < low_base
+
+
+def test_variant_text_scales_formants_and_replaces_the_pitch_line() -> None:
+    settings = SpeechSettings("m3", 150.0, 1.5, 175, 0, 1.05)
+    text = settings.variant_text()
+    lines = text.splitlines()
+    assert lines[-1] == "pitch {} {}".format(*settings.pitch_line)
+    assert "formant 1 101 97 100" in lines  # m3's "formant 1  96  97 100", 96 x 1.05
+    assert sum(line.startswith("formant ") for line in lines) == 9  # every formant, set or not
+    # A variant given as text renders like the bundled variant of the same text.
+    plain = _SHARED_SYNTH.synthesize("Hello there.", "en-us+m3", 175, 50, 50)
+    assert np.array_equal(_SHARED_SYNTH.synthesize("Hello there.", "en-us", 175, 50, 50, variant=builtin_variant("m3")), plain)
 
 
 def test_unloadable_library_raises_gst_tts_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -135,39 +263,55 @@ def _median_f0(clips: list[np.ndarray]) -> float:
     return float(np.nanmedian(f0))
 
 
-def test_styles_separate_pitch_and_rate() -> None:
+def test_settings_set_pitch_and_rate_whatever_the_variant() -> None:
     texts = generate_sentences(2, seed=12345)  # held-out text, not corpus text
-    clips = {style.name: render_sentences(texts, style) for style in STYLES}
-    f0 = {name: _median_f0(style_clips) for name, style_clips in clips.items()}
-    duration = {name: sum(len(clip) for clip in style_clips) / SAMPLE_RATE for name, style_clips in clips.items()}
+    # A male and a female timbre, each at both ends of the pitch range: the calibrated pitch line
+    # puts the median F0 where it was asked for, whichever the variant.
+    for variant in ("m3", "linda"):
+        for f0 in (95.0, 240.0):
+            measured = _median_f0(render_sentences(texts, SpeechSettings(variant, f0, 1.5, 175, 0, 1.0)))
+            assert abs(12 * np.log2(measured / f0)) < 1.5, (variant, f0, measured)
+    slow = render_sentences(texts, SpeechSettings("m6", 150.0, 1.5, 115, 0, 1.0))
+    fast = render_sentences(texts, SpeechSettings("m6", 150.0, 1.5, 230, 0, 1.0))
+    assert sum(map(len, slow)) / sum(map(len, fast)) > 1.6
+    # The word gap lengthens the clip, the formant scale does not.
+    gaps = render_sentences(texts, SpeechSettings("m6", 150.0, 1.5, 175, 6, 1.0))
+    plain = render_sentences(texts, SpeechSettings("m6", 150.0, 1.5, 175, 0, 1.0))
+    shifted = render_sentences(texts, SpeechSettings("m6", 150.0, 1.5, 175, 0, 1.08))
+    assert sum(map(len, gaps)) > 1.1 * sum(map(len, plain))
+    assert sum(map(len, shifted)) == pytest.approx(sum(map(len, plain)), rel=0.02)
+    assert not np.array_equal(shifted[0][: len(plain[0])], plain[0][: len(shifted[0])])
 
-    low = [f0[name] for name in f0 if name.startswith("low_")]
-    high = [f0[name] for name in f0 if name.startswith("high_")]
-    gap_semitones = 12 * np.log2(min(high) / max(low))
-    assert gap_semitones >= 6, f0
 
-    for level in ("low", "high"):
-        ratio = duration[f"{level}_slow"] / duration[f"{level}_fast"]
-        assert ratio >= 1.5, duration
+def _determinism_settings() -> list[SpeechSettings]:
+    """Every corpus and unseen variant once (and every unseen voice), with varied settings."""
+    drawn = draw_settings(len(CORPUS_VARIANTS), 3) + unseen_settings(len(UNSEEN_VARIANTS) * 2, 3)
+    variants = CORPUS_VARIANTS + UNSEEN_VARIANTS * 2
+    voices = ("en-us",) * len(CORPUS_VARIANTS) + UNSEEN_VOICES * len(UNSEEN_VARIANTS)
+    return [SpeechSettings(v, s.f0_hz, s.intonation, s.rate_wpm, s.word_gap, s.formant_scale, voice)
+            for v, voice, s in zip(variants, voices, drawn)]
 
 
 def test_rendering_is_the_same_in_other_processes() -> None:
     # Some espeak voice variants (f2: breath noise, echo) read uninitialised memory, so their
     # samples change with the address layout of the process. Fresh processes (new layouts, one with
-    # a filled heap) must render exactly what this one does.
+    # a filled heap) must render exactly what this one does, for every variant in use.
     script = (
         "import sys, numpy as np\n"
-        "from gst_tts.demo.corpus import STYLES, generate_sentences, render_sentence\n"
-        "texts = generate_sentences(8, 3)\n"
-        "np.savez(sys.argv[1], *[render_sentence(t, STYLES[i % len(STYLES)]) for i, t in enumerate(texts)])\n"
+        "sys.path.insert(0, sys.argv[2])\n"
+        "from test_demo_corpus import _determinism_settings\n"
+        "from gst_tts.demo.corpus import render_sentence\n"
+        "np.savez(sys.argv[1], *[render_sentence('Where is the old station?', s) for s in _determinism_settings()])\n"
     )
-    texts = generate_sentences(8, 3)
-    expected = [render_sentence(text, STYLES[index % len(STYLES)]) for index, text in enumerate(texts)]
+    settings = _determinism_settings()
+    assert {s.variant for s in settings} == set(CORPUS_VARIANTS + UNSEEN_VARIANTS)
+    assert {s.voice for s in settings} == set(UNSEEN_VOICES)
+    expected = [render_sentence("Where is the old station?", s) for s in settings]
     with tempfile.TemporaryDirectory() as tmp:
         for run, perturb in enumerate(("", "77", "")):
             out = Path(tmp) / f"clips{run}.npz"
             env = {**os.environ, "MALLOC_PERTURB_": perturb}
-            subprocess.run([sys.executable, "-c", script, str(out)], env=env, check=True, timeout=120)
+            subprocess.run([sys.executable, "-c", script, str(out), str(Path(__file__).parent)], env=env, check=True, timeout=120)
             with np.load(out) as saved:
                 for index, clip in enumerate(expected):
-                    assert np.array_equal(saved[f"arr_{index}"], clip), (run, STYLES[index % len(STYLES)].name)
+                    assert np.array_equal(saved[f"arr_{index}"], clip), (run, settings[index])

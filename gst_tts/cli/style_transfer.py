@@ -1,0 +1,134 @@
+"""Measure style transfer from references the model never heard: pitch level, pitch range and rate.
+
+Example::
+
+    gst-tts style-transfer --checkpoint last.pt --out transfer/                  # 24 unseen espeak references
+    gst-tts style-transfer --checkpoint last.pt --out transfer/ --references shared/data/reference-clips
+    gst-tts style-transfer --checkpoint last.pt --out transfer/ --references shared/data/ljspeech-mini \\
+        --max-per-folder 6 --augment-real
+
+For every reference, a fixed set of held-out sentences is synthesized in its style and vocoded;
+reference and outputs are measured (median F0, F0 range in semitones, articulation rate in letters
+per second of speech with pauses excluded; :mod:`gst_tts.analysis.style_transfer`). Per set of
+references: Pearson r, Spearman and slope of output vs reference (F0 and rate in log). Real
+recordings vary in more than prosody; judge them by Spearman.
+
+Reference sets:
+
+* ``--espeak N`` (default 24 without ``--references``): espeak-ng renders in voices and variants
+  the demo corpus never used, with pitch, intonation, rate and pauses spread over its ranges,
+  drawn from ``--seed``; written to ``OUT/references/``.
+* ``--references FOLDER …``: recordings (``.wav`` / ``.flac``, any rate; ``FOLDER/wavs`` for an
+  LJSpeech corpus). Their rate is measured where a transcript is found (``metadata.csv`` in the
+  folder or its parent, or ``<name>.txt``); ``--augment-real`` adds pitch-shifted (±4 semitones)
+  and time-stretched (×0.8, ×1.25) copies of each, as a set of their own.
+
+Writes ``OUT/outputs/<reference>/NN.wav``, ``OUT/transfer.csv`` (one row per reference),
+``OUT/transfer.json`` (everything, per sentence too) and ``OUT/summary.txt`` (the printed table).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from gst_tts.cli.args import add_decoding_arguments, add_model_arguments, decoding_options, load_synthesizer
+from gst_tts.cli.outputs import check_writable_location, write_csv
+from gst_tts.errors import GstTtsError
+from gst_tts.files import write_json, write_text
+
+DEFAULT_ESPEAK = 24
+DEFAULT_SENTENCES = 5
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_model_arguments(p, vocoder=True)
+    p.add_argument("--out", type=Path, required=True, help="output folder")
+    p.add_argument("--references", type=Path, nargs="+", action="extend", default=[], metavar="FOLDER",
+                   help="folders of reference recordings (any rate)")
+    p.add_argument("--espeak", type=int, default=None, metavar="N",
+                   help=f"N unseen espeak-ng references, N ≥ 2 (default {DEFAULT_ESPEAK} without --references, else none)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the espeak references and of synthesis (default 0)")
+    p.add_argument("--texts", type=Path, default=None, help="sentences to synthesize, one per line (default: generated)")
+    p.add_argument("--sentences", type=int, default=DEFAULT_SENTENCES,
+                   help=f"generated held-out sentences without --texts (default {DEFAULT_SENTENCES})")
+    p.add_argument("--max-per-folder", type=int, default=None, metavar="N",
+                   help="only the first N recordings (by name) of each --references folder (default all)")
+    p.add_argument("--augment-real", action="store_true",
+                   help="also pitch-shifted and time-stretched copies of the --references recordings (librosa)")
+    p.add_argument("--plots", action="store_true", help="also an alignment PNG beside every output")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_decoding_arguments(p, batch_size=16, batch_what="sentences")
+
+
+def _read_texts(path: Path) -> list[str]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise GstTtsError(f"--texts {path}: cannot read ({type(error).__name__})") from None
+    texts = [" ".join(line.split()) for line in lines if line.strip()]
+    if not texts:
+        raise GstTtsError(f"--texts {path}: no sentence in the file")
+    return texts
+
+
+def run(args: argparse.Namespace) -> int:
+    from gst_tts.analysis.style_transfer import (
+        augmented_references,
+        espeak_references,
+        evaluate_style_transfer,
+        folder_references,
+        held_out_sentences,
+    )
+    from gst_tts.audio.io import write_wav
+
+    n_espeak = args.espeak if args.espeak is not None else (0 if args.references else DEFAULT_ESPEAK)
+    if args.espeak is not None and args.espeak < 2:
+        raise GstTtsError(f"--espeak must be at least 2 (a correlation needs two references), got {args.espeak}")
+    if args.sentences < 1:
+        raise GstTtsError(f"--sentences must be at least 1, got {args.sentences}")
+    if args.augment_real and not args.references:
+        raise GstTtsError("--augment-real needs --references")
+    if args.max_per_folder is not None and args.max_per_folder < 1:
+        raise GstTtsError(f"--max-per-folder must be at least 1, got {args.max_per_folder}")
+    options = decoding_options(args)
+    check_writable_location(args.out / "transfer.json", "--out")  # before minutes of decoding, not after
+    texts = _read_texts(args.texts) if args.texts is not None else held_out_sentences(args.sentences)
+    real = [clip for folder in args.references for clip in folder_references(folder)[: args.max_per_folder]]
+    synth = load_synthesizer(args)
+
+    references = espeak_references(n_espeak, args.seed) if n_espeak else []
+    references = _unique_names(references + (augmented_references(real) if args.augment_real else real))
+    for clip in references:
+        if clip.path is None:  # made here: espeak renders, augmented copies
+            write_wav(args.out / "references" / f"{clip.name}.wav", clip.audio, clip.sample_rate)
+
+    def save(ref_index: int, text_index: int, result) -> None:
+        wav = args.out / "outputs" / references[ref_index].name / f"{text_index + 1:02d}.wav"
+        write_wav(wav, result.audio, result.sample_rate)
+        if args.plots:
+            from gst_tts.analysis.plots import save_figure
+
+            save_figure(result.figure(title=f"{references[ref_index].name}: {result.text}"), wav.with_suffix(".alignment.png"))
+
+    report = evaluate_style_transfer(synth, references, texts, seed=args.seed, progress=not args.no_progress,
+                                     on_output=save, **options)
+    write_csv(args.out / "transfer.csv", report.csv_header(), report.csv_rows())
+    write_json(args.out / "transfer.json", {"checkpoint": str(args.checkpoint), "seed": args.seed, **report.to_dict()})
+    lines = report.table_lines() + [f"{len(references)} references × {len(texts)} sentences; files in {args.out}"]
+    write_text(args.out / "summary.txt", "\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+def _unique_names(references: list) -> list:
+    """References with names made unique (``name``, ``name-2``, …), in order."""
+    from dataclasses import replace
+
+    seen: dict[str, int] = {}
+    out = []
+    for clip in references:
+        count = seen.get(clip.name, 0) + 1
+        seen[clip.name] = count
+        out.append(clip if count == 1 else replace(clip, name=f"{clip.name}-{count}"))
+    return out
