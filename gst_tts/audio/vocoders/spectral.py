@@ -1,0 +1,174 @@
+"""The spectral vocoder: a small network estimates the linear magnitude spectrogram from the log-mel,
+and PGHI plus fast Griffin-Lim (:mod:`~gst_tts.audio.vocoders.phase`) give it a phase.
+
+Why this design for the CPU preset (``conf/vocoder/cpu_small.yaml``): a GAN vocoder learns phase
+from its discriminators, which takes hundreds of thousands of steps; on 2 CPU cores a demo has
+minutes. Griffin-Lim's weaknesses are two, and measured apart on held-out demo-corpus speech
+(``benchmarks/bench_vocoder.py``): the magnitude it inverts is the mel filterbank's pseudo-inverse,
+which smears harmonics above 1 kHz; its random starting phase leaves phasiness. A magnitude
+estimator is a per-frame regression that trains in minutes, and PGHI removes most of the phasiness
+with no training at all.
+
+:class:`MagnitudeEstimator` predicts a correction to the pseudo-inverse (in log magnitude), so an
+untrained network starts where Griffin-Lim's magnitude is. Its outputs are the conditional median
+(L1 training) and so are smoother than real spectra between harmonics; :class:`SpectralVocoder`
+sharpens them by a power (``magnitude_power``, the same trick as Griffin-Lim's ``power``) and keeps
+the overall level.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import torch
+import torchaudio
+from torch import nn
+
+from gst_tts.audio.features import LOG_MEL_FLOOR, AudioConfig
+from gst_tts.audio.vocoders.phase import fast_griffin_lim, pghi_phase
+
+__all__ = ["MagnitudeEstimator", "SpectralVocoder", "SPECTRAL_KIND", "magnitude_loss"]
+
+#: The ``generator_kind`` a vocoder checkpoint records for this vocoder.
+SPECTRAL_KIND = "spectral"
+
+
+def _mel_pseudo_inverse(audio_config: AudioConfig) -> torch.Tensor:
+    """``(n_freqs, n_mels)`` pseudo-inverse of the slaney filterbank the features use."""
+    filterbank = torchaudio.functional.melscale_fbanks(
+        n_freqs=audio_config.n_fft // 2 + 1, f_min=audio_config.fmin, f_max=audio_config.fmax,
+        n_mels=audio_config.n_mels, sample_rate=audio_config.sample_rate, norm="slaney", mel_scale="slaney",
+    )
+    return torch.linalg.pinv(filterbank.T)
+
+
+class MagnitudeEstimator(nn.Module):
+    """Log-mel → log linear magnitude: the pseudo-inverse plus a learned correction.
+
+    A 1-D convolution over time reads the normalised log-mel, residual blocks of dilated
+    convolutions widen its context, and a 1x1 convolution writes one value per linear bin.
+
+    Args:
+        sample_rate, n_fft, n_mels, fmin, fmax: the feature settings (they fix the pseudo-inverse and
+            the output size ``n_fft // 2 + 1``). Defaults 22050, 1024, 80, 0, 8000.
+        channels: width of the convolutions. Default 192.
+        kernel_size: time kernel of every convolution but the last. Default 5.
+        dilations: one residual block per entry, with that dilation. Default (1, 2, 1, 2).
+
+    The input is normalised by the buffers ``mel_mean`` / ``mel_std`` (per channel), which the
+    trainer sets from the training corpus (:meth:`set_mel_stats`) and checkpoints carry.
+    """
+
+    def __init__(
+        self,
+        *,
+        sample_rate: int = 22050,
+        n_fft: int = 1024,
+        n_mels: int = 80,
+        fmin: float = 0.0,
+        fmax: float = 8000.0,
+        channels: int = 192,
+        kernel_size: int = 5,
+        dilations: Sequence[int] = (1, 2, 1, 2),
+    ) -> None:
+        super().__init__()
+        if kernel_size % 2 == 0:
+            raise ValueError(f"kernel_size must be odd, got {kernel_size}")
+        config = AudioConfig(sample_rate=sample_rate, n_fft=n_fft, win_length=n_fft, n_mels=n_mels, fmin=fmin, fmax=fmax)
+        self.register_buffer("mel_to_linear", _mel_pseudo_inverse(config))  # (n_freqs, n_mels)
+        self.register_buffer("mel_mean", torch.zeros(n_mels))
+        self.register_buffer("mel_std", torch.ones(n_mels))
+        self.input_conv = nn.Conv1d(n_mels, channels, kernel_size, padding=kernel_size // 2)
+        self.blocks = nn.ModuleList(
+            nn.Conv1d(channels, channels, kernel_size, padding=d * (kernel_size // 2), dilation=d) for d in dilations
+        )
+        self.output_conv = nn.Conv1d(channels, n_fft // 2 + 1, 1)
+        nn.init.zeros_(self.output_conv.weight)  # untrained: exactly the pseudo-inverse
+        nn.init.zeros_(self.output_conv.bias)
+
+    def set_mel_stats(self, mean: torch.Tensor | np.ndarray, std: torch.Tensor | np.ndarray) -> None:
+        """Per-channel normalisation of the input log-mel (``std`` is floored at 1e-3)."""
+        self.mel_mean.copy_(torch.as_tensor(mean, dtype=torch.float32))
+        self.mel_std.copy_(torch.clamp(torch.as_tensor(std, dtype=torch.float32), min=1e-3))
+
+    def forward(self, log_mel: torch.Tensor) -> torch.Tensor:
+        """``(batch, frames, n_mels)`` log-mel → ``(batch, frames, n_fft // 2 + 1)`` log magnitude."""
+        base = torch.log(torch.clamp(torch.exp(log_mel) @ self.mel_to_linear.T, min=LOG_MEL_FLOOR))
+        h = self.input_conv(((log_mel - self.mel_mean) / self.mel_std).transpose(1, 2))
+        for block in self.blocks:
+            h = h + block(nn.functional.leaky_relu(h, 0.1))
+        return base + self.output_conv(nn.functional.leaky_relu(h, 0.1)).transpose(1, 2)
+
+
+def magnitude_loss(predicted: torch.Tensor, target: torch.Tensor) -> dict[str, torch.Tensor]:
+    """L1 of log magnitudes plus spectral convergence (relative Frobenius error of magnitudes).
+
+    The log term weighs every bin alike, quiet ones included; spectral convergence weighs the loud
+    bins, which carry what is heard. ``predicted`` and ``target`` are log magnitudes of one shape.
+    """
+    log_l1 = (predicted - target).abs().mean()
+    target_magnitude = torch.exp(target)
+    # The clamp keeps exp() finite while an early prediction is wild (it is e^12 ≈ 1.6e5, far above speech).
+    error = torch.exp(torch.clamp(predicted, max=12.0)) - target_magnitude
+    convergence = torch.linalg.vector_norm(error) / torch.clamp(torch.linalg.vector_norm(target_magnitude), min=1e-8)
+    return {"log_magnitude_l1": log_l1, "spectral_convergence": convergence, "total": log_l1 + convergence}
+
+
+class SpectralVocoder:
+    """:class:`MagnitudeEstimator` + PGHI + fast Griffin-Lim behind the ``Vocoder`` interface.
+
+    Args:
+        estimator: the trained network (put in eval mode on ``device``, without gradients).
+        audio_config: the feature settings of the mels it gets (the STFT's settings come from it).
+        magnitude_power: the estimated magnitude is raised to this power, then rescaled to its
+            original energy: values above 1 deepen the valleys between harmonics. Default 1.15.
+        n_iter: fast Griffin-Lim iterations after PGHI. Default 32.
+        momentum: their momentum. Default 0.99.
+        device: where the network runs. Default CPU.
+    """
+
+    def __init__(
+        self,
+        estimator: MagnitudeEstimator,
+        *,
+        audio_config: AudioConfig,
+        magnitude_power: float = 1.15,
+        n_iter: int = 32,
+        momentum: float = 0.99,
+        device: str | torch.device = "cpu",
+    ) -> None:
+        self.device = torch.device(device)
+        self.estimator = estimator.to(self.device).eval().requires_grad_(False)
+        self.config = audio_config
+        self.sample_rate = audio_config.sample_rate
+        self.magnitude_power = float(magnitude_power)
+        self.n_iter = int(n_iter)
+        self.momentum = float(momentum)
+
+    @torch.no_grad()
+    def log_magnitude(self, log_mel: torch.Tensor | np.ndarray) -> torch.Tensor:
+        """``(frames, n_mels)`` log-mel → ``(n_fft // 2 + 1, frames)`` sharpened log magnitude (CPU, float64)."""
+        mel = torch.as_tensor(np.asarray(log_mel, dtype=np.float32) if isinstance(log_mel, np.ndarray) else log_mel)
+        log_mag = self.estimator(mel.float().to(self.device)[None])[0].T.double().cpu()
+        if self.magnitude_power != 1.0:
+            # Raise to the power, then shift back so the total energy is unchanged.
+            sharpened = self.magnitude_power * log_mag
+            shift = 0.5 * (torch.logsumexp(2 * log_mag, dim=(0, 1)) - torch.logsumexp(2 * sharpened, dim=(0, 1)))
+            log_mag = sharpened + shift
+        return log_mag
+
+    def __call__(self, log_mel: torch.Tensor | np.ndarray) -> np.ndarray:
+        """``(frames, n_mels)`` log-mel (not normalised) → ``(frames - 1) · hop`` float32 samples in [-1, 1]."""
+        c = self.config
+        log_mag = self.log_magnitude(log_mel)
+        frames = log_mag.shape[1]
+        min_frames = c.n_fft // c.hop_length + 1  # istft of a centred STFT needs a few frames
+        if frames < min_frames:
+            log_mag = torch.nn.functional.pad(log_mag, (0, min_frames - frames), value=float(np.log(LOG_MEL_FLOOR)))
+        phase = pghi_phase(log_mag.numpy(), n_fft=c.n_fft, hop_length=c.hop_length, win_length=c.win_length)
+        audio = fast_griffin_lim(torch.exp(log_mag), torch.from_numpy(phase), n_fft=c.n_fft, hop_length=c.hop_length,
+                                 win_length=c.win_length, n_iter=self.n_iter, momentum=self.momentum)
+        audio = audio[: max(frames - 1, 1) * c.hop_length].float().numpy()
+        peak = float(np.max(np.abs(audio))) if audio.size else 0.0
+        return (audio / peak * 0.99 if peak > 0.99 else audio).astype(np.float32)
