@@ -14,7 +14,7 @@ import numpy as np
 
 __all__ = [
     "F0_RANGE_HZ", "SILENCE_DB", "F0_SPREAD_PERCENTILES", "MAX_EXCURSION_ST", "MIN_PAUSE_S", "Pitch", "PitchStats", "Prosody", "Fit",
-    "voiced_f0", "median_f0", "pitch_stats", "frame_levels_db", "speech_frames", "pause_frames", "speaking_rate",
+    "f0_track", "voiced_f0", "median_f0", "pitch_stats", "frame_levels_db", "speech_frames", "pause_frames", "speaking_rate",
     "articulation_rate", "energy_db", "measure_prosody", "pearson_r", "spearman_r", "slope", "fit",
 ]
 
@@ -67,6 +67,47 @@ class Prosody:
     energy_db: float  # mean frame level over non-silent frames
 
 
+def f0_track(
+    audio: np.ndarray,
+    sample_rate: int,
+    *,
+    f0_range_hz: tuple[float, float] = F0_RANGE_HZ,
+    frame_length: int = 1024,
+    hop_length: int = 256,
+    highpass_hz: float | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Frame-by-frame F0 by ``librosa.pyin``: ``(f0, voiced)``, both ``(frames,)``, frame t centred
+    on sample t·hop_length (``1 + n_samples // hop_length`` frames). The one pyin call of gst-tts.
+
+    Args:
+        audio: ``(n_samples,)`` mono samples; empty gives no frames.
+        sample_rate: their rate (Hz).
+        f0_range_hz: ``(fmin, fmax)`` pyin searches in. Default :data:`F0_RANGE_HZ`.
+        frame_length, hop_length: pyin's analysis frame and hop, in samples. Defaults 1024, 256.
+        highpass_hz: first remove what lies below this frequency (4th-order Butterworth, zero
+            phase): mains hum in real recordings otherwise reads as F0 at the bottom of the range
+            (half the frames of some VCTK clips). Default None (no filter).
+
+    Returns:
+        f0: Hz, NaN where unvoiced; voiced: bool, pyin's voicing decision.
+    """
+    import librosa  # slow to import; only the commands that measure pitch need it
+
+    audio = np.asarray(audio, dtype=np.float32)
+    if audio.size == 0:  # synthesized without the vocoder
+        return np.zeros(0), np.zeros(0, dtype=bool)
+    if highpass_hz is not None and audio.size > 27:  # sosfiltfilt's padding needs a few samples
+        from scipy.signal import butter, sosfiltfilt
+
+        sos = butter(4, highpass_hz, btype="highpass", fs=sample_rate, output="sos")
+        audio = sosfiltfilt(sos, audio).astype(np.float32)
+    f0, voiced, _ = librosa.pyin(
+        audio, fmin=f0_range_hz[0], fmax=f0_range_hz[1], sr=sample_rate, frame_length=frame_length, hop_length=hop_length,
+    )
+    voiced = voiced & np.isfinite(f0)
+    return np.where(voiced, f0, np.nan), voiced
+
+
 def voiced_f0(
     audio: np.ndarray,
     sample_rate: int,
@@ -78,30 +119,12 @@ def voiced_f0(
 ) -> tuple[np.ndarray, float]:
     """F0 (Hz) of the frames ``librosa.pyin`` calls voiced, ``(n_voiced,)``, and the voiced share of frames.
 
-    Args:
-        audio: ``(n_samples,)`` mono samples; empty gives no frames and a voiced share of 0.
-        sample_rate: their rate (Hz).
-        f0_range_hz: ``(fmin, fmax)`` pyin searches in. Default :data:`F0_RANGE_HZ`.
-        frame_length, hop_length: pyin's analysis frame and hop, in samples. Defaults 1024, 256.
-        highpass_hz: first remove what lies below this frequency (4th-order Butterworth, zero
-            phase): mains hum in real recordings otherwise reads as F0 at the bottom of the range
-            (half the frames of some VCTK clips). Default None (no filter).
+    Args: as :func:`f0_track`; empty audio gives no frames and a voiced share of 0.
     """
-    import librosa  # slow to import; only the commands that measure pitch need it
-
-    audio = np.asarray(audio, dtype=np.float32)
-    if audio.size == 0:  # synthesized without the vocoder
-        return np.zeros(0), 0.0
-    if highpass_hz is not None and audio.size > 27:  # sosfiltfilt's padding needs a few samples
-        from scipy.signal import butter, sosfiltfilt
-
-        sos = butter(4, highpass_hz, btype="highpass", fs=sample_rate, output="sos")
-        audio = sosfiltfilt(sos, audio).astype(np.float32)
-    f0, voiced, _ = librosa.pyin(
-        audio, fmin=f0_range_hz[0], fmax=f0_range_hz[1], sr=sample_rate, frame_length=frame_length, hop_length=hop_length,
-    )
+    f0, voiced = f0_track(audio, sample_rate, f0_range_hz=f0_range_hz, frame_length=frame_length, hop_length=hop_length,
+                          highpass_hz=highpass_hz)
     share = float(np.mean(voiced)) if voiced.size else 0.0
-    return f0[voiced & np.isfinite(f0)], share
+    return f0[voiced], share
 
 
 def median_f0(
