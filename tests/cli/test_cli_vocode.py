@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import tone
+from conftest import tone, write_corpus
 import numpy as np
 import pytest
 import soundfile as sf
@@ -23,9 +23,11 @@ from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
 from gst_tts.audio.vocoders.hifigan import GENERATOR_CONFIG_KEYS, HIFIGAN_CONFIGS, HiFiGANGenerator
 from gst_tts.audio.vocoders.hifigan_io import HiFiGANVocoder
 from gst_tts.cli import build_parser, main
+from gst_tts.demo import corpus as demo_corpus
 from gst_tts.errors import GstTtsError, VocoderError
 from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.inference.synthesizer import Synthesizer
+from gst_tts.training.checkpoint import load_checkpoint, save_checkpoint
 
 # A v3-like generator small enough to run in milliseconds, with the LJSpeech features.
 SMALL = dict(HIFIGAN_CONFIGS["v3"], upsample_initial_channel=16, resblock_kernel_sizes=[3], resblock_dilation_sizes=[[1, 2]])
@@ -165,7 +167,8 @@ def test_synthesize_refuses_a_vocoder_that_does_not_match_the_checkpoint(tiny_ch
 
 def test_every_waveform_command_has_the_vocoder_group():
     for command, extra in (("synthesize", ["--text", "Hi.", "--out", "x.wav"]), ("serve", []), ("probe-tokens", []),
-                           ("demo-report", ["--corpus", "c", "--out", "o"])):
+                           ("demo-report", ["--corpus", "c", "--out", "o"]), ("evaluate", ["--corpus", "c"]),
+                           ("style-transfer", ["--out", "o"])):
         args = build_parser().parse_args([command, "--checkpoint", "c.pt", *extra])
         assert args.vocoder == "griffin-lim" and args.vocoder_config is None, command
         args = build_parser().parse_args([command, "--checkpoint", "c.pt", *extra, "--vocoder", "g_1", "--vocoder-config", "c.json"])
@@ -185,3 +188,88 @@ def test_from_checkpoint_takes_a_vocoder_name_or_path(tiny_checkpoint, hifigan):
     with pytest.raises(GstTtsError, match="vocoder_config needs a vocoder given by name or path"):
         Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu", vocoder_config=hifigan.parent / "config.json")
 
+
+
+# ------------------------------------------------------------------ --vocoder in every command that makes audio
+
+
+@pytest.fixture
+def checkpoint_with_val(tiny_checkpoint, tmp_path) -> Path:
+    """The tiny checkpoint with two utterances of :func:`write_corpus` recorded as its validation split."""
+    ckpt = load_checkpoint(tiny_checkpoint)
+    ckpt["val_ids"] = ["UT-001", "UT-002"]
+    return save_checkpoint(tmp_path / "with_val.pt", ckpt)
+
+
+def _command_args(command: str, checkpoint: Path, tmp_path: Path) -> list[str]:
+    """A quick run of ``command`` (a step bound of 8, one sentence or style where there is a choice)."""
+    corpus = tmp_path / "corpus"
+    if not corpus.exists():
+        write_corpus(corpus, n=4)
+    extra = {
+        "synthesize": ["--text", "Hello.", "--out", str(tmp_path / "out" / "hi.wav")],
+        "evaluate": ["--corpus", str(corpus), "--split", "val", "--limit", "1", "--out", str(tmp_path / "out")],
+        "demo-report": ["--corpus", str(corpus), "--out", str(tmp_path / "out"), "--espeak", "2", "--sentences", "1"],
+        "probe-tokens": ["--tokens", "0", "--scales", "1", "--sentence", "A probe.", "--out", str(tmp_path / "out" / "t.csv")],
+    }[command]
+    return [command, "--checkpoint", str(checkpoint), "--device", "cpu", "--max-decoder-steps", "8", *extra]
+
+
+VOCODER_COMMANDS = ["synthesize", "evaluate", "demo-report", "probe-tokens"]
+
+
+@pytest.mark.parametrize("command", VOCODER_COMMANDS)
+def test_a_missing_vocoder_file_is_one_line_exit_2(command, checkpoint_with_val, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(Synthesizer, "synthesize", lambda *a, **k: pytest.fail("decoded before checking --vocoder"))
+    args = _command_args(command, checkpoint_with_val, tmp_path)
+    rc, stdout, err = run(capsys, *args, "--vocoder", str(tmp_path / "g_missing"))
+    assert rc == 2, (stdout, err)
+    assert err.startswith(f"gst-tts {command}: error: --vocoder") and err.count("\n") == 1 and "no such file" in err, err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", VOCODER_COMMANDS)
+def test_a_hifigan_file_is_the_vocoder_used(command, checkpoint_with_val, hifigan, tmp_path, capsys, monkeypatch):
+    calls = []
+    vocode = HiFiGANVocoder.__call__
+
+    def counting(self, log_mel):
+        calls.append(len(log_mel))
+        return vocode(self, log_mel)
+
+    monkeypatch.setattr(HiFiGANVocoder, "__call__", counting)
+    monkeypatch.setattr(GriffinLimVocoder, "__call__", lambda *a: pytest.fail("Griffin-Lim used"))
+    monkeypatch.setattr(demo_corpus, "render_sentence", lambda text, settings: tone(1.0, demo_corpus.SAMPLE_RATE, settings.f0_hz))
+    args = _command_args(command, checkpoint_with_val, tmp_path)
+    if command == "evaluate":
+        args += ["--vocoder-quality", "1"]
+    rc, _, err = run(capsys, *args, "--vocoder", str(hifigan))
+    assert rc == 0, err
+    assert calls and all(n > 0 for n in calls)
+
+
+def test_evaluate_measures_the_vocoder_on_held_out_recordings(checkpoint_with_val, hifigan, tmp_path, capsys):
+    write_corpus(tmp_path / "corpus", n=4)
+    out = tmp_path / "eval"
+    rc, stdout, err = run(capsys, "evaluate", "--checkpoint", str(checkpoint_with_val), "--corpus", str(tmp_path / "corpus"),
+                          "--split", "train", "--limit", "1", "--vocoder-quality", "5", "--vocoder", str(hifigan),
+                          "--device", "cpu", "--max-decoder-steps", "8", "--out", str(out))
+    assert rc == 0, err
+    report = json.loads((out / "summary.json").read_text())["vocoder"]
+    assert report["vocoder"] == str(hifigan)
+    assert [r["id"] for r in report["utterances"]] == ["UT-001", "UT-002"]  # the held-out ones, at most N
+    summary = report["summary"]
+    assert summary["count"] == 2 and summary["mcd_db"] > 0 and 0 <= summary["vde"] <= 1
+    for key in ("pesq", "f0_rmse_cents", "voiced_share_reference", "voiced_share_vocoded", "voiced_share_synthesized"):
+        assert key in summary
+    assert "copy synthesis of 2 held-out recordings" in stdout and "MCD dB" in stdout and "synthesized sentences" in stdout
+
+
+def test_evaluate_vocoder_quality_needs_validation_ids(tiny_checkpoint, tmp_path, capsys):
+    write_corpus(tmp_path / "corpus", n=2)
+    rc, _, err = run(capsys, "evaluate", "--checkpoint", str(tiny_checkpoint), "--corpus", str(tmp_path / "corpus"),
+                     "--split", "train", "--vocoder-quality", "2", "--device", "cpu")
+    assert rc == 2 and err.count("\n") == 1 and "--vocoder-quality" in err, err
+    rc, _, err = run(capsys, "evaluate", "--checkpoint", str(tiny_checkpoint), "--corpus", str(tmp_path / "corpus"),
+                     "--split", "train", "--vocoder-quality", "-1", "--device", "cpu")
+    assert rc == 2 and "--vocoder-quality must be at least 0" in err, err
