@@ -306,12 +306,12 @@ def _report(results: dict) -> str:
         for side in (GL, VOC):
             m = row[side]
             unscored = n - m["scored"]["pesq"]
-            pesq = f"{m['pesq']:.2f}" + (f" ({unscored} unscored)" if unscored else "")
-            lines.append(f"| {row['label']} | {n} | {side} | {pesq} | {m['mcd_db']:.2f} | {m['f0_rmse_cents']:.1f} "
-                         f"| {m['vde']:.3f} | {m['rtf']:.3f} |")
+            pesq = _num(m["pesq"], ".2f") + (f" ({unscored} unscored)" if unscored else "")
+            lines.append(f"| {row['label']} | {n} | {side} | {pesq} | {_num(m['mcd_db'], '.2f')} "
+                         f"| {_num(m['f0_rmse_cents'], '.1f')} | {_num(m['vde'], '.3f')} | {_num(m['rtf'], '.3f')} |")
         d = row["difference"]
-        lines.append(f"| {row['label']} | {n} | vocoder − GL | {d['pesq']:+.2f} | {d['mcd_db']:+.2f} "
-                     f"| {d['f0_rmse_cents']:+.1f} | {d['vde']:+.3f} | ×{row['rtf_ratio']:.2f} |")
+        lines.append(f"| {row['label']} | {n} | vocoder − GL | {_num(d['pesq'], '+.2f')} | {_num(d['mcd_db'], '+.2f')} "
+                     f"| {_num(d['f0_rmse_cents'], '+.1f')} | {_num(d['vde'], '+.3f')} | ×{_num(row['rtf_ratio'], '.2f')} |")
     synth = results.get("synthesized")
     if synth and "voiced_share" in synth:
         v = synth["voiced_share"]
@@ -327,6 +327,11 @@ def _report(results: dict) -> str:
     if results["notes"]:
         lines += ["", *(f"- note: {note}" for note in results["notes"])]
     return "\n".join(lines)
+
+
+def _num(value: float, spec: str) -> str:
+    """``value`` formatted, or a dash when it is not a number (a measure no clip could give)."""
+    return format(value, spec) if np.isfinite(value) else "–"
 
 
 if __name__ == "__main__":
