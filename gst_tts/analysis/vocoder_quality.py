@@ -37,7 +37,7 @@ import warnings
 import numpy as np
 import torch
 
-from gst_tts.analysis.prosody import F0_RANGE_HZ, f0_track
+from gst_tts.analysis.prosody import F0_RANGE_HZ, f0_track, voiced_f0
 from gst_tts.audio.features import AudioConfig, MelExtractor
 from gst_tts.audio.io import load_audio, trim_silence
 from gst_tts.audio.vocoders import Vocoder
@@ -201,9 +201,9 @@ def f0_errors(reference: np.ndarray, degraded: np.ndarray, sample_rate: int, *, 
 
 def voiced_share(audio: np.ndarray, sample_rate: int, *, hop_length: int = 256, frame_length: int = 1024,
                  f0_range_hz: tuple[float, float] = F0_RANGE_HZ) -> float:
-    """Share of the frames of one waveform that pyin calls voiced (NaN for empty audio)."""
-    _, voiced = f0_track(audio, sample_rate, f0_range_hz=f0_range_hz, frame_length=frame_length, hop_length=hop_length)
-    return float(np.mean(voiced)) if voiced.size else float("nan")
+    """Share of the frames of one waveform that pyin calls voiced (0 for empty audio):
+    :func:`gst_tts.analysis.prosody.voiced_f0`'s, at the features' hop."""
+    return voiced_f0(audio, sample_rate, f0_range_hz=f0_range_hz, frame_length=frame_length, hop_length=hop_length)[1]
 
 
 def vocoder_quality(reference: np.ndarray, vocoded: np.ndarray, sample_rate: int, audio_config: AudioConfig,
