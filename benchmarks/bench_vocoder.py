@@ -121,13 +121,14 @@ def _run(args: argparse.Namespace) -> int:
     f0 = _prosody_f0(args.corpus)
     clips = held_out[: args.clips]
     demo = _measure([(u.id, u.audio_path) for u in clips], vocoders, config, "demo corpus")
-    results["sets"]["demo"] = _summaries(demo, "demo held-out" if source else "demo, last utterances")
+    label = "demo held-out" if source else "demo, last utterances"
+    results["sets"]["demo"] = _summaries(demo, label)
     if f0:
         for row in demo:
             row["f0_hz"] = f0.get(row["id"])
         low = [row for row in demo if f0.get(row["id"], np.inf) < args.low_f0]
         if low:
-            results["sets"]["demo_low_f0"] = _summaries(low, f"demo held-out, median F0 < {args.low_f0:g} Hz")
+            results["sets"]["demo_low_f0"] = _summaries(low, f"{label}, median F0 < {args.low_f0:g} Hz")
         else:
             notes.append(f"no measured clip has a median F0 under {args.low_f0:g} Hz")
     else:
