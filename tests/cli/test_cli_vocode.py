@@ -180,7 +180,7 @@ def test_from_checkpoint_takes_a_vocoder_name_or_path(tiny_checkpoint, hifigan):
     synth = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu", vocoder=str(hifigan), vocoder_config=hifigan.parent / "config.json")
     result = synth.synthesize("Hi.", seed=0, decoding=DecodingConfig(max_decoder_steps=8))
     assert result.audio.size == result.mel.shape[0] * 256
-    with pytest.raises(VocoderError, match="HiFi-GAN generator file not found"):
+    with pytest.raises(VocoderError, match="vocoder file not found"):
         Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu", vocoder=hifigan.parent / "g_missing")
     with pytest.raises(GstTtsError, match="vocoder_config needs a vocoder given by name or path"):
         Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu", vocoder_config=hifigan.parent / "config.json")
