@@ -91,13 +91,13 @@ log = logging.getLogger("gst_tts.training.vocoder_trainer")
 
 #: The generator-only export beside the training checkpoints.
 GENERATOR_EXPORT = "generator.pt"
-# The progress bar's figures by generator kind: label → training term.
-_POSTFIX = {HIFIGAN_KIND: {"mel_l1": "generator/mel_l1", "d": "discriminator/total"},
+#: The progress bar's figures by generator kind: label → training term.
+PROGRESS_TERMS = {HIFIGAN_KIND: {"mel_l1": "generator/mel_l1", "d": "discriminator/total"},
             SPECTRAL_KIND: {"log_l1": "generator/log_magnitude_l1", "sc": "generator/spectral_convergence"}}
 
 
 def load_vocoder_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
-    """A gst-tts vocoder checkpoint, read without running code and checked (format, version, parts)."""
+    """A gst-tts vocoder checkpoint, read without running code and checked (format, version, parts, kind)."""
     return check_vocoder_checkpoint(load_weights_only(path, error=VocoderError, what="gst-tts vocoder checkpoint",
                                                       map_location=map_location), path)
 
@@ -203,7 +203,7 @@ class VocoderTrainer(TrainingLoop):
             if self.dist.is_main and (step % tr.val_every == 0 or step == max_steps):
                 self.validate()
                 validated_at = step
-            bar.set_postfix({label: f"{terms[term]:.3f}" for label, term in _POSTFIX[self.kind].items()})
+            bar.set_postfix({label: f"{terms[term]:.3f}" for label, term in PROGRESS_TERMS[self.kind].items()})
             if step % tr.checkpoint_every == 0:
                 self.save(periodic=True)
             return step >= max_steps or self.dist.any(time.monotonic() >= deadline)
