@@ -2,6 +2,7 @@
 
     gst-tts-train-vocoder data.root=/data/LJSpeech-1.1 vocoder=hifigan_v1 hydra.run.dir=runs/voc
     gst-tts-train-vocoder data.root=… data.gta_dir=gta trainer.init_from=runs/voc/checkpoints/last.pt hydra.run.dir=runs/voc_gta
+    gst-tts-train-vocoder data.root=… vocoder=cpu_small hydra.run.dir=runs/voc_cpu   # the spectral vocoder: minutes on a CPU
 
 The run folder gets ``checkpoints/`` (``last.pt`` + periodic ones; ``generator.pt`` for
 ``--vocoder``), TensorBoard event files and Hydra's resolved config. Running again with the same

@@ -3,7 +3,9 @@ reader of weights goes through (gst-tts checkpoints, vocoder weights), with one-
 
 :func:`check_versioned` checks the marker, version and parts of gst-tts's own formats (acoustic
 checkpoints, vocoder checkpoints); :func:`save_versioned` writes them, and :func:`run_parts`
-assembles the parts both checkpoint layouts carry for resuming a run.
+assembles the parts both checkpoint layouts carry for resuming a run. :func:`named_tensor_state`
+and :func:`load_fitting_state` check a stored state dict and load it into a module, naming what
+does not fit in one line.
 
 Weights-only loading unpickles containers, tensors and plain values only; a file that refers to a
 class or a function (a pickled module, a malicious ``__reduce__``) is refused before anything in
@@ -18,6 +20,7 @@ import pickle
 from typing import Any, Mapping, Sequence
 
 import torch
+from torch import nn
 
 from gst_tts.errors import GstTtsError, first_line
 from gst_tts.files import atomic_write
@@ -133,6 +136,40 @@ def run_parts(
         "rng": rng,
     }
     return {k: v for k, v in parts.items() if v is not None}
+
+
+def named_tensor_state(stored: Mapping[str, Any], key: str, path: str | os.PathLike, *, error: type[GstTtsError]) -> dict[str, torch.Tensor]:
+    """``stored[key]``, checked to be a state dict (a dict of named tensors); otherwise a one-line ``error``."""
+    state = stored[key]
+    if not isinstance(state, dict) or not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()):
+        raise error(f"{path}: '{key}' is not a state dict of named tensors")
+    return state
+
+
+_SHOWN = 3  # mismatched weight names shown in an error
+
+
+def load_fitting_state(
+    module: nn.Module, state: Mapping[str, torch.Tensor], path: str | os.PathLike, *, built_from: str,
+    error: type[GstTtsError],
+) -> None:
+    """Loads ``state`` into ``module`` when its names and shapes are exactly the module's; otherwise
+    a one-line ``error`` naming a few missing, unexpected and misshapen weights (``built_from``
+    names what the module was built from, e.g. ``"its generator_config"``)."""
+    expected = {k: tuple(v.shape) for k, v in module.state_dict().items()}
+    missing = [k for k in expected if k not in state]
+    unexpected = [k for k in state if k not in expected]
+    misshapen = [f"{k} {tuple(state[k].shape)} vs {expected[k]}" for k in expected if k in state and tuple(state[k].shape) != expected[k]]
+    problems = [f"{label} {_few(names)}" for label, names in
+                (("missing", missing), ("unexpected", unexpected), ("shape (file vs config)", misshapen)) if names]
+    if problems:
+        raise error(f"{path}: weights do not fit {built_from}: {'; '.join(problems)}")
+    module.load_state_dict(state)
+
+
+def _few(names: list[str]) -> str:
+    more = len(names) - _SHOWN
+    return ", ".join(names[:_SHOWN]) + (f" and {more} more" if more > 0 else "")
 
 
 def _weights_unpickler_detail(message: str) -> str:

@@ -87,4 +87,4 @@ def test_installed_wheel_composes_the_training_configs_from_any_folder(wheel, tm
                           "data.root=/nonexistent/corpus", f"hydra.run.dir={tmp_path / 'vocoder'}"],
                          cwd=cwd, env=env, capture_output=True, text=True)
     assert job.returncode == 0, job.stderr
-    assert "istft_n_fft: 16" in job.stdout  # conf/vocoder/cpu_small.yaml over conf/vocoder_train.yaml
+    assert "generator_kind: spectral" in job.stdout and "channels: 192" in job.stdout  # conf/vocoder/cpu_small.yaml over conf/vocoder_train.yaml

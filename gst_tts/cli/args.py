@@ -59,8 +59,9 @@ def add_vocoder_arguments(p: argparse.ArgumentParser) -> None:
     iters, momentum = _GRIFFIN_LIM["n_iter"].default, _GRIFFIN_LIM["momentum"].default
     g = p.add_argument_group("vocoder")
     g.add_argument("--vocoder", default=GRIFFIN_LIM, metavar=f"{GRIFFIN_LIM}|PATH",
-                   help=f"{GRIFFIN_LIM}, or a HiFi-GAN generator file: a gst-tts-train-vocoder checkpoint "
-                        f"(generator.pt) or a published g_XXXXXXXX / generator_v1 (default {GRIFFIN_LIM})")
+                   help=f"{GRIFFIN_LIM}, or a vocoder file: a gst-tts-train-vocoder checkpoint (generator.pt; "
+                        "HiFi-GAN, or the spectral vocoder of the cpu_small preset) or a published HiFi-GAN "
+                        f"g_XXXXXXXX / generator_v1 (default {GRIFFIN_LIM})")
     g.add_argument("--vocoder-config", type=Path, default=None, metavar="PATH",
                    help=f"a published HiFi-GAN file's config.json (default: {DEFAULT_CONFIG_NAME} beside the --vocoder file)")
     g.add_argument("--griffin-lim-iters", type=int, default=iters, help=f"Griffin-Lim iterations (default {iters})")
@@ -90,7 +91,7 @@ def _vocoder_options(args: argparse.Namespace) -> dict[str, Any] | None:
         return None
     if args.vocoder != GRIFFIN_LIM:
         if not Path(args.vocoder).is_file():
-            raise VocoderError(f"--vocoder {args.vocoder}: no such file (give {GRIFFIN_LIM} or a HiFi-GAN generator file)")
+            raise VocoderError(f"--vocoder {args.vocoder}: no such file (give {GRIFFIN_LIM} or a vocoder file)")
         return dict(config_path=args.vocoder_config)
     if args.vocoder_config is not None:
         raise VocoderError(f"--vocoder-config applies to a HiFi-GAN --vocoder file, not to {GRIFFIN_LIM}")

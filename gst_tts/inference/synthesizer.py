@@ -143,8 +143,8 @@ class Synthesizer:
             device: ``None`` picks CUDA when available, else CPU.
             vocoder: as for the constructor, or a name for
                 :func:`~gst_tts.audio.vocoders.load_vocoder`: ``"griffin-lim"`` or the path of a
-                HiFi-GAN generator file, checked against the checkpoint's feature settings and run
-                on ``device``. Default: Griffin-Lim.
+                vocoder file (HiFi-GAN, or a gst-tts spectral vocoder checkpoint), checked against
+                the checkpoint's feature settings and run on ``device``. Default: Griffin-Lim.
             vocoder_config: a HiFi-GAN ``vocoder``'s ``config.json``. Default: the one beside it.
             int8: as for the constructor.
 

@@ -1,6 +1,7 @@
 """Config → the pieces of a training run: corpus, split, features and statistics, datasets, loader,
-model, loss, optimiser and schedule; for a vocoder run (``gst-tts-train-vocoder``), the generator,
-discriminator, their loss, optimisers and schedules.
+model, loss, optimiser and schedule; for a vocoder run (``gst-tts-train-vocoder``), the generator
+(HiFi-GAN's, or the spectral vocoder's magnitude estimator), discriminator, their loss, optimisers
+and schedules.
 
 ``Trainer.__init__`` calls these in order. Each takes the config groups it reads and returns
 plain objects. Constructor arguments come from config groups through :func:`constructor_kwargs`,
@@ -25,8 +26,10 @@ import torch
 from torch import nn
 
 from gst_tts.audio.features import AudioConfig, MelStats
+from gst_tts.audio.vocoders.checkpoint import GENERATOR_KINDS, HIFIGAN_KIND, SPECTRAL_KIND
 from gst_tts.audio.vocoders.discriminators import HiFiGANDiscriminator
 from gst_tts.audio.vocoders.hifigan import HiFiGANGenerator
+from gst_tts.audio.vocoders.spectral import MagnitudeEstimator, edge_frames
 from gst_tts.data.batching import Collate, LengthBucketSampler, TTSDataset, encode_texts
 from gst_tts.data.cache import FeatureCache, default_cache_dir
 from gst_tts.data.corpus import Utterance, read_corpus
@@ -336,20 +339,25 @@ def lr_lambda(trainer: DictConfig) -> Callable[[int], float]:
 # ---------------------------------------------------------------------------------------------
 # Vocoder (conf/vocoder_train.yaml: generator, discriminator, loss, trainer)
 
-# Generator arguments that the data decides.
+# Generator arguments that the data decides, by generator kind.
 GENERATOR_FROM_DATA = {"n_mels": "data.audio.n_mels"}
+ESTIMATOR_FROM_DATA = {k: f"data.audio.{k}" for k in ("sample_rate", "n_fft", "n_mels", "fmin", "fmax")}
+# The class each generator kind builds.
+GENERATOR_CLASSES = {HIFIGAN_KIND: HiFiGANGenerator, SPECTRAL_KIND: MagnitudeEstimator}
 # Vocoder trainer keys that divide or count.
 VOCODER_POSITIVE_TRAINER_KEYS = ("max_steps", "lr_decay_steps", "log_every", "val_every", "checkpoint_every",
                                  "keep_checkpoints")
 
 
 def check_vocoder_config(cfg: DictConfig) -> AudioConfig:
-    """Checks the vocoder run's groups before anything heavy is built or read (the generator's
-    keys and its hop, the discriminator's and loss's keys, ``data.audio``, the trainer's numbers);
-    returns the :class:`AudioConfig`."""
+    """Checks the vocoder run's groups before anything heavy is built or read (``generator_kind``,
+    the generator's keys and, for HiFi-GAN, its hop; HiFi-GAN's discriminator keys; the loss's keys,
+    ``data.audio``, the trainer's numbers); returns the :class:`AudioConfig`."""
     audio_config = build_audio_config(cfg.data.audio)
-    generator_arguments(cfg.generator, audio_config=audio_config)
-    constructor_kwargs(HiFiGANDiscriminator, _plain(cfg.discriminator), "discriminator")
+    kind = vocoder_kind(cfg)
+    generator_arguments(cfg.generator, audio_config=audio_config, kind=kind)
+    if kind == HIFIGAN_KIND:
+        constructor_kwargs(HiFiGANDiscriminator, _plain(cfg.discriminator), "discriminator")
     build_vocoder_loss(cfg.loss, audio_config=audio_config)
     check_trainer(cfg.trainer, VOCODER_POSITIVE_TRAINER_KEYS)
     if not 0 < float(cfg.trainer.lr_decay) <= 1:
@@ -360,16 +368,35 @@ def check_vocoder_config(cfg: DictConfig) -> AudioConfig:
         value = cfg.data[key]
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise GstTtsError(f"data.{key} must be a whole number >= 1, got {value!r}")
+    edges = edge_frames(audio_config)
+    if kind == SPECTRAL_KIND and cfg.data.segment_frames <= 2 * edges:
+        raise GstTtsError(f"data.segment_frames must exceed {2 * edges} for the spectral vocoder (the first and last "
+                          f"{edges} frames of a segment are left out of its loss), got {cfg.data.segment_frames}")
     return audio_config
 
 
-def generator_arguments(generator: DictConfig | Mapping[str, Any], *, audio_config: AudioConfig) -> dict[str, Any]:
-    """The ``generator`` group's checked keys plus ``n_mels``, complete (defaults filled in: the
-    checkpoint's ``generator_config``).
+def vocoder_kind(cfg: DictConfig) -> str:
+    """The run's ``generator_kind`` (``hifigan`` when the config has none), checked."""
+    kind = cfg.get("generator_kind", HIFIGAN_KIND)
+    if kind not in GENERATOR_KINDS:
+        raise GstTtsError(f"generator_kind must be one of {', '.join(GENERATOR_KINDS)}, got {kind!r}")
+    return kind
+
+
+def generator_arguments(
+    generator: DictConfig | Mapping[str, Any], *, audio_config: AudioConfig, kind: str = HIFIGAN_KIND
+) -> dict[str, Any]:
+    """The ``generator`` group's checked keys plus those ``data.audio`` decides, complete (defaults
+    filled in: the checkpoint's ``generator_config``). ``kind``: ``hifigan`` (:class:`HiFiGANGenerator`)
+    or ``spectral`` (:class:`MagnitudeEstimator`).
 
     Raises:
-        GstTtsError: an unknown key, ``n_mels`` set, or an upsampling that does not make ``data.audio.hop_length``.
+        GstTtsError: an unknown key, a key that ``data.audio`` decides, or (HiFi-GAN) an upsampling
+            that does not make ``data.audio.hop_length``.
     """
+    if kind == SPECTRAL_KIND:
+        kwargs = constructor_kwargs(MagnitudeEstimator, _plain(generator), "generator", from_elsewhere=ESTIMATOR_FROM_DATA)
+        return complete_kwargs(MagnitudeEstimator, {**kwargs, **{k: getattr(audio_config, k) for k in ESTIMATOR_FROM_DATA}})
     kwargs = constructor_kwargs(HiFiGANGenerator, _plain(generator), "generator", from_elsewhere=GENERATOR_FROM_DATA)
     kwargs = complete_kwargs(HiFiGANGenerator, {**kwargs, "n_mels": audio_config.n_mels})
     hop = math.prod(int(u) for u in kwargs["upsample_rates"]) * int(kwargs["istft_hop_length"] or 1)
@@ -380,12 +407,16 @@ def generator_arguments(generator: DictConfig | Mapping[str, Any], *, audio_conf
     return kwargs
 
 
-def build_generator(generator: DictConfig | Mapping[str, Any], *, audio_config: AudioConfig) -> tuple[HiFiGANGenerator, dict[str, Any]]:
-    """The ``generator`` group's :class:`HiFiGANGenerator`, weight norm applied (training), and its
-    complete constructor arguments (:func:`generator_arguments`)."""
-    kwargs = generator_arguments(generator, audio_config=audio_config)
-    model = _instantiate(f"{HiFiGANGenerator.__module__}.HiFiGANGenerator", kwargs, "generator")
-    return model.apply_weight_norm(), kwargs
+def build_generator(
+    generator: DictConfig | Mapping[str, Any], *, audio_config: AudioConfig, kind: str = HIFIGAN_KIND
+) -> tuple[nn.Module, dict[str, Any]]:
+    """The ``generator`` group's network and its complete constructor arguments
+    (:func:`generator_arguments`): a :class:`HiFiGANGenerator` with weight norm applied (training),
+    or a :class:`MagnitudeEstimator`."""
+    kwargs = generator_arguments(generator, audio_config=audio_config, kind=kind)
+    cls = GENERATOR_CLASSES[kind]
+    model = _instantiate(f"{cls.__module__}.{cls.__name__}", kwargs, "generator")
+    return (model.apply_weight_norm() if kind == HIFIGAN_KIND else model), kwargs
 
 
 def build_discriminator(discriminator: DictConfig | Mapping[str, Any]) -> tuple[HiFiGANDiscriminator, dict[str, Any]]:
@@ -403,16 +434,17 @@ def build_vocoder_loss(loss: DictConfig | Mapping[str, Any], *, audio_config: Au
         raise GstTtsError(f"loss config: {first_line(exc)}") from None
 
 
-def build_gan_optimizers(
-    generator: nn.Module, discriminator: nn.Module, trainer: DictConfig
+def build_vocoder_optimizers(
+    networks: Mapping[str, nn.Module], trainer: DictConfig
 ) -> tuple[dict[str, torch.optim.AdamW], dict[str, torch.optim.lr_scheduler.LambdaLR]]:
-    """AdamW for each network (``trainer.learning_rate``, ``adam_betas``, ``weight_decay``) and a
-    schedule multiplying the rate by ``lr_decay`` every ``lr_decay_steps`` steps (continuously), as
-    HiFi-GAN's per-epoch decay. Both keyed ``"generator"`` and ``"discriminator"``."""
+    """AdamW for each of ``networks`` (by name: ``"generator"`` and, for HiFi-GAN,
+    ``"discriminator"``; ``trainer.learning_rate``, ``adam_betas``, ``weight_decay``) and a schedule
+    multiplying the rate by ``lr_decay`` every ``lr_decay_steps`` steps (continuously), as
+    HiFi-GAN's per-epoch decay. Both keyed by the networks' names."""
     optimizers = {
         name: torch.optim.AdamW(module.parameters(), lr=float(trainer.learning_rate), betas=tuple(trainer.adam_betas),
                                 weight_decay=float(trainer.weight_decay))
-        for name, module in (("generator", generator), ("discriminator", discriminator))
+        for name, module in networks.items()
     }
     decay, every = float(trainer.lr_decay), int(trainer.lr_decay_steps)
     schedulers = {name: torch.optim.lr_scheduler.LambdaLR(opt, lambda step: decay ** (step / every))

@@ -1,12 +1,20 @@
 """The vocoder training loop: ``VocoderTrainer`` takes a composed ``conf/vocoder_train.yaml`` config
 and a run folder (the entry point is :mod:`gst_tts.train_vocoder`).
 
-HiFi-GAN training (Kong et al. 2020): each step the generator turns a batch of mel segments into
-waveforms; the discriminators (multi-period and multi-scale) take one least-squares step on the
-recordings against those waveforms; then the generator takes one step on the mel L1, feature
-matching and adversarial terms, judged by the updated discriminators. The segments are random
-windows of the corpus's utterances, the mels the acoustic model's features (the feature cache) or
-its ground-truth-aligned outputs (``data.gta_dir``, from ``gst-tts dump-gta-mels``).
+``generator_kind`` picks what is trained. ``hifigan``, HiFi-GAN training (Kong et al. 2020): each
+step the generator turns a batch of mel segments into waveforms; the discriminators (multi-period
+and multi-scale) take one least-squares step on the recordings against those waveforms; then the
+generator takes one step on the mel L1, feature matching and adversarial terms, judged by the
+updated discriminators. ``spectral``, the spectral vocoder (:mod:`gst_tts.audio.vocoders.spectral`):
+no discriminators; each step the magnitude estimator predicts the log STFT magnitude of each
+segment's samples from its mel (:func:`~gst_tts.audio.vocoders.spectral.magnitude_loss`, the frames
+at a segment's ends left out); validation vocodes with PGHI phase, as inference does. Its input
+normalisation is the training utterances' mel statistics, set once when a run starts (the
+feature cache's, also with GTA mels) and carried by its checkpoints.
+
+The segments are random windows of the corpus's utterances, the mels the acoustic model's
+features (the feature cache) or its ground-truth-aligned outputs (``data.gta_dir``, from
+``gst-tts dump-gta-mels``).
 
 The run folder gets ``checkpoints/`` (``last.pt`` + periodic ``step_*.pt``, full training state;
 ``generator.pt``, the generator alone, what ``--vocoder PATH`` wants), TensorBoard event files and
@@ -16,25 +24,36 @@ Hydra's resolved config. Running again with the same ``hydra.run.dir`` resumes f
 from __future__ import annotations
 
 from contextlib import nullcontext
+import copy
 from dataclasses import asdict
 import logging
 import math
 from pathlib import Path
 import time
-from typing import Any
+from typing import Any, Callable
 
 from omegaconf import DictConfig, OmegaConf
 import torch
 
 from gst_tts.audio.features import MelExtractor
 from gst_tts.audio.vocoders.checkpoint import (
+    HIFIGAN_KIND,
+    SPECTRAL_KIND,
     check_vocoder_checkpoint,
+    generator_kind,
     is_vocoder_checkpoint,
     save_vocoder_checkpoint,
     vocoder_payload,
 )
-from gst_tts.audio.vocoders.hifigan import HiFiGANGenerator, fold_weight_norm
-from gst_tts.audio.vocoders.hifigan_io import generator_from_checkpoint, load_hifigan
+from gst_tts.audio.vocoders.hifigan import fold_weight_norm
+from gst_tts.audio.vocoders.hifigan_io import generator_from_checkpoint, hifigan_vocoder
+from gst_tts.audio.vocoders.spectral import (
+    SpectralVocoder,
+    edge_frames,
+    magnitude_loss,
+    spectral_vocoder_from_checkpoint,
+    stft_log_magnitude,
+)
 from gst_tts.data.cache import FeatureCache, default_cache_dir
 from gst_tts.data.corpus import read_corpus
 from gst_tts.data.gta import GtaMels
@@ -43,14 +62,16 @@ from gst_tts.device import resolve_device
 from gst_tts.errors import GstTtsError, VocoderError
 from gst_tts.model import count_parameters
 from gst_tts.training.builders import (
+    GENERATOR_CLASSES,
     ResumePoint,
     build_discriminator,
-    build_gan_optimizers,
     build_generator,
     build_split,
     build_vocoder_loss,
+    build_vocoder_optimizers,
     check_vocoder_config,
     find_resume_checkpoint,
+    vocoder_kind,
 )
 from gst_tts.training.checkpoint import rng_state
 from gst_tts.training.distributed import DistributedContext
@@ -70,23 +91,26 @@ log = logging.getLogger("gst_tts.training.vocoder_trainer")
 
 #: The generator-only export beside the training checkpoints.
 GENERATOR_EXPORT = "generator.pt"
-_NETS = ("generator", "discriminator")
+#: The progress bar's figures by generator kind: label → training term.
+PROGRESS_TERMS = {HIFIGAN_KIND: {"mel_l1": "generator/mel_l1", "d": "discriminator/total"},
+            SPECTRAL_KIND: {"log_l1": "generator/log_magnitude_l1", "sc": "generator/spectral_convergence"}}
 
 
 def load_vocoder_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
-    """A gst-tts vocoder checkpoint, read without running code and checked (format, version, parts)."""
+    """A gst-tts vocoder checkpoint, read without running code and checked (format, version, parts, kind)."""
     return check_vocoder_checkpoint(load_weights_only(path, error=VocoderError, what="gst-tts vocoder checkpoint",
                                                       map_location=map_location), path)
 
 
 class VocoderTrainer(TrainingLoop):
-    """Builds everything from a resolved config and runs the GAN loop. One process, one device
-    (under ``torchrun``, one of several: see :mod:`gst_tts.training.distributed`)."""
+    """Builds everything from a resolved config and runs the loop of its ``generator_kind``. One
+    process, one device (under ``torchrun``, one of several: see :mod:`gst_tts.training.distributed`)."""
 
     log = log
 
     def __init__(self, cfg: DictConfig, run_dir: str | Path) -> None:
         self.audio_config = check_vocoder_config(cfg)
+        self.kind = vocoder_kind(cfg)
         self.cfg, tr, data, seed = cfg, cfg.trainer, cfg.data, int(cfg.seed)
         self.run_dir = Path(run_dir)
         self.ckpt_dir = self.run_dir / "checkpoints"
@@ -114,18 +138,23 @@ class VocoderTrainer(TrainingLoop):
         if not len(self.train_set):
             raise GstTtsError(f"{data.root}: no training utterances left after holding out data.val_size={data.val_size}")
 
-        self.generator, self.generator_config = build_generator(cfg.generator, audio_config=self.audio_config)
-        self.discriminator, self.discriminator_config = build_discriminator(cfg.discriminator)
-        self.generator.to(self.device)
-        self.discriminator.to(self.device)
+        self.generator, self.generator_config = build_generator(cfg.generator, audio_config=self.audio_config, kind=self.kind)
+        # The spectral vocoder has no discriminators.
+        self.discriminator, self.discriminator_config = (
+            build_discriminator(cfg.discriminator) if self.kind == HIFIGAN_KIND else (None, None))
+        self.networks = {name: net for name, net in (("generator", self.generator), ("discriminator", self.discriminator))
+                         if net is not None}
+        for net in self.networks.values():
+            net.to(self.device)
         torch.manual_seed(seed + self.dist.rank)
         self.train_generator = self.dist.wrap(self.generator)
-        self.train_discriminator = self.dist.wrap(self.discriminator)
+        self.train_discriminator = self.dist.wrap(self.discriminator) if self.discriminator is not None else None
+        # HiFi-GAN's loss; both kinds' validation mel L1.
         self.criterion = build_vocoder_loss(cfg.loss, audio_config=self.audio_config).to(self.device)
         self.features = MelExtractor(self.audio_config).to(self.device)  # mels of generated audio, for the images
-        self.optimizers, self.schedulers = build_gan_optimizers(self.generator, self.discriminator, tr)
+        self.optimizers, self.schedulers = build_vocoder_optimizers(self.networks, tr)
         self.amp_dtype = amp_dtype(str(tr.amp), self.device)
-        self.scalers = {name: torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16) for name in _NETS}
+        self.scalers = {name: torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16) for name in self.networks}
         self.grad_clip = float(tr.grad_clip) if tr.grad_clip is not None else math.inf
         self.sampler = SegmentSampler(len(self.train_set), int(data.batch_size), seed=seed,
                                       num_replicas=self.dist.world_size, rank=self.dist.rank)
@@ -140,6 +169,10 @@ class VocoderTrainer(TrainingLoop):
             self._resume(resume)
         elif tr.init_from:
             self._init_from(Path(str(tr.init_from)))
+        elif self.kind == SPECTRAL_KIND:  # a fresh estimator: its input normalisation, once
+            with self.dist.rank_zero_first():
+                stats = self.cache.stats(split.train_ids)
+            self.generator.set_mel_stats(stats.mean, stats.std)
         self.logger = VocoderLogger(self.run_dir / "tensorboard", self.audio_config.sample_rate) if self.dist.is_main else NullLogger()
         self._logged_targets = False
 
@@ -148,10 +181,11 @@ class VocoderTrainer(TrainingLoop):
         tr = self.cfg.trainer
         max_steps = int(tr.max_steps)
         deadline = time.monotonic() + 60 * float(tr.max_minutes) if tr.max_minutes else math.inf
-        log.info("training a %s-parameter generator against %s-parameter discriminators on %s: %d train / %d "
-                 "validation utterances%s, run dir %s", f"{count_parameters(self.generator):,}",
-                 f"{count_parameters(self.discriminator):,}", self.device, len(self.train_set), len(self.val_set),
-                 f", GTA mels from {self.gta.dir}" if self.gta else "", self.run_dir)
+        what = (f"a {count_parameters(self.generator):,}-parameter spectral magnitude estimator" if self.kind == SPECTRAL_KIND
+                else f"a {count_parameters(self.generator):,}-parameter generator against "
+                     f"{count_parameters(self.discriminator):,}-parameter discriminators")
+        log.info("training %s on %s: %d train / %d validation utterances%s, run dir %s", what, self.device,
+                 len(self.train_set), len(self.val_set), f", GTA mels from {self.gta.dir}" if self.gta else "", self.run_dir)
         bar = progress_bar(max_steps, self.state.step, enabled=bool(tr.progress) and self.dist.is_main)
         validated_at = None
 
@@ -163,13 +197,13 @@ class VocoderTrainer(TrainingLoop):
                 return False
             bar.update(1)
             step = self.state.step
-            norms = {name: terms.pop(f"{name}/grad_norm") for name in _NETS}
+            norms = {name: terms.pop(f"{name}/grad_norm") for name in self.networks}
             if step % tr.log_every == 0:
                 self.logger.log_training(step, terms, self.schedulers["generator"].get_last_lr()[0], norms)
             if self.dist.is_main and (step % tr.val_every == 0 or step == max_steps):
                 self.validate()
                 validated_at = step
-            bar.set_postfix(mel_l1=f"{terms['generator/mel_l1']:.3f}", d=f"{terms['discriminator/total']:.2f}")
+            bar.set_postfix({label: f"{terms[term]:.3f}" for label, term in PROGRESS_TERMS[self.kind].items()})
             if step % tr.checkpoint_every == 0:
                 self.save(periodic=True)
             return step >= max_steps or self.dist.any(time.monotonic() >= deadline)
@@ -193,9 +227,20 @@ class VocoderTrainer(TrainingLoop):
         return torch.autocast(self.device.type, dtype=self.amp_dtype) if self.amp_dtype is not None else nullcontext()
 
     def _train_step(self, batch: dict) -> dict[str, float] | None:
-        """One discriminator update, then one generator update; their terms and gradient norms, or
-        None when the step was skipped (a non-finite loss or, without loss scaling, gradient)."""
+        """One training step of the run's kind (:meth:`_gan_step`, :meth:`_magnitude_step`): its
+        terms and gradient norms (``<network>/<term>``, ``<network>/grad_norm``), or None when the
+        step was skipped (a non-finite loss or, without loss scaling, gradient)."""
         batch = to_device(batch, self.device)
+        terms = self._gan_step(batch) if self.kind == HIFIGAN_KIND else self._magnitude_step(batch)
+        if terms is None:
+            return None
+        for scheduler in self.schedulers.values():
+            scheduler.step()
+        self.state.step += 1
+        return terms
+
+    def _gan_step(self, batch: dict) -> dict[str, float] | None:
+        """HiFi-GAN: one discriminator update, then one generator update."""
         mel, real = batch["mel"], batch["audio"]
         self.generator.train()
         self.discriminator.train()
@@ -234,20 +279,37 @@ class VocoderTrainer(TrainingLoop):
         if g_norm is None:
             return self._bad_gradient("generator", f"non-finite generator gradient in batch {batch['ids'][:3]}… "
                                       "(the discriminators had stepped)")
-        for scheduler in self.schedulers.values():
-            scheduler.step()
-        self.state.step += 1
         terms = {f"generator/{k}": float(v.detach()) for k, v in g_terms.items()}
         terms.update({f"discriminator/{k}": float(v.detach()) for k, v in d_terms.items()})
         terms.update({"generator/grad_norm": g_norm, "discriminator/grad_norm": d_norm})
         return terms
 
+    def _magnitude_step(self, batch: dict) -> dict[str, float] | None:
+        """The spectral vocoder: one estimator update on :func:`magnitude_loss` of its log magnitude
+        of each mel segment against that of the segment's samples (frame ``t`` of both is centred
+        on sample ``t · hop``), without the frames at each end whose window reaches into the STFT's padding."""
+        mel, real = batch["mel"], batch["audio"]
+        edge, frames = edge_frames(self.audio_config), mel.shape[2]
+        with torch.no_grad():
+            target = stft_log_magnitude(real.squeeze(1).float(), self.audio_config)[:, edge : frames - edge]
+        self.generator.train()
+        optimizer = self.optimizers["generator"]
+        optimizer.zero_grad(set_to_none=True)
+        with self._autocast():
+            predicted = self.train_generator(mel.transpose(1, 2))
+        terms = magnitude_loss(predicted.float()[:, edge : frames - edge], target)
+        if self.dist.any(not torch.isfinite(terms["total"])):
+            return self._skip(f"non-finite magnitude loss in batch {batch['ids'][:3]}…")
+        norm = self._apply(terms["total"], "generator")
+        if norm is None:
+            return self._bad_gradient("generator", f"non-finite estimator gradient in batch {batch['ids'][:3]}…")
+        return {**{f"generator/{k}": float(v.detach()) for k, v in terms.items()}, "generator/grad_norm": norm}
+
     def _apply(self, loss: torch.Tensor, name: str) -> float | None:
         """Backward, clip (``trainer.grad_clip``) and step one network; its gradient norm, or None
         when the gradient is non-finite and nothing was applied (with fp16 loss scaling, the
         scale is lowered). Gradients are all-reduced, so every rank sees the same norm."""
-        optimizer, scaler = self.optimizers[name], self.scalers[name]
-        module = self.generator if name == "generator" else self.discriminator
+        optimizer, scaler, module = self.optimizers[name], self.scalers[name], self.networks[name]
         scaler.scale(loss).backward()
         scaler.unscale_(optimizer)
         norm = torch.nn.utils.clip_grad_norm_(module.parameters(), self.grad_clip)
@@ -269,9 +331,10 @@ class VocoderTrainer(TrainingLoop):
         return self._skip(reason)
 
     def validate(self) -> dict[str, float]:
-        """The generator on every validation utterance, whole: the mean loss-mel L1 against the
-        recording; audio and mel images of the first ``trainer.val_audio`` to TensorBoard (and their
-        recordings, once per process). Random streams are left as they were (exact resume)."""
+        """Every validation utterance vocoded whole, as inference would (the spectral vocoder with
+        its phase reconstruction): the mean loss-mel L1 against the recording; audio and mel images
+        of the first ``trainer.val_audio`` to TensorBoard (and their recordings, once per process).
+        Random streams are left as they were (exact resume)."""
         devices = [self.device] if self.device.type == "cuda" else []
         with torch.random.fork_rng(devices=devices), torch.no_grad():
             summary = self._validate()
@@ -280,13 +343,13 @@ class VocoderTrainer(TrainingLoop):
 
     def _validate(self) -> dict[str, float]:
         self.generator.eval()
+        vocode = self._validation_vocoder()
         total, samples = 0.0, []
         for i in range(len(self.val_set)):
             item = self.val_set.utterance(i)
-            with self._autocast():
-                audio = self.generator(item["mel"].T[None].to(self.device))
-            audio = audio.float()
-            real = item["audio"][None, None].to(self.device)
+            audio = vocode(item["mel"])[None, None]
+            # The spectral vocoder makes a hop fewer samples than the recording has (frames - 1 hops).
+            real = item["audio"][: audio.shape[-1]][None, None].to(self.device)
             total += float(self.criterion.mel_l1(real, audio))
             if i < int(self.cfg.trainer.val_audio):
                 samples.append({
@@ -301,21 +364,36 @@ class VocoderTrainer(TrainingLoop):
         self.logger.flush()
         return summary
 
+    def _validation_vocoder(self) -> Callable[[torch.Tensor], torch.Tensor]:
+        """``(frames, n_mels)`` log-mel → ``(samples,)`` float32 waveform on the device, from the
+        network as it is now."""
+        if self.kind == SPECTRAL_KIND:
+            # A copy: the vocoder freezes the network it is given.
+            vocoder = SpectralVocoder(copy.deepcopy(self.generator), audio_config=self.audio_config, device=self.device)
+            return lambda mel: torch.from_numpy(vocoder(mel)).to(self.device)
+
+        def generate(mel: torch.Tensor) -> torch.Tensor:
+            with self._autocast():
+                return self.generator(mel.T[None].to(self.device)).float().reshape(-1)
+
+        return generate
+
     # ----------------------------------------------------------------------------------------
     def checkpoint(self) -> dict[str, Any]:
         """This run's full checkpoint (layout: :mod:`gst_tts.audio.vocoders.checkpoint`)."""
         return vocoder_payload(
             generator_state=self.generator.state_dict(), generator_config=self.generator_config,
             audio_config=self.audio_config, step=self.state.step, config=OmegaConf.to_container(self.cfg, resolve=True),
-            discriminator_state=self.discriminator.state_dict(), discriminator_config=self.discriminator_config,
+            discriminator_state=self.discriminator.state_dict() if self.discriminator is not None else None,
+            discriminator_config=self.discriminator_config,
             val_ids=[u.id for u in self.val_set.utterances], train_ids=[u.id for u in self.train_set.utterances],
             optimizer=_states(self.optimizers), scheduler=_states(self.schedulers), scaler=_states(self.scalers),
-            train_state=asdict(self.state), rng=rng_state(),
+            train_state=asdict(self.state), rng=rng_state(), generator_kind=self.kind,
         )
 
     def save(self, periodic: bool) -> Path:
         """``last.pt`` (and a periodic checkpoint when ``periodic``), then ``generator.pt``, the
-        generator alone with its weight norm folded (rank 0 only)."""
+        generator alone with its weight norm (HiFi-GAN's) folded (rank 0 only)."""
         path = self.ckpt_dir / "last.pt"
         if not self.dist.is_main:
             return path
@@ -323,7 +401,7 @@ class VocoderTrainer(TrainingLoop):
                       keep=int(self.cfg.trainer.keep_checkpoints), save=save_vocoder_checkpoint)
         save_vocoder_checkpoint(self.ckpt_dir / GENERATOR_EXPORT, vocoder_payload(
             generator_state=fold_weight_norm(self.generator.state_dict()), generator_config=self.generator_config,
-            audio_config=self.audio_config, step=self.state.step))
+            audio_config=self.audio_config, step=self.state.step, generator_kind=self.kind))
         return path
 
     def _resume(self, resume: ResumePoint) -> None:
@@ -331,12 +409,16 @@ class VocoderTrainer(TrainingLoop):
         loop's position and every random stream (on CPU in one process, bit-identical to an
         uninterrupted run; see :meth:`gst_tts.training.trainer.Trainer._resume` for CUDA and DDP)."""
         path, ckpt = resume
+        if generator_kind(ckpt) != self.kind:
+            raise GstTtsError(f"{path}: a {generator_kind(ckpt)} vocoder's checkpoint, but this run's generator_kind is "
+                              f"{self.kind}; use another hydra.run.dir")
         for name, ours in (("generator", self.generator_config), ("discriminator", self.discriminator_config)):
-            if ckpt.get(f"{name}_config") != ours:
+            if name in self.networks and ckpt.get(f"{name}_config") != ours:
                 raise GstTtsError(f"{path}: the {name} config differs from this run's; use another hydra.run.dir")
-        self._check_resumable(path, ckpt, ("discriminator", "optimizer", "scheduler", "train_state", "rng"))
-        self.generator.load_state_dict(ckpt["generator"])
-        self.discriminator.load_state_dict(ckpt["discriminator"])
+        others = [name for name in self.networks if name != "generator"]
+        self._check_resumable(path, ckpt, (*others, "optimizer", "scheduler", "train_state", "rng"))
+        for name, net in self.networks.items():
+            net.load_state_dict(ckpt[name])
         _load_states(self.optimizers, ckpt["optimizer"])
         _load_states(self.schedulers, ckpt["scheduler"])
         if "scaler" in ckpt:
@@ -345,23 +427,29 @@ class VocoderTrainer(TrainingLoop):
 
     def _init_from(self, path: Path) -> None:
         """Starts from another vocoder's weights (fine-tuning, e.g. on GTA mels): the generator of a
-        gst-tts vocoder checkpoint or of a published HiFi-GAN file (its ``config.json`` beside it),
-        and the discriminators too when the file holds them with this run's discriminator config.
-        Optimisers, schedules and the step start fresh."""
-        stored = load_weights_only(path, error=VocoderError, what="HiFi-GAN generator file")
+        gst-tts vocoder checkpoint of this run's kind (a spectral one brings its mel statistics) or
+        of a published HiFi-GAN file (its ``config.json`` beside it), and the discriminators too when
+        the file holds them with this run's discriminator config. Optimisers, schedules and the step
+        start fresh."""
+        stored = load_weights_only(path, error=VocoderError, what="vocoder file")
         if is_vocoder_checkpoint(stored):
             stored = check_vocoder_checkpoint(stored, path)
-            source = generator_from_checkpoint(stored, path, self.audio_config)
+            source = (generator_from_checkpoint(stored, path, self.audio_config) if self.kind == HIFIGAN_KIND else
+                      spectral_vocoder_from_checkpoint(stored, path, audio_config=self.audio_config, device="cpu").estimator)
+        elif self.kind == HIFIGAN_KIND:
+            stored, source = {}, hifigan_vocoder(stored, path, audio_config=self.audio_config, device="cpu").generator
         else:
-            stored, source = {}, load_hifigan(path, audio_config=self.audio_config, device="cpu").generator
-        # Folded weights into a plain generator of this run's config, then weight norm again.
-        plain = HiFiGANGenerator(**self.generator_config)
+            raise GstTtsError(f"{path}: not a gst-tts vocoder checkpoint; the spectral vocoder's trainer.init_from needs one")
+        # Folded weights into a plain generator of this run's config (then, for HiFi-GAN, weight norm again).
+        plain = GENERATOR_CLASSES[self.kind](**self.generator_config)
         try:
             plain.load_state_dict(source.state_dict())
         except RuntimeError:
             raise GstTtsError(f"{path}: trainer.init_from needs a generator of this run's generator config") from None
-        self.generator.load_state_dict(plain.apply_weight_norm().state_dict())
-        if stored.get("discriminator_config") == self.discriminator_config and "discriminator" in stored:
+        self.generator.load_state_dict((plain.apply_weight_norm() if self.kind == HIFIGAN_KIND else plain).state_dict())
+        if self.discriminator is None:
+            what = "magnitude estimator"
+        elif stored.get("discriminator_config") == self.discriminator_config and "discriminator" in stored:
             self.discriminator.load_state_dict(stored["discriminator"])
             what = "generator and discriminators"
         else:

@@ -1,5 +1,6 @@
 """``gst-tts vocode`` (copy synthesis) and ``--vocoder PATH`` for the synthesis commands and
-``Synthesizer.from_checkpoint``: HiFi-GAN files load, a mismatch or a wrong file is one line, exit 2.
+``Synthesizer.from_checkpoint``: HiFi-GAN files and spectral vocoder checkpoints load, a mismatch or
+a wrong file is one line, exit 2.
 
 The HiFi-GAN file here is a small random generator saved with torch's weight-norm
 parametrization (``*.parametrizations.weight.original0/1``); the published ``weight_g`` /
@@ -22,6 +23,7 @@ from gst_tts.audio.vocoders.checkpoint import save_vocoder_checkpoint, vocoder_p
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
 from gst_tts.audio.vocoders.hifigan import GENERATOR_CONFIG_KEYS, HIFIGAN_CONFIGS, HiFiGANGenerator
 from gst_tts.audio.vocoders.hifigan_io import HiFiGANVocoder
+from gst_tts.audio.vocoders.spectral import MagnitudeEstimator
 from gst_tts.cli import build_parser, main
 from gst_tts.demo import corpus as demo_corpus
 from gst_tts.errors import GstTtsError, VocoderError
@@ -100,6 +102,42 @@ def test_vocode_with_a_gst_tts_vocoder_checkpoint_needs_no_config(recording, tmp
     rc, _, err = run(capsys, "vocode", "--vocoder", str(path), "--vocoder-config", str(tmp_path / "config.json"),
                      "--wav", str(recording), "--out", str(tmp_path / "other.wav"), "--device", "cpu")
     assert rc == 2 and err.count("\n") == 1 and "records its own settings" in err, err
+
+
+def write_spectral(path: Path, audio_config: AudioConfig = AudioConfig()) -> Path:
+    """A spectral vocoder checkpoint (what ``vocoder=cpu_small`` training exports) of a small estimator."""
+    torch.manual_seed(0)
+    config = dict(sample_rate=audio_config.sample_rate, n_fft=audio_config.n_fft, n_mels=audio_config.n_mels,
+                  fmin=audio_config.fmin, fmax=audio_config.fmax, channels=16, kernel_size=3, dilations=[1, 2])
+    estimator = MagnitudeEstimator(**config)
+    estimator.set_mel_stats(torch.full((80,), -5.0), torch.full((80,), 2.0))
+    return save_vocoder_checkpoint(path, vocoder_payload(generator_state=estimator.state_dict(), generator_config=config,
+                                                         audio_config=audio_config, generator_kind="spectral"))
+
+
+def test_vocode_with_a_spectral_vocoder_checkpoint(recording, tmp_path, capsys):
+    path = write_spectral(tmp_path / "spectral" / "generator.pt")
+    out = tmp_path / "copy.wav"
+    rc, stdout, err = run(capsys, "vocode", "--vocoder", str(path), "--wav", str(recording), "--out", str(out), "--device", "cpu")
+    assert rc == 0, err
+    audio, rate = sf.read(out)
+    frames = 1 + 11025 // 256
+    assert rate == 22050 and audio.size == (frames - 1) * 256 and np.abs(audio).max() > 0.01
+    assert f"from {frames} frames" in stdout and str(path) in stdout
+    (tmp_path / "config.json").write_text("{}")
+    rc, _, err = run(capsys, "vocode", "--vocoder", str(path), "--vocoder-config", str(tmp_path / "config.json"),
+                     "--wav", str(recording), "--out", str(tmp_path / "other.wav"), "--device", "cpu")
+    assert rc == 2 and err.count("\n") == 1 and "records its own settings" in err, err
+    assert not (tmp_path / "other.wav").exists()
+
+
+def test_synthesize_refuses_a_spectral_vocoder_of_other_features(tiny_checkpoint, tmp_path, capsys):
+    path = write_spectral(tmp_path / "generator.pt", AudioConfig(fmax=7600.0))
+    out = tmp_path / "out" / "hi.wav"
+    rc, _, err = run(capsys, "synthesize", "--checkpoint", str(tiny_checkpoint), "--text", "Hello.", "--out", str(out),
+                     "--vocoder", str(path), "--device", "cpu")
+    assert rc == 2 and err.count("\n") == 1 and "fmax 7600.0 (acoustic model 8000.0)" in err, err
+    assert not out.parent.exists()
 
 
 def _bad_vocode_cases(tmp_path: Path, hifigan: Path, recording: Path) -> dict[str, tuple[list[str], str]]:
@@ -183,7 +221,7 @@ def test_from_checkpoint_takes_a_vocoder_name_or_path(tiny_checkpoint, hifigan):
     synth = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu", vocoder=str(hifigan), vocoder_config=hifigan.parent / "config.json")
     result = synth.synthesize("Hi.", seed=0, decoding=DecodingConfig(max_decoder_steps=8))
     assert result.audio.size == result.mel.shape[0] * 256
-    with pytest.raises(VocoderError, match="HiFi-GAN generator file not found"):
+    with pytest.raises(VocoderError, match="vocoder file not found"):
         Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu", vocoder=hifigan.parent / "g_missing")
     with pytest.raises(GstTtsError, match="vocoder_config needs a vocoder given by name or path"):
         Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu", vocoder_config=hifigan.parent / "config.json")

@@ -133,22 +133,32 @@ def _vocoder_worker(rank: int, world_size: int, port: int, cfg_dict: dict, run_d
     torch.set_num_threads(1)
     trainer = VocoderTrainer(OmegaConf.create(cfg_dict), run_dir)
     trainer.fit()
-    torch.save({f"{net}.{k}": v.detach().cpu() for net in ("generator", "discriminator")
-                for k, v in getattr(trainer, net).named_parameters()}, Path(out_dir) / f"rank{rank}.pt")
+    torch.save({f"{name}.{k}": v.detach().cpu() for name, net in trainer.networks.items()
+                for k, v in net.named_parameters()}, Path(out_dir) / f"rank{rank}.pt")
     torch.distributed.destroy_process_group()
 
 
-def test_vocoder_ddp_ranks_stay_identical_and_checkpoint_resumes_on_one_process(make_vocoder_cfg, tmp_path):
+# HiFi-GAN (tiny), and the spectral vocoder (the generator alone) with a 16-channel estimator.
+VOCODER_KINDS = {"hifigan": ((), {}), "spectral": (("vocoder=cpu_small", "generator.channels=16"), {"tiny": False})}
+
+
+@pytest.mark.parametrize("kind", list(VOCODER_KINDS))
+def test_vocoder_ddp_ranks_stay_identical_and_checkpoint_resumes_on_one_process(make_vocoder_cfg, tmp_path, kind):
+    overrides, options = VOCODER_KINDS[kind]
+
+    def make_vocoder_cfg_of_kind(*args, **trainer):
+        return make_vocoder_cfg(*args, *overrides, **options, **trainer)
+
     corpus = write_corpus(tmp_path / "corpus", n=5)
-    cfg = make_vocoder_cfg(corpus, tmp_path / "cache", max_steps=2)
+    cfg = make_vocoder_cfg_of_kind(corpus, tmp_path / "cache", max_steps=2)
     run_dir = tmp_path / "run"
     mp.spawn(_vocoder_worker, args=(2, _free_port(), OmegaConf.to_container(cfg, resolve=True), str(run_dir), str(tmp_path)),
              nprocs=2, join=True)
     rank0, rank1 = torch.load(tmp_path / "rank0.pt"), torch.load(tmp_path / "rank1.pt")
     for name, value in rank0.items():
         assert torch.equal(value, rank1[name]), name
-    resumed = VocoderTrainer(make_vocoder_cfg(corpus, tmp_path / "cache", max_steps=3), run_dir)
-    assert resumed.state.step == 2
+    resumed = VocoderTrainer(make_vocoder_cfg_of_kind(corpus, tmp_path / "cache", max_steps=3), run_dir)
+    assert resumed.state.step == 2 and resumed.kind == kind
     for name, value in resumed.generator.named_parameters():
         assert torch.equal(value, rank0[f"generator.{name}"]), name
     assert resumed.fit().step == 3

@@ -1,6 +1,7 @@
 """Vocoder training: the GAN step learns, exact resume, checkpoints (full and generator-only, loadable
 as --vocoder), TensorBoard audio, GTA mels, init_from, the packaged presets, one-line errors, and a
-smoke run of the HiFi-GAN V2 preset (shrunk) on ljspeech-mini through the command."""
+smoke run of the HiFi-GAN V2 preset (shrunk) on ljspeech-mini through the command; the same for the
+spectral vocoder (``generator_kind: spectral``, the cpu_small preset, shrunk)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import shutil
 import subprocess
 import sys
 
-from conftest import CONF_DIR, TINY_GENERATOR, write_corpus
+from conftest import CONF_DIR, TINY_GENERATOR, vocoder_config, write_corpus
 from hydra import compose, initialize_config_dir
 import numpy as np
 from omegaconf import OmegaConf
@@ -22,14 +23,16 @@ import torch
 
 from gst_tts.audio.features import AudioConfig
 from gst_tts.audio.vocoders import load_vocoder
+from gst_tts.audio.vocoders.checkpoint import save_vocoder_checkpoint, vocoder_payload
 from gst_tts.audio.vocoders.discriminators import HiFiGANDiscriminator
 from gst_tts.audio.vocoders.hifigan import HIFIGAN_CONFIGS, GENERATOR_CONFIG_KEYS, HiFiGANGenerator
+from gst_tts.audio.vocoders.spectral import MagnitudeEstimator, SpectralVocoder
 from gst_tts.cli import main as cli_main
 from gst_tts.data.segments import collate_segments
 from gst_tts.errors import DataError, GstTtsError
 from gst_tts.training.builders import build_generator
 from gst_tts.training.vocoder_losses import HiFiGANLoss
-from gst_tts.training.vocoder_trainer import VocoderTrainer, load_vocoder_checkpoint
+from gst_tts.training.vocoder_trainer import PROGRESS_TERMS, VocoderTrainer, load_vocoder_checkpoint
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -37,6 +40,13 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.fixture
 def small_corpus(tmp_path):
     return write_corpus(tmp_path / "corpus", n=5)
+
+
+def spectral_config(root: Path, cache: Path, *overrides: str, **trainer):
+    """The cpu_small preset (the spectral vocoder) with a 16-channel estimator, test-sized (see
+    conftest's ``vocoder_config``: batches of 2 segments of 8 frames)."""
+    return vocoder_config(root, cache, "vocoder=cpu_small", "generator.channels=16", "generator.kernel_size=3",
+                          *overrides, tiny=False, **trainer)
 
 
 def test_one_segment_is_learnt_and_the_discriminators_separate(make_vocoder_cfg, small_corpus, tmp_path):
@@ -62,7 +72,8 @@ def test_fit_writes_checkpoints_a_loadable_generator_and_tensorboard_audio(make_
     for key in ("discriminator", "optimizer", "scheduler", "scaler", "train_state", "rng", "config", "val_ids"):
         assert key in full, key
     export = load_vocoder_checkpoint(run / "checkpoints" / "generator.pt")
-    assert set(export) == {"format", "version", "generator", "generator_config", "audio_config", "step"}
+    assert set(export) == {"format", "version", "generator", "generator_config", "audio_config", "step", "generator_kind"}
+    assert export["generator_kind"] == full["generator_kind"] == "hifigan"
     assert not any("parametrizations" in k for k in export["generator"])  # weight norm folded
 
     # --vocoder PATH needs no config file: the checkpoint records its sizes and features.
@@ -84,18 +95,20 @@ def test_fit_writes_checkpoints_a_loadable_generator_and_tensorboard_audio(make_
         assert name in tags["scalars"], name
 
 
-def test_resume_is_bit_identical_to_an_uninterrupted_run(make_vocoder_cfg, small_corpus, tmp_path):
-    cache = tmp_path / "cache"
-    full = VocoderTrainer(make_vocoder_cfg(small_corpus, cache, max_steps=6, val_every=2), tmp_path / "full")
+@pytest.mark.parametrize("kind", ["hifigan", "spectral"])
+def test_resume_is_bit_identical_to_an_uninterrupted_run(make_vocoder_cfg, small_corpus, tmp_path, kind):
+    make, cache = make_vocoder_cfg if kind == "hifigan" else spectral_config, tmp_path / "cache"
+    full = VocoderTrainer(make(small_corpus, cache, max_steps=6, val_every=2), tmp_path / "full")
     full.fit()
-    VocoderTrainer(make_vocoder_cfg(small_corpus, cache, max_steps=3, val_every=2), tmp_path / "split").fit()
-    resumed = VocoderTrainer(make_vocoder_cfg(small_corpus, cache, max_steps=6, val_every=2), tmp_path / "split")
+    VocoderTrainer(make(small_corpus, cache, max_steps=3, val_every=2), tmp_path / "split").fit()
+    resumed = VocoderTrainer(make(small_corpus, cache, max_steps=6, val_every=2), tmp_path / "split")
     assert resumed.state.step == 3
     resumed.fit()
     assert resumed.state == full.state
-    for net in ("generator", "discriminator"):
-        a, b = getattr(full, net).state_dict(), getattr(resumed, net).state_dict()
-        for name in a:
+    assert set(full.networks) == ({"generator", "discriminator"} if kind == "hifigan" else {"generator"})
+    for net in full.networks:
+        a, b = full.networks[net].state_dict(), resumed.networks[net].state_dict()
+        for name in a:  # weights and buffers (the spectral estimator's mel statistics)
             assert torch.equal(a[name], b[name]), f"{net}.{name}"
         assert (full.optimizers[net].state_dict()["state"][0]["exp_avg"]
                 .equal(resumed.optimizers[net].state_dict()["state"][0]["exp_avg"]))
@@ -154,6 +167,97 @@ def test_init_from_a_published_generator_file_or_a_run(make_vocoder_cfg, small_c
 
 
 # ---------------------------------------------------------------------------------------------
+# The spectral vocoder (generator_kind: spectral)
+
+
+def test_spectral_steps_learn_with_one_network_and_the_training_mel_statistics(small_corpus, tmp_path):
+    torch.manual_seed(0)
+    trainer = VocoderTrainer(spectral_config(small_corpus, tmp_path / "cache", learning_rate=3e-3), tmp_path / "run")
+    assert isinstance(trainer.generator, MagnitudeEstimator) and trainer.discriminator is None
+    assert set(trainer.networks) == set(trainer.optimizers) == set(trainer.schedulers) == set(trainer.scalers) == {"generator"}
+    stats = trainer.cache.stats([u.id for u in trainer.train_set.utterances])
+    assert torch.equal(trainer.generator.mel_mean, stats.mean) and torch.allclose(trainer.generator.mel_std, stats.std)
+    batch = collate_segments([trainer.train_set[(i, 0)] for i in range(2)])
+    first = trainer._train_step(batch)
+    for _ in range(20):
+        last = trainer._train_step(batch)
+    assert last["generator/total"] < 0.8 * first["generator/total"], (first, last)
+    assert set(PROGRESS_TERMS["spectral"].values()) | {"generator/grad_norm"} <= set(first)
+    assert not any(k.startswith("discriminator/") for k in first)
+    assert trainer.state.step == 21 and trainer.state.skipped_batches == 0
+    trainer.amp_dtype = torch.bfloat16  # the CUDA default (amp: bf16) runs on the CPU too
+    terms = trainer._train_step(batch)
+    assert terms is not None and all(np.isfinite(v) for v in terms.values()) and trainer.state.step == 22
+
+
+def test_spectral_fit_writes_checkpoints_tensorboard_audio_and_a_loadable_vocoder(small_corpus, tmp_path):
+    run = tmp_path / "run"
+    trainer = VocoderTrainer(spectral_config(small_corpus, tmp_path / "cache", max_steps=2, val_every=2,
+                                             checkpoint_every=2, keep_checkpoints=1), run)
+    assert trainer.fit().step == 2
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["generator.pt", "last.pt", "step_0000002.pt"]
+    full = load_vocoder_checkpoint(run / "checkpoints" / "last.pt")
+    assert full["generator_kind"] == "spectral" and "discriminator" not in full and "discriminator_config" not in full
+    assert set(full["optimizer"]) == set(full["scheduler"]) == set(full["scaler"]) == {"generator"}
+    export = load_vocoder_checkpoint(run / "checkpoints" / "generator.pt")
+    assert set(export) == {"format", "version", "generator", "generator_config", "audio_config", "step", "generator_kind"}
+    assert torch.equal(export["generator"]["mel_mean"], trainer.generator.mel_mean)
+
+    vocoder = load_vocoder(run / "checkpoints" / "generator.pt", audio_config=AudioConfig(), device="cpu")
+    assert isinstance(vocoder, SpectralVocoder)
+    item = trainer.val_set.utterance(0)
+    audio = vocoder(item["mel"])
+    assert audio.shape == ((item["mel"].shape[0] - 1) * 256,) and np.isfinite(audio).all()
+    expected = SpectralVocoder(MagnitudeEstimator(**trainer.generator_config), audio_config=AudioConfig())
+    expected.estimator.load_state_dict(trainer.generator.state_dict())
+    np.testing.assert_array_equal(audio, expected(item["mel"]))
+    assert all(p.requires_grad for p in trainer.generator.parameters())  # validation froze a copy, not the network
+
+    events = EventAccumulator(str(run / "tensorboard"), size_guidance={"audio": 0, "images": 0})
+    events.Reload()
+    tags = events.Tags()
+    assert {"val/audio_0", "val/target_audio_0"} <= set(tags["audio"]) and "val/mel_0" in tags["images"]
+    for name in ("train/generator/log_magnitude_l1", "train/generator/spectral_convergence", "train/generator/total",
+                 "train/grad_norm/generator", "train/learning_rate", "val/mel_l1"):
+        assert name in tags["scalars"], name
+    assert not any("discriminator" in name for name in tags["scalars"])
+
+
+def test_spectral_init_from_and_the_kinds_kept_apart(make_vocoder_cfg, small_corpus, tmp_path):
+    cache = tmp_path / "cache"
+    source = VocoderTrainer(spectral_config(small_corpus, cache, max_steps=1), tmp_path / "source")
+    source.fit()
+    exported = tmp_path / "source" / "checkpoints" / "generator.pt"
+    # Another corpus' statistics would differ: init_from keeps the source's, with its weights.
+    tuned = VocoderTrainer(spectral_config(small_corpus, cache, init_from=str(exported)), tmp_path / "tuned")
+    assert tuned.state.step == 0
+    for name, value in source.generator.state_dict().items():
+        assert torch.equal(value, tuned.generator.state_dict()[name]), name
+
+    torch.manual_seed(0)
+    hifigan = save_vocoder_checkpoint(tmp_path / "hifigan.pt", vocoder_payload(
+        generator_state=HiFiGANGenerator(**TINY_GENERATOR).state_dict(), generator_config=TINY_GENERATOR,
+        audio_config=AudioConfig()))
+    cases = [(spectral_config(small_corpus, cache, init_from=str(hifigan)), "a hifigan vocoder checkpoint, not a spectral one"),
+             (make_vocoder_cfg(small_corpus, cache, init_from=str(exported)), "a spectral vocoder checkpoint, not a hifigan one"),
+             (spectral_config(small_corpus, cache, "generator.channels=8", init_from=str(exported)), "this run's generator config")]
+    for cfg, message in cases:
+        with pytest.raises(GstTtsError) as info:
+            VocoderTrainer(cfg, tmp_path / "other")
+        assert message in str(info.value) and "\n" not in str(info.value), str(info.value)
+    with pytest.raises(GstTtsError) as info:  # a HiFi-GAN run in the spectral run's folder
+        VocoderTrainer(make_vocoder_cfg(small_corpus, cache), tmp_path / "source")
+    assert "this run's generator_kind is hifigan" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_spectral_max_minutes_ends_the_run(small_corpus, tmp_path):
+    trainer = VocoderTrainer(spectral_config(small_corpus, tmp_path / "cache", max_steps=100000, max_minutes=0.02),
+                             tmp_path / "run")
+    state = trainer.fit()
+    assert 1 <= state.step < 100000 and (tmp_path / "run" / "checkpoints" / "last.pt").is_file()
+
+
+# ---------------------------------------------------------------------------------------------
 # Configs and errors
 
 
@@ -173,10 +277,15 @@ def test_presets_restate_the_published_sizes_and_the_constructor_defaults():
     assert OmegaConf.to_container(v1.discriminator) == defaults(HiFiGANDiscriminator)
     assert OmegaConf.to_container(v1.loss) == defaults(HiFiGANLoss, leave_out=("audio_config",))
     assert OmegaConf.to_container(v1.data.audio) == asdict(AudioConfig())
-    # The CPU preset builds and makes a frame's worth of samples per frame.
-    generator, config = build_generator(small.generator, audio_config=AudioConfig())
-    assert config["istft_n_fft"] == 16 and generator(torch.zeros(1, 80, 3)).shape == (1, 1, 3 * 256)
-    assert small.data.batch_size == 8 and v1.data.batch_size == 16
+    # The CPU preset is the spectral vocoder: an estimator of a linear magnitude per frame.
+    assert v1.generator_kind == "hifigan" and small.generator_kind == "spectral"
+    estimator, config = build_generator(small.generator, audio_config=AudioConfig(), kind="spectral")
+    assert isinstance(estimator, MagnitudeEstimator) and estimator(torch.zeros(1, 3, 80)).shape == (1, 3, 513)
+    assert config == {"sample_rate": 22050, "n_fft": 1024, "n_mels": 80, "fmin": 0.0, "fmax": 8000.0,  # from data.audio
+                      "channels": 192, "kernel_size": 5, "dilations": [1, 2, 1, 2]}
+    assert (small.data.batch_size, small.data.segment_frames, small.data.num_workers) == (16, 64, 0)
+    assert small.trainer.learning_rate == 1e-3 and small.trainer.lr_decay ** (4000 / small.trainer.lr_decay_steps) == 0.25
+    assert small.trainer.max_minutes == 5 and v1.data.batch_size == 16
 
 
 def test_config_mistakes_are_one_line_before_the_corpus_is_read(make_vocoder_cfg, tmp_path):
@@ -192,6 +301,18 @@ def test_config_mistakes_are_one_line_before_the_corpus_is_read(make_vocoder_cfg
         with pytest.raises(GstTtsError) as info:
             VocoderTrainer(cfg, tmp_path / "run")
         assert message in str(info.value) and "\n" not in str(info.value), (change, str(info.value))
+
+
+def test_spectral_config_mistakes_are_one_line_before_the_corpus_is_read(tmp_path):
+    missing = tmp_path / "no-corpus"
+    cases = [(["generator_kind=wavenet"], "generator_kind must be one of hifigan, spectral, got 'wavenet'"),
+             (["data.segment_frames=4"], "data.segment_frames must exceed 4 for the spectral vocoder"),
+             (["+generator.upsample_rates=[8,8]"], "not an argument of gst_tts.audio.vocoders.spectral.MagnitudeEstimator"),
+             (["+generator.n_fft=2048"], "generator.n_fft comes from data.audio.n_fft")]
+    for overrides, message in cases:
+        with pytest.raises(GstTtsError) as info:
+            VocoderTrainer(spectral_config(missing, tmp_path / "cache", *overrides), tmp_path / "run")
+        assert message in str(info.value) and "\n" not in str(info.value), (overrides, str(info.value))
 
 
 def test_bad_corpus_ends_the_command_with_one_line_and_exit_2(tmp_path):

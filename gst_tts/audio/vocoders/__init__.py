@@ -1,21 +1,25 @@
-"""Vocoders: log-mel → waveform. Griffin-Lim (no training needed) and HiFi-GAN (the published
-weights or gst-tts's own vocoder checkpoints, :mod:`~gst_tts.audio.vocoders.hifigan_io`), behind
-one interface. The discriminators (``discriminators``) and the checkpoint layout (``checkpoint``)
-serve vocoder training (``gst-tts-train-vocoder``)."""
+"""Vocoders: log-mel → waveform. Griffin-Lim (no training needed), HiFi-GAN (the published
+weights or gst-tts's own vocoder checkpoints, :mod:`~gst_tts.audio.vocoders.hifigan_io`) and the
+spectral vocoder (a trained magnitude estimator with PGHI phase, :mod:`~gst_tts.audio.vocoders.spectral`),
+behind one interface. The discriminators (``discriminators``) and the checkpoint layout
+(``checkpoint``) serve vocoder training (``gst-tts-train-vocoder``)."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 import torch
 
 from gst_tts.audio.features import AudioConfig
+from gst_tts.audio.vocoders.checkpoint import SPECTRAL_KIND, check_vocoder_checkpoint, generator_kind, is_vocoder_checkpoint
 from gst_tts.errors import VocoderError
+from gst_tts.weights import load_weights_only
 
-#: The ``vocoder`` name that means Griffin-Lim; anything else names a HiFi-GAN generator file (a
-#: published one, or a gst-tts vocoder checkpoint).
+#: The ``vocoder`` name that means Griffin-Lim; anything else names a vocoder file (a gst-tts
+#: vocoder checkpoint, HiFi-GAN or spectral, or a published HiFi-GAN generator).
 GRIFFIN_LIM = "griffin-lim"
 
 
@@ -38,17 +42,20 @@ def load_vocoder(
     """The vocoder ``vocoder`` names, for mels made with ``audio_config``.
 
     Args:
-        vocoder: ``"griffin-lim"``, or the path of a HiFi-GAN generator file: a gst-tts vocoder
-            checkpoint (``gst-tts-train-vocoder``'s ``generator.pt`` or ``last.pt``) or a published one.
+        vocoder: ``"griffin-lim"``, or the path of a vocoder file: a gst-tts vocoder checkpoint
+            (``gst-tts-train-vocoder``'s ``generator.pt`` or ``last.pt``; a HiFi-GAN generator or
+            the spectral vocoder's magnitude estimator) or a published HiFi-GAN generator.
         audio_config: the feature settings of the mels it will get.
         config_path: a published HiFi-GAN file only: its ``config.json``. Default: the one beside
             the weights.
-        device: HiFi-GAN only: where it runs; ``None`` picks CUDA when available, else CPU.
+        device: a file's vocoder only: where its network runs; ``None`` picks CUDA when
+            available, else CPU.
         griffin_lim: Griffin-Lim only: ``GriffinLimVocoder`` keyword arguments.
 
     Raises:
-        VocoderError: a config for Griffin-Lim, or a HiFi-GAN file that does not load
-            (:func:`~gst_tts.audio.vocoders.hifigan_io.load_hifigan`).
+        VocoderError: a config for Griffin-Lim or for a gst-tts vocoder checkpoint, or a file that
+            does not load (:func:`~gst_tts.audio.vocoders.hifigan_io.load_hifigan`,
+            :func:`~gst_tts.audio.vocoders.spectral.spectral_vocoder_from_checkpoint`).
     """
     if isinstance(vocoder, str) and vocoder == GRIFFIN_LIM:
         if config_path is not None:
@@ -56,6 +63,13 @@ def load_vocoder(
         from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
 
         return GriffinLimVocoder(audio_config, **griffin_lim)
-    from gst_tts.audio.vocoders.hifigan_io import load_hifigan
+    path = Path(vocoder)
+    stored = load_weights_only(path, error=VocoderError, what="vocoder file")
+    if is_vocoder_checkpoint(stored) and generator_kind(stored) == SPECTRAL_KIND:
+        from gst_tts.audio.vocoders.spectral import spectral_vocoder_from_checkpoint
 
-    return load_hifigan(vocoder, config_path=config_path, audio_config=audio_config, device=device)
+        ckpt = check_vocoder_checkpoint(stored, path, config_path=config_path)
+        return spectral_vocoder_from_checkpoint(ckpt, path, audio_config=audio_config, device=device)
+    from gst_tts.audio.vocoders.hifigan_io import hifigan_vocoder
+
+    return hifigan_vocoder(stored, path, config_path=config_path, audio_config=audio_config, device=device)

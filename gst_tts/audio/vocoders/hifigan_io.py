@@ -33,22 +33,29 @@ import numpy as np
 import torch
 
 from gst_tts.audio.features import AudioConfig
-from gst_tts.audio.vocoders.checkpoint import check_vocoder_checkpoint, is_vocoder_checkpoint
+from gst_tts.audio.vocoders.checkpoint import (
+    FEATURE_FIELDS,
+    HIFIGAN_KIND,
+    check_vocoder_checkpoint,
+    is_vocoder_checkpoint,
+    rebuild_generator,
+    same_number,
+)
 from gst_tts.audio.vocoders.hifigan import FEATURE_CONFIG_KEYS, GENERATOR_CONFIG_KEYS, HiFiGANGenerator, fold_weight_norm
 from gst_tts.device import resolve_device
 from gst_tts.errors import VocoderError, first_line
-from gst_tts.weights import load_weights_only
+from gst_tts.weights import load_fitting_state, load_weights_only, named_tensor_state
 
-__all__ = ["HiFiGANVocoder", "load_hifigan", "check_hifigan_config", "generator_from_checkpoint", "DEFAULT_CONFIG_NAME"]
+__all__ = ["HiFiGANVocoder", "load_hifigan", "hifigan_vocoder", "check_hifigan_config", "generator_from_checkpoint",
+           "DEFAULT_CONFIG_NAME"]
 
 #: The config file looked for beside the weights when none is named.
 DEFAULT_CONFIG_NAME = "config.json"
 
 # config.json key → AudioConfig field it must equal.
-_FEATURE_FIELDS = dict(zip(FEATURE_CONFIG_KEYS, ("sample_rate", "n_fft", "hop_length", "win_length", "n_mels", "fmin", "fmax")))
+_FEATURE_FIELDS = dict(zip(FEATURE_CONFIG_KEYS, FEATURE_FIELDS))
 # What the training script of HiFi-GAN stores beside the generator, in its "do_" files.
 _DISCRIMINATOR_KEYS = ("mpd", "msd", "optim_g", "optim_d")
-_SHOWN = 3  # mismatched weight names shown in an error
 
 
 class HiFiGANVocoder:
@@ -95,6 +102,7 @@ def load_hifigan(
 ) -> HiFiGANVocoder:
     """A HiFi-GAN generator file as a vocoder for ``audio_config``'s mels: a gst-tts vocoder
     checkpoint (it records its settings), or a published generator file and its ``config.json``.
+    (:func:`~gst_tts.audio.vocoders.load_vocoder` takes the spectral vocoder's checkpoints too.)
 
     Args:
         path: a gst-tts vocoder checkpoint (``generator.pt``, or a training checkpoint), or a
@@ -108,17 +116,27 @@ def load_hifigan(
         VocoderError: a missing or unreadable file; a config that lacks keys or does not match
             ``audio_config`` (every mismatched key named, with both values); a file that is not a
             generator (a ``do_*`` discriminator file, a pickled module: refused, never run);
-            weights that do not fit the config; a gst-tts vocoder checkpoint of a newer version,
-            or one given a config file.
+            weights that do not fit the config; a gst-tts vocoder checkpoint of a newer version
+            or of the spectral vocoder, or one given a config file.
     """
     path = Path(path)
-    dev = resolve_device(device)
     stored = load_weights_only(path, error=VocoderError, what="HiFi-GAN generator file")
+    return hifigan_vocoder(stored, path, config_path=config_path, audio_config=audio_config, device=device)
+
+
+def hifigan_vocoder(
+    stored: Any,
+    path: str | os.PathLike,
+    *,
+    config_path: str | os.PathLike | None = None,
+    audio_config: AudioConfig,
+    device: str | torch.device | None = None,
+) -> HiFiGANVocoder:
+    """:func:`load_hifigan` of a file already read: ``stored`` is its contents, ``path`` where it was read."""
+    path = Path(path)
+    dev = resolve_device(device)
     if is_vocoder_checkpoint(stored):
-        if config_path is not None:
-            raise VocoderError(f"{path}: a gst-tts vocoder checkpoint records its own settings; "
-                               f"give no vocoder config ({config_path})")
-        generator = generator_from_checkpoint(check_vocoder_checkpoint(stored, path), path, audio_config)
+        generator = generator_from_checkpoint(check_vocoder_checkpoint(stored, path, config_path=config_path), path, audio_config)
         return HiFiGANVocoder(generator, sample_rate=audio_config.sample_rate, device=dev)
     config_path = Path(config_path) if config_path is not None else path.parent / DEFAULT_CONFIG_NAME
     state = _generator_state(stored, path)
@@ -128,13 +146,12 @@ def load_hifigan(
         generator = HiFiGANGenerator(**{k: config[k] for k in GENERATOR_CONFIG_KEYS}, n_mels=int(config["num_mels"]))
     except (TypeError, ValueError) as exc:
         raise VocoderError(f"{config_path}: unusable HiFi-GAN generator settings ({first_line(exc)})") from None
-    _check_weights(state, generator, path, str(config_path))
-    generator.load_state_dict(state)
+    load_fitting_state(generator, state, path, built_from=str(config_path), error=VocoderError)
     return HiFiGANVocoder(generator, sample_rate=audio_config.sample_rate, device=dev)
 
 
 def generator_from_checkpoint(ckpt: Mapping[str, Any], path: str | os.PathLike, audio_config: AudioConfig | None = None) -> HiFiGANGenerator:
-    """The generator of a checked gst-tts vocoder checkpoint, weight norm folded.
+    """The HiFi-GAN generator of a checked gst-tts vocoder checkpoint, weight norm folded.
 
     Args:
         ckpt: the checkpoint (:func:`~gst_tts.audio.vocoders.checkpoint.check_vocoder_checkpoint`).
@@ -142,23 +159,11 @@ def generator_from_checkpoint(ckpt: Mapping[str, Any], path: str | os.PathLike, 
         audio_config: the feature settings its mels must have; ``None`` skips the comparison.
 
     Raises:
-        VocoderError: other feature settings (every differing field named, with both values),
-            unusable generator settings, or weights that do not fit them.
+        VocoderError: a spectral vocoder's checkpoint, other feature settings (every differing
+            field named, with both values), unusable generator settings, or weights that do not fit them.
     """
-    if audio_config is not None:
-        stored, ours = ckpt["audio_config"], asdict(audio_config)
-        problems = [f"{field} {stored.get(field)!r} (acoustic model {ours[field]!r})" for field in _FEATURE_FIELDS.values()
-                    if not _same_number(stored.get(field), ours[field])]
-        if problems:
-            raise VocoderError(f"{path}: the vocoder was trained on other features than the acoustic model's: {'; '.join(problems)}")
-    state = _folded_generator(ckpt, path)
-    try:
-        generator = HiFiGANGenerator(**ckpt["generator_config"])
-    except (TypeError, ValueError) as exc:
-        raise VocoderError(f"{path}: unusable generator settings ({first_line(exc)})") from None
-    _check_weights(state, generator, path, "its generator_config")
-    generator.load_state_dict(state)
-    return generator
+    return rebuild_generator(ckpt, path, HiFiGANGenerator, kind=HIFIGAN_KIND, audio_config=audio_config,
+                             prepare=lambda state: _fold(state, path))
 
 
 def _read_config(config_path: Path) -> dict[str, Any]:
@@ -186,7 +191,7 @@ def check_hifigan_config(config: Mapping[str, Any], audio_config: AudioConfig, c
         ours, theirs = features[field], config[key]
         if key == "fmax" and theirs is None:  # librosa's mel filters: None is the Nyquist frequency
             theirs = config["sampling_rate"] / 2
-        if not _same_number(theirs, ours):
+        if not same_number(theirs, ours):
             problems.append(f"{key} {theirs!r} (acoustic model {field} {ours!r})")
     rates = config["upsample_rates"]
     try:
@@ -194,15 +199,10 @@ def check_hifigan_config(config: Mapping[str, Any], audio_config: AudioConfig, c
     except (TypeError, ValueError):
         problems.append(f"upsample_rates {rates!r} are not whole numbers")
     else:
-        if not _same_number(config["hop_size"], product):
+        if not same_number(config["hop_size"], product):
             problems.append(f"upsample_rates {rates} multiply to {product}, not hop_size {config['hop_size']!r}")
     if problems:
         raise VocoderError(f"{config_path}: HiFi-GAN config does not match the acoustic model's features: {'; '.join(problems)}")
-
-
-def _same_number(a: Any, b: Any) -> bool:
-    numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b))
-    return numbers and float(a) == float(b)
 
 
 def _generator_state(stored: Any, path: Path) -> dict[str, torch.Tensor]:
@@ -219,28 +219,11 @@ def _generator_state(stored: Any, path: Path) -> dict[str, torch.Tensor]:
 
 def _folded_generator(stored: Mapping[str, Any], path: str | os.PathLike) -> dict[str, torch.Tensor]:
     """``stored["generator"]``, checked to be a state dict, with its weight norm folded."""
-    state = stored["generator"]
-    if not isinstance(state, dict) or not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()):
-        raise VocoderError(f"{path}: 'generator' is not a state dict of named tensors")
+    return _fold(named_tensor_state(stored, "generator", path, error=VocoderError), path)
+
+
+def _fold(state: Mapping[str, torch.Tensor], path: str | os.PathLike) -> dict[str, torch.Tensor]:
     try:
         return fold_weight_norm(state)
     except ValueError as exc:
         raise VocoderError(f"{path}: {exc}") from None
-
-
-def _check_weights(state: Mapping[str, torch.Tensor], generator: HiFiGANGenerator, path: str | os.PathLike, config: str) -> None:
-    """Names a few missing, unexpected and misshapen weights in one line; ``config`` names what the
-    generator was built from."""
-    expected = {k: tuple(v.shape) for k, v in generator.state_dict().items()}
-    missing = [k for k in expected if k not in state]
-    unexpected = [k for k in state if k not in expected]
-    misshapen = [f"{k} {tuple(state[k].shape)} vs {expected[k]}" for k in expected if k in state and tuple(state[k].shape) != expected[k]]
-    problems = [f"{label} {_few(names)}" for label, names in
-                (("missing", missing), ("unexpected", unexpected), ("shape (file vs config)", misshapen)) if names]
-    if problems:
-        raise VocoderError(f"{path}: weights do not fit {config}: {'; '.join(problems)}")
-
-
-def _few(names: list[str]) -> str:
-    more = len(names) - _SHOWN
-    return ", ".join(names[:_SHOWN]) + (f" and {more} more" if more > 0 else "")

@@ -14,11 +14,17 @@ untrained network starts where Griffin-Lim's magnitude is. Its outputs are the c
 (L1 training) and so are smoother than real spectra between harmonics; :class:`SpectralVocoder`
 sharpens them by a power (``magnitude_power``, the same trick as Griffin-Lim's ``power``) and keeps
 the overall level.
+
+Training (``generator_kind: spectral`` in ``conf/vocoder_train.yaml``, :mod:`gst_tts.training.vocoder_trainer`)
+regresses the estimator's output on :func:`stft_log_magnitude` of each segment's samples with
+:func:`magnitude_loss`; its checkpoints (``generator_kind`` ``"spectral"``,
+:mod:`~gst_tts.audio.vocoders.checkpoint`) load with :func:`spectral_vocoder_from_checkpoint`.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+import os
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -26,12 +32,12 @@ import torchaudio
 from torch import nn
 
 from gst_tts.audio.features import LOG_MEL_FLOOR, AudioConfig
+from gst_tts.audio.vocoders.checkpoint import SPECTRAL_KIND, rebuild_generator
 from gst_tts.audio.vocoders.phase import fast_griffin_lim, pghi_phase
+from gst_tts.device import resolve_device
 
-__all__ = ["MagnitudeEstimator", "SpectralVocoder", "SPECTRAL_KIND", "magnitude_loss"]
-
-#: The ``generator_kind`` a vocoder checkpoint records for this vocoder.
-SPECTRAL_KIND = "spectral"
+__all__ = ["MagnitudeEstimator", "SpectralVocoder", "SPECTRAL_KIND", "magnitude_loss", "stft_log_magnitude",
+           "edge_frames", "spectral_vocoder_from_checkpoint"]
 
 
 def _mel_pseudo_inverse(audio_config: AudioConfig) -> torch.Tensor:
@@ -113,6 +119,41 @@ def magnitude_loss(predicted: torch.Tensor, target: torch.Tensor) -> dict[str, t
     error = torch.exp(torch.clamp(predicted, max=12.0)) - target_magnitude
     convergence = torch.linalg.vector_norm(error) / torch.clamp(torch.linalg.vector_norm(target_magnitude), min=1e-8)
     return {"log_magnitude_l1": log_l1, "spectral_convergence": convergence, "total": log_l1 + convergence}
+
+
+def stft_log_magnitude(audio: torch.Tensor, audio_config: AudioConfig) -> torch.Tensor:
+    """``(..., samples)`` → ``(..., 1 + samples // hop, n_fft // 2 + 1)`` natural-log STFT magnitude
+    (Hann window, ``center=True``, floored at the features' floor): what the estimator learns to predict."""
+    c = audio_config
+    window = torch.hann_window(c.win_length, dtype=audio.dtype, device=audio.device)
+    spectrum = torch.stft(audio.reshape(-1, audio.shape[-1]), c.n_fft, c.hop_length, c.win_length, window,
+                          center=True, return_complex=True)
+    log_mag = torch.log(torch.clamp(spectrum.abs(), min=LOG_MEL_FLOOR)).transpose(1, 2)
+    return log_mag.reshape(*audio.shape[:-1], *log_mag.shape[1:])
+
+
+def edge_frames(audio_config: AudioConfig) -> int:
+    """Frames at each end of a segment whose STFT window reaches past the segment's samples (into
+    :func:`stft_log_magnitude`'s padding): training leaves them out of the loss."""
+    return -(-audio_config.win_length // (2 * audio_config.hop_length))
+
+
+def spectral_vocoder_from_checkpoint(
+    ckpt: Mapping[str, Any],
+    path: str | os.PathLike,
+    *,
+    audio_config: AudioConfig,
+    device: str | torch.device | None = None,
+) -> "SpectralVocoder":
+    """The :class:`SpectralVocoder` of a checked gst-tts vocoder checkpoint of ``generator_kind``
+    ``"spectral"``, for ``audio_config``'s mels.
+
+    Raises:
+        VocoderError: another kind, other feature settings (every differing field named, with
+            both values), unusable estimator settings, or weights that do not fit them.
+    """
+    estimator = rebuild_generator(ckpt, path, MagnitudeEstimator, kind=SPECTRAL_KIND, audio_config=audio_config)
+    return SpectralVocoder(estimator, audio_config=audio_config, device=resolve_device(device))
 
 
 class SpectralVocoder:
