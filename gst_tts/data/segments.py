@@ -42,15 +42,22 @@ class SegmentDataset(Dataset):
         cache: the feature cache, prepared for them (their samples and, by default, their mels).
         segment_frames: mel frames per segment.
         mels: where the mels come from instead of ``cache`` (GTA mels). Default: ``cache``.
+        mels_share: with ``mels``, the share of training segments that take their mel from it; the
+            others take the recording's own from ``cache`` (drawn per segment from its seed, so a
+            vocoder fine-tuned on GTA mels keeps its copy synthesis). Whole utterances
+            (:meth:`utterance`) always come from ``mels``. Default 1.
 
     Items: ``dataset[(index, seed)]`` → ``{"id", "mel": (segment_frames, n_mels), "audio":
     (segment_frames · hop_length,)}``, float32 tensors; the mel is a natural-log mel, not normalised.
     """
 
     def __init__(self, utterances: Sequence[Utterance], cache: FeatureCache, *, segment_frames: int,
-                 mels: MelSource | None = None) -> None:
+                 mels: MelSource | None = None, mels_share: float = 1.0) -> None:
         if segment_frames < 1:
             raise ValueError(f"segment_frames must be at least 1, got {segment_frames}")
+        if not 0.0 <= mels_share <= 1.0:
+            raise ValueError(f"mels_share must be within [0, 1], got {mels_share}")
+        self.mels_share = float(mels_share)
         self.utterances = list(utterances)
         self.cache = cache
         self.mels = mels if mels is not None else cache
@@ -62,10 +69,12 @@ class SegmentDataset(Dataset):
 
     def __getitem__(self, key: tuple[int, int]) -> dict:
         index, seed = key
-        utt, mel, audio, usable = self._aligned(index)
+        draw = random.Random(seed)
+        own = self.mels is not self.cache and draw.random() >= self.mels_share
+        utt, mel, audio, usable = self._aligned(index, self.cache if own else self.mels)
         frames = self.segment_frames
         if usable >= frames:
-            start = random.Random(seed).randrange(usable - frames + 1)
+            start = draw.randrange(usable - frames + 1)
             mel, audio = mel[start : start + frames], audio[start * self.hop : (start + frames) * self.hop]
         else:
             mel = np.concatenate([mel[:usable], np.full((frames - usable, mel.shape[1]), np.log(LOG_MEL_FLOOR), np.float32)])
@@ -78,11 +87,11 @@ class SegmentDataset(Dataset):
         utt, mel, audio, _ = self._aligned(index)
         return {"id": utt.id, "mel": torch.from_numpy(mel), "audio": torch.from_numpy(audio)}
 
-    def _aligned(self, index: int) -> tuple[Utterance, np.ndarray, np.ndarray, int]:
-        """The utterance, its mel, its samples padded to ``frames · hop`` and how many frames have
-        samples all from the recording."""
+    def _aligned(self, index: int, mels: MelSource | None = None) -> tuple[Utterance, np.ndarray, np.ndarray, int]:
+        """The utterance, its mel (from ``mels``, default the dataset's), its samples padded to
+        ``frames · hop`` and how many frames have samples all from the recording."""
         utt = self.utterances[index]
-        mel = self.mels.load(utt.id)
+        mel = (mels or self.mels).load(utt.id)
         samples = self.cache.audio(utt)
         # A centred STFT gives 1 + samples // hop frames; GTA mels drop a few at the end.
         if mel.shape[0] > 1 + samples.size // self.hop:

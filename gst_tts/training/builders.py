@@ -368,6 +368,9 @@ def check_vocoder_config(cfg: DictConfig) -> AudioConfig:
         value = cfg.data[key]
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise GstTtsError(f"data.{key} must be a whole number >= 1, got {value!r}")
+    share = cfg.data.get("gta_share", 1.0)
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
+        raise GstTtsError(f"data.gta_share must be a number within [0, 1], got {share!r}")
     edges = edge_frames(audio_config)
     if kind == SPECTRAL_KIND and cfg.data.segment_frames <= 2 * edges:
         raise GstTtsError(f"data.segment_frames must exceed {2 * edges} for the spectral vocoder (the first and last "

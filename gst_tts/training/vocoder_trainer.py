@@ -132,7 +132,8 @@ class VocoderTrainer(TrainingLoop):
         by_id = {u.id: u for u in utterances}
 
         def dataset(ids: list[str]) -> SegmentDataset:
-            return SegmentDataset([by_id[i] for i in ids], self.cache, segment_frames=int(data.segment_frames), mels=self.gta)
+            return SegmentDataset([by_id[i] for i in ids], self.cache, segment_frames=int(data.segment_frames), mels=self.gta,
+                                  mels_share=float(data.get("gta_share", 1.0)))
 
         self.train_set, self.val_set = dataset(split.train_ids), dataset(split.val_ids)
         if not len(self.train_set):
