@@ -24,13 +24,15 @@ over clips (``rtf_total`` in the JSON: all seconds over all audio).
     ``--clips`` clips, real speech the demo vocoder never heard.
 (c) with the acoustic checkpoint (``--checkpoint``; skipped when absent): ``--sentences``
     held-out sentences synthesized once (each with its own recording as the style reference), the
-    same predicted mels through both vocoders: the voiced share of each, beside the recordings'.
+    same predicted mels through both vocoders and, when there is one (``--tts-vocoder``), through
+    the vocoder fine-tuned on the model's GTA mels: the voiced share of each, beside the recordings'.
 (d) on CUDA, when available: the vocoder's real-time factor on the GPU, over the clips of (a).
 
 ``--vocoder griffin-lim`` runs the whole bench with Griffin-Lim on both sides: a sanity run whose
 differences show Griffin-Lim's own run-to-run spread (its phases start random).
 Writes ``OUT/results.json`` (every clip) and ``OUT/results.md`` (the tables), prints the tables and
-then ``key=value`` lines. A missing vocoder or corpus is one line and exit code 2.
+then ``key=value`` lines. Without ``make demo``'s vocoder at the default paths it is skipped (exit
+0, as under ``make bench``); a ``--vocoder`` or ``--corpus`` given and missing is one line, exit 2.
 """
 
 from __future__ import annotations
@@ -59,11 +61,12 @@ from gst_tts.errors import GstTtsError, VocoderError  # noqa: E402
 from gst_tts.files import write_json, write_text  # noqa: E402
 from gst_tts.weights import load_weights_only  # noqa: E402
 
-GL, VOC = "griffin-lim", "vocoder"
+GL, VOC, TTS = "griffin-lim", "vocoder", "tts vocoder"
 
 
 DEFAULT_VOCODER = str(ROOT / "demo_out" / "vocoder" / "checkpoints" / "last.pt")
 DEFAULT_CORPUS = ROOT / "demo_out" / "corpus"
+DEFAULT_TTS_VOCODER = ROOT / "demo_out" / "vocoder_gta" / "checkpoints" / "last.pt"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="vocoder checkpoint (or a published HiFi-GAN file), or griffin-lim for a sanity run "
                         "(default demo_out/vocoder/checkpoints/last.pt, which make demo trains)")
     p.add_argument("--vocoder-config", type=Path, default=None, help="a published HiFi-GAN file's config.json")
+    p.add_argument("--tts-vocoder", type=Path, default=DEFAULT_TTS_VOCODER,
+                   help="(c) also: a vocoder fine-tuned on the acoustic model's GTA mels, skipped when absent "
+                        "(default demo_out/vocoder_gta/checkpoints/last.pt, which make demo trains)")
     p.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="the demo corpus (default demo_out/corpus)")
     p.add_argument("--checkpoint", type=Path, default=ROOT / "demo_out" / "checkpoints" / "last.pt",
                    help="acoustic checkpoint: its validation split, its feature settings, and (c) (default demo_out/checkpoints/last.pt)")
@@ -152,7 +158,13 @@ def _run(args: argparse.Namespace) -> int:
 
     # (c) the acoustic model's own mels
     if acoustic and args.sentences:
-        results["synthesized"] = _synthesized(args, acoustic, utterances, vocoders, config)
+        tts_vocoders = dict(vocoders)
+        if args.tts_vocoder.is_file():
+            tts_vocoders[TTS] = load_vocoder(args.tts_vocoder, audio_config=config, device="cpu")
+            results["setup"]["tts_vocoder"] = str(args.tts_vocoder)
+        else:
+            notes.append(f"no GTA-tuned vocoder at {args.tts_vocoder}: (c) compares Griffin-Lim and --vocoder only")
+        results["synthesized"] = _synthesized(args, acoustic, utterances, tts_vocoders, config)
     elif args.sentences:
         notes.append(f"synthesized-speech section skipped: no acoustic checkpoint at {args.checkpoint}")
 
@@ -171,6 +183,8 @@ def _run(args: argparse.Namespace) -> int:
             for key in MEASURES:
                 print(f"{side.replace('-', '_')}_{key}_{name}={row[side][key]:.4g}")
             print(f"{side.replace('-', '_')}_rtf_{name}={row[side]['rtf']:.4g}")
+    for side, share in results.get("synthesized", {}).get("voiced_share", {}).items():
+        print(f"voiced_share_{side.replace('-', '_').replace(' ', '_')}={share:.4g}")
     if "gpu" in results:
         print(f"vocoder_rtf_cuda={results['gpu']['rtf']:.4g}")
     return 0
@@ -282,7 +296,7 @@ def _synthesized(args: argparse.Namespace, acoustic: dict, utterances: list, voc
         for side, vocoder in vocoders.items():
             row[side] = voiced_share(vocoder(res.mel), vocoder.sample_rate, hop_length=config.hop_length)
         rows.append(row)
-    means = {key: float(np.nanmean([r[key] for r in rows])) for key in ("recording", GL, VOC)}
+    means = {key: float(np.nanmean([r[key] for r in rows])) for key in ("recording", *vocoders)}
     return {"sentences": len(rows), "voiced_share": means, "rows": rows}
 
 
@@ -324,10 +338,12 @@ def _report(results: dict) -> str:
     synth = results.get("synthesized")
     if synth and "voiced_share" in synth:
         v = synth["voiced_share"]
+        sides = [side for side in (GL, VOC, TTS) if side in v]
         lines += ["", f"Voiced share of {synth['sentences']} held-out sentences synthesized by `{s['checkpoint']}` "
-                      f"(the same predicted mels through each vocoder):", "",
-                  "| recordings | griffin-lim | vocoder |", "|---|---|---|",
-                  f"| {v['recording']:.1%} | {v[GL]:.1%} | {v[VOC]:.1%} |"]
+                      f"(the same predicted mels through each vocoder"
+                      + (f"; tts vocoder `{s['tts_vocoder']}`" if TTS in v else "") + "):", "",
+                  "| recordings | " + " | ".join(sides) + " |", "|---|" + "---|" * len(sides),
+                  f"| {v['recording']:.1%} | " + " | ".join(f"{v[side]:.1%}" for side in sides) + " |"]
     elif synth:
         lines += ["", f"synthesized speech: {synth['skipped']}"]
     if "gpu" in results:

@@ -19,7 +19,6 @@ import logging
 import os
 import socket
 
-from gst_tts.audio.vocoders import GRIFFIN_LIM
 from gst_tts.cli.args import add_decoding_arguments, add_model_arguments, decoding_options, load_synthesizer
 from gst_tts.errors import GstTtsError
 
@@ -27,7 +26,7 @@ log = logging.getLogger("gst_tts.serve")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    add_model_arguments(p, vocoder=True)  # --vocoder: the one vocoder requests get, "griffin-lim" or "hifigan" in the API
+    add_model_arguments(p, vocoder=True)  # --vocoder: the one vocoder requests get, named by its kind in the API
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=5002, help="port (default 5002, as Coqui's tts-server)")
     p.add_argument("--api-key", default=None,
@@ -83,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     except GstTtsError as exc:
         raise GstTtsError(f"serving limits: {exc}") from None
     synth = load_synthesizer(args)
-    name = GRIFFIN_LIM if args.vocoder == GRIFFIN_LIM else "hifigan"
+    name = getattr(synth.vocoder, "kind", "custom")  # griffin-lim, hifigan or spectral
     queue = BatchingQueue(synth, vocoders={name: synth.vocoder}, max_batch=options["batch_size"],
                           max_queue=args.max_queue, batch_window_s=args.batch_window_ms / 1000.0,
                           decoding=options["decoding"], max_chunk_chars=options["max_chunk_chars"])

@@ -1,5 +1,6 @@
 """Vocoder segments: mel frames and samples line up (frame t ↔ samples [t·hop, (t+1)·hop) of the
 trimmed recording), offsets follow the sampler's seeds, short utterances are padded, and the
+given mels (GTA) mix with the recordings' own in the share asked, and the
 sampler covers every utterance once per epoch, resumes mid-epoch and splits across ranks."""
 
 from __future__ import annotations
@@ -77,6 +78,27 @@ def test_mels_of_other_audio_are_refused(prepared):
 
     with pytest.raises(DataError, match="mels of other audio or features"):
         SegmentDataset(utterances, cache, segment_frames=8, mels=TooLong())[(0, 0)]
+
+
+def test_mels_share_mixes_the_given_mels_with_the_recordings_own(prepared):
+    utterances, cache = prepared
+
+    class Shifted:  # stands in for GTA mels: the cache's, recognisably offset
+        def load(self, utt_id):
+            return cache.load(utt_id) + 100.0
+
+    def gta_share(share: float) -> float:
+        data = SegmentDataset(utterances, cache, segment_frames=8, mels=Shifted(), mels_share=share)
+        picks = [data[(i % 4, seed)]["mel"].mean().item() > 50 for i, seed in enumerate(range(200))]
+        return sum(picks) / len(picks)
+
+    assert gta_share(1.0) == 1.0 and gta_share(0.0) == 0.0
+    assert 0.35 < gta_share(0.5) < 0.65
+    data = SegmentDataset(utterances, cache, segment_frames=8, mels=Shifted(), mels_share=0.5)
+    assert torch.equal(data[(1, 7)]["mel"], data[(1, 7)]["mel"])  # the draw follows the seed
+    assert data.utterance(0)["mel"].mean().item() > 50  # whole utterances: always the given mels
+    with pytest.raises(ValueError, match="mels_share"):
+        SegmentDataset(utterances, cache, segment_frames=8, mels=Shifted(), mels_share=1.5)
 
 
 def test_sampler_epochs_resume_and_ranks():

@@ -295,7 +295,8 @@ def test_config_mistakes_are_one_line_before_the_corpus_is_read(make_vocoder_cfg
              ({"discriminator": {"periodz": [2]}}, "did you mean 'periods'"),
              ({"loss": {"mel_fmax": 20000.0}}, "Nyquist"),
              ({"trainer": {"lr_decay": 0}}, "trainer.lr_decay"),
-             ({"data": {"segment_frames": 0}}, "data.segment_frames")]
+             ({"data": {"segment_frames": 0}}, "data.segment_frames"),
+             ({"data": {"gta_share": 1.5}}, "data.gta_share must be a number within [0, 1], got 1.5")]
     for change, message in cases:
         cfg = OmegaConf.merge(make_vocoder_cfg(missing, tmp_path / "cache"), change)
         with pytest.raises(GstTtsError) as info:

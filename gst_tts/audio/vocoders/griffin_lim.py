@@ -20,6 +20,9 @@ class GriffinLimVocoder:
             sharpen over-smooth predicted spectra (the Tacotron 1 trick). Default 1.3.
     """
 
+    #: The name ``gst-tts serve`` offers it under.
+    kind = "griffin-lim"
+
     def __init__(self, config: AudioConfig, n_iter: int = 32, momentum: float = 0.99, power: float = 1.3) -> None:
         self.config = config
         self.sample_rate = config.sample_rate

@@ -68,6 +68,9 @@ class HiFiGANVocoder:
         device: where it runs. Default CPU.
     """
 
+    #: The name ``gst-tts serve`` offers it under.
+    kind = "hifigan"
+
     def __init__(self, generator: HiFiGANGenerator, *, sample_rate: int, device: str | torch.device = "cpu") -> None:
         self.device = resolve_device(device)
         self.generator = generator.remove_weight_norm().to(self.device).eval().requires_grad_(False)

@@ -169,6 +169,9 @@ class SpectralVocoder:
         device: where the network runs. Default CPU.
     """
 
+    #: The name ``gst-tts serve`` offers it under.
+    kind = SPECTRAL_KIND
+
     def __init__(
         self,
         estimator: MagnitudeEstimator,
