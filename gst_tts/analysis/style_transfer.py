@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # the synthesizer imports analysis; analysis needs it only fo
     from gst_tts.inference.synthesizer import Synthesizer
 
 __all__ = [
-    "TRANSFER_F0_RANGE_HZ", "TRANSFER_HIGHPASS_HZ", "MEASURES", "TEXT_SEED", "REFERENCE_TEXT_SEED", "AUDIO_SUFFIXES",
+    "TRANSFER_F0_RANGE_HZ", "TRANSFER_HIGHPASS_HZ", "MIN_VOICED_SHARE", "MEASURES", "TEXT_SEED", "REFERENCE_TEXT_SEED", "AUDIO_SUFFIXES",
     "ESPEAK_GROUP", "REAL_GROUP", "AUGMENTED_GROUP",
     "ReferenceClip", "ClipMeasures", "StyleTransferReport",
     "held_out_sentences", "espeak_references", "folder_references", "augmented_references",
@@ -51,6 +51,11 @@ TRANSFER_F0_RANGE_HZ = (60.0, 400.0)
 #: What lies below this is filtered out before F0 is tracked (Hz): mains hum in real recordings
 #: reads as F0 at the bottom of the range otherwise; espeak's 90 Hz voices measure the same with it.
 TRANSFER_HIGHPASS_HZ = 70.0
+
+#: Least voiced share (of a clip's frames) for its F0 level and range to count. Below it the clip
+#: is unvoiced: pyin's few "voiced" frames in a whispered or noisy clip sit at the floor of its
+#: search range (60 Hz) and would read as a very low voice. Speech is voiced on about half its frames.
+MIN_VOICED_SHARE = 0.1
 
 #: The measures compared, with the transform applied before fitting and a label for tables.
 MEASURES: dict[str, tuple[str, str]] = {
@@ -129,7 +134,8 @@ def measure_clip(
     f0_range_hz: tuple[float, float] = TRANSFER_F0_RANGE_HZ,
 ) -> ClipMeasures:
     """Measures one clip at the model's feature settings (F0 after a :data:`TRANSFER_HIGHPASS_HZ`
-    high-pass).
+    high-pass; F0 level and range NaN when the clip is voiced on under :data:`MIN_VOICED_SHARE` of
+    its frames).
 
     Args:
         audio: ``(n_samples,)`` mono samples at ``sample_rate``; resampled to
@@ -149,10 +155,13 @@ def measure_clip(
     pitch = pitch_stats(samples, rate, f0_range_hz=f0_range_hz, highpass_hz=TRANSFER_HIGHPASS_HZ)
     if log_mel is None:
         log_mel = wav_to_logmel(samples, audio_config)
+    f0_hz, f0_range_st = pitch.median_hz, pitch.range_semitones
+    if not pitch.voiced_share >= MIN_VOICED_SHARE:
+        f0_hz = f0_range_st = float("nan")
     speech_rate = float("nan")
     if text is not None and len(log_mel):
         speech_rate = articulation_rate(text, log_mel, audio_config.hop_length / rate)
-    return ClipMeasures(f0_hz=pitch.median_hz, f0_range_st=pitch.range_semitones, voiced_share=pitch.voiced_share,
+    return ClipMeasures(f0_hz=f0_hz, f0_range_st=f0_range_st, voiced_share=pitch.voiced_share,
                         rate_letters_per_s=speech_rate, duration_s=len(samples) / rate)
 
 

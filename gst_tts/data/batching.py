@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import random
-from typing import Iterator, Sequence
+from typing import Iterator, Mapping, Sequence
 import warnings
 
 import torch
@@ -39,7 +39,9 @@ def encode_texts(utterances: Sequence[Utterance], symbols: SymbolTable) -> list[
 
 
 class TTSDataset(Dataset):
-    """Pairs of encoded text and normalised log-mel, read from a :class:`FeatureCache`."""
+    """Pairs of encoded text and normalised log-mel, read from a :class:`FeatureCache`, with each
+    utterance's standardised prosody targets when ``prosody`` (``{id: (n_measures,)}``, see
+    :mod:`gst_tts.data.prosody`) is given."""
 
     def __init__(
         self,
@@ -48,11 +50,13 @@ class TTSDataset(Dataset):
         n_frames: dict[str, int],
         cache: FeatureCache,
         stats: MelStats,
+        prosody: Mapping[str, torch.Tensor] | None = None,
     ) -> None:
         self.utterances = list(utterances)
         self.texts = list(texts)
         self.cache = cache
         self.stats = stats
+        self.prosody = prosody
         self.lengths = [n_frames[u.id] for u in self.utterances]
 
     def __len__(self) -> int:
@@ -61,7 +65,10 @@ class TTSDataset(Dataset):
     def __getitem__(self, index: int) -> dict:
         utt = self.utterances[index]
         mel = self.stats.normalize(torch.from_numpy(self.cache.load(utt.id)))
-        return {"id": utt.id, "text": self.texts[index], "mel": mel, "style": utt.style}
+        item = {"id": utt.id, "text": self.texts[index], "mel": mel, "style": utt.style}
+        if self.prosody is not None:
+            item["prosody"] = self.prosody[utt.id]
+        return item
 
 
 class LengthBucketSampler(Sampler[list[int]]):
@@ -123,6 +130,11 @@ class LengthBucketSampler(Sampler[list[int]]):
         return max(0, len(self._all_batches()) // self.num_replicas - self.start)
 
 
+#: Fewest frames a cropped style reference keeps (the reference encoder's six stride-2 blocks
+#: reduce 64 frames to one).
+MIN_REFERENCE_FRAMES = 64
+
+
 class Collate:
     """Pads a list of dataset items into a batch.
 
@@ -136,15 +148,40 @@ class Collate:
 
     Batch keys: ``text (B, L)``, ``text_lengths (B,)``, ``mel (B, T, n_mels)`` with ``T`` a
     multiple of r, ``mel_lengths (B,)`` trimmed lengths (multiples of r), ``stop_targets (B, T / r)``,
-    ``ids``, ``styles``.
+    ``ids``, ``styles``; ``prosody (B, n_measures)`` when the items carry prosody targets.
+
+    Training may also give the style reference its own view of each target (``reference_mel
+    (B, T', n_mels)``, ``reference_lengths (B,)``): a random stretch of the utterance and a random
+    spectral tilt. Pitch level, intonation and tempo hold over any stretch of an utterance and
+    survive a tilt, but its exact frames and timbre do not, so the reference encoder cannot
+    shortcut through recognising a training utterance or its voice. Draws use torch's global RNG
+    (checkpointed, so a resumed run draws the same).
+
+    Args:
+        reduction_factor: frames per decoder step.
+        pad_id: padding symbol id. Default 0.
+        reference_crop: shortest share of an utterance a reference stretch keeps, drawn uniformly
+            in ``[reference_crop, 1]`` (never under :data:`MIN_REFERENCE_FRAMES` frames unless the
+            utterance is shorter); 1 keeps it whole. Default 1.0.
+        reference_tilt: largest spectral tilt added to a reference, in normalised log-mel units
+            from the lowest to the highest channel (``±reference_tilt / 2`` at the ends, a line in
+            between, drawn uniformly); 0 adds none. Default 0.0.
 
     Raises:
         DataError: an item with fewer than ``reduction_factor`` frames (nothing left to train).
     """
 
-    def __init__(self, reduction_factor: int, pad_id: int = 0) -> None:
+    def __init__(
+        self, reduction_factor: int, pad_id: int = 0, *, reference_crop: float = 1.0, reference_tilt: float = 0.0
+    ) -> None:
+        if not 0.0 < reference_crop <= 1.0:
+            raise ValueError(f"reference_crop must be in (0, 1], got {reference_crop}")
+        if reference_tilt < 0:
+            raise ValueError(f"reference_tilt must be >= 0, got {reference_tilt}")
         self.r = reduction_factor
         self.pad_id = pad_id
+        self.reference_crop = reference_crop
+        self.reference_tilt = reference_tilt
 
     def __call__(self, items: Sequence[dict]) -> dict:
         text_lengths = torch.tensor([len(x["text"]) for x in items], dtype=torch.long)
@@ -165,7 +202,7 @@ class Collate:
         steps = torch.arange(max_frames // self.r)
         last_step = mel_lengths // self.r - 1
         stop_targets = (steps[None, :] >= last_step[:, None]).float()
-        return {
+        batch = {
             "text": text,
             "text_lengths": text_lengths,
             "mel": mel,
@@ -174,3 +211,27 @@ class Collate:
             "ids": [x["id"] for x in items],
             "styles": [x["style"] for x in items],
         }
+        if "prosody" in items[0]:
+            batch["prosody"] = torch.stack([x["prosody"] for x in items])
+        if self.reference_crop < 1.0 or self.reference_tilt > 0.0:
+            batch["reference_mel"], batch["reference_lengths"] = self._references([x["mel"] for x in items])
+        return batch
+
+    def _references(self, mels: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        """A random stretch of each mel with a random tilt, padded: ``(B, T', n_mels)``, ``(B,)``."""
+        views = []
+        for mel in mels:
+            frames, n_mels = mel.shape
+            share = self.reference_crop + (1.0 - self.reference_crop) * float(torch.rand(()))
+            keep = min(frames, max(MIN_REFERENCE_FRAMES, round(share * frames)))
+            start = int(torch.randint(frames - keep + 1, ()))
+            view = mel[start : start + keep]
+            if self.reference_tilt > 0.0:
+                slope = self.reference_tilt * (float(torch.rand(())) - 0.5)
+                view = view + slope * torch.linspace(-1.0, 1.0, n_mels)
+            views.append(view)
+        lengths = torch.tensor([len(v) for v in views], dtype=torch.long)
+        padded = torch.zeros(len(views), int(lengths.max()), mels[0].shape[1])
+        for i, view in enumerate(views):
+            padded[i, : len(view)] = view
+        return padded, lengths

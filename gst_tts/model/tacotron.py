@@ -21,6 +21,7 @@ class TacotronOutput(NamedTuple):
     stop_logits: torch.Tensor  # (batch, frames / r)
     alignments: torch.Tensor  # (batch, frames / r, symbols)
     style_weights: torch.Tensor | None  # (batch, n_heads, n_tokens), None when given weights
+    style_prosody: torch.Tensor | None = None  # (batch, style_prosody_dim) read out of the style; None without the head
 
 
 class SynthesisOutput(NamedTuple):
@@ -79,6 +80,10 @@ class GSTTacotron(nn.Module):
         gst_token_dim: style token / embedding size. Default 256.
         gst_n_heads: style attention heads. Default 4.
         style_combine: ``"add"`` or ``"concat"``. Default ``"add"``.
+        style_prosody_dim: outputs of a linear read-out of the style embedding (``style_prosody``)
+            that training fits to the reference's standardised prosody measures (median F0, rate, …;
+            see :mod:`gst_tts.data.prosody`), so that the embedding carries them on one scale for any
+            reference; 0: no read-out. The data decides it (one output per measure). Default 0.
     """
 
     def __init__(
@@ -115,6 +120,7 @@ class GSTTacotron(nn.Module):
         gst_token_dim: int = 256,
         gst_n_heads: int = 4,
         style_combine: str = "add",
+        style_prosody_dim: int = 0,
     ) -> None:
         super().__init__()
         if style_combine not in ("add", "concat"):
@@ -148,6 +154,10 @@ class GSTTacotron(nn.Module):
             n_mels=n_mels, postnet_dim=postnet_dim, kernel_size=postnet_kernel_size, n_convs=postnet_n_convs,
             dropout=postnet_dropout,
         )
+        if style_prosody_dim < 0:
+            raise ValueError(f"style_prosody_dim must be >= 0, got {style_prosody_dim}")
+        # Linear on purpose: the measures must be plain directions of the embedding the decoder reads.
+        self.style_prosody = nn.Linear(gst_token_dim, style_prosody_dim) if style_prosody_dim else None
 
     @property
     def n_tokens(self) -> int:
@@ -213,7 +223,8 @@ class GSTTacotron(nn.Module):
         padding_mask = _padding_mask(text_lengths, text.shape[1])
         decoded = self.decoder(memory, padding_mask, mel)
         decoded_mel, mel_postnet = self._postnet(decoded.mel, mel_lengths)
-        return TacotronOutput(decoded_mel, mel_postnet, decoded.stop_logits, decoded.alignments, weights)
+        prosody = self.style_prosody(style) if self.style_prosody is not None else None
+        return TacotronOutput(decoded_mel, mel_postnet, decoded.stop_logits, decoded.alignments, weights, prosody)
 
     def _postnet(self, mel: torch.Tensor, mel_lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Decoder mel and postnet mel ``(batch, frames, n_mels)``, both zero past ``mel_lengths``.

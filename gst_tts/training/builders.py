@@ -33,6 +33,7 @@ from gst_tts.audio.vocoders.spectral import MagnitudeEstimator, edge_frames
 from gst_tts.data.batching import Collate, LengthBucketSampler, TTSDataset, encode_texts
 from gst_tts.data.cache import FeatureCache, default_cache_dir
 from gst_tts.data.corpus import Utterance, read_corpus
+from gst_tts.data.prosody import PROSODY, ProsodyTargets, prosody_spec, read_prosody
 from gst_tts.data.split import split_train_val
 from gst_tts.errors import CheckpointError, GstTtsError, first_line
 from gst_tts.model import GSTTacotron
@@ -49,7 +50,8 @@ LOSS_TARGET = "gst_tts.training.losses.TacotronLoss"
 
 # Model arguments that the data decides; a model config that sets them would contradict the data.
 MODEL_FROM_DATA = {"n_symbols": "the symbol table (data.cleaner)", "n_mels": "data.audio.n_mels",
-                   "pad_id": "the symbol table (data.cleaner)"}
+                   "pad_id": "the symbol table (data.cleaner)",
+                   "style_prosody_dim": "the prosody measures (data.prosody)"}
 
 
 class ResumePoint(NamedTuple):
@@ -159,16 +161,35 @@ def build_mel_stats(
         return cache.stats(split.train_ids)
 
 
+def build_prosody_targets(
+    data: DictConfig, corpus: Corpus, split: Split
+) -> tuple[ProsodyTargets | None, dict[str, torch.Tensor] | None]:
+    """``data.prosody``'s columns of ``prosody.csv`` in ``data.root``, standardised with the training
+    utterances' statistics: the targets and each utterance's encoded row; ``(None, None)`` when
+    ``data.prosody`` is empty or absent (no prosody supervision)."""
+    columns, transforms = prosody_spec(data.get("prosody"))
+    if not columns:
+        return None, None
+    used = split.train_ids + split.val_ids
+    rows = read_prosody(Path(str(data.root)) / PROSODY, used, columns)
+    targets = ProsodyTargets.fit(columns, transforms, [rows[i] for i in split.train_ids],
+                                 where=str(Path(str(data.root)) / PROSODY))
+    log.info("prosody targets: %s", ", ".join(f"{c} ({t})" for c, t in zip(columns, transforms)))
+    return targets, {utt_id: targets.encode(rows[utt_id]) for utt_id in used}
+
+
 def build_datasets(
-    corpus: Corpus, split: Split, n_frames: Mapping[str, int], cache: FeatureCache, stats: MelStats
+    corpus: Corpus, split: Split, n_frames: Mapping[str, int], cache: FeatureCache, stats: MelStats,
+    prosody: Mapping[str, torch.Tensor] | None = None,
 ) -> tuple[TTSDataset, TTSDataset]:
-    """The training and validation datasets, in the split's order."""
+    """The training and validation datasets, in the split's order; ``prosody``: each utterance's
+    standardised targets (:func:`build_prosody_targets`), or None."""
     index = {utt_id: i for i, utt_id in enumerate(corpus.ids)}
 
     def subset(ids: list[str]) -> TTSDataset:
         picked = [index[i] for i in ids]
         return TTSDataset([corpus.utterances[i] for i in picked], [corpus.texts[i] for i in picked],
-                          n_frames, cache, stats)
+                          n_frames, cache, stats, prosody)
 
     return subset(split.train_ids), subset(split.val_ids)
 
@@ -242,6 +263,12 @@ def check_config(cfg: DictConfig) -> None:
     _, model = _model_arguments(cfg.model)
     build_loss(cfg.loss, reduction_factor=complete_model_config(model)["reduction_factor"])
     build_audio_config(cfg.data.audio)
+    prosody_spec(cfg.data.get("prosody"))
+    crop, tilt = cfg.data.get("reference_crop", 1.0), cfg.data.get("reference_tilt", 0.0)
+    if isinstance(crop, bool) or not isinstance(crop, (int, float)) or not 0.0 < crop <= 1.0:
+        raise GstTtsError(f"data.reference_crop must be a number in (0, 1], got {crop!r}")
+    if isinstance(tilt, bool) or not isinstance(tilt, (int, float)) or tilt < 0:
+        raise GstTtsError(f"data.reference_tilt must be a number >= 0, got {tilt!r}")
     check_trainer(cfg.trainer, _POSITIVE_TRAINER_KEYS)
 
 
@@ -263,8 +290,11 @@ def check_trainer(trainer: DictConfig, positive: Sequence[str]) -> None:
         raise GstTtsError(f"trainer.max_minutes must be > 0 or null, got {trainer.max_minutes!r}")
 
 
-def build_model(model: DictConfig | Mapping[str, Any], *, n_symbols: int, n_mels: int, pad_id: int) -> tuple[GSTTacotron, dict[str, Any]]:
-    """Instantiates the ``model`` group's ``_target_`` with its keys plus the data-derived sizes.
+def build_model(
+    model: DictConfig | Mapping[str, Any], *, n_symbols: int, n_mels: int, pad_id: int, style_prosody_dim: int = 0
+) -> tuple[GSTTacotron, dict[str, Any]]:
+    """Instantiates the ``model`` group's ``_target_`` with its keys plus the data-derived sizes
+    (``style_prosody_dim``: the number of prosody measures, 0 without).
 
     Returns the model and its complete constructor arguments (:func:`complete_model_config`),
     which the checkpoint stores so that inference rebuilds the model without Hydra.
@@ -274,7 +304,8 @@ def build_model(model: DictConfig | Mapping[str, Any], *, n_symbols: int, n_mels
             class), an unknown key, a key the data decides, or a value the model refuses.
     """
     target, kwargs = _model_arguments(model)
-    kwargs = complete_model_config({**kwargs, "n_symbols": n_symbols, "n_mels": n_mels, "pad_id": pad_id})
+    kwargs = complete_model_config({**kwargs, "n_symbols": n_symbols, "n_mels": n_mels, "pad_id": pad_id,
+                                    "style_prosody_dim": style_prosody_dim})
     return _instantiate(target, kwargs, "model"), kwargs
 
 

@@ -1,4 +1,5 @@
-"""Training losses: mel (before and after the postnet), stop token, guided attention."""
+"""Training losses: mel (before and after the postnet), stop token, guided attention, and the
+style embedding's prosody read-out."""
 
 from __future__ import annotations
 
@@ -39,6 +40,9 @@ class TacotronLoss(nn.Module):
         guided_attention_sigma: width of the allowed diagonal band. Default 0.2.
         guided_attention_decay_steps: the weight halves every this many steps. Default 4000.
         guided_attention_min_weight: floor for the decayed weight. Default 0.0.
+        prosody_weight: weight of the mean squared error between the model's ``style_prosody``
+            read-out and the batch's standardised ``prosody`` targets (both present only when the
+            data has prosody targets: ``data.prosody``); 0 disables it. Default 1.0.
     """
 
     def __init__(
@@ -50,6 +54,7 @@ class TacotronLoss(nn.Module):
         guided_attention_sigma: float = 0.2,
         guided_attention_decay_steps: int = 4000,
         guided_attention_min_weight: float = 0.0,
+        prosody_weight: float = 1.0,
     ) -> None:
         super().__init__()
         if not 1 <= reduction_factor <= 5:
@@ -63,6 +68,9 @@ class TacotronLoss(nn.Module):
         self.guided_attention_sigma = guided_attention_sigma
         self.guided_attention_decay_steps = guided_attention_decay_steps
         self.guided_attention_min_weight = guided_attention_min_weight
+        if prosody_weight < 0:
+            raise ValueError(f"prosody_weight must be >= 0, got {prosody_weight}")
+        self.prosody_weight = prosody_weight
 
     def guided_weight(self, step: int) -> float:
         w = self.guided_attention_weight * 0.5 ** (step / self.guided_attention_decay_steps)
@@ -99,6 +107,14 @@ class TacotronLoss(nn.Module):
             )
             # Expected penalty under each step's attention distribution, averaged over valid steps.
             terms["guided_attention"] = weight * (alignments * penalty).sum() / step_lengths.sum().clamp(min=1)
+        if (output.style_prosody is None) != ("prosody" not in batch):
+            raise ValueError(
+                "the model's style_prosody read-out and the batch's prosody targets must come together"
+                f" (model {'has' if output.style_prosody is not None else 'has no'} read-out, batch"
+                f" {'has' if 'prosody' in batch else 'has no'} targets): build the model with style_prosody_dim from the data"
+            )
+        if output.style_prosody is not None and self.prosody_weight > 0:
+            terms["prosody"] = self.prosody_weight * F.mse_loss(output.style_prosody.float(), batch["prosody"].float())
         terms["total"] = sum(terms.values())
         return terms
 

@@ -38,6 +38,7 @@ from gst_tts.training.builders import (
     build_mel_stats,
     build_model,
     build_optimizer,
+    build_prosody_targets,
     build_split,
     build_train_loader,
     check_config,
@@ -84,16 +85,21 @@ class Trainer(TrainingLoop):
         resume = find_resume_checkpoint(self.ckpt_dir, self.device) if tr.resume else None
         split = build_split(cfg, corpus.utterances, n_frames, resume)
         self.stats = build_mel_stats(self.cache, split, self.dist, resume)
-        self.train_set, self.val_set = build_datasets(corpus, split, n_frames, self.cache, self.stats)
+        self.prosody_targets, prosody = build_prosody_targets(cfg.data, corpus, split)
+        self.train_set, self.val_set = build_datasets(corpus, split, n_frames, self.cache, self.stats, prosody)
 
         self.model, self.model_config = build_model(
-            cfg.model, n_symbols=len(self.symbols), n_mels=self.audio_config.n_mels, pad_id=self.symbols.pad_id)
+            cfg.model, n_symbols=len(self.symbols), n_mels=self.audio_config.n_mels, pad_id=self.symbols.pad_id,
+            style_prosody_dim=len(self.prosody_targets.columns) if self.prosody_targets else 0)
         self.model.to(self.device)
         torch.manual_seed(seed + self.dist.rank)
         self.train_model = self.dist.wrap(self.model)
         self.r = self.model.reduction_factor
+        # Validation keeps each target as its own whole reference; training may crop and tilt it.
         self.collate = Collate(self.r, self.symbols.pad_id)
-        self.sampler, self.loader = build_train_loader(self.train_set, self.collate, cfg.data, seed=seed, dist=self.dist,
+        train_collate = Collate(self.r, self.symbols.pad_id, reference_crop=float(cfg.data.get("reference_crop", 1.0)),
+                                reference_tilt=float(cfg.data.get("reference_tilt", 0.0)))
+        self.sampler, self.loader = build_train_loader(self.train_set, train_collate, cfg.data, seed=seed, dist=self.dist,
                                                        device=self.device)
         self.criterion = build_loss(cfg.loss, reduction_factor=self.r)
         self.optimizer, self.scheduler = build_optimizer(self.model, tr)
@@ -214,7 +220,8 @@ class Trainer(TrainingLoop):
         ``model`` is the DDP wrapper in training (its forward pass syncs gradients), the bare model
         in validation."""
         with torch.autocast(self.device.type, dtype=self.amp_dtype or torch.float32, enabled=self.amp_dtype is not None):
-            output = model(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"])
+            output = model(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"],
+                           batch.get("reference_mel"), batch.get("reference_lengths"))
             return self.criterion(output, batch, self.state.step)
 
     def _restore_buffers(self, saved: list[torch.Tensor]) -> None:

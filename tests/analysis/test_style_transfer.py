@@ -20,6 +20,7 @@ from gst_tts.analysis.style_transfer import (
     evaluate_style_transfer,
     folder_references,
     held_out_sentences,
+    MIN_VOICED_SHARE,
     measure_clip,
     transfer_fits,
 )
@@ -55,6 +56,18 @@ def test_measure_clip_resamples_and_reads_the_rate_off_the_mel():
     # 16 letters over 1.6 s of sound: the 0.5 s silence in the middle is a pause.
     assert m.rate_letters_per_s == pytest.approx(10.0, rel=0.08)
     assert math.isnan(measure_clip(clip, 16000, None, config).rate_letters_per_s)
+
+
+def test_a_clip_voiced_on_few_frames_has_no_f0():
+    config = AudioConfig()
+    rng = np.random.default_rng(0)
+    noise = (0.1 * rng.standard_normal(32000)).astype(np.float32)
+    # 2 s of noise with 0.15 s of tone: pyin finds a few voiced frames, under MIN_VOICED_SHARE.
+    clip = noise.copy()
+    clip[:2400] += tone(0.15, 16000, 150.0)
+    m = measure_clip(clip, 16000, "abc", config)
+    assert 0 < m.voiced_share < MIN_VOICED_SHARE
+    assert math.isnan(m.f0_hz) and math.isnan(m.f0_range_st) and math.isfinite(m.rate_letters_per_s)
 
 
 def test_held_out_sentences_exclude_the_given_ones():

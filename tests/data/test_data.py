@@ -549,3 +549,35 @@ def test_collate_text_pad_id():
     assert batch["text"][0].tolist() == [2, 3, 4, 5]
     assert batch["text"][1].tolist() == [2, 3, 99, 99]
     assert batch["mel_lengths"].dtype == torch.long and batch["text_lengths"].dtype == torch.long
+
+
+def test_collate_stacks_prosody_targets_when_items_carry_them():
+    items = [{"id": i, "text": torch.tensor([3, 4]), "mel": torch.randn(6, 4), "style": None,
+              "prosody": torch.tensor([float(n), -float(n)])} for n, i in enumerate("ab")]
+    batch = Collate(2)(items)
+    assert torch.equal(batch["prosody"], torch.tensor([[0.0, -0.0], [1.0, -1.0]]))
+    assert "prosody" not in Collate(2)([{k: v for k, v in x.items() if k != "prosody"} for x in items])
+
+
+def test_collate_gives_training_references_a_random_stretch_and_tilt():
+    torch.manual_seed(0)
+    items = [{"id": i, "text": torch.tensor([3, 4]), "mel": torch.arange(n * 4, dtype=torch.float32).reshape(n, 4),
+              "style": None} for i, n in (("a", 200), ("b", 40))]
+    assert "reference_mel" not in Collate(2)(items)
+    batch = Collate(2, reference_crop=0.5)(items)
+    long, short = batch["reference_lengths"].tolist()
+    assert 100 <= long <= 200 and short == 40  # never under 64 frames unless the utterance is shorter
+    # A contiguous stretch of the utterance itself, padding after it.
+    ref = batch["reference_mel"][0, :long]
+    start = int(ref[0, 0]) // 4
+    assert torch.equal(ref, items[0]["mel"][start : start + long])
+    assert torch.all(batch["reference_mel"][1, short:] == 0)
+    draws = {tuple(Collate(2, reference_crop=0.5)(items)["reference_lengths"].tolist()) for _ in range(20)}
+    assert len(draws) > 5
+    tilted = Collate(2, reference_tilt=2.0)(items)
+    offset = tilted["reference_mel"][0, :200] - items[0]["mel"]
+    assert torch.allclose(offset, offset[0].expand_as(offset), atol=1e-3)  # the same line in every frame
+    assert torch.allclose(offset[0], torch.linspace(-1, 1, 4) * (offset[0, -1] - offset[0, 0]) / 2, atol=1e-3)
+    assert 0 < abs(float(offset[0, -1] - offset[0, 0])) <= 2.0
+    with pytest.raises(ValueError, match="reference_crop must be in"):
+        Collate(2, reference_crop=0.0)

@@ -195,3 +195,17 @@ def test_state_dict_names_that_checkpoints_hold():
         "decoder.attention.memory_layer.weight", "decoder.decoder_rnn.weight_hh", "decoder.mel_projection.weight",
         "decoder.stop_projection.bias", "postnet.layers.0.0.weight",
     } <= keys
+
+
+def test_style_prosody_read_out_is_linear_in_the_style_and_trains_the_reference_encoder():
+    torch.manual_seed(0)
+    model = tiny_model(20, n_mels=8, style_prosody_dim=3)
+    text, mel = torch.randint(1, 20, (2, 5)), torch.randn(2, 6, 8)
+    lengths = torch.tensor([5, 5]), torch.tensor([6, 6])
+    out = model(text, lengths[0], mel, lengths[1])
+    assert out.style_prosody.shape == (2, 3)
+    out.style_prosody.sum().backward()
+    assert model.gst.reference_encoder.gru.weight_ih_l0.grad.abs().sum() > 0
+    assert tiny_model(20, n_mels=8)(text, lengths[0], mel, lengths[1]).style_prosody is None
+    with pytest.raises(ValueError, match="style_prosody_dim must be >= 0"):
+        tiny_model(20, n_mels=8, style_prosody_dim=-1)

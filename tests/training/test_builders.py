@@ -61,6 +61,8 @@ def test_unknown_model_key_is_one_line_naming_it():
 def test_model_keys_that_the_data_decides_are_refused():
     with pytest.raises(GstTtsError, match=r"model\.n_mels comes from data\.audio\.n_mels"):
         build_model(_model_cfg(n_mels=40), **SIZES)
+    with pytest.raises(GstTtsError, match=r"model\.style_prosody_dim comes from the prosody measures \(data\.prosody\)"):
+        build_model(_model_cfg(style_prosody_dim=2), **SIZES)
 
 
 def test_model_target_must_be_the_class_checkpoints_rebuild():

@@ -89,3 +89,19 @@ def test_reduction_factor_is_given_and_a_mismatch_is_an_error():
         TacotronLoss(reduction_factor=2)(output, {**batch, "mel_lengths": batch["mel_lengths"] + 1})
     with pytest.raises(ValueError):
         TacotronLoss(reduction_factor=0)
+
+
+def test_prosody_term_needs_the_read_out_and_the_targets_together():
+    batch, output = _batch_and_output()
+    targets = torch.tensor([[1.0, -1.0], [0.5, 0.0]])
+    loss = TacotronLoss(reduction_factor=2, prosody_weight=2.0)
+    terms = loss(output._replace(style_prosody=targets + 1.0), {**batch, "prosody": targets})
+    assert torch.isclose(terms["prosody"], torch.tensor(2.0))
+    assert torch.isclose(terms["total"], sum(v for k, v in terms.items() if k != "total"))
+    assert "prosody" not in loss(output, batch)
+    assert "prosody" not in TacotronLoss(reduction_factor=2, prosody_weight=0.0)(
+        output._replace(style_prosody=targets), {**batch, "prosody": targets})
+    with pytest.raises(ValueError, match="must come together"):
+        loss(output, {**batch, "prosody": targets})
+    with pytest.raises(ValueError, match="must come together"):
+        loss(output._replace(style_prosody=targets), batch)

@@ -318,3 +318,60 @@ def test_truncated_last_checkpoint_resumes_from_the_newest_periodic_one_that_loa
     (ckpts / "step_0000002.pt").write_bytes(b"")
     with pytest.raises(GstTtsError, match="no periodic checkpoint"):
         Trainer(make_cfg(small_corpus, cache, max_steps=6), run)
+
+
+def test_prosody_targets_supervise_the_style_read_out(make_cfg, small_corpus, tmp_path):
+    ids = [f"UT-{i:03d}" for i in range(8)]
+    rows = [f"{utt},{100 + 20 * i},{3 + i % 3}" for i, utt in enumerate(ids)]
+    (small_corpus / "prosody.csv").write_text("id,f0_hz,word_gap\n" + "\n".join(rows) + "\n")
+    cfg = make_cfg(small_corpus, tmp_path / "cache", max_steps=2)
+    cfg.data.prosody = {"f0_hz": "log", "word_gap": "linear"}
+    trainer = Trainer(cfg, tmp_path / "run")
+    assert trainer.model_config["style_prosody_dim"] == 2
+    assert trainer.prosody_targets.columns == ("f0_hz", "word_gap")
+    train = torch.stack([trainer.train_set[i]["prosody"] for i in range(len(trainer.train_set))])
+    assert torch.allclose(train.mean(0), torch.zeros(2), atol=1e-5)
+    batch = trainer.collate([trainer.train_set[i] for i in range(2)])
+    assert batch["prosody"].shape == (2, 2)
+    torch.manual_seed(0)
+    before = trainer._train_step([batch])["prosody"]
+    for _ in range(30):
+        after = trainer._train_step([batch])["prosody"]
+    assert after < 0.5 * before
+    assert load_checkpoint(trainer.save(periodic=False))["model_config"]["style_prosody_dim"] == 2
+
+
+def test_a_bad_prosody_file_stops_before_training(make_cfg, small_corpus, tmp_path):
+    (small_corpus / "prosody.csv").write_text("id,f0_hz\nUT-000,abc\n")
+    cfg = make_cfg(small_corpus, tmp_path / "cache", max_steps=2)
+    cfg.data.prosody = {"f0_hz": "log"}
+    with pytest.raises(GstTtsError, match=r"prosody.csv:2: f0_hz must be a finite number, got 'abc'"):
+        Trainer(cfg, tmp_path / "run")
+
+
+def test_training_references_are_cropped_but_validation_keeps_them_whole(make_cfg, small_corpus, tmp_path, monkeypatch):
+    cfg = make_cfg(small_corpus, tmp_path / "cache", max_steps=1)
+    cfg.data.reference_crop, cfg.data.reference_tilt = 0.5, 1.0
+    trainer = Trainer(cfg, tmp_path / "run")
+    seen = []
+    forward = trainer.model.forward
+
+    def spy(text, text_lengths, mel, mel_lengths, reference_mel=None, reference_lengths=None):
+        seen.append(reference_mel is not None)
+        return forward(text, text_lengths, mel, mel_lengths, reference_mel, reference_lengths)
+
+    monkeypatch.setattr(trainer.model, "forward", spy)
+    trainer._train_step([next(iter(trainer.loader))])
+    trainer.validate()
+    assert seen[0] is True and not any(seen[1:])
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("reference_crop", 0.0, r"data.reference_crop must be a number in \(0, 1\], got 0.0"),
+    ("reference_tilt", -1.0, r"data.reference_tilt must be a number >= 0, got -1.0"),
+])
+def test_bad_reference_augmentation_settings_are_one_line_errors(make_cfg, small_corpus, tmp_path, key, value, message):
+    cfg = make_cfg(small_corpus, tmp_path / "cache", max_steps=1)
+    cfg.data[key] = value
+    with pytest.raises(GstTtsError, match=message):
+        Trainer(cfg, tmp_path / "run")
