@@ -9,7 +9,9 @@ DEMO_MINUTES ?= 15
 # (vocoder_gta/), which voices the model's smooth mels better and speaks the samples.
 DEMO_VOCODER_MINUTES ?= 3
 DEMO_VOCODER_GTA_MINUTES ?= 2
-DEMO_UTTERANCES ?= 600
+DEMO_UTTERANCES ?= 2400
+# Extra Hydra overrides for the demo's acoustic training, e.g. DEMO_TRAIN_ARGS='loss.mel_loss=l1'.
+DEMO_TRAIN_ARGS ?=
 # Exact versions the tests ran with (pip freeze of a verified venv), installed as constraints.
 LOCK := requirements.lock
 
@@ -39,7 +41,7 @@ lock:
 demo: setup
 	$(BIN)/gst-tts make-demo-corpus $(DEMO_DIR)/corpus --utterances $(DEMO_UTTERANCES)
 	$(BIN)/gst-tts-train data.root=$(DEMO_DIR)/corpus data.cache_dir=$(DEMO_DIR)/feature_cache \
-		data=demo trainer=demo trainer.max_minutes=$(DEMO_MINUTES) hydra.run.dir=$(DEMO_DIR)
+		data=demo trainer=demo loss=demo trainer.max_minutes=$(DEMO_MINUTES) hydra.run.dir=$(DEMO_DIR) $(DEMO_TRAIN_ARGS)
 	$(BIN)/gst-tts dump-gta-mels --checkpoint $(DEMO_DIR)/checkpoints/last.pt --corpus $(DEMO_DIR)/corpus \
 		--cache-dir $(DEMO_DIR)/feature_cache --out $(DEMO_DIR)/gta_mels
 	$(BIN)/gst-tts-train-vocoder vocoder=cpu_small data.root=$(DEMO_DIR)/corpus data.cache_dir=$(DEMO_DIR)/feature_cache \

@@ -6,7 +6,7 @@ Usage::
                                          [--out bench_out/attention] [--paragraphs 20] [--reuse]
 
 For every kind in ``gst_tts.model.attention.ATTENTION_KINDS`` (or ``--kinds``) this trains
-``model=tiny`` on the built-in demo corpus with the demo recipe (``data=demo trainer=demo``), the
+``model=tiny`` on the built-in demo corpus with the demo recipe (``data=demo trainer=demo loss=demo``), the
 same seed, the same corpus and the same wall-clock budget (``--minutes``, the demo's 15 by
 default), one kind after the other so that each has the whole machine. Then, in this process:
 
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--minutes", type=float, default=15.0, help="training budget per kind (default 15, the demo's)")
     p.add_argument("--kinds", default=",".join(ATTENTION_KINDS), help="comma-separated kinds (default: all)")
     p.add_argument("--out", type=Path, default=ROOT / "bench_out" / "attention")
-    p.add_argument("--utterances", type=int, default=600, help="demo corpus size (default 600, the demo's)")
+    p.add_argument("--utterances", type=int, default=2400, help="demo corpus size (default 2400, the demo's)")
     p.add_argument("--paragraphs", type=int, default=20, help="paragraphs per length (default 20)")
     p.add_argument("--seed", type=int, default=1234, help="training seed, the same for every kind")
     p.add_argument("--device", default="cpu", help="training and synthesis device (default cpu)")
@@ -166,7 +166,7 @@ def _train(kind: str, run_dir: Path, corpus: Path, cache: Path, args: argparse.N
         shutil.rmtree(run_dir)  # the trainer would resume an old run
     run_dir.mkdir(parents=True)
     cmd = [sys.executable, "-m", "gst_tts.train", f"data.root={corpus}", f"data.cache_dir={cache}", "data=demo",
-           "trainer=demo", f"trainer.max_minutes={args.minutes}", f"model.attention={kind}", f"seed={args.seed}",
+           "trainer=demo", "loss=demo", f"trainer.max_minutes={args.minutes}", f"model.attention={kind}", f"seed={args.seed}",
            f"trainer.device={args.device}", "trainer.progress=false", f"hydra.run.dir={run_dir}", *args.extra]
     print(f"== {kind}: training for {args.minutes:g} min -> {run_dir}", flush=True)
     started = time.time()

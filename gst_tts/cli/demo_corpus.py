@@ -9,7 +9,7 @@ import time
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("out_dir", type=Path, help="folder to create (reused if it holds the same corpus)")
-    p.add_argument("--utterances", type=int, default=600, help="number of sentences (default 600)")
+    p.add_argument("--utterances", type=int, default=2400, help="number of sentences (default 2400)")
     p.add_argument("--seed", type=int, default=0, help="seed of the sentences and of every utterance's style (default 0)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 

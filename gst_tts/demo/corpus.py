@@ -379,7 +379,7 @@ def _readme(utterances: int, seed: int) -> str:
     )
 
 
-def make_demo_corpus(out_dir: str | os.PathLike, utterances: int = 600, seed: int = 0, progress: bool = True) -> Path:
+def make_demo_corpus(out_dir: str | os.PathLike, utterances: int = 2400, seed: int = 0, progress: bool = True) -> Path:
     """Writes a many-style LJSpeech-format corpus to ``out_dir`` and returns its path.
 
     Contents: ``metadata.csv`` (``DEMO-0001|text|text``), ``wavs/DEMO-0001.wav`` (16-bit PCM,
