@@ -171,9 +171,9 @@ def build_prosody_targets(
     if not columns:
         return None, None
     used = split.train_ids + split.val_ids
-    rows = read_prosody(Path(str(data.root)) / PROSODY, used, columns)
-    targets = ProsodyTargets.fit(columns, transforms, [rows[i] for i in split.train_ids],
-                                 where=str(Path(str(data.root)) / PROSODY))
+    path = Path(str(data.root)) / PROSODY
+    rows = read_prosody(path, used, columns)
+    targets = ProsodyTargets.fit(columns, transforms, [rows[i] for i in split.train_ids], where=str(path))
     log.info("prosody targets: %s", ", ".join(f"{c} ({t})" for c, t in zip(columns, transforms)))
     return targets, {utt_id: targets.encode(rows[utt_id]) for utt_id in used}
 
