@@ -8,7 +8,9 @@ generator takes one step on the mel L1, feature matching and adversarial terms, 
 updated discriminators. ``spectral``, the spectral vocoder (:mod:`gst_tts.audio.vocoders.spectral`):
 no discriminators; each step the magnitude estimator predicts the log STFT magnitude of each
 segment's samples from its mel (:func:`~gst_tts.audio.vocoders.spectral.magnitude_loss`, the frames
-at a segment's ends left out); validation vocodes with PGHI phase, as inference does. Its input
+at a segment's ends left out) and, with ``generator.pitch_head``, the F0 and voicing that
+:func:`~gst_tts.audio.pitch.yin_f0` finds in the samples (:func:`~gst_tts.audio.vocoders.spectral.pitch_loss`);
+validation vocodes with PGHI phase (and harmonics), as inference does. Its input
 normalisation is the training utterances' mel statistics, set once when a run starts (the
 feature cache's, also with GTA mels) and carried by its checkpoints.
 
@@ -36,6 +38,7 @@ from omegaconf import DictConfig, OmegaConf
 import torch
 
 from gst_tts.audio.features import MelExtractor
+from gst_tts.audio.pitch import yin_f0
 from gst_tts.audio.vocoders.checkpoint import (
     HIFIGAN_KIND,
     SPECTRAL_KIND,
@@ -51,6 +54,7 @@ from gst_tts.audio.vocoders.spectral import (
     SpectralVocoder,
     edge_frames,
     magnitude_loss,
+    pitch_loss,
     spectral_vocoder_from_checkpoint,
     stft_log_magnitude,
 )
@@ -291,14 +295,23 @@ class VocoderTrainer(TrainingLoop):
         on sample ``t · hop``), without the frames at each end whose window reaches into the STFT's padding."""
         mel, real = batch["mel"], batch["audio"]
         edge, frames = edge_frames(self.audio_config), mel.shape[2]
+        with_pitch = self.generator.pitch_head
         with torch.no_grad():
             target = stft_log_magnitude(real.squeeze(1).float(), self.audio_config)[:, edge : frames - edge]
+            if with_pitch:  # the recording's F0 and voicing, framed like the target
+                f0, voiced = (t[:, edge : frames - edge] for t in yin_f0(real.squeeze(1).float(), self.audio_config))
         self.generator.train()
         optimizer = self.optimizers["generator"]
         optimizer.zero_grad(set_to_none=True)
         with self._autocast():
-            predicted = self.train_generator(mel.transpose(1, 2))
+            predicted = self.train_generator(mel.transpose(1, 2), with_pitch=with_pitch)
+        if with_pitch:
+            predicted, pitch = predicted
         terms = magnitude_loss(predicted.float()[:, edge : frames - edge], target)
+        if with_pitch:
+            pitch_terms = pitch_loss(pitch.float()[:, edge : frames - edge], f0, voiced)
+            terms = {**terms, "log_f0_l1": pitch_terms["log_f0_l1"], "voicing_bce": pitch_terms["voicing_bce"],
+                     "total": terms["total"] + pitch_terms["total"]}
         if self.dist.any(not torch.isfinite(terms["total"])):
             return self._skip(f"non-finite magnitude loss in batch {batch['ids'][:3]}…")
         norm = self._apply(terms["total"], "generator")

@@ -1,6 +1,7 @@
 """The spectral vocoder (``gst_tts.audio.vocoders.spectral``): the untrained estimator is the mel
 pseudo-inverse, its shapes, the magnitude loss, the training target lines up with the features, a
-few steps learn, and ``SpectralVocoder`` keeps the ``Vocoder`` contract (length, dtype, range)."""
+few steps learn, and ``SpectralVocoder`` keeps the ``Vocoder`` contract (length, dtype, range); the
+pitch head, its loss, and harmonic synthesis keeping a smeared low voice periodic."""
 
 from __future__ import annotations
 
@@ -10,11 +11,14 @@ import torch
 import torchaudio
 
 from gst_tts.audio.features import AudioConfig, MelExtractor
+from gst_tts.audio.pitch import yin_f0
 from gst_tts.audio.vocoders.spectral import (
+    PITCH_CENTRE_HZ,
     MagnitudeEstimator,
     SpectralVocoder,
     edge_frames,
     magnitude_loss,
+    pitch_loss,
     stft_log_magnitude,
 )
 
@@ -123,3 +127,50 @@ def test_the_vocoder_resynthesises_a_harmonic_signal():
     assert voiced.sum() > 10
     error = (again - mel[: again.shape[0]]).abs()[voiced].mean()
     assert error < 0.5, float(error)
+
+
+# The pitch head and harmonic synthesis
+
+
+def test_the_pitch_head_reads_f0_and_voicing_and_starts_at_its_centre():
+    torch.manual_seed(0)
+    estimator = MagnitudeEstimator(**TINY, pitch_head=True)
+    mel = torch.randn(2, 9, 80) - 5
+    with torch.no_grad():
+        log_mag, pitch = estimator(mel, with_pitch=True)
+        torch.testing.assert_close(log_mag, estimator(mel))  # the magnitude does not depend on asking for pitch
+    assert pitch.shape == (2, 9, 2)
+    torch.testing.assert_close(torch.exp(pitch[..., 0]), torch.full((2, 9), PITCH_CENTRE_HZ))
+    torch.testing.assert_close(pitch[..., 1], torch.zeros(2, 9))
+    with pytest.raises(ValueError, match="no pitch head"):
+        MagnitudeEstimator(**TINY)(mel, with_pitch=True)
+
+
+def test_pitch_loss_counts_f0_on_voiced_frames_only():
+    f0 = torch.tensor([[100.0, 200.0, 300.0]])
+    voiced = torch.tensor([[True, True, False]])
+    exact = torch.stack([torch.log(f0), torch.tensor([[20.0, 20.0, -20.0]])], dim=-1)
+    terms = pitch_loss(exact, f0, voiced)
+    assert float(terms["log_f0_l1"]) == 0.0 and float(terms["voicing_bce"]) < 1e-6
+    off = exact.clone()
+    off[0, 2, 0] += 1.0  # an unvoiced frame's F0 is free
+    assert float(pitch_loss(off, f0, voiced)["log_f0_l1"]) == 0.0
+    off[0, 0, 0] += 0.5
+    assert float(pitch_loss(off, f0, voiced)["log_f0_l1"]) == pytest.approx(0.25)
+
+
+def test_a_pitch_head_makes_a_low_voice_periodic_at_its_f0():
+    # A smeared 90 Hz voice: without harmonic synthesis the phase has little to go on.
+    torch.manual_seed(0)
+    mel = MelExtractor(CFG)(harmonic(1.0, 90.0))
+    smeared = torch.nn.functional.avg_pool1d(mel.T[None], 5, 1, 2)[0].T  # over time; then over frequency:
+    smeared = torch.nn.functional.avg_pool1d(smeared[:, None], 5, 1, 2)[:, 0]
+    estimator = MagnitudeEstimator(**TINY, pitch_head=True)
+    with torch.no_grad():  # reads 90 Hz, voiced, whatever the mel
+        estimator.pitch_output.bias.copy_(torch.tensor([np.log(90.0 / PITCH_CENTRE_HZ), 10.0]))
+    out = SpectralVocoder(estimator, audio_config=CFG)(smeared)
+    assert out.shape == ((mel.shape[0] - 1) * CFG.hop_length,) and out.dtype == np.float32 and np.abs(out).max() <= 1.0
+    track, voiced = yin_f0(torch.from_numpy(out.astype(np.float64)), CFG)
+    inner = slice(8, -8)
+    assert voiced[inner].float().mean() > 0.95
+    assert np.median(1200 * np.abs(np.log2(track[inner].numpy() / 90.0))) < 10.0

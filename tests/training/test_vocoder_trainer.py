@@ -183,6 +183,8 @@ def test_spectral_steps_learn_with_one_network_and_the_training_mel_statistics(s
         last = trainer._train_step(batch)
     assert last["generator/total"] < 0.8 * first["generator/total"], (first, last)
     assert set(PROGRESS_TERMS["spectral"].values()) | {"generator/grad_norm"} <= set(first)
+    # The preset's pitch head learns the recordings' F0 (the corpus's tones, 150–250 Hz) along with the magnitude.
+    assert trainer.generator.pitch_head and last["generator/log_f0_l1"] < 0.8 * first["generator/log_f0_l1"], (first, last)
     assert not any(k.startswith("discriminator/") for k in first)
     assert trainer.state.step == 21 and trainer.state.skipped_batches == 0
     trainer.amp_dtype = torch.bfloat16  # the CUDA default (amp: bf16) runs on the CPU too
@@ -282,7 +284,7 @@ def test_presets_restate_the_published_sizes_and_the_constructor_defaults():
     estimator, config = build_generator(small.generator, audio_config=AudioConfig(), kind="spectral")
     assert isinstance(estimator, MagnitudeEstimator) and estimator(torch.zeros(1, 3, 80)).shape == (1, 3, 513)
     assert config == {"sample_rate": 22050, "n_fft": 1024, "n_mels": 80, "fmin": 0.0, "fmax": 8000.0,  # from data.audio
-                      "channels": 192, "kernel_size": 5, "dilations": [1, 2, 1, 2]}
+                      "channels": 192, "kernel_size": 5, "dilations": [1, 2, 1, 2], "pitch_head": True}
     assert (small.data.batch_size, small.data.segment_frames, small.data.num_workers) == (16, 64, 0)
     assert small.trainer.learning_rate == 1e-3 and small.trainer.lr_decay ** (4000 / small.trainer.lr_decay_steps) == 0.25
     assert small.trainer.max_minutes == 5 and v1.data.batch_size == 16

@@ -23,6 +23,7 @@ regresses the estimator's output on :func:`stft_log_magnitude` of each segment's
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Any, Mapping, Sequence
 
@@ -33,11 +34,16 @@ from torch import nn
 
 from gst_tts.audio.features import LOG_MEL_FLOOR, AudioConfig
 from gst_tts.audio.vocoders.checkpoint import SPECTRAL_KIND, rebuild_generator
+from gst_tts.audio.vocoders.harmonic import harmonic_plus_noise
 from gst_tts.audio.vocoders.phase import fast_griffin_lim, pghi_phase
 from gst_tts.device import resolve_device
 
-__all__ = ["MagnitudeEstimator", "SpectralVocoder", "SPECTRAL_KIND", "magnitude_loss", "stft_log_magnitude",
+__all__ = ["MagnitudeEstimator", "SpectralVocoder", "SPECTRAL_KIND", "PITCH_CENTRE_HZ", "magnitude_loss", "pitch_loss",
+           "stft_log_magnitude",
            "edge_frames", "spectral_vocoder_from_checkpoint"]
+
+#: An untrained pitch head predicts this F0 (Hz): its output is log F0 relative to it.
+PITCH_CENTRE_HZ = 150.0
 
 
 def _mel_pseudo_inverse(audio_config: AudioConfig) -> torch.Tensor:
@@ -61,6 +67,8 @@ class MagnitudeEstimator(nn.Module):
         channels: width of the convolutions. Default 192.
         kernel_size: time kernel of every convolution but the last. Default 5.
         dilations: one residual block per entry, with that dilation. Default (1, 2, 1, 2).
+        pitch_head: also read each frame's F0 and voicing off the mel (a 1x1 convolution beside the
+            magnitude's), for :class:`SpectralVocoder`'s harmonic synthesis. Default False.
 
     The input is normalised by the buffers ``mel_mean`` / ``mel_std`` (per channel), which the
     trainer sets from the training corpus (:meth:`set_mel_stats`) and checkpoints carry.
@@ -77,6 +85,7 @@ class MagnitudeEstimator(nn.Module):
         channels: int = 192,
         kernel_size: int = 5,
         dilations: Sequence[int] = (1, 2, 1, 2),
+        pitch_head: bool = False,
     ) -> None:
         super().__init__()
         if kernel_size % 2 == 0:
@@ -92,19 +101,35 @@ class MagnitudeEstimator(nn.Module):
         self.output_conv = nn.Conv1d(channels, n_fft // 2 + 1, 1)
         nn.init.zeros_(self.output_conv.weight)  # untrained: exactly the pseudo-inverse
         nn.init.zeros_(self.output_conv.bias)
+        self.pitch_head = bool(pitch_head)
+        # (log F0 − log PITCH_CENTRE_HZ, voicing logit) per frame.
+        self.pitch_output = nn.Conv1d(channels, 2, 1) if self.pitch_head else None
+        if self.pitch_output is not None:  # untrained: PITCH_CENTRE_HZ, voicing even
+            nn.init.zeros_(self.pitch_output.weight)
+            nn.init.zeros_(self.pitch_output.bias)
 
     def set_mel_stats(self, mean: torch.Tensor | np.ndarray, std: torch.Tensor | np.ndarray) -> None:
         """Per-channel normalisation of the input log-mel (``std`` is floored at 1e-3)."""
         self.mel_mean.copy_(torch.as_tensor(mean, dtype=torch.float32))
         self.mel_std.copy_(torch.clamp(torch.as_tensor(std, dtype=torch.float32), min=1e-3))
 
-    def forward(self, log_mel: torch.Tensor) -> torch.Tensor:
-        """``(batch, frames, n_mels)`` log-mel → ``(batch, frames, n_fft // 2 + 1)`` log magnitude."""
+    def forward(self, log_mel: torch.Tensor, with_pitch: bool = False) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """``(batch, frames, n_mels)`` log-mel → ``(batch, frames, n_fft // 2 + 1)`` log magnitude;
+        with ``with_pitch`` (``pitch_head`` only) also ``(batch, frames, 2)``: log F0 (Hz) and the
+        voicing logit of each frame."""
         base = torch.log(torch.clamp(torch.exp(log_mel) @ self.mel_to_linear.T, min=LOG_MEL_FLOOR))
         h = self.input_conv(((log_mel - self.mel_mean) / self.mel_std).transpose(1, 2))
         for block in self.blocks:
             h = h + block(nn.functional.leaky_relu(h, 0.1))
-        return base + self.output_conv(nn.functional.leaky_relu(h, 0.1)).transpose(1, 2)
+        h = nn.functional.leaky_relu(h, 0.1)
+        log_mag = base + self.output_conv(h).transpose(1, 2)
+        if not with_pitch:
+            return log_mag
+        if self.pitch_output is None:
+            raise ValueError("this estimator has no pitch head (pitch_head=False)")
+        pitch = self.pitch_output(h).transpose(1, 2)
+        offset = torch.tensor([math.log(PITCH_CENTRE_HZ), 0.0], dtype=pitch.dtype, device=pitch.device)
+        return log_mag, pitch + offset
 
 
 def magnitude_loss(predicted: torch.Tensor, target: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -119,6 +144,17 @@ def magnitude_loss(predicted: torch.Tensor, target: torch.Tensor) -> dict[str, t
     error = torch.exp(torch.clamp(predicted, max=12.0)) - target_magnitude
     convergence = torch.linalg.vector_norm(error) / torch.clamp(torch.linalg.vector_norm(target_magnitude), min=1e-8)
     return {"log_magnitude_l1": log_l1, "spectral_convergence": convergence, "total": log_l1 + convergence}
+
+
+def pitch_loss(pitch: torch.Tensor, f0: torch.Tensor, voiced: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The pitch head's loss: L1 of log F0 on the frames the recording voices, plus the binary
+    cross-entropy of the voicing logit. ``pitch`` ``(..., 2)`` (log F0, voicing logit); ``f0`` (Hz)
+    and ``voiced`` (bool) shaped like ``pitch[..., 0]`` (:func:`~gst_tts.audio.pitch.yin_f0`)."""
+    log_f0, logit = pitch[..., 0], pitch[..., 1]
+    mask = voiced.to(log_f0.dtype)
+    f0_l1 = ((log_f0 - torch.log(f0.clamp(min=1.0))).abs() * mask).sum() / mask.sum().clamp(min=1.0)
+    voicing = nn.functional.binary_cross_entropy_with_logits(logit, mask)
+    return {"log_f0_l1": f0_l1, "voicing_bce": voicing, "total": f0_l1 + voicing}
 
 
 def stft_log_magnitude(audio: torch.Tensor, audio_config: AudioConfig) -> torch.Tensor:
@@ -159,6 +195,10 @@ def spectral_vocoder_from_checkpoint(
 class SpectralVocoder:
     """:class:`MagnitudeEstimator` + PGHI + fast Griffin-Lim behind the ``Vocoder`` interface.
 
+    An estimator with a pitch head also gives each frame's F0 and voicing: the voiced energy is then
+    synthesised as exact harmonics (:func:`~gst_tts.audio.vocoders.harmonic.harmonic_plus_noise`),
+    and PGHI with fast Griffin-Lim phases only the rest.
+
     Args:
         estimator: the trained network (put in eval mode on ``device``, without gradients).
         audio_config: the feature settings of the mels it gets (the STFT's settings come from it).
@@ -191,28 +231,42 @@ class SpectralVocoder:
         self.momentum = float(momentum)
 
     @torch.no_grad()
-    def log_magnitude(self, log_mel: torch.Tensor | np.ndarray) -> torch.Tensor:
-        """``(frames, n_mels)`` log-mel → ``(n_fft // 2 + 1, frames)`` sharpened log magnitude (CPU, float64)."""
+    def analyse(self, log_mel: torch.Tensor | np.ndarray) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``(frames, n_mels)`` log-mel → the sharpened log magnitude ``(n_fft // 2 + 1, frames)`` and,
+        when the estimator has a pitch head, ``(frames, 2)``: F0 (Hz) and voicing probability (CPU, float64)."""
         mel = torch.as_tensor(np.asarray(log_mel, dtype=np.float32) if isinstance(log_mel, np.ndarray) else log_mel)
-        log_mag = self.estimator(mel.float().to(self.device)[None])[0].T.double().cpu()
+        mel = mel.float().to(self.device)[None]
+        pitch = None
+        if self.estimator.pitch_head:
+            log_mag, raw = self.estimator(mel, with_pitch=True)
+            raw = raw[0].double().cpu()
+            pitch = torch.stack([torch.exp(raw[:, 0]), torch.sigmoid(raw[:, 1])], dim=1)
+        else:
+            log_mag = self.estimator(mel)
+        log_mag = log_mag[0].T.double().cpu()
         if self.magnitude_power != 1.0:
             # Raise to the power, then shift back so the total energy is unchanged.
             sharpened = self.magnitude_power * log_mag
             shift = 0.5 * (torch.logsumexp(2 * log_mag, dim=(0, 1)) - torch.logsumexp(2 * sharpened, dim=(0, 1)))
             log_mag = sharpened + shift
-        return log_mag
+        return log_mag, pitch
 
     def __call__(self, log_mel: torch.Tensor | np.ndarray) -> np.ndarray:
         """``(frames, n_mels)`` log-mel (not normalised) → ``(frames - 1) · hop`` float32 samples in [-1, 1]."""
         c = self.config
-        log_mag = self.log_magnitude(log_mel)
+        log_mag, pitch = self.analyse(log_mel)
         frames = log_mag.shape[1]
+        harmonics = None
+        if pitch is not None:  # voiced energy as exact harmonics; PGHI phases the rest
+            harmonics, log_mag = harmonic_plus_noise(log_mag, pitch[:, 0], pitch[:, 1], c)
         min_frames = c.n_fft // c.hop_length + 1  # istft of a centred STFT needs a few frames
         if frames < min_frames:
             log_mag = torch.nn.functional.pad(log_mag, (0, min_frames - frames), value=float(np.log(LOG_MEL_FLOOR)))
         phase = pghi_phase(log_mag.numpy(), n_fft=c.n_fft, hop_length=c.hop_length, win_length=c.win_length)
         audio = fast_griffin_lim(torch.exp(log_mag), torch.from_numpy(phase), n_fft=c.n_fft, hop_length=c.hop_length,
                                  win_length=c.win_length, n_iter=self.n_iter, momentum=self.momentum)
-        audio = audio[: max(frames - 1, 1) * c.hop_length].float().numpy()
+        audio = audio[: max(frames - 1, 1) * c.hop_length].double().numpy()
+        if harmonics is not None:
+            audio = audio + harmonics[: audio.size]
         peak = float(np.max(np.abs(audio))) if audio.size else 0.0
         return (audio / peak * 0.99 if peak > 0.99 else audio).astype(np.float32)
