@@ -1,6 +1,6 @@
-"""Harmonic-plus-noise synthesis (``gst_tts.audio.vocoders.harmonic``): the harmonics carry the
-magnitude's voiced energy at the given F0, the rest keeps what is not harmonic, and unvoiced frames
-pass through untouched."""
+"""Harmonic restoration (``gst_tts.audio.vocoders.harmonic``): a blurred voiced magnitude gets peaks
+at the harmonics with each band's energy kept, a magnitude that has its harmonics is left alone,
+the F0 is refined onto the magnitude's own ripple, and unvoiced frames pass through."""
 
 from __future__ import annotations
 
@@ -9,59 +9,82 @@ import torch
 
 from gst_tts.audio.features import AudioConfig
 from gst_tts.audio.pitch import yin_f0
-from gst_tts.audio.vocoders.harmonic import HARMONIC_TAPER_HZ, harmonic_plus_noise, harmonic_share
-from gst_tts.audio.vocoders.spectral import stft_log_magnitude
+from gst_tts.audio.vocoders.harmonic import HARMONIC_TAPER_HZ, harmonic_ripple, harmonic_share, refine_f0, restore_harmonics
+from gst_tts.audio.vocoders.phase import fast_griffin_lim, pghi_phase
 
 CFG = AudioConfig()
+BINS = CFG.n_fft // 2 + 1
+BIN_HZ = CFG.sample_rate / CFG.n_fft
+FREQUENCIES = torch.arange(BINS, dtype=torch.float64) * BIN_HZ
 
 
-def flat_log_magnitude(frames: int, level: float = 1.0) -> torch.Tensor:
-    return torch.full((CFG.n_fft // 2 + 1, frames), float(np.log(level)), dtype=torch.float64)
+def falling(frames: int) -> torch.Tensor:
+    """A smooth, speech-like falling log magnitude: no harmonic structure at all."""
+    return (-torch.log1p(FREQUENCIES / 200.0))[:, None].expand(-1, frames).clone()
 
 
-def test_harmonics_have_the_energy_of_the_magnitude_they_replace():
-    frames = 80
-    log_mag = flat_log_magnitude(frames)
-    harmonics, rest = harmonic_plus_noise(log_mag, torch.full((frames,), 120.0), torch.ones(frames), CFG)
-    assert harmonics.shape == ((frames - 1) * CFG.hop_length,)
-    resynthesised = stft_log_magnitude(torch.from_numpy(harmonics), CFG).numpy()[8:-8]  # (frames, bins)
-    bin_hz = CFG.sample_rate / CFG.n_fft
-    below_taper = slice(int(200 / bin_hz), int(HARMONIC_TAPER_HZ[0] / bin_hz))
-    energy = np.exp(2 * resynthesised[:, below_taper]).sum(axis=1)
-    expected = np.exp(2 * log_mag.numpy()[below_taper, 8:-8]).sum(axis=0)
-    np.testing.assert_allclose(energy, expected, rtol=0.15)
-    # ... and all of the flat magnitude below the taper went into them.
-    assert torch.exp(rest[below_taper]).max() < 1e-5
+def rippled(frames: int, f0: float, depth: float = 3.0) -> torch.Tensor:
+    """``falling`` with peaks ``depth`` nepers high at the harmonics of ``f0``."""
+    distance = torch.remainder(FREQUENCIES + 0.5 * f0, f0) - 0.5 * f0
+    return falling(frames) + depth * torch.exp(-((distance / 17.0) ** 2))[:, None]
 
 
-def test_the_harmonics_are_periodic_at_the_given_f0():
-    frames = 120
-    f0 = torch.from_numpy(np.geomspace(85.0, 200.0, frames))
-    bin_hz = CFG.sample_rate / CFG.n_fft
-    falling = -torch.log1p(torch.arange(CFG.n_fft // 2 + 1, dtype=torch.float64) * bin_hz / 200.0)  # speech-like tilt
-    harmonics, _ = harmonic_plus_noise(falling[:, None].expand(-1, frames), f0, torch.ones(frames), CFG)
-    track, voiced = yin_f0(torch.from_numpy(harmonics), CFG)
-    inner = slice(6, frames - 6)
-    assert voiced[inner].all()
-    cents = 1200 * np.abs(np.log2(track[inner].numpy() / f0[inner].numpy()))
-    assert np.median(cents) < 10.0
+def test_a_blurred_voiced_frame_gets_harmonics_with_each_band_energy_kept():
+    frames, f0 = 20, 120.0
+    log_mag = falling(frames)
+    restored = restore_harmonics(log_mag, torch.full((frames,), f0), torch.ones(frames), CFG)
+    assert harmonic_ripple(log_mag, torch.full((frames,), f0), CFG).abs().max() < 0.1
+    assert harmonic_ripple(restored, torch.full((frames,), f0), CFG).min() > 2.0
+    # Under the taper (from half a harmonic up) the energy is where it was: over the whole range,
+    # and band by band up to the sampling of peaks narrower than a bin.
+    below = (FREQUENCIES >= 0.5 * f0) & (FREQUENCIES < HARMONIC_TAPER_HZ[0])
+    torch.testing.assert_close(torch.exp(2 * restored[below]).sum(0), torch.exp(2 * log_mag[below]).sum(0), rtol=0.05, atol=0.0)
+    for k in (2, 5, 12):
+        band = (FREQUENCIES >= (k - 0.5) * f0) & (FREQUENCIES < (k + 0.5) * f0)
+        before, after = torch.exp(2 * log_mag[band]).sum(0), torch.exp(2 * restored[band]).sum(0)
+        torch.testing.assert_close(after, before, rtol=0.25, atol=0.0)
+    # Above the taper the magnitude is untouched.
+    above = FREQUENCIES > HARMONIC_TAPER_HZ[1]
+    torch.testing.assert_close(restored[above], log_mag[above])
 
 
-def test_unvoiced_frames_pass_through_and_the_share_tapers_with_frequency():
-    frames = 30
-    log_mag = torch.randn(CFG.n_fft // 2 + 1, frames, dtype=torch.float64)
-    voicing = torch.zeros(frames)
-    voicing[10:20] = 0.75
-    harmonics, rest = harmonic_plus_noise(log_mag, torch.full((frames,), 150.0), voicing, CFG)
-    torch.testing.assert_close(rest[:, :10], log_mag[:, :10])
-    torch.testing.assert_close(rest[:, 20:], log_mag[:, 20:])
-    # A voiced frame keeps a quarter of the energy under the taper, all of it above.
-    bin_hz = CFG.sample_rate / CFG.n_fft
-    low, high = int(1000 / bin_hz), int(6000 / bin_hz)
-    torch.testing.assert_close(rest[low, 15], log_mag[low, 15] + 0.5 * np.log(0.25))
-    torch.testing.assert_close(rest[high, 15], log_mag[high, 15])
+def test_a_magnitude_with_its_harmonics_and_an_unvoiced_frame_are_left_alone():
+    frames, f0 = 12, 150.0
+    log_mag = rippled(frames, f0)
+    torch.testing.assert_close(restore_harmonics(log_mag, torch.full((frames,), f0), torch.ones(frames), CFG), log_mag)
+    blurred = falling(frames)
+    voicing = torch.ones(frames)
+    voicing[:4] = 0.0
+    restored = restore_harmonics(blurred, torch.full((frames,), f0), voicing, CFG)
+    torch.testing.assert_close(restored[:, :4], blurred[:, :4])
+    assert not torch.allclose(restored[:, 4:], blurred[:, 4:])
     share = harmonic_share(torch.tensor([1000.0, 4000.0, 6000.0]), torch.tensor(1.0))
     torch.testing.assert_close(share, torch.tensor([1.0, 0.5, 0.0]))
-    # Silence makes no harmonics.
-    silent, _ = harmonic_plus_noise(log_mag, torch.full((frames,), 150.0), torch.zeros(frames), CFG)
-    assert not silent.any()
+
+
+def test_the_f0_is_refined_onto_the_magnitudes_own_ripple():
+    frames = 6
+    log_mag = rippled(frames, 110.0, depth=1.0)
+    guess = torch.full((frames,), 110.0 * 2 ** (50 / 1200))  # half a semitone sharp
+    refined, ripple = refine_f0(log_mag, guess, CFG)
+    assert (1200 * torch.log2(refined / 110.0)).abs().max() <= 10.0
+    assert (ripple > harmonic_ripple(log_mag, guess, CFG)).all()
+
+
+def test_restored_low_voices_are_periodic_after_pghi():
+    frames = 120
+    f0 = torch.from_numpy(np.geomspace(85.0, 200.0, frames))
+    log_mag = restore_harmonics(falling(frames), f0, torch.ones(frames), CFG)
+    phase = pghi_phase(log_mag.numpy(), n_fft=CFG.n_fft, hop_length=CFG.hop_length, win_length=CFG.win_length)
+    audio = fast_griffin_lim(torch.exp(log_mag), torch.from_numpy(phase), n_fft=CFG.n_fft, hop_length=CFG.hop_length,
+                             win_length=CFG.win_length, n_iter=32, momentum=0.99)
+    track, voiced = yin_f0(audio.double(), CFG)
+    inner = slice(6, frames - 6)
+    assert voiced[inner].float().mean() > 0.9
+    cents = 1200 * np.abs(np.log2(track[inner].numpy() / f0[inner].numpy()))
+    assert np.median(cents) < 15.0
+    # Without restoration the same smooth magnitude is not a voice.
+    phase = pghi_phase(falling(frames).numpy(), n_fft=CFG.n_fft, hop_length=CFG.hop_length, win_length=CFG.win_length)
+    flat = fast_griffin_lim(torch.exp(falling(frames)), torch.from_numpy(phase), n_fft=CFG.n_fft, hop_length=CFG.hop_length,
+                            win_length=CFG.win_length, n_iter=32, momentum=0.99)
+    assert yin_f0(flat.double(), CFG)[1][inner].float().mean() < 0.5

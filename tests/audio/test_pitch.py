@@ -27,10 +27,12 @@ def cents(a, b) -> np.ndarray:
     return 1200 * np.abs(np.log2(np.asarray(a) / np.asarray(b)))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("f0", [70.0, 95.0, 140.0, 230.0, 420.0])
-def test_steady_tones_are_voiced_at_their_f0(f0):
-    audio = harmonic_tone(np.full(CFG.sample_rate, f0))
+def test_steady_tones_are_voiced_at_their_f0(f0, dtype):
+    audio = harmonic_tone(np.full(CFG.sample_rate, f0)).to(dtype)  # float32: what training tracks
     track, voiced = yin_f0(audio, CFG)
+    assert track.dtype == dtype
     assert track.shape == voiced.shape == (1 + audio.numel() // CFG.hop_length,)
     inner = slice(4, -4)  # the reflect padding mirrors the ends
     assert voiced[inner].all()

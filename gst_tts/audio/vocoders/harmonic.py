@@ -1,106 +1,154 @@
-"""Harmonic-plus-noise synthesis: the voiced part of a magnitude spectrogram as a sum of sinusoids
-at multiples of a given F0, the rest left to be phased as noise.
+"""Harmonic restoration: a magnitude spectrogram whose harmonics were blurred gets them back, at
+multiples of a given F0, before its phase is reconstructed.
 
-Why: a magnitude estimated from a predicted (over-smooth) mel keeps only part of the ripple between
-harmonics, most of all for low voices, whose harmonics lie closest together. Phase reconstruction of
-such a magnitude gives rough, barely periodic sound: pyin then calls a low voice unvoiced. Given the
-F0 and voicing the estimator reads off the mel (:class:`~gst_tts.audio.vocoders.spectral.MagnitudeEstimator`
-with ``pitch_head``), the voiced energy is rebuilt as exact harmonics, periodic by construction.
+Why: a magnitude estimated from a predicted (over-smooth) mel keeps little of the ripple between
+harmonics, least of all for low voices, whose harmonics lie closest together. Phase reconstruction
+of such a magnitude gives rough, barely periodic sound: pyin then calls a low voice unvoiced. Given
+the F0 and voicing the estimator reads off the mel
+(:class:`~gst_tts.audio.vocoders.spectral.MagnitudeEstimator` with ``pitch_head``), each voiced
+frame's power is redistributed within every harmonic's band onto a comb of peaks at ``k · F0``,
+shaped as a steady sinusoid's in a Hann-windowed STFT, so the band's energy is kept (what lies under
+the first harmonic is emptied). PGHI then phases a magnitude
+with sharp harmonics, which it turns into periodic sound.
 
-Each harmonic ``k`` of frame ``t`` takes the energy of the magnitude in the band ``[(k − ½)·F0,
-(k + ½)·F0)`` times the harmonic share ``voicing[t] · taper(k·F0)`` (full below
-:data:`HARMONIC_TAPER_HZ`'s start, none above its end: the upper spectrum of speech is mostly
-noise-like); its amplitude is the sinusoid's that has that energy in a Hann-windowed STFT. What is
-left (the magnitude scaled by ``√(1 − share)``) goes back to the caller to phase as before.
+Three things keep it from harming what was fine (measured on held-out demo speech, copy synthesis
+of recordings' mels: PESQ 3.47 without restoration, 2.20 with it everywhere, 3.31 with all three):
+
+- **Only where the ripple is missing.** A frame whose magnitude already rises :data:`RIPPLE_FULL`
+  nepers from between harmonics to the harmonics (a recording's mel) is left alone; a flat one (the
+  model's mels) is restored fully; in between, in proportion.
+- **The F0 is refined** within :data:`REFINE_CENTS` of the given one, to where the magnitude's own
+  ripple is strongest: a comb off by a fraction of a semitone would cut the true harmonics.
+- **Only below the taper** (:data:`HARMONIC_TAPER_HZ`): the upper spectrum of speech is mostly noise.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import torch
 
 from gst_tts.audio.features import AudioConfig
 
-__all__ = ["HARMONIC_TAPER_HZ", "harmonic_share", "harmonic_plus_noise"]
+__all__ = ["HARMONIC_TAPER_HZ", "MIN_F0_HZ", "RIPPLE_FULL", "REFINE_CENTS", "REFINE_MIN_RIPPLE", "RIPPLE_MAX_HZ", "harmonic_share",
+           "harmonic_ripple", "refine_f0", "restore_harmonics"]
 
-#: The harmonic share falls linearly from full to none between these frequencies (Hz).
+#: The restored share falls linearly from full to none between these frequencies (Hz).
 HARMONIC_TAPER_HZ = (3000.0, 5000.0)
+#: F0 is floored here (Hz): below any voice.
+MIN_F0_HZ = 30.0
+#: A frame whose harmonic ripple (nepers, :func:`harmonic_ripple`) reaches this is left as it is.
+#: Voiced frames of recordings' mels: median 3.2; of the demo model's GTA mels: median 0.3.
+RIPPLE_FULL = 2.0
+#: How far (cents) :func:`refine_f0` looks either side of the given F0, in 10-cent steps.
+REFINE_CENTS = 80
+#: :func:`refine_f0` moves the F0 only where the best ripple reaches this (nepers).
+REFINE_MIN_RIPPLE = 0.5
+#: The ripple is measured on the harmonics under this frequency (Hz), where a mel resolves them.
+RIPPLE_MAX_HZ = 1500.0
 
 
 def harmonic_share(frequencies: torch.Tensor, voicing: torch.Tensor, taper_hz: tuple[float, float] = HARMONIC_TAPER_HZ) -> torch.Tensor:
-    """``voicing[t] · taper(f)``: the share of the energy at frequency ``f`` (Hz) of frame ``t``
-    that is harmonic. ``frequencies`` ``(..., frames)`` or broadcastable against ``voicing`` ``(frames,)``."""
+    """``voicing · taper(f)``: the share of the power at frequency ``f`` (Hz) that is harmonic.
+    ``frequencies`` and ``voicing`` broadcast against each other."""
     low, high = taper_hz
-    taper = torch.clamp((high - frequencies) / (high - low), 0.0, 1.0)
-    return voicing * taper
+    return voicing * torch.clamp((high - frequencies) / (high - low), 0.0, 1.0)
 
 
-def harmonic_plus_noise(
+def _log_magnitude_at(log_magnitude: torch.Tensor, hz: torch.Tensor, bin_hz: float) -> torch.Tensor:
+    """``log_magnitude`` ``(bins, frames)`` interpolated at ``hz`` ``(..., frames, K)`` (frame on the
+    second-to-last axis)."""
+    bins, frames = log_magnitude.shape
+    position = (hz / bin_hz).clamp(0.0, bins - 1.001)
+    low = position.floor().long()
+    fraction = position - low
+    column = torch.arange(frames).reshape(frames, 1).expand_as(low)
+    return log_magnitude[low, column] * (1 - fraction) + log_magnitude[low + 1, column] * fraction
+
+
+def harmonic_ripple(log_magnitude: torch.Tensor, f0: torch.Tensor, audio_config: AudioConfig) -> torch.Tensor:
+    """How far (nepers) a magnitude rises from between harmonics to the harmonics of ``f0``: the mean
+    over harmonics under :data:`RIPPLE_MAX_HZ` of ``log |X|(k·F0) − log |X|((k + ½)·F0)``.
+
+    Args:
+        log_magnitude: ``(n_fft // 2 + 1, frames)`` natural-log magnitude.
+        f0: ``(..., frames)`` F0 candidates (Hz).
+
+    Returns:
+        ``(..., frames)`` ripple, about 0 for a magnitude with no harmonic structure.
+    """
+    bin_hz = audio_config.sample_rate / audio_config.n_fft
+    f0 = f0.to(torch.float64).clamp(min=MIN_F0_HZ)
+    count = max(1, int(RIPPLE_MAX_HZ / float(f0.min())))
+    harmonics = f0[..., None] * torch.arange(1, count + 1, dtype=torch.float64)
+    inside = (harmonics < RIPPLE_MAX_HZ).to(torch.float64)
+    rise = _log_magnitude_at(log_magnitude, harmonics, bin_hz) - _log_magnitude_at(log_magnitude, harmonics + 0.5 * f0[..., None], bin_hz)
+    return (rise * inside).sum(-1) / inside.sum(-1).clamp(min=1.0)
+
+
+def refine_f0(log_magnitude: torch.Tensor, f0: torch.Tensor, audio_config: AudioConfig,
+              *, cents: int = REFINE_CENTS) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each frame's F0 moved, within ``cents`` in 10-cent steps, to where :func:`harmonic_ripple`
+    is largest, where that reaches :data:`REFINE_MIN_RIPPLE`; returns ``(f0, ripple)`` (the ripple
+    at the F0 returned), each ``(frames,)``. ``cents`` is a multiple of 10."""
+    steps = torch.arange(-cents, cents + 1, 10, dtype=torch.float64)
+    f0 = f0.to(torch.float64).clamp(min=MIN_F0_HZ)
+    candidates = f0[None, :] * torch.pow(2.0, steps / 1200.0)[:, None]
+    ripple = harmonic_ripple(log_magnitude, candidates, audio_config)  # (candidates, frames)
+    best = ripple.argmax(0)
+    column = torch.arange(f0.numel())
+    # Where there is next to no ripple its maximum says nothing (on a smooth slope it drifts to an
+    # end of the search): keep the given F0 there.
+    trusted = ripple[best, column] >= REFINE_MIN_RIPPLE
+    given = ripple[cents // 10, column]
+    return torch.where(trusted, candidates[best, column], f0), torch.where(trusted, ripple[best, column], given)
+
+
+def restore_harmonics(
     log_magnitude: torch.Tensor,
     f0: torch.Tensor,
     voicing: torch.Tensor,
     audio_config: AudioConfig,
     *,
     taper_hz: tuple[float, float] = HARMONIC_TAPER_HZ,
-) -> tuple[np.ndarray, torch.Tensor]:
-    """Split a magnitude spectrogram into harmonics (synthesised) and the rest (returned).
+    ripple_full: float = RIPPLE_FULL,
+) -> torch.Tensor:
+    """A magnitude spectrogram with the harmonics of ``f0`` restored where they are blurred.
 
     Args:
         log_magnitude: ``(n_fft // 2 + 1, frames)`` natural-log STFT magnitude (Hann window
-            ``win_length``, frame ``t`` centred on sample ``t · hop``).
-        f0: ``(frames,)`` F0 in Hz (its value in unvoiced frames only carries the phase along).
-        voicing: ``(frames,)`` in [0, 1]: the harmonic share of each frame below the taper.
+            ``win_length``).
+        f0: ``(frames,)`` F0 (Hz), refined here (:func:`refine_f0`).
+        voicing: ``(frames,)`` in [0, 1]: how voiced each frame is.
         audio_config: the STFT's settings.
-        taper_hz: where the harmonic share falls from full to none. Default :data:`HARMONIC_TAPER_HZ`.
+        taper_hz: where the restored share falls from full to none. Default :data:`HARMONIC_TAPER_HZ`.
+        ripple_full: a frame with this much ripple already is left alone. Default :data:`RIPPLE_FULL`.
 
     Returns:
-        ``(harmonics, rest)``: ``(frames - 1) · hop`` float64 samples of the harmonic part, and the
-        log magnitude of the rest, shaped like ``log_magnitude``.
+        The restored log magnitude, shaped like ``log_magnitude`` (float64). Every harmonic band's
+        energy is kept: the power moves onto the harmonics, it is not added.
     """
     c = audio_config
     log_mag = log_magnitude.to(torch.float64)
-    bins, frames = log_mag.shape
-    f0 = f0.to(torch.float64).clamp(min=1.0)
     voicing = voicing.to(torch.float64).clamp(0.0, 1.0)
-    bin_hz = c.sample_rate / c.n_fft
-    bin_frequencies = torch.arange(bins, dtype=torch.float64) * bin_hz
-    share = harmonic_share(bin_frequencies[:, None], voicing[None, :], taper_hz)  # (bins, frames)
-    energy = torch.exp(2 * log_mag)
-    rest = log_mag + 0.5 * torch.log(torch.clamp(1.0 - share, min=1e-12))
-
-    samples = max(frames - 1, 1) * c.hop_length
-    harmonics = np.zeros(samples)
     if float(voicing.max()) <= 0.0:
-        return harmonics, rest
-    # Energy below each bin edge: band energies by interpolating it at the band limits.
-    harmonic_energy = energy * share
-    cumulative = torch.nn.functional.pad(torch.cumsum(harmonic_energy, dim=0), (0, 0, 1, 0))  # (bins + 1, frames)
-    edges = (torch.arange(bins + 1, dtype=torch.float64) - 0.5) * bin_hz  # bin b spans [b − ½, b + ½) bins
-
-    def energy_below(hz: torch.Tensor) -> torch.Tensor:  # (frames,) → (frames,)
-        position = torch.clamp((hz - edges[0]) / bin_hz, 0.0, float(bins))
-        low = torch.clamp(position.floor().long(), max=bins - 1)
-        fraction = position - low
-        column = torch.arange(frames)
-        return cumulative[low, column] + fraction * (cumulative[low + 1, column] - cumulative[low, column])
-
-    # A sinusoid of amplitude A puts A² · 3 · n_fft · win_length / 32 of energy in the positive
-    # frequencies of a Hann-windowed STFT (Parseval; Σ hann² = 3·win_length/8).
-    to_amplitude = 32.0 / (3.0 * c.n_fft * c.win_length)
-    frame_positions = np.arange(frames) * c.hop_length
-    sample_positions = np.arange(samples)
-    f0_samples = np.interp(sample_positions, frame_positions, f0.numpy())
-    phase = 2 * np.pi * np.cumsum(f0_samples) / c.sample_rate
-    highest = min(taper_hz[1], c.sample_rate / 2)
-    # Fixed, spread starting phases: harmonics all in cosine phase would add up to a buzzy pulse train.
-    offsets = np.random.default_rng(0).uniform(0.0, 2 * np.pi, int(highest / float(f0.min())) + 1)
-    for k in range(1, int(highest / float(f0.min())) + 1):
-        centre = k * f0
-        band = energy_below(centre + 0.5 * f0) - energy_below(centre - 0.5 * f0)
-        amplitude = torch.sqrt(torch.clamp(band, min=0.0) * to_amplitude)
-        amplitude = torch.where(centre < highest, amplitude, torch.zeros_like(amplitude)).numpy()
-        if not amplitude.any():
-            continue
-        harmonics += np.interp(sample_positions, frame_positions, amplitude) * np.cos(k * phase + offsets[k])
-    return harmonics, rest
-
+        return log_mag
+    f0, ripple = refine_f0(log_mag, f0, c)
+    bins = log_mag.shape[0]
+    frequencies = torch.arange(bins, dtype=torch.float64)[:, None] * (c.sample_rate / c.n_fft)
+    missing = torch.clamp(1.0 - ripple / ripple_full, 0.0, 1.0)
+    share = harmonic_share(frequencies, (voicing * missing)[None, :], taper_hz)
+    # Each harmonic takes the shape a steady sinusoid has in a Hann-windowed STFT, sidelobes
+    # included: a magnitude close to a consistent STFT, which PGHI and Griffin-Lim then keep periodic.
+    # |W(Δ)| = sinc(Δ) / (1 − Δ²) with Δ in bins; its power averages 1.5 bins per harmonic, so the comb
+    # is normalised to a mean of 1 over each F0 of band.
+    bin_hz = c.sample_rate / c.n_fft
+    # Bins under the first harmonic take its lower flank: a voice has nothing there, so it is emptied.
+    nearest = torch.clamp(torch.round(frequencies / f0[None, :]), min=1.0)
+    distance = (frequencies - nearest * f0[None, :]) / bin_hz
+    lobe = torch.sinc(distance) / torch.where((distance.abs() - 1.0).abs() < 1e-6, torch.full_like(distance, 1e-6), 1.0 - distance**2)
+    lobe = torch.where((distance.abs() - 1.0).abs() < 1e-6, torch.full_like(distance, 0.5), lobe)
+    comb = lobe**2 * f0[None, :] / (1.5 * bin_hz)
+    power = torch.exp(2 * log_mag) * (1.0 - share + share * comb)
+    return 0.5 * torch.log(power.clamp(min=np.finfo(np.float64).tiny))

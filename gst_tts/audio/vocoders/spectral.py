@@ -15,6 +15,13 @@ untrained network starts where Griffin-Lim's magnitude is. Its outputs are the c
 sharpens them by a power (``magnitude_power``, the same trick as Griffin-Lim's ``power``) and keeps
 the overall level.
 
+Sharpening cannot restore harmonics a predicted mel has blurred away, and for low voices (closely
+spaced harmonics) that left the phase nothing periodic to follow: pyin heard whispers. With
+``pitch_head`` the estimator also reads each frame's F0 and voicing off the mel (trained on YIN's
+track of the recording, :func:`pitch_loss`), and :class:`SpectralVocoder` moves each blurred
+voiced frame's power back onto the harmonics of that F0 (:mod:`~gst_tts.audio.vocoders.harmonic`)
+before PGHI.
+
 Training (``generator_kind: spectral`` in ``conf/vocoder_train.yaml``, :mod:`gst_tts.training.vocoder_trainer`)
 regresses the estimator's output on :func:`stft_log_magnitude` of each segment's samples with
 :func:`magnitude_loss`; its checkpoints (``generator_kind`` ``"spectral"``,
@@ -34,7 +41,7 @@ from torch import nn
 
 from gst_tts.audio.features import LOG_MEL_FLOOR, AudioConfig
 from gst_tts.audio.vocoders.checkpoint import SPECTRAL_KIND, rebuild_generator
-from gst_tts.audio.vocoders.harmonic import harmonic_plus_noise
+from gst_tts.audio.vocoders.harmonic import restore_harmonics
 from gst_tts.audio.vocoders.phase import fast_griffin_lim, pghi_phase
 from gst_tts.device import resolve_device
 
@@ -68,7 +75,7 @@ class MagnitudeEstimator(nn.Module):
         kernel_size: time kernel of every convolution but the last. Default 5.
         dilations: one residual block per entry, with that dilation. Default (1, 2, 1, 2).
         pitch_head: also read each frame's F0 and voicing off the mel (a 1x1 convolution beside the
-            magnitude's), for :class:`SpectralVocoder`'s harmonic synthesis. Default False.
+            magnitude's), for :class:`SpectralVocoder`'s harmonic restoration. Default False.
 
     The input is normalised by the buffers ``mel_mean`` / ``mel_std`` (per channel), which the
     trainer sets from the training corpus (:meth:`set_mel_stats`) and checkpoints carry.
@@ -195,9 +202,9 @@ def spectral_vocoder_from_checkpoint(
 class SpectralVocoder:
     """:class:`MagnitudeEstimator` + PGHI + fast Griffin-Lim behind the ``Vocoder`` interface.
 
-    An estimator with a pitch head also gives each frame's F0 and voicing: the voiced energy is then
-    synthesised as exact harmonics (:func:`~gst_tts.audio.vocoders.harmonic.harmonic_plus_noise`),
-    and PGHI with fast Griffin-Lim phases only the rest.
+    An estimator with a pitch head also gives each frame's F0 and voicing: where the magnitude's
+    harmonics are blurred, they are restored at that F0
+    (:func:`~gst_tts.audio.vocoders.harmonic.restore_harmonics`) before PGHI and fast Griffin-Lim.
 
     Args:
         estimator: the trained network (put in eval mode on ``device``, without gradients).
@@ -256,17 +263,14 @@ class SpectralVocoder:
         c = self.config
         log_mag, pitch = self.analyse(log_mel)
         frames = log_mag.shape[1]
-        harmonics = None
-        if pitch is not None:  # voiced energy as exact harmonics; PGHI phases the rest
-            harmonics, log_mag = harmonic_plus_noise(log_mag, pitch[:, 0], pitch[:, 1], c)
+        if pitch is not None:  # blurred harmonics restored at the F0 read off the mel, before the phase
+            log_mag = restore_harmonics(log_mag, pitch[:, 0], pitch[:, 1], c)
         min_frames = c.n_fft // c.hop_length + 1  # istft of a centred STFT needs a few frames
         if frames < min_frames:
             log_mag = torch.nn.functional.pad(log_mag, (0, min_frames - frames), value=float(np.log(LOG_MEL_FLOOR)))
         phase = pghi_phase(log_mag.numpy(), n_fft=c.n_fft, hop_length=c.hop_length, win_length=c.win_length)
         audio = fast_griffin_lim(torch.exp(log_mag), torch.from_numpy(phase), n_fft=c.n_fft, hop_length=c.hop_length,
                                  win_length=c.win_length, n_iter=self.n_iter, momentum=self.momentum)
-        audio = audio[: max(frames - 1, 1) * c.hop_length].double().numpy()
-        if harmonics is not None:
-            audio = audio + harmonics[: audio.size]
+        audio = audio[: max(frames - 1, 1) * c.hop_length].float().numpy()
         peak = float(np.max(np.abs(audio))) if audio.size else 0.0
         return (audio / peak * 0.99 if peak > 0.99 else audio).astype(np.float32)
