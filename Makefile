@@ -44,7 +44,7 @@ demo: setup
 		data=demo trainer=demo loss=demo trainer.max_minutes=$(DEMO_MINUTES) hydra.run.dir=$(DEMO_DIR) $(DEMO_TRAIN_ARGS)
 	$(BIN)/gst-tts dump-gta-mels --checkpoint $(DEMO_DIR)/checkpoints/last.pt --corpus $(DEMO_DIR)/corpus \
 		--cache-dir $(DEMO_DIR)/feature_cache --out $(DEMO_DIR)/gta_mels
-	$(BIN)/gst-tts-train-vocoder vocoder=cpu_small data.root=$(DEMO_DIR)/corpus data.cache_dir=$(DEMO_DIR)/feature_cache \
+	$(BIN)/gst-tts-train-vocoder vocoder=cpu_small generator.pitch_head=false data.root=$(DEMO_DIR)/corpus data.cache_dir=$(DEMO_DIR)/feature_cache \
 		data.val_size=24 trainer.max_minutes=$(DEMO_VOCODER_MINUTES) hydra.run.dir=$(DEMO_DIR)/vocoder
 	$(BIN)/gst-tts-train-vocoder vocoder=cpu_small data.root=$(DEMO_DIR)/corpus data.cache_dir=$(DEMO_DIR)/feature_cache \
 		data.val_size=24 data.gta_dir=$(DEMO_DIR)/gta_mels trainer.init_from=$(DEMO_DIR)/vocoder/checkpoints/generator.pt \

@@ -456,13 +456,18 @@ class VocoderTrainer(TrainingLoop):
             raise GstTtsError(f"{path}: not a gst-tts vocoder checkpoint; the spectral vocoder's trainer.init_from needs one")
         # Folded weights into a plain generator of this run's config (then, for HiFi-GAN, weight norm again).
         plain = GENERATOR_CLASSES[self.kind](**self.generator_config)
+        # A spectral estimator without a pitch head may start one with a pitch head (which starts
+        # untrained): `make demo` fine-tunes its recordings' vocoder into the GTA one that way.
+        fresh_pitch_head = (self.kind == SPECTRAL_KIND and self.generator.pitch_head and not source.pitch_head)
         try:
-            plain.load_state_dict(source.state_dict())
+            missing, unexpected = plain.load_state_dict(source.state_dict(), strict=False)
+            if unexpected or any(not (fresh_pitch_head and key.startswith("pitch_output.")) for key in missing):
+                raise RuntimeError
         except RuntimeError:
             raise GstTtsError(f"{path}: trainer.init_from needs a generator of this run's generator config") from None
         self.generator.load_state_dict((plain.apply_weight_norm() if self.kind == HIFIGAN_KIND else plain).state_dict())
         if self.discriminator is None:
-            what = "magnitude estimator"
+            what = "magnitude estimator (its pitch head starts afresh)" if fresh_pitch_head else "magnitude estimator"
         elif stored.get("discriminator_config") == self.discriminator_config and "discriminator" in stored:
             self.discriminator.load_state_dict(stored["discriminator"])
             what = "generator and discriminators"

@@ -235,6 +235,15 @@ def test_spectral_init_from_and_the_kinds_kept_apart(make_vocoder_cfg, small_cor
     assert tuned.state.step == 0
     for name, value in source.generator.state_dict().items():
         assert torch.equal(value, tuned.generator.state_dict()[name]), name
+    # An estimator without a pitch head starts one with a pitch head (make demo's recordings' vocoder
+    # → its GTA vocoder), the head untrained; the other way round there is nothing to drop.
+    plain = VocoderTrainer(spectral_config(small_corpus, cache, "generator.pitch_head=false", max_steps=1), tmp_path / "plain")
+    plain.fit()
+    plain_export = tmp_path / "plain" / "checkpoints" / "generator.pt"
+    headed = VocoderTrainer(spectral_config(small_corpus, cache, init_from=str(plain_export)), tmp_path / "headed")
+    assert headed.generator.pitch_head and not torch.any(headed.generator.pitch_output.weight)
+    for name, value in plain.generator.state_dict().items():
+        assert torch.equal(value, headed.generator.state_dict()[name]), name
 
     torch.manual_seed(0)
     hifigan = save_vocoder_checkpoint(tmp_path / "hifigan.pt", vocoder_payload(
@@ -242,7 +251,8 @@ def test_spectral_init_from_and_the_kinds_kept_apart(make_vocoder_cfg, small_cor
         audio_config=AudioConfig()))
     cases = [(spectral_config(small_corpus, cache, init_from=str(hifigan)), "a hifigan vocoder checkpoint, not a spectral one"),
              (make_vocoder_cfg(small_corpus, cache, init_from=str(exported)), "a spectral vocoder checkpoint, not a hifigan one"),
-             (spectral_config(small_corpus, cache, "generator.channels=8", init_from=str(exported)), "this run's generator config")]
+             (spectral_config(small_corpus, cache, "generator.channels=8", init_from=str(exported)), "this run's generator config"),
+             (spectral_config(small_corpus, cache, "generator.pitch_head=false", init_from=str(exported)), "this run's generator config")]
     for cfg, message in cases:
         with pytest.raises(GstTtsError) as info:
             VocoderTrainer(cfg, tmp_path / "other")
