@@ -10,7 +10,7 @@ no discriminators; each step the magnitude estimator predicts the log STFT magni
 segment's samples from its mel (:func:`~gst_tts.audio.vocoders.spectral.magnitude_loss`, the frames
 at a segment's ends left out) and, with ``generator.pitch_head``, the F0 and voicing that
 :func:`~gst_tts.audio.pitch.yin_f0` finds in the samples (:func:`~gst_tts.audio.vocoders.spectral.pitch_loss`);
-validation vocodes with PGHI phase (and harmonics), as inference does. Its input
+validation vocodes with PGHI phase (after harmonic restoration), as inference does. Its input
 normalisation is the training utterances' mel statistics, set once when a run starts (the
 feature cache's, also with GTA mels) and carried by its checkpoints.
 

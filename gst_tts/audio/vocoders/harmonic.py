@@ -135,20 +135,18 @@ def restore_harmonics(
     if float(voicing.max()) <= 0.0:
         return log_mag
     f0, ripple = refine_f0(log_mag, f0, c)
-    bins = log_mag.shape[0]
-    frequencies = torch.arange(bins, dtype=torch.float64)[:, None] * (c.sample_rate / c.n_fft)
+    bins, bin_hz = log_mag.shape[0], c.sample_rate / c.n_fft
+    frequencies = torch.arange(bins, dtype=torch.float64)[:, None] * bin_hz
     missing = torch.clamp(1.0 - ripple / ripple_full, 0.0, 1.0)
     share = harmonic_share(frequencies, (voicing * missing)[None, :], taper_hz)
     # Each harmonic takes the shape a steady sinusoid has in a Hann-windowed STFT, sidelobes
     # included: a magnitude close to a consistent STFT, which PGHI and Griffin-Lim then keep periodic.
-    # |W(Δ)| = sinc(Δ) / (1 − Δ²) with Δ in bins; its power averages 1.5 bins per harmonic, so the comb
-    # is normalised to a mean of 1 over each F0 of band.
-    bin_hz = c.sample_rate / c.n_fft
+    # |W(Δ)| = sinc(Δ) + ½ sinc(Δ − 1) + ½ sinc(Δ + 1) with Δ in bins (= sinc(Δ) / (1 − Δ²)); its power
+    # averages 1.5 bins per harmonic, so the comb is normalised to a mean of 1 over each F0 of band.
     # Bins under the first harmonic take its lower flank: a voice has nothing there, so it is emptied.
     nearest = torch.clamp(torch.round(frequencies / f0[None, :]), min=1.0)
     distance = (frequencies - nearest * f0[None, :]) / bin_hz
-    lobe = torch.sinc(distance) / torch.where((distance.abs() - 1.0).abs() < 1e-6, torch.full_like(distance, 1e-6), 1.0 - distance**2)
-    lobe = torch.where((distance.abs() - 1.0).abs() < 1e-6, torch.full_like(distance, 0.5), lobe)
+    lobe = torch.sinc(distance) + 0.5 * (torch.sinc(distance - 1.0) + torch.sinc(distance + 1.0))
     comb = lobe**2 * f0[None, :] / (1.5 * bin_hz)
     power = torch.exp(2 * log_mag) * (1.0 - share + share * comb)
     return 0.5 * torch.log(power.clamp(min=np.finfo(np.float64).tiny))
