@@ -82,7 +82,7 @@ def test_installed_wheel_composes_the_training_configs_from_any_folder(wheel, tm
                          cwd=cwd, env=env, capture_output=True, text=True)
     assert job.returncode == 0, job.stderr
     assert "root: /nonexistent/corpus" in job.stdout
-    assert "batch_size: 16" in job.stdout  # from conf/data/demo.yaml, read out of the wheel
+    assert "batch_size: 12" in job.stdout  # from conf/data/demo.yaml, read out of the wheel
     job = subprocess.run([sys.executable, "-m", "gst_tts.train_vocoder", "--cfg", "job", "vocoder=cpu_small",
                           "data.root=/nonexistent/corpus", f"hydra.run.dir={tmp_path / 'vocoder'}"],
                          cwd=cwd, env=env, capture_output=True, text=True)

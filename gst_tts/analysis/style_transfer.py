@@ -37,7 +37,8 @@ if TYPE_CHECKING:  # the synthesizer imports analysis; analysis needs it only fo
     from gst_tts.inference.synthesizer import Synthesizer
 
 __all__ = [
-    "TRANSFER_F0_RANGE_HZ", "TRANSFER_HIGHPASS_HZ", "MIN_VOICED_SHARE", "MEASURES", "TEXT_SEED", "REFERENCE_TEXT_SEED", "AUDIO_SUFFIXES",
+    "TRANSFER_F0_RANGE_HZ", "TRANSFER_HIGHPASS_HZ", "MIN_VOICED_SHARE", "MEASURES", "TEXT_SEED", "REFERENCE_TEXT_SEED",
+    "REFERENCE_SENTENCES", "AUDIO_SUFFIXES",
     "ESPEAK_GROUP", "REAL_GROUP", "AUGMENTED_GROUP",
     "ReferenceClip", "ClipMeasures", "StyleTransferReport",
     "held_out_sentences", "espeak_references", "folder_references", "augmented_references",
@@ -68,6 +69,8 @@ MEASURES: dict[str, tuple[str, str]] = {
 TEXT_SEED = 9002
 #: Seed of the sentences espeak references speak (added to the reference seed).
 REFERENCE_TEXT_SEED = 9003
+#: Held-out sentences each espeak reference reads by default.
+REFERENCE_SENTENCES = 2
 
 #: Names of the reference sets the helpers below make.
 ESPEAK_GROUP, REAL_GROUP, AUGMENTED_GROUP = "espeak-unseen", "real", "augmented"
@@ -180,19 +183,30 @@ def held_out_sentences(n: int, seed: int = TEXT_SEED, exclude: Sequence[str] = (
 
 
 def espeak_references(
-    n: int, seed: int = 0, *, exclude: Sequence[str] = (), group: str = ESPEAK_GROUP
+    n: int,
+    seed: int = 0,
+    *,
+    sentences: int = REFERENCE_SENTENCES,
+    exclude: Sequence[str] = (),
+    group: str = ESPEAK_GROUP,
 ) -> list[ReferenceClip]:
     """``n`` espeak-ng references in voices the demo corpus never used, with pitch, intonation,
     rate and word gap spread over the corpus's ranges (:func:`gst_tts.demo.corpus.unseen_settings`),
-    each reading two held-out sentences (none of ``exclude``). The same arguments give the same clips.
+    each reading ``sentences`` held-out sentences (none of ``exclude``; default
+    :data:`REFERENCE_SENTENCES`). The same arguments give the same clips.
+
+    Raises:
+        GstTtsError: ``sentences`` < 1.
     """
     from gst_tts.demo import corpus as demo_corpus
 
+    if sentences < 1:
+        raise GstTtsError(f"each reference reads at least one sentence, got {sentences}")
     settings = demo_corpus.unseen_settings(n, seed)
-    sentences = held_out_sentences(2 * n, REFERENCE_TEXT_SEED + seed, exclude)
+    texts = held_out_sentences(sentences * n, REFERENCE_TEXT_SEED + seed, exclude)
     clips = []
     for i, s in enumerate(settings):
-        text = f"{sentences[2 * i]} {sentences[2 * i + 1]}"
+        text = " ".join(texts[sentences * i:sentences * (i + 1)])
         base, top = s.pitch_line
         info = {**asdict(s), "pitch_base_hz": base, "pitch_top_hz": top, "label": s.label}
         clips.append(ReferenceClip(name=f"espeak-{i + 1:02d}-{s.variant}", audio=demo_corpus.render_sentence(text, s),

@@ -17,7 +17,8 @@ Reference sets:
 
 * ``--espeak N`` (default 24 without ``--references``): espeak-ng renders in voices and variants
   the demo corpus never used, with pitch, intonation, rate and pauses spread over its ranges,
-  drawn from ``--seed``; written to ``OUT/references/``.
+  drawn from ``--seed``, each reading ``--reference-sentences`` held-out sentences (default 2);
+  written to ``OUT/references/``.
 * ``--references FOLDER …``: recordings (``.wav`` / ``.flac``, any rate; ``FOLDER/wavs`` for an
   LJSpeech corpus). Their rate is measured where a transcript is found (``metadata.csv`` in the
   folder or its parent, or ``<name>.txt``); ``--augment-real`` adds pitch-shifted (±4 semitones)
@@ -32,6 +33,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from gst_tts.analysis.style_transfer import REFERENCE_SENTENCES
 from gst_tts.cli.args import add_decoding_arguments, add_model_arguments, decoding_options, load_synthesizer
 from gst_tts.cli.outputs import check_writable_location, write_csv
 from gst_tts.errors import GstTtsError
@@ -49,6 +51,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--espeak", type=int, default=None, metavar="N",
                    help=f"N unseen espeak-ng references, N ≥ 2 (default {DEFAULT_ESPEAK} without --references, else none)")
     p.add_argument("--seed", type=int, default=0, help="seed of the espeak references and of synthesis (default 0)")
+    p.add_argument("--reference-sentences", type=int, default=REFERENCE_SENTENCES, metavar="N",
+                   help=f"held-out sentences each espeak reference reads (default {REFERENCE_SENTENCES})")
     p.add_argument("--texts", type=Path, default=None, help="sentences to synthesize, one per line (default: generated)")
     p.add_argument("--sentences", type=int, default=DEFAULT_SENTENCES,
                    help=f"generated held-out sentences without --texts (default {DEFAULT_SENTENCES})")
@@ -87,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
         raise GstTtsError(f"--espeak must be at least 2 (a correlation needs two references), got {args.espeak}")
     if args.sentences < 1:
         raise GstTtsError(f"--sentences must be at least 1, got {args.sentences}")
+    if args.reference_sentences < 1:
+        raise GstTtsError(f"--reference-sentences must be at least 1, got {args.reference_sentences}")
     if args.augment_real and not args.references:
         raise GstTtsError("--augment-real needs --references")
     if args.max_per_folder is not None and args.max_per_folder < 1:
@@ -97,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     real = [clip for folder in args.references for clip in folder_references(folder)[: args.max_per_folder]]
     synth = load_synthesizer(args)
 
-    references = espeak_references(n_espeak, args.seed) if n_espeak else []
+    references = espeak_references(n_espeak, args.seed, sentences=args.reference_sentences) if n_espeak else []
     references = _unique_names(references + (augmented_references(real) if args.augment_real else real))
     for clip in references:
         if clip.path is None:  # made here: espeak renders, augmented copies

@@ -144,6 +144,18 @@ def test_espeak_references_are_unseen_and_repeatable():
         assert abs(12 * np.log2(measured.f0_hz / clip.info["f0_hz"])) < 2.0, clip.info
 
 
+def test_espeak_references_read_the_sentences_asked():
+    def ends(text: str) -> int:
+        return text.count(".") + text.count("?") + text.count("!")
+
+    two, four = espeak_references(2, seed=2), espeak_references(2, seed=2, sentences=4)
+    assert [c.info for c in four] == [c.info for c in two]  # the same voices and settings, longer texts
+    assert all(ends(c.text) == 4 and len(c.audio) > len(s.audio) for c, s in zip(four, two))
+    assert ends(espeak_references(2, seed=2, sentences=1)[0].text) == 1
+    with pytest.raises(GstTtsError, match="at least one sentence"):
+        espeak_references(2, sentences=0)
+
+
 def test_evaluation_refuses_bad_sets(tiny_checkpoint):
     synth = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu")
     clip = ReferenceClip("a", tone(1.0, 22050, 150.0), 22050, None, (REAL_GROUP,))

@@ -140,6 +140,7 @@ def test_an_interrupted_run_leaves_no_report(tiny_checkpoint, tmp_path, capsys, 
     (["--texts", "{tmp}/no-texts.txt"], "--texts"),
     (["--texts", "{tmp}/blank.txt"], "--texts"),
     (["--sentences", "0"], "--sentences"),
+    (["--reference-sentences", "0"], "--reference-sentences must be at least 1"),
     (["--references", "{tmp}/empty", "--max-per-folder", "0"], "--max-per-folder"),
 ])
 def test_bad_input_is_a_one_line_error(tiny_checkpoint, tmp_path, capsys, monkeypatch, args, message):
