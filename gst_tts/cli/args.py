@@ -165,6 +165,10 @@ def add_decoding_arguments(p: argparse.ArgumentParser, *, batch_size: int = 16, 
                         f"{UNSPLIT_MAX_DECODER_STEPS} with --no-split, so that the per-symbol bound governs)")
     g.add_argument("--max-frames-per-symbol", type=float, default=d.max_frames_per_symbol,
                    help=f"length bound per input symbol (default {d.max_frames_per_symbol:g})")
+    g.add_argument("--attention-window", default=_format_window(d.attention_window), metavar="BEHIND,AHEAD|none",
+                   help="each decoder step attends only to the symbols from BEHIND before to AHEAD after the "
+                        "previous step's most attended one, so the alignment cannot skip or repeat words; "
+                        f"none attends to every symbol (default {_format_window(d.attention_window)})")
     split = g.add_mutually_exclusive_group()
     split.add_argument("--max-chunk-chars", type=int, default=DEFAULT_MAX_CHARS,
                        help=f"longer texts are split at sentence, then clause boundaries (default {DEFAULT_MAX_CHARS})")
@@ -178,6 +182,7 @@ def decoding_options(args: argparse.Namespace) -> dict[str, Any]:
     """``Synthesizer.synthesize`` keyword arguments from :func:`add_decoding_arguments`, validated:
     ``decoding`` (a :class:`DecodingConfig`), ``max_chunk_chars`` (None with ``--no-split``), ``batch_size``."""
     values = {f.name: getattr(args, f.name) for f in fields(DecodingConfig)}
+    values["attention_window"] = _parse_window(args.attention_window)
     if values["max_decoder_steps"] is None:
         values["max_decoder_steps"] = UNSPLIT_MAX_DECODER_STEPS if args.no_split else DecodingConfig.max_decoder_steps
     for name, value in values.items():
@@ -190,3 +195,20 @@ def decoding_options(args: argparse.Namespace) -> dict[str, Any]:
         raise GstTtsError(f"--batch-size must be at least 1, got {args.batch_size}")
     return dict(decoding=DecodingConfig(**values), max_chunk_chars=None if args.no_split else args.max_chunk_chars,
                 batch_size=args.batch_size)
+
+
+def _format_window(window: tuple[int, int] | None) -> str:
+    return "none" if window is None else f"{window[0]},{window[1]}"
+
+
+def _parse_window(text: str) -> tuple[int, int] | None:
+    """``--attention-window``'s value: ``none`` or ``BEHIND,AHEAD`` (checked by ``DecodingConfig``)."""
+    if text.strip().lower() == "none":
+        return None
+    parts = text.split(",")
+    try:
+        if len(parts) != 2:
+            raise ValueError
+        return int(parts[0]), int(parts[1])
+    except ValueError:
+        raise GstTtsError(f"--attention-window must be BEHIND,AHEAD (two whole numbers) or none, got {text!r}") from None

@@ -4,6 +4,7 @@ collation (targets trimmed to whole decoder steps)."""
 from __future__ import annotations
 
 import logging
+import math
 import random
 from typing import Iterator, Mapping, Sequence
 import warnings
@@ -134,6 +135,10 @@ class LengthBucketSampler(Sampler[list[int]]):
 #: reduce 64 frames to one).
 MIN_REFERENCE_FRAMES = 64
 
+#: Half-cosines over the mel channels whose random sum is a reference's EQ curve: up to about
+#: 13 channels a bump at 80 mels, the scale of a formant or a voice's bass and treble.
+EQ_COMPONENTS = 6
+
 
 class Collate:
     """Pads a list of dataset items into a batch.
@@ -151,9 +156,9 @@ class Collate:
     ``ids``, ``styles``; ``prosody (B, n_measures)`` when the items carry prosody targets.
 
     Training may also give the style reference its own view of each target (``reference_mel
-    (B, T', n_mels)``, ``reference_lengths (B,)``): a random stretch of the utterance and a random
-    spectral tilt. Pitch level, intonation and tempo hold over any stretch of an utterance and
-    survive a tilt, but its exact frames and timbre do not, so the reference encoder cannot
+    (B, T', n_mels)``, ``reference_lengths (B,)``): a random stretch of the utterance, a random
+    spectral tilt and a random smooth EQ. Pitch level, intonation and tempo hold over any stretch
+    of an utterance and survive an EQ, but its exact frames and timbre do not, so the reference encoder cannot
     shortcut through recognising a training utterance or its voice. Draws use torch's global RNG
     (checkpointed, so a resumed run draws the same).
 
@@ -166,22 +171,36 @@ class Collate:
         reference_tilt: largest spectral tilt added to a reference, in normalised log-mel units
             from the lowest to the highest channel (``±reference_tilt / 2`` at the ends, a line in
             between, drawn uniformly); 0 adds none. Default 0.0.
+        reference_eq: largest amplitude of each of the :data:`EQ_COMPONENTS` half-cosines
+            ``cos(pi k c / (n_mels - 1))``, ``k = 1..EQ_COMPONENTS``, whose sum is added to a
+            reference, in normalised log-mel units (each drawn uniformly in ``±reference_eq``):
+            a smooth random curve over the channels, like a voice's own bass, treble and formant
+            strengths, so that no spectral envelope tells a speaking rate; 0 adds none. Default 0.0.
 
     Raises:
         DataError: an item with fewer than ``reduction_factor`` frames (nothing left to train).
     """
 
     def __init__(
-        self, reduction_factor: int, pad_id: int = 0, *, reference_crop: float = 1.0, reference_tilt: float = 0.0
+        self,
+        reduction_factor: int,
+        pad_id: int = 0,
+        *,
+        reference_crop: float = 1.0,
+        reference_tilt: float = 0.0,
+        reference_eq: float = 0.0,
     ) -> None:
         if not 0.0 < reference_crop <= 1.0:
             raise ValueError(f"reference_crop must be in (0, 1], got {reference_crop}")
         if reference_tilt < 0:
             raise ValueError(f"reference_tilt must be >= 0, got {reference_tilt}")
+        if reference_eq < 0:
+            raise ValueError(f"reference_eq must be >= 0, got {reference_eq}")
         self.r = reduction_factor
         self.pad_id = pad_id
         self.reference_crop = reference_crop
         self.reference_tilt = reference_tilt
+        self.reference_eq = reference_eq
 
     def __call__(self, items: Sequence[dict]) -> dict:
         text_lengths = torch.tensor([len(x["text"]) for x in items], dtype=torch.long)
@@ -213,12 +232,12 @@ class Collate:
         }
         if "prosody" in items[0]:
             batch["prosody"] = torch.stack([x["prosody"] for x in items])
-        if self.reference_crop < 1.0 or self.reference_tilt > 0.0:
+        if self.reference_crop < 1.0 or self.reference_tilt > 0.0 or self.reference_eq > 0.0:
             batch["reference_mel"], batch["reference_lengths"] = self._references([x["mel"] for x in items])
         return batch
 
     def _references(self, mels: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-        """A random stretch of each mel with a random tilt, padded: ``(B, T', n_mels)``, ``(B,)``."""
+        """A random stretch of each mel with a random tilt and EQ, padded: ``(B, T', n_mels)``, ``(B,)``."""
         views = []
         for mel in mels:
             frames, n_mels = mel.shape
@@ -229,9 +248,18 @@ class Collate:
             if self.reference_tilt > 0.0:
                 slope = self.reference_tilt * (float(torch.rand(())) - 0.5)
                 view = view + slope * torch.linspace(-1.0, 1.0, n_mels)
+            if self.reference_eq > 0.0:
+                gains = self.reference_eq * (2.0 * torch.rand(EQ_COMPONENTS) - 1.0)
+                view = view + gains @ _eq_basis(n_mels)
             views.append(view)
         lengths = torch.tensor([len(v) for v in views], dtype=torch.long)
         padded = torch.zeros(len(views), int(lengths.max()), mels[0].shape[1])
         for i, view in enumerate(views):
             padded[i, : len(view)] = view
         return padded, lengths
+
+
+def _eq_basis(n_mels: int) -> torch.Tensor:
+    """``(EQ_COMPONENTS, n_mels)``: row ``k - 1`` is ``cos(pi k c / (n_mels - 1))`` over channels ``c``."""
+    channels = torch.linspace(0.0, math.pi, n_mels)
+    return torch.cos(torch.arange(1, EQ_COMPONENTS + 1, dtype=torch.float32)[:, None] * channels[None, :])

@@ -34,6 +34,10 @@ class DecodingConfig:
             the stop token (useful for timing a fixed number of steps). Default 0.5.
         max_frames_per_symbol: mel frames allowed per input symbol (eos included), > 0. Default 20.
         max_decoder_steps: absolute cap on decoder steps, >= 1. Default 1000.
+        attention_window: ``(behind, ahead)``, whole numbers >= 0: each step attends only to the
+            symbols from ``behind`` before to ``ahead`` after the previous step's most attended
+            one, so the alignment cannot skip words or fall back to repeat them; None attends to
+            every symbol. Default None.
 
     Raises:
         GstTtsError: a value out of its range (one line naming the field).
@@ -42,8 +46,11 @@ class DecodingConfig:
     stop_threshold: float = 0.5
     max_frames_per_symbol: float = 20.0
     max_decoder_steps: int = 1000
+    attention_window: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
+        if isinstance(self.attention_window, list):  # as read back from a JSON sidecar
+            object.__setattr__(self, "attention_window", tuple(self.attention_window))
         for f in fields(self):
             problem = self.problem(f.name, getattr(self, f.name))
             if problem:
@@ -55,6 +62,12 @@ class DecodingConfig:
 
         The command line uses it to name its own option in the message.
         """
+        if name == "attention_window":
+            ok = value is None or (
+                isinstance(value, tuple) and len(value) == 2
+                and all(isinstance(v, numbers.Integral) and not isinstance(v, bool) and v >= 0 for v in value)
+            )
+            return None if ok else f"must be None or (behind, ahead), two whole numbers >= 0, got {value!r}"
         if name == "max_decoder_steps":
             ok = isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1
             return None if ok else f"must be a whole number >= 1, got {value!r}"
@@ -68,4 +81,4 @@ class DecodingConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (recorded in every synthesis sidecar)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return {f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v for f in fields(self)}

@@ -279,6 +279,7 @@ class Decoder(nn.Module):
         max_steps: torch.Tensor,
         *,
         stop_threshold: float,
+        attention_window: tuple[int, int] | None,
     ) -> InferenceResult:
         """Free-running decoding; each item ends on its stop token or at its ``max_steps`` bound.
 
@@ -286,14 +287,21 @@ class Decoder(nn.Module):
             memory: ``(batch, symbols, memory_dim)``.
             padding_mask: ``(batch, symbols)``, True at padding.
             max_steps: ``(batch,)`` step bound per item (always finite).
-            stop_threshold: stop probability above which an item ends (no default here: the
-                defaults live in ``gst_tts.inference.decoding.DecodingConfig``).
+            stop_threshold: stop probability above which an item ends.
+            attention_window: ``(behind, ahead)``: each step attends only to the symbols from
+                ``behind`` before to ``ahead`` after the previous step's most attended one (the
+                first step: around the first symbol), so the alignment can neither jump ahead
+                (skipped words) nor fall back (repeats); None attends to every symbol.
+
+        Neither has a default here: the defaults live in ``gst_tts.inference.decoding.DecodingConfig``.
         """
-        batch = memory.shape[0]
+        batch, symbols = memory.shape[:2]
         r, n_mels = self.reduction_factor, self.n_mels
         attention_memory = self.attention.prepare(memory, padding_mask)
         weights = self._pass_weights(memory)
         state = self.initial_state(memory, attention_memory)
+        positions = torch.arange(symbols, device=memory.device)
+        peak = torch.zeros(batch, 1, dtype=torch.long, device=memory.device)
         frame = memory.new_zeros(batch, n_mels)
         done = torch.zeros(batch, dtype=torch.bool, device=memory.device)
         stopped = torch.zeros_like(done)
@@ -301,7 +309,13 @@ class Decoder(nn.Module):
         max_steps = max_steps.to(memory.device)
         frames_out, stops, alignments = [], [], []
         for s in range(int(max_steps.max())):
-            out, stop, state = self.step(self.prenet_gates(self.prenet(frame)), state, attention_memory, weights)
+            step_memory = attention_memory
+            if attention_window is not None:
+                outside = (positions < peak - attention_window[0]) | (positions > peak + attention_window[1])
+                step_memory = self.attention.with_mask(attention_memory, outside if padding_mask is None else outside | padding_mask)
+            out, stop, state = self.step(self.prenet_gates(self.prenet(frame)), state, step_memory, weights)
+            # The peak is always a real symbol: the weights are exactly 0 at padding and outside the window.
+            peak = state.attention_weights.argmax(-1, keepdim=True)
             frames_out.append(out)
             stops.append(stop)
             alignments.append(state.attention_weights)

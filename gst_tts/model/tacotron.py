@@ -249,6 +249,7 @@ class GSTTacotron(nn.Module):
         stop_threshold: float,
         max_frames_per_symbol: float,
         max_decoder_steps: int,
+        attention_window: tuple[int, int] | None,
     ) -> SynthesisOutput:
         """Free-running synthesis of a batch, always bounded.
 
@@ -262,8 +263,10 @@ class GSTTacotron(nn.Module):
             stop_threshold: stop probability above which an item ends.
             max_frames_per_symbol: length bound per input symbol.
             max_decoder_steps: absolute step cap.
+            attention_window: ``(behind, ahead)`` symbols around the previous step's most
+                attended one that each step may attend to, or None (see :meth:`Decoder.infer`).
 
-        The three have no defaults here: they come from ``gst_tts.inference.decoding.DecodingConfig``,
+        The four have no defaults here: they come from ``gst_tts.inference.decoding.DecodingConfig``,
         the one place that sets them (the model knows no config object).
         """
         style, weights = self.style(reference_mel, reference_lengths, style_weights, batch_size=text.shape[0])
@@ -273,7 +276,9 @@ class GSTTacotron(nn.Module):
             torch.ceil(text_lengths.float() * max_frames_per_symbol / self.reduction_factor).long(),
             min=1, max=max_decoder_steps,
         )
-        result = self.decoder.infer(memory, padding_mask, max_steps, stop_threshold=stop_threshold)
+        result = self.decoder.infer(
+            memory, padding_mask, max_steps, stop_threshold=stop_threshold, attention_window=attention_window
+        )
         mel_lengths = result.steps * self.reduction_factor
         _, mel_postnet = self._postnet(result.mel, mel_lengths)
         return SynthesisOutput(

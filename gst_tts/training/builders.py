@@ -264,11 +264,13 @@ def check_config(cfg: DictConfig) -> None:
     build_loss(cfg.loss, reduction_factor=complete_model_config(model)["reduction_factor"])
     build_audio_config(cfg.data.audio)
     prosody_spec(cfg.data.get("prosody"))
-    crop, tilt = cfg.data.get("reference_crop", 1.0), cfg.data.get("reference_tilt", 0.0)
+    crop = cfg.data.get("reference_crop", 1.0)
     if isinstance(crop, bool) or not isinstance(crop, (int, float)) or not 0.0 < crop <= 1.0:
         raise GstTtsError(f"data.reference_crop must be a number in (0, 1], got {crop!r}")
-    if isinstance(tilt, bool) or not isinstance(tilt, (int, float)) or tilt < 0:
-        raise GstTtsError(f"data.reference_tilt must be a number >= 0, got {tilt!r}")
+    for key in ("reference_tilt", "reference_eq"):
+        value = cfg.data.get(key, 0.0)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise GstTtsError(f"data.{key} must be a number >= 0, got {value!r}")
     check_trainer(cfg.trainer, _POSITIVE_TRAINER_KEYS)
 
 

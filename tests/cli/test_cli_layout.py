@@ -11,6 +11,7 @@ import pytest
 import gst_tts.cli
 from gst_tts.cli import COMMANDS, build_parser
 from gst_tts.cli.args import decoding_options
+from gst_tts.errors import GstTtsError
 from gst_tts.inference.decoding import UNSPLIT_MAX_DECODER_STEPS, DecodingConfig
 
 CLI_DIR = Path(gst_tts.cli.__file__).parent
@@ -71,6 +72,24 @@ def test_every_decoding_command_defaults_to_decoding_config(command):
     args = build_parser().parse_args([command, *MINIMAL_ARGS[command], "--stop-threshold", "0.7", "--max-decoder-steps", "9",
                                       "--max-frames-per-symbol", "3"])
     assert decoding_options(args)["decoding"] == DecodingConfig(stop_threshold=0.7, max_frames_per_symbol=3.0, max_decoder_steps=9)
+
+
+@pytest.mark.parametrize("value, window", [("none", None), ("1,3", (1, 3)), (" 0 , 2 ", (0, 2))])
+def test_attention_window_option(value, window):
+    args = build_parser().parse_args(["style-transfer", *MINIMAL_ARGS["style-transfer"], "--attention-window", value])
+    assert decoding_options(args)["decoding"].attention_window == window
+
+
+@pytest.mark.parametrize("value, message", [
+    ("3", "--attention-window must be BEHIND,AHEAD (two whole numbers) or none, got '3'"),
+    ("a,b", "--attention-window must be BEHIND,AHEAD (two whole numbers) or none, got 'a,b'"),
+    ("1,-2", "--attention-window must be None or (behind, ahead), two whole numbers >= 0, got (1, -2)"),
+])
+def test_bad_attention_window_is_a_one_line_error(value, message):
+    args = build_parser().parse_args(["style-transfer", *MINIMAL_ARGS["style-transfer"], "--attention-window", value])
+    with pytest.raises(GstTtsError) as info:
+        decoding_options(args)
+    assert str(info.value) == message
 
 
 def test_decoding_help_shows_the_config_defaults(capsys):

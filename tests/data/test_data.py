@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from pathlib import Path
 import random
@@ -581,3 +582,28 @@ def test_collate_gives_training_references_a_random_stretch_and_tilt():
     assert 0 < abs(float(offset[0, -1] - offset[0, 0])) <= 2.0
     with pytest.raises(ValueError, match="reference_crop must be in"):
         Collate(2, reference_crop=0.0)
+    with pytest.raises(ValueError, match="reference_eq must be >= 0"):
+        Collate(2, reference_eq=-0.1)
+
+
+def test_collate_gives_training_references_a_smooth_random_eq():
+    torch.manual_seed(0)
+    n_mels = 80
+    items = [{"id": "a", "text": torch.tensor([3, 4]), "mel": torch.randn(120, n_mels), "style": None}]
+    curves = []
+    for _ in range(50):
+        batch = Collate(2, reference_eq=0.3)(items)
+        offset = batch["reference_mel"][0] - items[0]["mel"]
+        assert torch.allclose(offset, offset[0].expand_as(offset), atol=1e-5)  # one curve for every frame
+        curves.append(offset[0])
+    curves = torch.stack(curves)
+    # Each of the 6 components is at most 0.3: the curve stays within 1.8, and it is smooth (a
+    # sum of half-cosines up to 6 half-periods over 80 channels moves little from channel to channel).
+    assert float(curves.abs().max()) <= 6 * 0.3 + 1e-5
+    assert float(curves.diff(dim=1).abs().max()) <= 6 * 0.3 * math.pi * 6 / (n_mels - 1) + 1e-5
+    # Random: curves differ between draws, and in shape, not only in level or tilt.
+    assert float(curves.std(dim=0).mean()) > 0.1
+    residual = curves - curves.mean(dim=1, keepdim=True)
+    line = torch.linspace(-1, 1, n_mels)
+    residual = residual - (residual @ line)[:, None] * line / (line @ line)
+    assert float(residual.abs().max()) > 0.2

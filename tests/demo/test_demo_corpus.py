@@ -216,6 +216,19 @@ def test_unseen_variants_and_voices_never_appear_in_the_corpus(corpus: Path) -> 
     assert {s.voice for s in unseen} <= set(UNSEEN_VOICES) and len({s.voice for s in unseen}) > 1
 
 
+def test_no_corpus_variant_copies_an_unseen_variants_formants() -> None:
+    # iven2-4 share iven's formant lines (only their voicing differs): a corpus with them would
+    # have heard the "unseen" timbre.
+    def formants(variant: str) -> frozenset[tuple[str, ...]]:
+        return frozenset(tuple(line.split()) for line in builtin_variant(variant).splitlines()
+                         if line.split()[:1] == ["formant"])
+
+    unseen = {variant: formants(variant) for variant in UNSEEN_VARIANTS}
+    for variant in CORPUS_VARIANTS:
+        assert formants(variant) not in unseen.values(), variant
+    assert formants("iven2") == unseen["iven"]  # the check can fail
+
+
 def test_unseen_settings_are_stratified_inside_the_ranges() -> None:
     n = 12
     settings = unseen_settings(n, seed=3)

@@ -14,7 +14,8 @@ from gst_tts.inference.decoding import DecodingConfig
 def test_defaults():
     d = DecodingConfig()
     assert (d.stop_threshold, d.max_frames_per_symbol, d.max_decoder_steps) == (0.5, 20.0, 1000)
-    assert d.to_dict() == {"stop_threshold": 0.5, "max_frames_per_symbol": 20.0, "max_decoder_steps": 1000}
+    assert d.to_dict() == {"stop_threshold": 0.5, "max_frames_per_symbol": 20.0, "max_decoder_steps": 1000,
+                           "attention_window": None}
     with pytest.raises(dataclasses.FrozenInstanceError):
         d.stop_threshold = 0.9  # type: ignore[misc]
 
@@ -39,3 +40,13 @@ def test_bad_values_are_one_line_errors(kwargs, message):
 def test_edges_that_are_allowed():
     assert DecodingConfig(stop_threshold=1.0).stop_threshold == 1.0  # never stops on the token: timing runs
     assert DecodingConfig(max_decoder_steps=np.int64(3), max_frames_per_symbol=1).max_decoder_steps == 3
+
+
+def test_attention_window_is_a_pair_of_whole_numbers_or_none():
+    assert DecodingConfig().attention_window is None
+    assert DecodingConfig(attention_window=(1, 3)).to_dict()["attention_window"] == [1, 3]  # JSON-ready
+    # A sidecar's list reads back as the same config.
+    assert DecodingConfig(**DecodingConfig(attention_window=(1, 3)).to_dict()) == DecodingConfig(attention_window=(1, 3))
+    for bad in [(1,), (1, -1), (1.5, 2), (True, 2), "1,3", 3]:
+        with pytest.raises(GstTtsError, match=r"^attention_window must be None or \(behind, ahead\)"):
+            DecodingConfig(attention_window=bad)

@@ -98,10 +98,10 @@ def test_batched_equals_one_by_one_when_texts_end_at_different_steps(synth, monk
         schedule = {}
         infer = decoder.infer
 
-        def infer_with_schedule(memory, padding_mask, max_steps, *, stop_threshold):
+        def infer_with_schedule(memory, padding_mask, max_steps, *, stop_threshold, attention_window):
             symbols = torch.full(memory.shape[:1], memory.shape[1]) if padding_mask is None else (~padding_mask).sum(1)
             schedule.update(step=0, stop_at=symbols.cpu() // 3 + 1)
-            return infer(memory, padding_mask, max_steps, stop_threshold=stop_threshold)
+            return infer(memory, padding_mask, max_steps, stop_threshold=stop_threshold, attention_window=attention_window)
 
         def stop_hook(module, inputs, output):
             schedule["step"] += 1
@@ -280,7 +280,8 @@ def test_decoding_config_bounds_the_output_and_is_recorded(synth):
     r = synth.synthesize("Bounded text here.", decoding=DecodingConfig(max_decoder_steps=5), vocode=False)
     assert r.alignment.shape[0] == 5 and r.stop_reason == "max_steps"
     assert r.decoding == DecodingConfig(max_decoder_steps=5)
-    assert r.to_dict()["decoding"] == {"stop_threshold": 0.5, "max_frames_per_symbol": 20.0, "max_decoder_steps": 5}
+    assert r.to_dict()["decoding"] == {"stop_threshold": 0.5, "max_frames_per_symbol": 20.0, "max_decoder_steps": 5,
+                                       "attention_window": None}
     # A per-symbol bound below the absolute cap wins: ceil(1.0 * symbols / r) steps.
     n_symbols = len(synth.symbols.encode("Bounded text here."))
     r = synth.synthesize("Bounded text here.", decoding=DecodingConfig(max_frames_per_symbol=1.0), vocode=False)

@@ -197,7 +197,7 @@ def test_every_kind_trains_and_synthesizes_within_the_bound(kind, location):
         optimizer.step()
     model.eval()
     out = model.infer(batch["text"], batch["text_lengths"], stop_threshold=0.99, max_frames_per_symbol=2.0,
-                      max_decoder_steps=50)
+                      max_decoder_steps=50, attention_window=None)
     bound = torch.ceil(batch["text_lengths"] * 2.0 / 2).long()
     assert torch.all(out.steps <= bound) and torch.all(out.steps >= 1)
     assert torch.isfinite(out.mel_postnet).all()
@@ -246,3 +246,37 @@ def test_merged_location_layer_equals_conv_then_dense():
     reference = att.location_dense(att.location_conv(stacked).transpose(1, 2))
     merged = torch.nn.functional.conv1d(stacked, att.prepare(torch.randn(2, 9, 5), None).location_weight, padding=2)
     assert torch.allclose(reference, merged.transpose(1, 2), atol=1e-5)
+
+
+@pytest.mark.parametrize("kind,location", VARIANTS, ids=VARIANT_IDS)
+@pytest.mark.parametrize("window", [(0, 1), (1, 3)])
+def test_attention_window_keeps_each_step_near_the_last_peak(kind, location, window):
+    # An untrained model attends all over the text; with the window every step's weight lies
+    # within (behind, ahead) of the previous step's peak, and the alignment only moves on.
+    torch.manual_seed(0)
+    model = tiny_model(20, n_mels=10, attention=kind, attention_location=location).eval()
+    batch = _batch()
+    free = model.infer(batch["text"], batch["text_lengths"], stop_threshold=1.0, max_frames_per_symbol=4.0,
+                       max_decoder_steps=30, attention_window=None)
+    out = model.infer(batch["text"], batch["text_lengths"], stop_threshold=1.0, max_frames_per_symbol=4.0,
+                      max_decoder_steps=30, attention_window=window)
+    behind, ahead = window
+    symbols = batch["text"].shape[1]
+    positions = torch.arange(symbols)
+    spread = 0
+    for item in range(out.alignments.shape[0]):
+        steps, length = int(out.steps[item]), int(batch["text_lengths"][item])
+        peak = 0
+        for s in range(steps):
+            weights = out.alignments[item, s]
+            outside = (positions < peak - behind) | (positions > peak + ahead) | (positions >= length)
+            assert torch.all(weights[outside] == 0), (item, s, peak)
+            torch.testing.assert_close(weights.sum(), torch.tensor(1.0))
+            peak = int(weights.argmax())
+        peak = 0
+        for weights in free.alignments[item, : int(free.steps[item])]:
+            outside = (positions < peak - behind) | (positions > peak + ahead) | (positions >= length)
+            spread += int(weights[outside].sum() > 1e-3)
+            peak = int(weights.argmax())
+    assert spread > 0  # without the window the same model attends outside it: the check above could fail
+    assert torch.isfinite(out.mel_postnet).all()

@@ -35,8 +35,17 @@ class DecoderAttention(nn.Module):
         Args:
             memory: ``(batch, symbols, memory_dim)``.
             padding_mask: ``(batch, symbols)``, True at padding, or None when nothing is padded.
+
+        Every kind returns a ``NamedTuple`` with a ``padding_mask`` field, which its :meth:`step`
+        honours: :meth:`with_mask` relies on it.
         """
         raise NotImplementedError
+
+    def with_mask(self, prepared: Any, mask: torch.Tensor) -> Any:
+        """``prepared`` with ``mask`` ``(batch, symbols)``, True where no weight may go, in place of
+        its padding mask (``mask`` must cover the padding too). Free-running decoding narrows each
+        step's attention to a window this way; the kinds need no code of their own for it."""
+        return prepared._replace(padding_mask=mask)
 
     def initial_state(self, prepared: Any) -> AttentionState:
         """The state before the first decoder step."""
