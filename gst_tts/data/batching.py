@@ -158,9 +158,9 @@ class Collate:
     Training may also give the style reference its own view of each target (``reference_mel
     (B, T', n_mels)``, ``reference_lengths (B,)``): a random stretch of the utterance, a random
     spectral tilt and a random smooth EQ. Pitch level, intonation and tempo hold over any stretch
-    of an utterance and survive an EQ, but its exact frames and timbre do not, so the reference encoder cannot
-    shortcut through recognising a training utterance or its voice. Draws use torch's global RNG
-    (checkpointed, so a resumed run draws the same).
+    of an utterance and survive an EQ, but its exact frames and timbre do not, so the reference
+    encoder cannot shortcut through recognising a training utterance or its voice. Draws use
+    torch's global RNG (checkpointed, so a resumed run draws the same).
 
     Args:
         reduction_factor: frames per decoder step.
@@ -239,6 +239,7 @@ class Collate:
     def _references(self, mels: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
         """A random stretch of each mel with a random tilt and EQ, padded: ``(B, T', n_mels)``, ``(B,)``."""
         views = []
+        eq_basis = _eq_basis(mels[0].shape[1]) if self.reference_eq > 0.0 else None
         for mel in mels:
             frames, n_mels = mel.shape
             share = self.reference_crop + (1.0 - self.reference_crop) * float(torch.rand(()))
@@ -248,9 +249,9 @@ class Collate:
             if self.reference_tilt > 0.0:
                 slope = self.reference_tilt * (float(torch.rand(())) - 0.5)
                 view = view + slope * torch.linspace(-1.0, 1.0, n_mels)
-            if self.reference_eq > 0.0:
+            if eq_basis is not None:
                 gains = self.reference_eq * (2.0 * torch.rand(EQ_COMPONENTS) - 1.0)
-                view = view + gains @ _eq_basis(n_mels)
+                view = view + gains @ eq_basis
             views.append(view)
         lengths = torch.tensor([len(v) for v in views], dtype=torch.long)
         padded = torch.zeros(len(views), int(lengths.max()), mels[0].shape[1])

@@ -95,7 +95,7 @@ class Trainer(TrainingLoop):
         torch.manual_seed(seed + self.dist.rank)
         self.train_model = self.dist.wrap(self.model)
         self.r = self.model.reduction_factor
-        # Validation keeps each target as its own whole reference; training may crop and tilt it.
+        # Validation keeps each target as its own whole reference; training may crop, tilt and EQ it.
         self.collate = Collate(self.r, self.symbols.pad_id)
         train_collate = Collate(self.r, self.symbols.pad_id, reference_crop=float(cfg.data.get("reference_crop", 1.0)),
                                 reference_tilt=float(cfg.data.get("reference_tilt", 0.0)),
