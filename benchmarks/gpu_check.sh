@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The CUDA paths in one short run on a GPU machine: acoustic training under bf16 and fp16 autocast
+# (model=tacotron2 and model=tiny), resume, torchrun/NCCL, HiFi-GAN training under bf16 and fp16,
+# synthesis on CUDA, bench_speed.py --device cuda, and the training/inference/model tests with CUDA
+# present. Each step has its own time limit, so one that hangs does not hide the others; a table of
+# what passed ends the output. The limits add up to about 15 minutes; most steps end well inside
+# theirs.
+#
+#   benchmarks/gpu_check.sh CORPUS OUT     # CORPUS: LJSpeech format (e.g. ljspeech-mini)
+#
+# Needs the project's dependencies importable by python3 (PYTHON=... to choose another); runs
+# from a checkout without installing it.
+set -uo pipefail
+CORPUS=${1:?usage: gpu_check.sh CORPUS OUT}
+OUT=${2:?usage: gpu_check.sh CORPUS OUT}
+PY=${PYTHON:-python3}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+mkdir -p "$OUT"
+RUNS=$(mktemp -d)
+export PYTHONUNBUFFERED=1 PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
+# Hydra finds the configs as the package gst_tts.conf; an install maps it onto conf/, a bare
+# checkout needs the link.
+[[ -e gst_tts/conf ]] || ln -s ../conf gst_tts/conf
+declare -a SUMMARY
+
+# Every step's whole output goes to one file, $OUT/steps.log (the device tool brings back few files).
+step() {  # step NAME LIMIT_S COMMAND...: runs it, appends its output to $OUT/steps.log, records rc and seconds
+  local name=$1 limit=$2; shift 2
+  local t0=$SECONDS
+  echo "== $name: $*" | tee -a "$OUT/steps.log"
+  timeout "$limit" "$@" >"$RUNS/$name.log" 2>&1
+  local rc=$?
+  cat "$RUNS/$name.log" >>"$OUT/steps.log"
+  tail -n 4 "$RUNS/$name.log"
+  SUMMARY+=("$(printf '%-22s rc %-3s %4ss' "$name" "$rc" "$((SECONDS - t0))")")
+}
+
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+$PY -c 'import torch, torchaudio; print("torch", torch.__version__, "torchaudio", torchaudio.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name(0))'
+
+TRAIN=($PY -m gst_tts.train data.root="$CORPUS" data.cache_dir="$RUNS/cache" data.val_size=8 trainer.progress=false
+       trainer.val_every=100 trainer.checkpoint_every=100)
+step prepare 120 $PY -m gst_tts.cli prepare "$CORPUS" --cache-dir "$RUNS/cache"
+step train_t2_bf16 150 "${TRAIN[@]}" model=tacotron2 data.batch_size=32 trainer.amp=bf16 trainer.max_minutes=1 hydra.run.dir="$RUNS/t2"
+# Budgets in minutes, not steps: the decoder's step loop is launch-bound on a GPU (2026-11-27, H100:
+# model=tiny did under 100 steps of batch 16 in 75 s), so a step count says nothing about the time.
+step train_tiny_fp16 90 "${TRAIN[@]}" trainer.amp=fp16 trainer.max_minutes=0.5 hydra.run.dir="$RUNS/tiny"
+step resume_tiny_fp16 90 "${TRAIN[@]}" trainer.amp=fp16 trainer.max_minutes=0.25 hydra.run.dir="$RUNS/tiny"
+step torchrun_nccl 90 $PY -m torch.distributed.run --standalone --nproc_per_node=1 -m gst_tts.train \
+  "${TRAIN[@]:3}" trainer.amp=none trainer.max_minutes=0.5 hydra.run.dir="$RUNS/ddp"
+VOC=($PY -m gst_tts.train_vocoder data.root="$CORPUS" data.cache_dir="$RUNS/cache" data.val_size=4 trainer.progress=false)
+step vocoder_v1_bf16 120 "${VOC[@]}" trainer.amp=bf16 trainer.max_minutes=0.75 hydra.run.dir="$RUNS/voc"
+step vocoder_v2_fp16 90 "${VOC[@]}" vocoder=hifigan_v2 trainer.amp=fp16 trainer.max_minutes=0.4 hydra.run.dir="$RUNS/voc2"
+step pytest_cuda 150 $PY -m pytest -q -x -p no:cacheprovider tests/training tests/inference tests/model tests/test_device.py
+REF=$(ls "$CORPUS"/wavs/*.wav | head -n 1)
+step synthesize_cuda 90 $PY -m gst_tts.cli synthesize --device cuda --checkpoint "$RUNS/t2/checkpoints/last.pt" \
+  --vocoder "$RUNS/voc/checkpoints/generator.pt" --reference "$REF" --max-decoder-steps 200 \
+  --text "Printing, in the only sense with which we are at present concerned." --out "$OUT/t2_hifigan.wav"
+step bench_speed_cuda 120 $PY benchmarks/bench_speed.py --device cuda --repeats 2
+
+# Where each run ended (and whether the second tiny run resumed), for the note.
+grep -H -i -E "finished|resum" "$RUNS"/train_*.log "$RUNS"/resume_*.log "$RUNS"/torchrun_*.log "$RUNS"/vocoder_*.log 2>/dev/null | tail -n 20
+echo "== summary"
+printf '%s\n' "${SUMMARY[@]}"
+rm -rf "$RUNS"
