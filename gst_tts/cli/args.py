@@ -169,6 +169,10 @@ def add_decoding_arguments(p: argparse.ArgumentParser, *, batch_size: int = 16, 
                    help="each decoder step attends only to the symbols from BEHIND before to AHEAD after the "
                         "previous step's most attended one, so the alignment cannot skip or repeat words; "
                         f"none attends to every symbol (default {_format_window(d.attention_window)})")
+    g.add_argument("--stop-end-tolerance", default=_format_count(d.stop_end_tolerance), metavar="N|none",
+                   help="the stop token ends a text only once the attention has come within N symbols of its end, "
+                        "so that an early stop cannot cut it short; none lets it end anywhere "
+                        f"(default {_format_count(d.stop_end_tolerance)})")
     split = g.add_mutually_exclusive_group()
     split.add_argument("--max-chunk-chars", type=int, default=DEFAULT_MAX_CHARS,
                        help=f"longer texts are split at sentence, then clause boundaries (default {DEFAULT_MAX_CHARS})")
@@ -183,6 +187,7 @@ def decoding_options(args: argparse.Namespace) -> dict[str, Any]:
     ``decoding`` (a :class:`DecodingConfig`), ``max_chunk_chars`` (None with ``--no-split``), ``batch_size``."""
     values = {f.name: getattr(args, f.name) for f in fields(DecodingConfig)}
     values["attention_window"] = _parse_window(args.attention_window)
+    values["stop_end_tolerance"] = _parse_count(args.stop_end_tolerance, "--stop-end-tolerance")
     if values["max_decoder_steps"] is None:
         values["max_decoder_steps"] = UNSPLIT_MAX_DECODER_STEPS if args.no_split else DecodingConfig.max_decoder_steps
     for name, value in values.items():
@@ -195,6 +200,20 @@ def decoding_options(args: argparse.Namespace) -> dict[str, Any]:
         raise GstTtsError(f"--batch-size must be at least 1, got {args.batch_size}")
     return dict(decoding=DecodingConfig(**values), max_chunk_chars=None if args.no_split else args.max_chunk_chars,
                 batch_size=args.batch_size)
+
+
+def _format_count(count: int | None) -> str:
+    return "none" if count is None else str(count)
+
+
+def _parse_count(text: str, option: str) -> int | None:
+    """``none`` or a whole number (checked by ``DecodingConfig``)."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise GstTtsError(f"{option} must be a whole number or none, got {text!r}") from None
 
 
 def _format_window(window: tuple[int, int] | None) -> str:

@@ -153,7 +153,13 @@ class Collate:
 
     Batch keys: ``text (B, L)``, ``text_lengths (B,)``, ``mel (B, T, n_mels)`` with ``T`` a
     multiple of r, ``mel_lengths (B,)`` trimmed lengths (multiples of r), ``stop_targets (B, T / r)``,
-    ``ids``, ``styles``; ``prosody (B, n_measures)`` when the items carry prosody targets.
+    ``stop_lengths (B,)`` the steps the stop loss counts, ``ids``, ``styles``; ``prosody (B,
+    n_measures)`` when the items carry prosody targets.
+
+    The stop loss may also count steps past each utterance's end (``stop_steps_past_end``; the
+    batch is padded so that every utterance has them), where the target stays 1: the stop token
+    then learns that a decoder whose attention has passed the end must stop, the state a free
+    run is in when it misses the last step (NVIDIA's Tacotron 2 counts all the padding).
 
     Training may also give the style reference its own view of each target (``reference_mel
     (B, T', n_mels)``, ``reference_lengths (B,)``): a random stretch of the utterance, a random
@@ -176,6 +182,8 @@ class Collate:
             reference, in normalised log-mel units (each drawn uniformly in ``±reference_eq``):
             a smooth random curve over the channels, like a voice's own bass, treble and formant
             strengths, so that no spectral envelope tells a speaking rate; 0 adds none. Default 0.0.
+        stop_steps_past_end: decoder steps after each utterance's last one that the stop loss
+            counts, with target 1 (the mel loss never counts them). Default 0.
 
     Raises:
         DataError: an item with fewer than ``reduction_factor`` frames (nothing left to train).
@@ -189,6 +197,7 @@ class Collate:
         reference_crop: float = 1.0,
         reference_tilt: float = 0.0,
         reference_eq: float = 0.0,
+        stop_steps_past_end: int = 0,
     ) -> None:
         if not 0.0 < reference_crop <= 1.0:
             raise ValueError(f"reference_crop must be in (0, 1], got {reference_crop}")
@@ -196,11 +205,14 @@ class Collate:
             raise ValueError(f"reference_tilt must be >= 0, got {reference_tilt}")
         if reference_eq < 0:
             raise ValueError(f"reference_eq must be >= 0, got {reference_eq}")
+        if isinstance(stop_steps_past_end, bool) or int(stop_steps_past_end) != stop_steps_past_end or stop_steps_past_end < 0:
+            raise ValueError(f"stop_steps_past_end must be an integer >= 0, got {stop_steps_past_end}")
         self.r = reduction_factor
         self.pad_id = pad_id
         self.reference_crop = reference_crop
         self.reference_tilt = reference_tilt
         self.reference_eq = reference_eq
+        self.stop_steps_past_end = int(stop_steps_past_end)
 
     def __call__(self, items: Sequence[dict]) -> dict:
         text_lengths = torch.tensor([len(x["text"]) for x in items], dtype=torch.long)
@@ -212,7 +224,7 @@ class Collate:
                 f"{short['id']}: {short['mel'].shape[0]} mel frames, fewer than one decoder step ({self.r} frames)"
             )
         n_mels = items[0]["mel"].shape[1]
-        max_frames = int(mel_lengths.max())
+        max_frames = int(mel_lengths.max()) + self.stop_steps_past_end * self.r
         text = torch.full((len(items), int(text_lengths.max())), self.pad_id, dtype=torch.long)
         mel = torch.zeros(len(items), max_frames, n_mels)
         for i, (x, n) in enumerate(zip(items, mel_lengths.tolist())):
@@ -227,6 +239,7 @@ class Collate:
             "mel": mel,
             "mel_lengths": mel_lengths,
             "stop_targets": stop_targets,
+            "stop_lengths": last_step + 1 + self.stop_steps_past_end,
             "ids": [x["id"] for x in items],
             "styles": [x["style"] for x in items],
         }

@@ -12,6 +12,7 @@ import math
 import numbers
 from typing import Any
 
+from gst_tts.analysis.alignment import DEFAULT_END_TOLERANCE
 from gst_tts.errors import GstTtsError
 
 __all__ = ["DecodingConfig", "UNSPLIT_MAX_DECODER_STEPS"]
@@ -27,7 +28,8 @@ class DecodingConfig:
 
     Each text (each chunk of a long text) runs until its stop probability exceeds
     ``stop_threshold`` or until ``min(max_decoder_steps, ceil(max_frames_per_symbol * symbols / r))``
-    decoder steps, whichever comes first; every result says which ended it.
+    decoder steps, whichever comes first; every result says which ended it. The stop token counts
+    only once the attention has reached the end of the text (``stop_end_tolerance``).
 
     Args:
         stop_threshold: stop probability above which a text ends, in (0, 1]; 1 never ends on
@@ -38,6 +40,11 @@ class DecodingConfig:
             symbols from ``behind`` before to ``ahead`` after the previous step's most attended
             one, so the alignment cannot skip words or fall back to repeat them; None attends to
             every symbol. Default None.
+        stop_end_tolerance: the stop token ends a text only once a step's most attended symbol
+            has come within this many symbols of the last one (the end-of-sequence symbol), a
+            whole number >= 0, so that a stop token firing early cannot cut the text short; None
+            lets it end anywhere. Default 3, the tolerance of alignment health's "reached the end"
+            (``gst_tts.analysis.alignment.DEFAULT_END_TOLERANCE``).
 
     Raises:
         GstTtsError: a value out of its range (one line naming the field).
@@ -47,6 +54,7 @@ class DecodingConfig:
     max_frames_per_symbol: float = 20.0
     max_decoder_steps: int = 1000
     attention_window: tuple[int, int] | None = None
+    stop_end_tolerance: int | None = DEFAULT_END_TOLERANCE
 
     def __post_init__(self) -> None:
         if isinstance(self.attention_window, list):  # as read back from a JSON sidecar
@@ -68,6 +76,9 @@ class DecodingConfig:
                 and all(isinstance(v, numbers.Integral) and not isinstance(v, bool) and v >= 0 for v in value)
             )
             return None if ok else f"must be None or (behind, ahead), two whole numbers >= 0, got {value!r}"
+        if name == "stop_end_tolerance":
+            ok = value is None or (isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 0)
+            return None if ok else f"must be None or a whole number >= 0, got {value!r}"
         if name == "max_decoder_steps":
             ok = isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1
             return None if ok else f"must be a whole number >= 1, got {value!r}"

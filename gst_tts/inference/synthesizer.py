@@ -325,6 +325,7 @@ class Synthesizer:
                 text.to(self.device), lengths.to(self.device), style_weights=style,
                 stop_threshold=decoding.stop_threshold, max_frames_per_symbol=decoding.max_frames_per_symbol,
                 max_decoder_steps=decoding.max_decoder_steps, attention_window=decoding.attention_window,
+                stop_end_tolerance=decoding.stop_end_tolerance,
             )
             # One transfer per tensor, then cheap per-row slicing on the CPU.
             mel = result.mel_postnet.float().cpu()

@@ -280,6 +280,7 @@ class Decoder(nn.Module):
         *,
         stop_threshold: float,
         attention_window: tuple[int, int] | None,
+        stop_end_tolerance: int | None,
     ) -> InferenceResult:
         """Free-running decoding; each item ends on its stop token or at its ``max_steps`` bound.
 
@@ -292,8 +293,11 @@ class Decoder(nn.Module):
                 ``behind`` before to ``ahead`` after the previous step's most attended one (the
                 first step: around the first symbol), so the alignment can neither jump ahead
                 (skipped words) nor fall back (repeats); None attends to every symbol.
+            stop_end_tolerance: the stop token ends an item only once some step's most attended
+                symbol has come within this many symbols of its last one, so that a stop token
+                firing early cannot cut the text short; None lets it end anywhere.
 
-        Neither has a default here: the defaults live in ``gst_tts.inference.decoding.DecodingConfig``.
+        None has a default here: the defaults live in ``gst_tts.inference.decoding.DecodingConfig``.
         """
         batch, symbols = memory.shape[:2]
         r, n_mels = self.reduction_factor, self.n_mels
@@ -305,6 +309,9 @@ class Decoder(nn.Module):
         frame = memory.new_zeros(batch, n_mels)
         done = torch.zeros(batch, dtype=torch.bool, device=memory.device)
         stopped = torch.zeros_like(done)
+        symbol_counts = torch.full((batch,), symbols, device=memory.device) if padding_mask is None else (~padding_mask).sum(1)
+        # With no tolerance every item may stop from the first step on.
+        near_end = torch.full_like(done, stop_end_tolerance is None)
         steps = torch.zeros(batch, dtype=torch.long, device=memory.device)
         max_steps = max_steps.to(memory.device)
         frames_out, stops, alignments = [], [], []
@@ -316,11 +323,13 @@ class Decoder(nn.Module):
             out, stop, state = self.step(self.prenet_gates(self.prenet(frame)), state, step_memory, weights)
             # The peak is always a real symbol: the weights are exactly 0 at padding and outside the window.
             peak = state.attention_weights.argmax(-1, keepdim=True)
+            if stop_end_tolerance is not None:
+                near_end |= peak[:, 0] >= symbol_counts - 1 - stop_end_tolerance
             frames_out.append(out)
             stops.append(stop)
             alignments.append(state.attention_weights)
             frame = out.view(batch, r, n_mels)[:, -1]
-            on_token = ~done & (torch.sigmoid(stop.float()) > stop_threshold)
+            on_token = ~done & near_end & (torch.sigmoid(stop.float()) > stop_threshold)
             at_bound = ~done & ~on_token & (max_steps <= s + 1)
             stopped |= on_token
             steps = torch.where(on_token | at_bound, torch.full_like(steps, s + 1), steps)

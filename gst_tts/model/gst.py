@@ -12,9 +12,10 @@ from torch.nn.utils.rnn import pack_padded_sequence
 class ReferenceEncoder(nn.Module):
     """Reference mel → a fixed-size embedding (the style query).
 
-    Six Conv2d(3×3, stride 2) + BatchNorm + ReLU blocks, then a GRU whose final state is the
-    embedding. Frames past each reference's length are zeroed after every block, so a padded
-    reference gives the same embedding as the reference alone (in eval mode).
+    Conv2d(3×3) + BatchNorm + ReLU blocks, each halving the mel channels and dividing time by its
+    time stride, then a GRU whose final state is the embedding. Frames past each reference's length
+    are zeroed after every block, so a padded reference gives the same embedding as the reference
+    alone (in eval mode).
 
     Every argument is required: the defaults (Tacotron 2 sizes) are
     :class:`~gst_tts.model.tacotron.GSTTacotron`'s, so each is set in one place.
@@ -23,17 +24,23 @@ class ReferenceEncoder(nn.Module):
         n_mels: mel channels of the reference.
         channels: output channels of the convolution blocks.
         gru_dim: GRU units, the embedding size.
+        time_strides: each block's stride in time, 1 or 2, one per block (the paper's: 2 in every
+            block, so six blocks leave the GRU one step per 64 frames, three steps for a 2-second
+            reference).
     """
 
-    def __init__(self, *, n_mels: int, channels: Sequence[int], gru_dim: int) -> None:
+    def __init__(self, *, n_mels: int, channels: Sequence[int], gru_dim: int, time_strides: Sequence[int]) -> None:
         super().__init__()
+        if len(time_strides) != len(channels) or any(stride not in (1, 2) for stride in time_strides):
+            raise ValueError(f"time_strides must give 1 or 2 for each of the {len(channels)} blocks, got {list(time_strides)}")
+        self.time_strides = tuple(int(stride) for stride in time_strides)
         blocks = []
         in_channels = 1
         freq = n_mels
-        for out_channels in channels:
+        for out_channels, time_stride in zip(channels, self.time_strides):
             blocks.append(
                 nn.Sequential(
-                    nn.Conv2d(in_channels, out_channels, 3, stride=2, padding=1, bias=False),
+                    nn.Conv2d(in_channels, out_channels, 3, stride=(time_stride, 2), padding=1, bias=False),
                     nn.BatchNorm2d(out_channels),
                     nn.ReLU(),
                 )
@@ -51,9 +58,9 @@ class ReferenceEncoder(nn.Module):
             lengths = torch.full((batch,), frames, dtype=torch.long, device=mel.device)
         x = mel.unsqueeze(1)  # (batch, 1, frames, n_mels)
         x = x * _time_mask(lengths, x.shape[2])
-        for block in self.blocks:
+        for block, time_stride in zip(self.blocks, self.time_strides):
             x = block(x)
-            lengths = (lengths - 1) // 2 + 1
+            lengths = (lengths - 1) // time_stride + 1
             x = x * _time_mask(lengths, x.shape[2])
         x = x.permute(0, 2, 1, 3).flatten(2)  # (batch, frames', channels * freq')
         packed = pack_padded_sequence(x, lengths.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False)
@@ -141,6 +148,8 @@ class GlobalStyleTokens(nn.Module):
         n_mels: mel channels of references.
         reference_channels: reference encoder convolution channels.
         reference_dim: reference encoder GRU units.
+        reference_time_strides: the reference encoder blocks' strides in time (see
+            :class:`ReferenceEncoder`).
         n_tokens: style tokens.
         token_dim: token and style embedding size.
         n_heads: attention heads.
@@ -152,12 +161,15 @@ class GlobalStyleTokens(nn.Module):
         n_mels: int,
         reference_channels: Sequence[int],
         reference_dim: int,
+        reference_time_strides: Sequence[int],
         n_tokens: int,
         token_dim: int,
         n_heads: int,
     ) -> None:
         super().__init__()
-        self.reference_encoder = ReferenceEncoder(n_mels=n_mels, channels=reference_channels, gru_dim=reference_dim)
+        self.reference_encoder = ReferenceEncoder(
+            n_mels=n_mels, channels=reference_channels, gru_dim=reference_dim, time_strides=reference_time_strides
+        )
         self.token_layer = StyleTokenLayer(query_dim=reference_dim, n_tokens=n_tokens, token_dim=token_dim, n_heads=n_heads)
         self.token_dim = token_dim
 

@@ -76,6 +76,9 @@ class GSTTacotron(nn.Module):
         postnet_dropout: postnet dropout. Default 0.5.
         gst_reference_channels: reference encoder conv channels. Default (32, 32, 64, 64, 128, 128).
         gst_reference_dim: reference encoder GRU units. Default 128.
+        gst_reference_time_strides: each reference encoder block's stride in time, 1 or 2. Default
+            None: 2 in every block, as published. Fewer halvings give the GRU more steps, to
+            measure a short reference's tempo over all of it rather than in two or three steps.
         gst_n_tokens: style tokens. Default 10.
         gst_token_dim: style token / embedding size. Default 256.
         gst_n_heads: style attention heads. Default 4.
@@ -116,6 +119,7 @@ class GSTTacotron(nn.Module):
         postnet_dropout: float = 0.5,
         gst_reference_channels: Sequence[int] = (32, 32, 64, 64, 128, 128),
         gst_reference_dim: int = 128,
+        gst_reference_time_strides: Sequence[int] | None = None,
         gst_n_tokens: int = 10,
         gst_token_dim: int = 256,
         gst_n_heads: int = 4,
@@ -134,6 +138,9 @@ class GSTTacotron(nn.Module):
         )
         self.gst = GlobalStyleTokens(
             n_mels=n_mels, reference_channels=tuple(gst_reference_channels), reference_dim=gst_reference_dim,
+            reference_time_strides=(
+                (2,) * len(gst_reference_channels) if gst_reference_time_strides is None else tuple(gst_reference_time_strides)
+            ),
             n_tokens=gst_n_tokens, token_dim=gst_token_dim, n_heads=gst_n_heads,
         )
         if style_combine == "add":
@@ -250,6 +257,7 @@ class GSTTacotron(nn.Module):
         max_frames_per_symbol: float,
         max_decoder_steps: int,
         attention_window: tuple[int, int] | None,
+        stop_end_tolerance: int | None,
     ) -> SynthesisOutput:
         """Free-running synthesis of a batch, always bounded.
 
@@ -265,8 +273,10 @@ class GSTTacotron(nn.Module):
             max_decoder_steps: absolute step cap.
             attention_window: ``(behind, ahead)`` symbols around the previous step's most
                 attended one that each step may attend to, or None (see :meth:`Decoder.infer`).
+            stop_end_tolerance: the stop token counts only once the attention has come within
+                this many symbols of the text's end, or None: anywhere (see :meth:`Decoder.infer`).
 
-        The four have no defaults here: they come from ``gst_tts.inference.decoding.DecodingConfig``,
+        The five have no defaults here: they come from ``gst_tts.inference.decoding.DecodingConfig``,
         the one place that sets them (the model knows no config object).
         """
         style, weights = self.style(reference_mel, reference_lengths, style_weights, batch_size=text.shape[0])
@@ -277,7 +287,8 @@ class GSTTacotron(nn.Module):
             min=1, max=max_decoder_steps,
         )
         result = self.decoder.infer(
-            memory, padding_mask, max_steps, stop_threshold=stop_threshold, attention_window=attention_window
+            memory, padding_mask, max_steps, stop_threshold=stop_threshold, attention_window=attention_window,
+            stop_end_tolerance=stop_end_tolerance,
         )
         mel_lengths = result.steps * self.reduction_factor
         _, mel_postnet = self._postnet(result.mel, mel_lengths)

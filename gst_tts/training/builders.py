@@ -271,6 +271,9 @@ def check_config(cfg: DictConfig) -> None:
         value = cfg.data.get(key, 0.0)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
             raise GstTtsError(f"data.{key} must be a number >= 0, got {value!r}")
+    past_end = cfg.data.get("stop_steps_past_end", 0)
+    if isinstance(past_end, bool) or not isinstance(past_end, int) or past_end < 0:
+        raise GstTtsError(f"data.stop_steps_past_end must be an integer >= 0, got {past_end!r}")
     check_trainer(cfg.trainer, _POSITIVE_TRAINER_KEYS)
 
 

@@ -88,7 +88,9 @@ class TacotronLoss(nn.Module):
         _check_shapes(output, batch, r)
         frame_mask = (torch.arange(target.shape[1], device=target.device)[None, :] < batch["mel_lengths"][:, None])
         step_lengths = batch["mel_lengths"] // r
-        step_mask = torch.arange(output.stop_logits.shape[1], device=target.device)[None, :] < step_lengths[:, None]
+        # The stop loss may count steps past the end too (Collate's stop_steps_past_end).
+        stop_lengths = batch.get("stop_lengths", step_lengths)
+        step_mask = torch.arange(output.stop_logits.shape[1], device=target.device)[None, :] < stop_lengths[:, None]
         mel_mask = frame_mask.unsqueeze(-1).expand_as(target)
         terms = {
             "mel": self.mel_loss(output.mel.float()[mel_mask], target[mel_mask]),

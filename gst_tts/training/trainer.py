@@ -99,7 +99,8 @@ class Trainer(TrainingLoop):
         self.collate = Collate(self.r, self.symbols.pad_id)
         train_collate = Collate(self.r, self.symbols.pad_id, reference_crop=float(cfg.data.get("reference_crop", 1.0)),
                                 reference_tilt=float(cfg.data.get("reference_tilt", 0.0)),
-                                reference_eq=float(cfg.data.get("reference_eq", 0.0)))
+                                reference_eq=float(cfg.data.get("reference_eq", 0.0)),
+                                stop_steps_past_end=int(cfg.data.get("stop_steps_past_end", 0)))
         self.sampler, self.loader = build_train_loader(self.train_set, train_collate, cfg.data, seed=seed, dist=self.dist,
                                                        device=self.device)
         self.criterion = build_loss(cfg.loss, reduction_factor=self.r)

@@ -92,6 +92,23 @@ def test_bad_attention_window_is_a_one_line_error(value, message):
     assert str(info.value) == message
 
 
+@pytest.mark.parametrize("value, tolerance", [("none", None), ("0", 0), (" 5 ", 5)])
+def test_stop_end_tolerance_option(value, tolerance):
+    args = build_parser().parse_args(["style-transfer", *MINIMAL_ARGS["style-transfer"], "--stop-end-tolerance", value])
+    assert decoding_options(args)["decoding"].stop_end_tolerance == tolerance
+
+
+@pytest.mark.parametrize("value, message", [
+    ("x", "--stop-end-tolerance must be a whole number or none, got 'x'"),
+    ("-1", "--stop-end-tolerance must be None or a whole number >= 0, got -1"),
+])
+def test_bad_stop_end_tolerance_is_a_one_line_error(value, message):
+    args = build_parser().parse_args(["style-transfer", *MINIMAL_ARGS["style-transfer"], "--stop-end-tolerance", value])
+    with pytest.raises(GstTtsError) as info:
+        decoding_options(args)
+    assert str(info.value) == message
+
+
 def test_decoding_help_shows_the_config_defaults(capsys):
     with pytest.raises(SystemExit):
         build_parser().parse_args(["synthesize", "--help"])

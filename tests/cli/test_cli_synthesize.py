@@ -68,7 +68,7 @@ def test_text_writes_wav_sidecar_alignment_and_plot(tiny_checkpoint, tmp_path, c
     assert {"focus", "coverage", "backward_jumps", "reached_end"} <= side["health"].keys()
     assert len(side["chunks"]) == 1 and side["style"]["source"] == "neutral" and side["seed"] == 1
     assert side["decoding"] == {"stop_threshold": 0.5, "max_frames_per_symbol": 20.0, "max_decoder_steps": 8,
-                                "attention_window": None}
+                                "attention_window": None, "stop_end_tolerance": 3}
     alignment = np.load(out.parent / "hello.alignment.npy")
     assert alignment.dtype == np.float32 and alignment.shape == (8, len("hello world.") + 1)
     assert "1 stopped on the step bound" in stdout

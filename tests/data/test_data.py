@@ -586,6 +586,20 @@ def test_collate_gives_training_references_a_random_stretch_and_tilt():
         Collate(2, reference_eq=-0.1)
 
 
+def test_collate_pads_every_utterance_with_stop_steps_past_its_end():
+    items = [{"id": "a", "text": torch.tensor([3, 4]), "mel": torch.randn(13, 4), "style": None},
+             {"id": "b", "text": torch.tensor([3]), "mel": torch.randn(20, 4), "style": None}]
+    plain, padded = Collate(3)(items), Collate(3, stop_steps_past_end=2)(items)
+    assert plain["stop_lengths"].tolist() == [4, 6]  # whole steps: 12 and 18 frames
+    assert padded["mel"].shape == (2, 24, 4) and padded["mel_lengths"].tolist() == [12, 18]
+    assert padded["stop_lengths"].tolist() == [6, 8]
+    assert padded["stop_targets"].tolist() == [[0, 0, 0, 1, 1, 1, 1, 1], [0, 0, 0, 0, 0, 1, 1, 1]]
+    assert torch.all(padded["mel"][1, 18:] == 0) and torch.equal(padded["mel"][:, :18], plain["mel"])
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="stop_steps_past_end must be an integer >= 0"):
+            Collate(3, stop_steps_past_end=bad)
+
+
 def test_collate_gives_training_references_a_smooth_random_eq():
     torch.manual_seed(0)
     n_mels = 80

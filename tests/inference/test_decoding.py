@@ -15,7 +15,7 @@ def test_defaults():
     d = DecodingConfig()
     assert (d.stop_threshold, d.max_frames_per_symbol, d.max_decoder_steps) == (0.5, 20.0, 1000)
     assert d.to_dict() == {"stop_threshold": 0.5, "max_frames_per_symbol": 20.0, "max_decoder_steps": 1000,
-                           "attention_window": None}
+                           "attention_window": None, "stop_end_tolerance": 3}
     with pytest.raises(dataclasses.FrozenInstanceError):
         d.stop_threshold = 0.9  # type: ignore[misc]
 
@@ -50,3 +50,11 @@ def test_attention_window_is_a_pair_of_whole_numbers_or_none():
     for bad in [(1,), (1, -1), (1.5, 2), (True, 2), "1,3", 3]:
         with pytest.raises(GstTtsError, match=r"^attention_window must be None or \(behind, ahead\)"):
             DecodingConfig(attention_window=bad)
+
+
+def test_stop_end_tolerance_is_a_whole_number_or_none():
+    assert DecodingConfig(stop_end_tolerance=None).stop_end_tolerance is None
+    assert DecodingConfig(stop_end_tolerance=np.int64(0)).stop_end_tolerance == 0
+    for bad in [-1, 1.5, True, "3"]:
+        with pytest.raises(GstTtsError, match=r"^stop_end_tolerance must be None or a whole number >= 0"):
+            DecodingConfig(stop_end_tolerance=bad)

@@ -98,10 +98,12 @@ def test_batched_equals_one_by_one_when_texts_end_at_different_steps(synth, monk
         schedule = {}
         infer = decoder.infer
 
-        def infer_with_schedule(memory, padding_mask, max_steps, *, stop_threshold, attention_window):
+        def infer_with_schedule(memory, padding_mask, max_steps, *, stop_threshold, attention_window, stop_end_tolerance):
             symbols = torch.full(memory.shape[:1], memory.shape[1]) if padding_mask is None else (~padding_mask).sum(1)
             schedule.update(step=0, stop_at=symbols.cpu() // 3 + 1)
-            return infer(memory, padding_mask, max_steps, stop_threshold=stop_threshold, attention_window=attention_window)
+            # The schedule alone decides when the token fires: the end tolerance would hold it back.
+            return infer(memory, padding_mask, max_steps, stop_threshold=stop_threshold, attention_window=attention_window,
+                         stop_end_tolerance=None)
 
         def stop_hook(module, inputs, output):
             schedule["step"] += 1
@@ -281,14 +283,19 @@ def test_decoding_config_bounds_the_output_and_is_recorded(synth):
     assert r.alignment.shape[0] == 5 and r.stop_reason == "max_steps"
     assert r.decoding == DecodingConfig(max_decoder_steps=5)
     assert r.to_dict()["decoding"] == {"stop_threshold": 0.5, "max_frames_per_symbol": 20.0, "max_decoder_steps": 5,
-                                       "attention_window": None}
+                                       "attention_window": None, "stop_end_tolerance": 3}
     # A per-symbol bound below the absolute cap wins: ceil(1.0 * symbols / r) steps.
     n_symbols = len(synth.symbols.encode("Bounded text here."))
     r = synth.synthesize("Bounded text here.", decoding=DecodingConfig(max_frames_per_symbol=1.0), vocode=False)
     assert r.alignment.shape[0] == -(-n_symbols // synth.model.reduction_factor)
-    # A threshold the random model's stop probability always exceeds ends every text after one step.
-    r = synth.synthesize("Bounded text here.", decoding=DecodingConfig(stop_threshold=1e-9), vocode=False)
+    # A threshold the random model's stop probability always exceeds ends every text after one step,
+    # where the stop token may count anywhere; by default it waits for the attention to near the end.
+    r = synth.synthesize("Bounded text here.", decoding=DecodingConfig(stop_threshold=1e-9, stop_end_tolerance=None),
+                         vocode=False)
     assert r.alignment.shape[0] == 1 and r.stop_reason == "stop_token"
+    r = synth.synthesize("Bounded text here.", decoding=DecodingConfig(stop_threshold=1e-9), vocode=False)
+    peaks = r.alignment.argmax(1)
+    assert r.alignment.shape[0] > 1 and peaks[-1] >= n_symbols - 1 - 3 and (peaks[:-1] < n_symbols - 1 - 3).all()
 
 
 def test_attention_problems_are_logged_with_the_utterance_name(synth, caplog):

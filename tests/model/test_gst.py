@@ -6,16 +6,18 @@ from gst_tts.model.gst import GlobalStyleTokens, ReferenceEncoder, StyleTokenLay
 
 def test_token_weights_sum_to_one_per_head():
     torch.manual_seed(0)
-    gst = GlobalStyleTokens(n_mels=20, reference_channels=(4, 4, 8), reference_dim=16, n_tokens=6, token_dim=24, n_heads=3)
+    gst = GlobalStyleTokens(n_mels=20, reference_channels=(4, 4, 8), reference_dim=16, reference_time_strides=(2, 2, 2),
+                            n_tokens=6, token_dim=24, n_heads=3)
     style, weights = gst(torch.randn(5, 40, 20))
     assert style.shape == (5, 24) and weights.shape == (5, 3, 6)
     assert torch.allclose(weights.sum(-1), torch.ones(5, 3), atol=1e-6)
     assert (weights >= 0).all()
 
 
-def test_reference_encoder_padded_batch_matches_single():
+@pytest.mark.parametrize("time_strides", [(2, 2, 2), (2, 1, 1), (1, 2, 1)])
+def test_reference_encoder_padded_batch_matches_single(time_strides):
     torch.manual_seed(0)
-    enc = ReferenceEncoder(n_mels=16, channels=(4, 8, 8), gru_dim=12).eval()
+    enc = ReferenceEncoder(n_mels=16, channels=(4, 8, 8), gru_dim=12, time_strides=time_strides).eval()
     short, long = torch.randn(1, 23, 16), torch.randn(1, 50, 16)
     batch = torch.zeros(2, 50, 16)
     batch[0, :23] = short[0]
@@ -24,6 +26,24 @@ def test_reference_encoder_padded_batch_matches_single():
     out = enc(batch, torch.tensor([23, 50]))
     assert torch.allclose(out[0], enc(short)[0], atol=1e-5)
     assert torch.allclose(out[1], enc(long)[0], atol=1e-5)
+
+
+def test_time_strides_set_how_many_steps_the_gru_takes():
+    torch.manual_seed(0)
+    steps = {}
+    for strides in [(2, 2, 2), (2, 1, 1)]:
+        enc = ReferenceEncoder(n_mels=16, channels=(4, 8, 8), gru_dim=12, time_strides=strides).eval()
+        seen = []
+        enc.gru.register_forward_hook(lambda module, args, out: seen.append(args[0]))
+        enc(torch.randn(1, 48, 16))
+        steps[strides] = int(seen[0].batch_sizes.numel())  # a packed sequence: one batch size per step
+    assert steps == {(2, 2, 2): 6, (2, 1, 1): 24}
+
+
+@pytest.mark.parametrize("time_strides", [(2, 2), (2, 2, 3), (0, 2, 2)])
+def test_time_strides_must_be_one_or_two_per_block(time_strides):
+    with pytest.raises(ValueError, match="time_strides"):
+        ReferenceEncoder(n_mels=16, channels=(4, 8, 8), gru_dim=12, time_strides=time_strides)
 
 
 def test_style_from_weights_matches_attention_output():

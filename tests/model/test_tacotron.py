@@ -37,6 +37,37 @@ def test_concat_style_combination():
     assert model(text, tl, mel, ml).mel.shape == mel.shape
 
 
+def test_reference_time_strides_default_to_the_papers_and_are_configurable():
+    conv = lambda model, i: model.gst.reference_encoder.blocks[i][0]
+    default = tiny_model(20, n_mels=10)
+    assert all(conv(default, i).stride == (2, 2) for i in range(len(default.gst.reference_encoder.blocks)))
+    strided = tiny_model(20, n_mels=10, gst_reference_time_strides=[2, 2, 1, 1, 1, 1])
+    assert [conv(strided, i).stride for i in range(6)] == [(2, 2)] * 2 + [(1, 2)] * 4
+    text, tl, mel, ml = _batch(strided)
+    assert strided(text, tl, mel, ml).mel.shape == mel.shape
+    with pytest.raises(ValueError, match="time_strides"):
+        tiny_model(20, n_mels=10, gst_reference_time_strides=[2, 2])
+
+
+def test_an_early_stop_token_waits_until_the_attention_reaches_the_end():
+    torch.manual_seed(0)
+    model = tiny_model(20, n_mels=10).eval()
+    model.decoder.stop_projection.bias.data.fill_(50.0)  # the token fires at every step
+    text, lengths = torch.randint(2, 20, (2, 30)), torch.tensor([30, 17])
+    anywhere = model.infer(text, lengths, **bounds(max_frames_per_symbol=6.0, stop_end_tolerance=None))
+    assert anywhere.steps.tolist() == [1, 1] and bool(anywhere.stopped_on_token.all())
+    for tolerance in (0, 3):
+        gated = model.infer(text, lengths, **bounds(max_frames_per_symbol=6.0, stop_end_tolerance=tolerance))
+        for i, n in enumerate(lengths.tolist()):
+            steps = int(gated.steps[i])
+            peaks = gated.alignments[i, :steps, :n].argmax(-1)
+            if gated.stopped_on_token[i]:  # it stopped at the first step whose peak came near the end
+                assert int(peaks[-1]) >= n - 1 - tolerance and bool((peaks[:-1] < n - 1 - tolerance).all())
+            else:  # never near the end: it ran to its bound
+                assert bool((peaks < n - 1 - tolerance).all()) and steps == -(-n * 6 // model.reduction_factor)
+        assert bool((gated.steps > 1).any())  # this random model's attention stays mid-text: held back
+
+
 def test_inference_ends_at_the_bound_when_the_stop_token_never_fires():
     torch.manual_seed(0)
     model = tiny_model(20, n_mels=10, reduction_factor=2).eval()

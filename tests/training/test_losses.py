@@ -6,13 +6,13 @@ from gst_tts.model.tacotron import TacotronOutput
 from gst_tts.training.losses import TacotronLoss, guided_attention_weights
 
 
-def _batch_and_output(r=2):
+def _batch_and_output(r=2, stop_steps_past_end=0):
     torch.manual_seed(0)
     items = [
         {"id": "a", "text": torch.tensor([3, 4, 5, 1]), "mel": torch.randn(7, 4), "style": None},
         {"id": "b", "text": torch.tensor([3, 1]), "mel": torch.randn(4, 4), "style": None},
     ]
-    batch = Collate(r)(items)
+    batch = Collate(r, stop_steps_past_end=stop_steps_past_end)(items)
     frames, steps = batch["mel"].shape[1], batch["mel"].shape[1] // r
     output = TacotronOutput(
         mel=torch.randn(2, frames, 4), mel_postnet=torch.randn(2, frames, 4), stop_logits=torch.randn(2, steps),
@@ -33,6 +33,23 @@ def test_padding_does_not_change_any_term():
     changed = loss(output._replace(mel=mel, mel_postnet=post, stop_logits=stop, alignments=align), batch)
     for name in ("mel", "mel_postnet", "stop", "guided_attention", "total"):
         assert torch.allclose(base[name], changed[name]), name
+
+
+def test_stop_loss_counts_the_steps_past_the_end_that_the_batch_gives_it():
+    batch, output = _batch_and_output(stop_steps_past_end=2)  # steps: a 3 (+2), b 2 (+2) of 5
+    loss = TacotronLoss(reduction_factor=2, stop_pos_weight=1.0)
+    logits, targets = output.stop_logits, batch["stop_targets"]
+    counted = torch.cat([logits[0, :5], logits[1, :4]]), torch.cat([targets[0, :5], targets[1, :4]])
+    assert targets[1, 1:4].tolist() == [1.0, 1.0, 1.0]  # the last step and two past it
+    expected = torch.nn.functional.binary_cross_entropy_with_logits(*counted)
+    assert torch.allclose(loss(output, batch)["stop"], expected)
+    # Steps past those still do not count; the mel terms never count past-end steps.
+    stop = logits.clone(); stop[1, 4] += 100
+    mel = output.mel.clone(); mel[:, 6:] += 100; mel[1, 4:] += 100
+    changed = loss(output._replace(stop_logits=stop, mel=mel), batch)
+    base = loss(output, batch)
+    for name in ("stop", "mel"):
+        assert torch.allclose(changed[name], base[name]), name
 
 
 def test_terms_react_to_real_frames_and_l1_option():

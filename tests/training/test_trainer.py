@@ -352,8 +352,10 @@ def test_a_bad_prosody_file_stops_before_training(make_cfg, small_corpus, tmp_pa
 def test_training_references_are_cropped_but_validation_keeps_them_whole(make_cfg, small_corpus, tmp_path, monkeypatch):
     cfg = make_cfg(small_corpus, tmp_path / "cache", max_steps=1)
     cfg.data.reference_crop, cfg.data.reference_tilt, cfg.data.reference_eq = 0.5, 1.0, 0.3
+    cfg.data.stop_steps_past_end = 2
     trainer = Trainer(cfg, tmp_path / "run")
     assert trainer.loader.collate_fn.reference_eq == 0.3
+    assert trainer.loader.collate_fn.stop_steps_past_end == 2 and trainer.collate.stop_steps_past_end == 0
     seen = []
     forward = trainer.model.forward
 
@@ -371,6 +373,8 @@ def test_training_references_are_cropped_but_validation_keeps_them_whole(make_cf
     ("reference_crop", 0.0, r"data.reference_crop must be a number in \(0, 1\], got 0.0"),
     ("reference_tilt", -1.0, r"data.reference_tilt must be a number >= 0, got -1.0"),
     ("reference_eq", "loud", r"data.reference_eq must be a number >= 0, got 'loud'"),
+    ("stop_steps_past_end", 1.5, r"data.stop_steps_past_end must be an integer >= 0, got 1.5"),
+    ("stop_steps_past_end", -2, r"data.stop_steps_past_end must be an integer >= 0, got -2"),
 ])
 def test_bad_reference_augmentation_settings_are_one_line_errors(make_cfg, small_corpus, tmp_path, key, value, message):
     cfg = make_cfg(small_corpus, tmp_path / "cache", max_steps=1)
