@@ -20,8 +20,12 @@ mkdir -p "$OUT"
 RUNS=$(mktemp -d)
 export PYTHONUNBUFFERED=1 PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 # Hydra finds the configs as the package gst_tts.conf; an install maps it onto conf/, a bare
-# checkout needs the link.
-[[ -e gst_tts/conf ]] || ln -s ../conf gst_tts/conf
+# checkout needs a link, removed again on exit so the checkout stays as it was.
+LINK=
+if ! $PY -c 'import gst_tts.conf' 2>/dev/null; then
+  ln -s ../conf gst_tts/conf && LINK=gst_tts/conf
+fi
+trap '[[ -n "$LINK" ]] && rm -f "$LINK"; rm -rf "$RUNS"' EXIT
 declare -a SUMMARY
 
 # Every step's whole output goes to one file, $OUT/steps.log (the device tool brings back few files).
@@ -63,4 +67,3 @@ step bench_speed_cuda 120 $PY benchmarks/bench_speed.py --device cuda --repeats 
 grep -H -i -E "finished|resum" "$RUNS"/train_*.log "$RUNS"/resume_*.log "$RUNS"/torchrun_*.log "$RUNS"/vocoder_*.log 2>/dev/null | tail -n 20
 echo "== summary"
 printf '%s\n' "${SUMMARY[@]}"
-rm -rf "$RUNS"
