@@ -42,18 +42,20 @@ demo: setup
 	$(BIN)/gst-tts make-demo-corpus $(DEMO_DIR)/corpus --utterances $(DEMO_UTTERANCES)
 	$(BIN)/gst-tts-train data.root=$(DEMO_DIR)/corpus data.cache_dir=$(DEMO_DIR)/feature_cache \
 		data=demo trainer=demo loss=demo trainer.max_minutes=$(DEMO_MINUTES) hydra.run.dir=$(DEMO_DIR) $(DEMO_TRAIN_ARGS)
-	$(BIN)/gst-tts dump-gta-mels --checkpoint $(DEMO_DIR)/checkpoints/last.pt --corpus $(DEMO_DIR)/corpus \
-		--cache-dir $(DEMO_DIR)/feature_cache --out $(DEMO_DIR)/gta_mels
 	$(BIN)/gst-tts-train-vocoder vocoder=cpu_small generator.pitch_head=false data.root=$(DEMO_DIR)/corpus data.cache_dir=$(DEMO_DIR)/feature_cache \
 		data.val_size=24 trainer.max_minutes=$(DEMO_VOCODER_MINUTES) hydra.run.dir=$(DEMO_DIR)/vocoder
+	$(BIN)/gst-tts select-checkpoint --checkpoints $(DEMO_DIR)/checkpoints/step_*.pt $(DEMO_DIR)/checkpoints/last.pt \
+		--vocoder $(DEMO_DIR)/vocoder/checkpoints/last.pt --corpus $(DEMO_DIR)/corpus --out $(DEMO_DIR)/checkpoints/best.pt
+	$(BIN)/gst-tts dump-gta-mels --checkpoint $(DEMO_DIR)/checkpoints/best.pt --corpus $(DEMO_DIR)/corpus \
+		--cache-dir $(DEMO_DIR)/feature_cache --out $(DEMO_DIR)/gta_mels
 	$(BIN)/gst-tts-train-vocoder vocoder=cpu_small data.root=$(DEMO_DIR)/corpus data.cache_dir=$(DEMO_DIR)/feature_cache \
 		data.val_size=24 data.gta_dir=$(DEMO_DIR)/gta_mels trainer.init_from=$(DEMO_DIR)/vocoder/checkpoints/generator.pt \
 		trainer.max_minutes=$(DEMO_VOCODER_GTA_MINUTES) hydra.run.dir=$(DEMO_DIR)/vocoder_gta
-	$(BIN)/gst-tts demo-report --checkpoint $(DEMO_DIR)/checkpoints/last.pt --corpus $(DEMO_DIR)/corpus \
+	$(BIN)/gst-tts demo-report --checkpoint $(DEMO_DIR)/checkpoints/best.pt --corpus $(DEMO_DIR)/corpus \
 		--vocoder $(DEMO_DIR)/vocoder_gta/checkpoints/last.pt --out $(DEMO_DIR)/samples
 	@echo
 	@echo "Demo outputs in $(DEMO_DIR)/:"
-	@echo "  checkpoint        $(DEMO_DIR)/checkpoints/last.pt"
+	@echo "  checkpoint        $(DEMO_DIR)/checkpoints/best.pt (chosen among the last ones: best.json; last.pt is the last step)"
 	@echo "  vocoders          $(DEMO_DIR)/vocoder/checkpoints/last.pt (recordings: gst-tts vocode), $(DEMO_DIR)/vocoder_gta/checkpoints/last.pt"
 	@echo "                    (this model's mels: synthesize --vocoder …); griffin-lim stays available"
 	@echo "  TensorBoard       $(BIN)/tensorboard --logdir $(DEMO_DIR)/tensorboard"

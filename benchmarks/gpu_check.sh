@@ -9,7 +9,8 @@
 #   benchmarks/gpu_check.sh CORPUS OUT     # CORPUS: LJSpeech format (e.g. ljspeech-mini)
 #
 # Needs the project's dependencies importable by python3 (PYTHON=... to choose another); runs
-# from a checkout without installing it.
+# from a checkout without installing it. SKIP="name ..." leaves steps out (names as in the summary),
+# to fit a shorter device budget; synthesis then uses whichever acoustic and vocoder runs exist.
 set -uo pipefail
 CORPUS=${1:?usage: gpu_check.sh CORPUS OUT}
 OUT=${2:?usage: gpu_check.sh CORPUS OUT}
@@ -31,6 +32,7 @@ declare -a SUMMARY
 # Every step's whole output goes to one file, $OUT/steps.log (the device tool brings back few files).
 step() {  # step NAME LIMIT_S COMMAND...: runs it, appends its output to $OUT/steps.log, records rc and seconds
   local name=$1 limit=$2; shift 2
+  if [[ " ${SKIP:-} " == *" $name "* ]]; then SUMMARY+=("$(printf '%-22s skipped' "$name")"); return; fi
   local t0=$SECONDS
   echo "== $name: $*" | tee -a "$OUT/steps.log"
   timeout "$limit" "$@" >"$RUNS/$name.log" 2>&1
@@ -58,9 +60,11 @@ step vocoder_v1_bf16 120 "${VOC[@]}" trainer.amp=bf16 trainer.max_minutes=0.75 h
 step vocoder_v2_fp16 90 "${VOC[@]}" vocoder=hifigan_v2 trainer.amp=fp16 trainer.max_minutes=0.4 hydra.run.dir="$RUNS/voc2"
 step pytest_cuda 150 $PY -m pytest -q -x -p no:cacheprovider tests/training tests/inference tests/model tests/test_device.py
 REF=$(ls "$CORPUS"/wavs/*.wav | head -n 1)
-step synthesize_cuda 90 $PY -m gst_tts.cli synthesize --device cuda --checkpoint "$RUNS/t2/checkpoints/last.pt" \
-  --vocoder "$RUNS/voc/checkpoints/generator.pt" --reference "$REF" --max-decoder-steps 200 \
-  --text "Printing, in the only sense with which we are at present concerned." --out "$OUT/t2_hifigan.wav"
+ACOUSTIC=$(ls "$RUNS"/t2/checkpoints/last.pt "$RUNS"/tiny/checkpoints/last.pt 2>/dev/null | head -n 1)
+VOCODER=$(ls "$RUNS"/voc/checkpoints/generator.pt "$RUNS"/voc2/checkpoints/generator.pt 2>/dev/null | head -n 1)
+step synthesize_cuda 90 $PY -m gst_tts.cli synthesize --device cuda --checkpoint "${ACOUSTIC:-none}" \
+  ${VOCODER:+--vocoder "$VOCODER"} --reference "$REF" --max-decoder-steps 200 \
+  --text "Printing, in the only sense with which we are at present concerned." --out "$OUT/synthesized.wav"
 step bench_speed_cuda 120 $PY benchmarks/bench_speed.py --device cuda --repeats 2
 
 # Where each run ended (and whether the second tiny run resumed), for the note.

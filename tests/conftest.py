@@ -36,27 +36,32 @@ def tiny_model(n_symbols: int, n_mels: int = 80, **overrides) -> GSTTacotron:
     return GSTTacotron(n_symbols=n_symbols, n_mels=n_mels, **{**TINY_MODEL, **overrides})
 
 
-def write_tiny_checkpoint(path: Path, seed: int = 0) -> Path:
-    """A valid checkpoint of an untrained tiny model (good for wiring and error tests)."""
+def write_tiny_checkpoint(path: Path, seed: int = 0, step: int = 0) -> Path:
+    """A valid checkpoint of an untrained tiny model (good for wiring and error tests), as if
+    written after ``step`` steps."""
     torch.manual_seed(seed)
     symbols = SymbolTable()
     config = dict(TINY_MODEL, n_symbols=len(symbols), n_mels=80)
     model = GSTTacotron(**config)
     return save_checkpoint(path, checkpoint_payload(
         model_state=model.state_dict(), model_config=config, symbols=symbols, audio_config=AudioConfig(),
-        mel_stats=MelStats(torch.full((80,), -5.0), torch.full((80,), 2.0)),
+        mel_stats=MelStats(torch.full((80,), -5.0), torch.full((80,), 2.0)), step=step,
     ))
 
 
 def _train_config(root: Path, cache: Path, **trainer) -> DictConfig:
     """The packaged training config with the tiny model, batches of 2, 2 validation utterances and
-    a fast schedule on ``root``; ``trainer`` overrides ``trainer.*`` keys."""
+    a fast schedule on ``root``, on the CPU; ``trainer`` overrides ``trainer.*`` keys.
+
+    CPU even where CUDA is present: tests compare runs bit for bit (resume against an uninterrupted
+    run, DDP ranks), which CUDA's non-deterministic kernels do not promise, and two gloo ranks cannot
+    share one GPU. ``benchmarks/gpu_check.sh`` trains on CUDA."""
     with initialize_config_module(config_module=CONFIG_MODULE, version_base="1.3"):
         cfg = compose("config", overrides=[f"data.root={root}", f"data.cache_dir={cache}", "data.batch_size=2",
                                            "data.val_size=2", "trainer.progress=false"])
     cfg.model = OmegaConf.merge(cfg.model, {k: list(v) if isinstance(v, tuple) else v for k, v in TINY_MODEL.items()})
     cfg.trainer = OmegaConf.merge(cfg.trainer, dict(
-        {"learning_rate": 3e-3, "warmup_steps": 1, "log_every": 1, "val_every": 1000, "checkpoint_every": 1000,
+        {"device": "cpu", "learning_rate": 3e-3, "warmup_steps": 1, "log_every": 1, "val_every": 1000, "checkpoint_every": 1000,
          "val_inference_utterances": 2}, **trainer))
     return cfg
 

@@ -42,7 +42,7 @@ __all__ = [
     "ESPEAK_GROUP", "REAL_GROUP", "AUGMENTED_GROUP",
     "ReferenceClip", "ClipMeasures", "StyleTransferReport",
     "held_out_sentences", "espeak_references", "folder_references", "augmented_references",
-    "measure_clip", "evaluate_style_transfer",
+    "measure_clip", "evaluate_style_transfer", "SELECTION_SEED", "selection_figures",
 ]
 
 #: pyin's search range here (Hz): the corpus's F0 levels (90-260 Hz) with their intonation, and
@@ -71,6 +71,10 @@ TEXT_SEED = 9002
 REFERENCE_TEXT_SEED = 9003
 #: Held-out sentences each espeak reference reads by default.
 REFERENCE_SENTENCES = 2
+#: Seed of the references (and, added to the text seeds, of the sentences) that choose a checkpoint
+#: (``gst-tts select-checkpoint``): apart from the seeds reports use (``demo-report``: 1), so the
+#: chosen checkpoint is then judged on references that had no part in choosing it.
+SELECTION_SEED = 100
 
 #: Names of the reference sets the helpers below make.
 ESPEAK_GROUP, REAL_GROUP, AUGMENTED_GROUP = "espeak-unseen", "real", "augmented"
@@ -348,6 +352,31 @@ class StyleTransferReport:
                 lines.append(f"  {group[:14]:<14} {MEASURES[name][1]:<14} {_num(f.r):>9} {_num(f.spearman):>9} "
                              f"{_num(f.slope):>7} {f.n:>4}")
         return lines
+
+
+def selection_figures(report: StyleTransferReport, group: str = ESPEAK_GROUP) -> dict[str, float]:
+    """The figures a checkpoint is chosen by, over the references of ``group``: Pearson r of log F0
+    and of log rate, their slopes as ``1 - |1 - slope|`` (over- and undershooting alike), and the
+    share of outputs aligned. NaN (nothing measured) counts as -inf, the worst.
+
+    Raises:
+        GstTtsError: ``group`` is not one of the report's.
+    """
+    if group not in report.fits:
+        raise GstTtsError(f"no reference set {group!r} in the report (sets: {', '.join(report.fits) or 'none'})")
+    fits = report.fits[group]
+    rows = [row for row in report.rows if group in row["groups"]]
+
+    def finite(value: float) -> float:
+        return value if math.isfinite(value) else -math.inf
+
+    figures = {}
+    for name in ("f0_hz", "rate_letters_per_s"):
+        label = MEASURES[name][1]
+        figures[f"{label} r"] = finite(fits[name].r)
+        figures[f"{label} slope"] = finite(1.0 - abs(1.0 - fits[name].slope))
+    figures["aligned"] = float(np.mean([o["aligned"] for row in rows for o in row["outputs"]]))
+    return figures
 
 
 def _num(value: float, digits: int = 2) -> str:

@@ -24,6 +24,7 @@ COMMANDS = {
     "plot-alignment": ("plot_alignment", "plot attention, stop token and mel for a text or a saved alignment"),
     "plot-style": ("plot_style", "plot per-head style token weights of reference recordings"),
     "probe-tokens": ("probe_tokens", "measure what each style token does to pitch, rate and energy"),
+    "select-checkpoint": ("select_checkpoint", "choose the checkpoint of a run whose outputs follow unseen references best"),
     "style-transfer": ("style_transfer", "measure how outputs follow unseen references' pitch, pitch range and rate"),
     "serve": ("serve", "serve a checkpoint over HTTP: a synthesis API and a web page with style controls"),
     "vocode": ("vocode", "copy synthesis: a recording's log-mel through a vocoder (Griffin-Lim or HiFi-GAN)"),

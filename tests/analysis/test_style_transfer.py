@@ -9,12 +9,14 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from gst_tts.analysis.prosody import Fit
 from gst_tts.analysis.style_transfer import (
     AUGMENTED_GROUP,
     ESPEAK_GROUP,
     REAL_GROUP,
     ClipMeasures,
     ReferenceClip,
+    StyleTransferReport,
     augmented_references,
     espeak_references,
     evaluate_style_transfer,
@@ -22,6 +24,7 @@ from gst_tts.analysis.style_transfer import (
     held_out_sentences,
     MIN_VOICED_SHARE,
     measure_clip,
+    selection_figures,
     transfer_fits,
 )
 from gst_tts.audio.features import AudioConfig
@@ -154,6 +157,22 @@ def test_espeak_references_read_the_sentences_asked():
     assert ends(espeak_references(2, seed=2, sentences=1)[0].text) == 1
     with pytest.raises(GstTtsError, match="at least one sentence"):
         espeak_references(2, sentences=0)
+
+
+def test_selection_figures_count_over_and_undershoot_alike_and_nan_as_worst():
+    def report(f0_slope: float, rate_r: float, aligned: list[bool]) -> StyleTransferReport:
+        fits = {ESPEAK_GROUP: {"f0_hz": Fit(0.99, 0.98, f0_slope, 24), "f0_range_st": Fit(0.1, 0.1, 0.1, 24),
+                               "rate_letters_per_s": Fit(rate_r, 0.9, 0.8, 24)}}
+        rows = [{"groups": (ESPEAK_GROUP,), "outputs": [{"aligned": a} for a in aligned]}]
+        return StyleTransferReport(texts=["Hi."], rows=rows, fits=fits, healths=[], stop_reasons=[])
+
+    figures = selection_figures(report(1.2, 0.93, [True, True, True, False]))
+    assert figures == pytest.approx({"log F0 r": 0.99, "log F0 slope": 0.8, "log rate r": 0.93, "log rate slope": 0.8,
+                                     "aligned": 0.75})
+    assert selection_figures(report(0.8, 0.93, [True]))["log F0 slope"] == pytest.approx(0.8)  # same as 1.2
+    assert selection_figures(report(1.0, float("nan"), [True]))["log rate r"] == -math.inf  # F0 range never counts
+    with pytest.raises(GstTtsError, match="no reference set 'real'"):
+        selection_figures(report(1.0, 0.9, [True]), REAL_GROUP)
 
 
 def test_evaluation_refuses_bad_sets(tiny_checkpoint):

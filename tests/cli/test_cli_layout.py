@@ -62,6 +62,7 @@ MINIMAL_ARGS = {
     "demo-report": ["--checkpoint", "c.pt", "--corpus", "corpus", "--out", "out"],
     "serve": ["--checkpoint", "c.pt"],
     "style-transfer": ["--checkpoint", "c.pt", "--out", "out"],
+    "select-checkpoint": ["--checkpoints", "c.pt", "--out", "best.pt"],
 }
 
 

@@ -187,7 +187,7 @@ def test_resume_from_a_checkpoint_without_training_state_is_a_clear_error(make_c
 
 
 def test_resume_restores_the_cuda_and_numpy_random_states(make_cfg, small_corpus, tmp_path, monkeypatch):
-    cfg = make_cfg(small_corpus, tmp_path / "cache", max_steps=1, device="cpu")
+    cfg = make_cfg(small_corpus, tmp_path / "cache", max_steps=1)
     run = tmp_path / "run"
     trainer = Trainer(cfg, run)
     # A pretend two-GPU machine that has used CUDA: the checkpoint must carry both devices' states.

@@ -1,0 +1,120 @@
+"""Choose, among a run's checkpoints, the one that transfers style best, and copy it to ``--out``.
+
+Example::
+
+    gst-tts select-checkpoint --checkpoints run/checkpoints/step_*.pt run/checkpoints/last.pt \\
+        --vocoder run/vocoder/checkpoints/last.pt --corpus corpus/ --out run/checkpoints/best.pt
+
+Why: on the demo, how faithfully the outputs follow a reference's speaking rate swings from one
+checkpoint to the next late in training (2026-11-27, one run: slope of output vs reference log
+rate 0.75-0.80 at step 1,750, 0.55-0.61 at step 2,000, 0.62-0.67 at its last step 2,099, on three
+sets of 24 unseen references), more than recipes differ. The training loss does not see it: it is
+teacher-forced, the swings are in free-running synthesis.
+
+Every candidate speaks ``--sentences`` held-out sentences in the styles of ``--espeak`` unseen
+espeak-ng references of seed ``--seed`` (default
+:data:`~gst_tts.analysis.style_transfer.SELECTION_SEED`, apart from the seeds the reports use, so
+that the chosen checkpoint is judged afterwards on references that did not choose it). Its figures
+(:func:`~gst_tts.analysis.style_transfer.selection_figures`): r of log F0 and of log rate, their
+slopes as 1 - |1 - slope|, and the share of outputs aligned. The candidate whose weakest figure is
+highest wins; candidates with the same step (``last.pt`` and the periodic checkpoint it repeats)
+are measured once.
+
+Writes ``--out`` (a copy of the winner) and beside it ``<out>.json`` (every candidate's figures,
+and its fits as ``style-transfer`` reports them: r, Spearman and the slope itself).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+import shutil
+
+from gst_tts.analysis.style_transfer import SELECTION_SEED, TEXT_SEED
+from gst_tts.cli.args import add_decoding_arguments, add_vocoder_arguments, decoding_options, load_cli_vocoder
+from gst_tts.cli.outputs import check_writable_location
+from gst_tts.errors import GstTtsError
+from gst_tts.files import atomic_write, write_json
+
+DEFAULT_ESPEAK = 24
+DEFAULT_SENTENCES = 2
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--checkpoints", type=Path, nargs="+", required=True, metavar="PATH",
+                   help="the candidates: checkpoints of one run (e.g. checkpoints/step_*.pt checkpoints/last.pt)")
+    p.add_argument("--out", type=Path, required=True, help="where the chosen checkpoint is copied (e.g. checkpoints/best.pt)")
+    p.add_argument("--corpus", type=Path, default=None,
+                   help="the training corpus: its sentences are left out of the references' and the outputs' (default: none left out)")
+    p.add_argument("--espeak", type=int, default=DEFAULT_ESPEAK, metavar="N",
+                   help=f"unseen espeak-ng references, at least 2 (default {DEFAULT_ESPEAK})")
+    p.add_argument("--sentences", type=int, default=DEFAULT_SENTENCES,
+                   help=f"held-out sentences per reference (default {DEFAULT_SENTENCES})")
+    p.add_argument("--seed", type=int, default=SELECTION_SEED,
+                   help=f"seed of the references, their sentences and synthesis (default {SELECTION_SEED})")
+    p.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cuda when available, else cpu)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_vocoder_arguments(p)
+    add_decoding_arguments(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from gst_tts.analysis.style_transfer import espeak_references, evaluate_style_transfer, held_out_sentences, selection_figures
+    from gst_tts.data.corpus import read_corpus
+    from gst_tts.inference.synthesizer import Synthesizer
+    from gst_tts.training.checkpoint import load_checkpoint
+
+    options = decoding_options(args)
+    if args.espeak < 2:
+        raise GstTtsError(f"--espeak must be at least 2 (a correlation needs two references), got {args.espeak}")
+    if args.sentences < 1:
+        raise GstTtsError(f"--sentences must be at least 1, got {args.sentences}")
+    if args.out.resolve() in {path.resolve() for path in args.checkpoints}:
+        raise GstTtsError(f"--out {args.out} is one of the candidates; give another path")
+    check_writable_location(args.out, "--out")  # before minutes of decoding, not after
+
+    by_step: dict[int, Path] = {}
+    for path in args.checkpoints:
+        by_step.setdefault(int(load_checkpoint(path)["step"]), path)  # the first path given wins a tie
+    seen = [u.text for u in read_corpus(args.corpus)] if args.corpus is not None else []
+    texts = held_out_sentences(args.sentences, TEXT_SEED + args.seed, exclude=seen)
+    references = espeak_references(args.espeak, args.seed, exclude=seen)
+
+    vocoder = None
+    candidates = []
+    for step, path in tqdm(sorted(by_step.items()), desc="checkpoints", unit="ckpt", disable=args.no_progress):
+        synth = Synthesizer.from_checkpoint(path, device=args.device)
+        vocoder = vocoder or load_cli_vocoder(args, synth.audio_config, synth.device)
+        synth.vocoder = vocoder
+        report = evaluate_style_transfer(synth, references, texts, seed=args.seed, progress=False, **options)
+        figures = selection_figures(report)
+        weakest = min(figures, key=figures.get)
+        candidates.append({"checkpoint": str(path), "step": step, "figures": figures, "weakest": weakest,
+                           "score": figures[weakest], "fits": report.to_dict()["fits"]})
+    best = max(candidates, key=lambda c: c["score"])  # sorted by step: an earlier one wins a tie
+
+    def copy(f) -> None:
+        with open(best["checkpoint"], "rb") as source:
+            shutil.copyfileobj(source, f)
+
+    atomic_write(args.out, copy)
+    write_json(args.out.with_suffix(".json"), {
+        "chosen": best["checkpoint"], "step": best["step"], "seed": args.seed, "references": len(references),
+        "sentences": texts, "candidates": [{**c, "figures": {k: _json_number(v) for k, v in c["figures"].items()},
+                                            "score": _json_number(c["score"])} for c in candidates]})
+    labels = list(candidates[0]["figures"])
+    print(f"{'step':>7}  " + "  ".join(f"{label:>14}" for label in labels) + "  weakest")
+    for c in candidates:
+        mark = "  <- chosen" if c is best else ""
+        print(f"{c['step']:>7}  " + "  ".join(f"{c['figures'][label]:>14.3f}" for label in labels)
+              + f"  {c['weakest']} {c['score']:.3f}{mark}")
+    print(f"slopes shown as 1 - |1 - slope|; {len(references)} unseen references (seed {args.seed}) x {len(texts)} sentences")
+    print(f"chose step {best['step']} ({best['checkpoint']}): copied to {args.out}")
+    return 0
+
+
+def _json_number(value: float) -> float | None:
+    return round(value, 4) if math.isfinite(value) else None

@@ -1,0 +1,84 @@
+"""``gst-tts select-checkpoint`` in-process on tiny random models: the choice, the files, errors."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import write_tiny_checkpoint
+import pytest
+
+from gst_tts.analysis import style_transfer
+from gst_tts.cli import main
+
+# An untrained model rarely stops on its own; a short bound and few Griffin-Lim iterations keep it fast.
+FAST = ["--device", "cpu", "--max-decoder-steps", "8", "--griffin-lim-iters", "2", "--no-progress",
+        "--espeak", "2", "--sentences", "1"]
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    rc = main(["select-checkpoint", *args])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def assert_one_line_error(rc: int, err: str, contains: str) -> None:
+    assert rc == 2, err
+    assert err.startswith("gst-tts select-checkpoint: error: ") and err.count("\n") == 1 and "Traceback" not in err, err
+    assert contains in err, err
+
+
+@pytest.fixture
+def candidates(tmp_path):
+    """Checkpoints of steps 250 and 500, and a last.pt repeating step 500."""
+    early = write_tiny_checkpoint(tmp_path / "step_0000250.pt", seed=1, step=250)
+    late = write_tiny_checkpoint(tmp_path / "step_0000500.pt", seed=2, step=500)
+    last = write_tiny_checkpoint(tmp_path / "last.pt", seed=3, step=500)
+    return early, late, last
+
+
+def test_the_candidate_with_the_strongest_weakest_figure_is_copied(candidates, tmp_path, capsys, monkeypatch):
+    early, late, last = candidates
+    # Figures by step order: the early checkpoint's weakest figure (rate slope 0.5) is below the
+    # late one's weakest (aligned 0.7), though the early one is better on every other figure.
+    figures = iter([
+        {"log F0 r": 1.0, "log F0 slope": 1.0, "log rate r": 1.0, "log rate slope": 0.5, "aligned": 1.0},
+        {"log F0 r": 0.9, "log F0 slope": 0.9, "log rate r": 0.9, "log rate slope": 0.8, "aligned": 0.7},
+    ])
+    monkeypatch.setattr(style_transfer, "selection_figures", lambda report: next(figures))
+    out = tmp_path / "chosen" / "best.pt"
+    rc, stdout, err = run(capsys, "--checkpoints", str(early), str(late), str(last), "--out", str(out), *FAST)
+    assert rc == 0, err
+    assert out.read_bytes() == late.read_bytes()  # last.pt repeats step 500 and comes later: not measured
+    record = json.loads(out.with_suffix(".json").read_text())
+    assert record["chosen"] == str(late) and record["step"] == 500 and record["seed"] == style_transfer.SELECTION_SEED
+    assert [(c["step"], c["weakest"], c["score"]) for c in record["candidates"]] == [
+        (250, "log rate slope", 0.5), (500, "aligned", 0.7)]
+    assert "chose step 500" in stdout and stdout.count("<- chosen") == 1
+    assert sorted(p.name for p in out.parent.iterdir()) == ["best.json", "best.pt"]  # no temporary file left
+
+
+def test_real_figures_end_to_end(candidates, tmp_path, capsys):
+    early, late, _ = candidates
+    out = tmp_path / "best.pt"
+    rc, stdout, err = run(capsys, "--checkpoints", str(late), str(early), "--out", str(out), "--seed", "7", *FAST)
+    assert rc == 0, err
+    record = json.loads(out.with_suffix(".json").read_text())
+    assert [c["step"] for c in record["candidates"]] == [250, 500]  # measured in step order
+    assert record["seed"] == 7 and record["references"] == 2 and len(record["sentences"]) == 1
+    for c in record["candidates"]:
+        assert set(c["figures"]) == {"log F0 r", "log F0 slope", "log rate r", "log rate slope", "aligned"}
+        scores = [v for v in c["figures"].values() if v is not None]
+        assert c["score"] == (min(scores) if len(scores) == 5 else None)
+    assert out.read_bytes() == {250: early, 500: late}[record["step"]].read_bytes()
+
+
+def test_errors_are_one_line_and_write_nothing(candidates, tmp_path, capsys):
+    early, late, _ = candidates
+    out = tmp_path / "out" / "best.pt"
+    rc, _, err = run(capsys, "--checkpoints", str(early), str(tmp_path / "missing.pt"), "--out", str(out), *FAST)
+    assert_one_line_error(rc, err, "missing.pt")
+    rc, _, err = run(capsys, "--checkpoints", str(early), str(late), "--out", str(late), *FAST)
+    assert_one_line_error(rc, err, "is one of the candidates")
+    rc, _, err = run(capsys, "--checkpoints", str(early), "--out", str(out), *FAST[:-4], "--espeak", "1", "--sentences", "1")
+    assert_one_line_error(rc, err, "--espeak must be at least 2")
+    assert not out.parent.exists()
