@@ -44,7 +44,7 @@ demo: setup
 		data=demo trainer=demo loss=demo trainer.max_minutes=$(DEMO_MINUTES) hydra.run.dir=$(DEMO_DIR) $(DEMO_TRAIN_ARGS)
 	$(BIN)/gst-tts-train-vocoder vocoder=cpu_small generator.pitch_head=false data.root=$(DEMO_DIR)/corpus data.cache_dir=$(DEMO_DIR)/feature_cache \
 		data.val_size=24 trainer.max_minutes=$(DEMO_VOCODER_MINUTES) hydra.run.dir=$(DEMO_DIR)/vocoder
-	$(BIN)/gst-tts select-checkpoint --checkpoints $(DEMO_DIR)/checkpoints/step_*.pt $(DEMO_DIR)/checkpoints/last.pt \
+	$(BIN)/gst-tts select-checkpoint --checkpoints $$(ls $(DEMO_DIR)/checkpoints/step_*.pt 2>/dev/null) $(DEMO_DIR)/checkpoints/last.pt \
 		--vocoder $(DEMO_DIR)/vocoder/checkpoints/last.pt --corpus $(DEMO_DIR)/corpus --out $(DEMO_DIR)/checkpoints/best.pt
 	$(BIN)/gst-tts dump-gta-mels --checkpoint $(DEMO_DIR)/checkpoints/best.pt --corpus $(DEMO_DIR)/corpus \
 		--cache-dir $(DEMO_DIR)/feature_cache --out $(DEMO_DIR)/gta_mels
