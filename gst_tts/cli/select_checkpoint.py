@@ -111,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
         mark = "  <- chosen" if c is best else ""
         print(f"{c['step']:>7}  " + "  ".join(f"{c['figures'][label]:>14.3f}" for label in labels)
               + f"  {c['weakest']} {c['score']:.3f}{mark}")
-    print(f"slopes shown as 1 - |1 - slope|; {len(references)} unseen references (seed {args.seed}) x {len(texts)} sentences")
+    sentences = f"{len(texts)} sentence{'s' if len(texts) != 1 else ''}"
+    print(f"slopes shown as 1 - |1 - slope|; {len(references)} unseen references (seed {args.seed}) x {sentences}")
     print(f"chose step {best['step']} ({best['checkpoint']}): copied to {args.out}")
     return 0
 
