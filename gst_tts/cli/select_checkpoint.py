@@ -72,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
         raise GstTtsError(f"--espeak must be at least 2 (a correlation needs two references), got {args.espeak}")
     if args.sentences < 1:
         raise GstTtsError(f"--sentences must be at least 1, got {args.sentences}")
+    if args.out.suffix == ".json":
+        raise GstTtsError(f"--out {args.out}: the figures go to a .json beside it; give the checkpoint a .pt name")
     if args.out.resolve() in {path.resolve() for path in args.checkpoints}:
         raise GstTtsError(f"--out {args.out} is one of the candidates; give another path")
     check_writable_location(args.out, "--out")  # before minutes of decoding, not after

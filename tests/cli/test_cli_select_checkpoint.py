@@ -79,6 +79,8 @@ def test_errors_are_one_line_and_write_nothing(candidates, tmp_path, capsys):
     assert_one_line_error(rc, err, "missing.pt")
     rc, _, err = run(capsys, "--checkpoints", str(early), str(late), "--out", str(late), *FAST)
     assert_one_line_error(rc, err, "is one of the candidates")
+    rc, _, err = run(capsys, "--checkpoints", str(early), "--out", str(out.with_suffix(".json")), *FAST)
+    assert_one_line_error(rc, err, "give the checkpoint a .pt name")
     rc, _, err = run(capsys, "--checkpoints", str(early), "--out", str(out), *FAST[:-4], "--espeak", "1", "--sentences", "1")
     assert_one_line_error(rc, err, "--espeak must be at least 2")
     assert not out.parent.exists()
