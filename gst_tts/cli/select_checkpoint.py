@@ -89,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
     candidates = []
     for step, path in tqdm(sorted(by_step.items()), desc="checkpoints", unit="ckpt", disable=args.no_progress):
         synth = Synthesizer.from_checkpoint(path, device=args.device)
-        vocoder = vocoder or load_cli_vocoder(args, synth.audio_config, synth.device)
+        if vocoder is None:  # one vocoder for every candidate: a run's checkpoints share their features
+            vocoder = load_cli_vocoder(args, synth.audio_config, synth.device)
         synth.vocoder = vocoder
         report = evaluate_style_transfer(synth, references, texts, seed=args.seed, progress=False, **options)
         figures = selection_figures(report)
