@@ -106,13 +106,18 @@ def _vocoder_options(args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 def add_style_arguments(p: argparse.ArgumentParser) -> None:
-    """``--reference``, ``--style-weights``, ``--style-mix`` (at most one; none: the neutral style)."""
+    """``--reference``, ``--style-weights``, ``--style-dials``, ``--style-mix`` (at most one; none: the neutral style)."""
     g = p.add_mutually_exclusive_group()
     g.add_argument("--reference", type=Path, help="style transfer: speak in the style of this recording (any rate, stereo ok)")
     g.add_argument(
         "--style-weights", metavar="SPEC",
         help='style control by token weights, e.g. "3=0.4,7=-0.2" (every head) or "1:3=0.4" (head 1 only);'
         " unnamed tokens get 0",
+    )
+    g.add_argument(
+        "--style-dials", metavar="SPEC",
+        help='style control relative to neutral, e.g. "1:6=0.5" (head 1 halfway from neutral to token 6)'
+        ' or "4=-0.3" (every head); 0 is neutral, 1 the token alone. `probe-tokens` shows what each dial does',
     )
     g.add_argument("--style-mix", metavar="SPEC", help='weighted mix of references, e.g. "a.wav=0.5,b.wav=0.5"')
 
@@ -128,6 +133,10 @@ def resolve_cli_style(synth: Synthesizer, args: argparse.Namespace) -> tuple[tor
         with _option_errors("--style-weights"):
             weights = synth.styles.resolve(Style(weights=parse_style_weights(args.style_weights)))
         return weights, {"source": "style_weights", "spec": args.style_weights}
+    if getattr(args, "style_dials", None) is not None:
+        with _option_errors("--style-dials"):
+            weights = synth.styles.resolve(Style(dials=parse_style_weights(args.style_dials)))
+        return weights, {"source": "style_dials", "spec": args.style_dials}
     if getattr(args, "style_mix", None) is not None:
         with _option_errors("--style-mix"):
             mix = parse_style_mix(args.style_mix)

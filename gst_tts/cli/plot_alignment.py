@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         raise GstTtsError("give either --checkpoint with --text, or --alignment")
     check_writable_location(args.out, "--out")
     if args.alignment is not None:
-        if any(getattr(args, k) is not None for k in ("reference", "style_weights", "style_mix")):
+        if any(getattr(args, k) is not None for k in ("reference", "style_weights", "style_dials", "style_mix")):
             raise GstTtsError("style options need --checkpoint and --text, not --alignment")
         a = _load_alignment(args.alignment)
         side = _sidecar(args.alignment)

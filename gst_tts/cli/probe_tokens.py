@@ -2,10 +2,18 @@
 
 The measures are :func:`gst_tts.analysis.prosody.measure_prosody`'s. Example::
 
-    gst-tts probe-tokens --checkpoint last.pt --scales 0.5,1,2 --repeats 3 --out tokens.csv
+    gst-tts probe-tokens --checkpoint last.pt --scales 0.25,0.5,1,2 --repeats 3 --out tokens.csv
 
-A fixed sentence is synthesized in the neutral default style and with each token alone (weight
-``scale`` in every head, all other tokens 0) at a few scales, all in one batch. For each output:
+A fixed sentence is synthesized in the neutral default style and with each token turned up at a
+few scales, all in one batch. How a token is turned up (``--control``):
+
+* ``dial`` (default): every head alone, as a token dial (``synthesize --style-dials
+  HEAD:TOKEN=SCALE``: that head's weights moved from neutral toward the token by ``scale``; see
+  :meth:`~gst_tts.inference.style.StyleResolver.dial_weights`);
+* ``weight``: the token alone in every head (``--style-weights TOKEN=SCALE``: weight ``scale``,
+  every other token 0), the control of Wang et al. 2018.
+
+For each output:
 
 * median F0 over voiced frames (``librosa.pyin``), and its change from neutral in semitones;
 * speaking rate: letters per second of speech (leading/trailing silence excluded), and its
@@ -16,6 +24,10 @@ A fixed sentence is synthesized in the neutral default style and with each token
 With ``--repeats N`` every style is synthesized N times (seeds ``seed … seed+N-1``; prenet
 dropout makes outputs vary) and the medians are reported. Rows whose output ran into the
 decoder step bound are marked: their numbers describe a failure, not a style.
+
+Below the table, the most graded control of pitch and of rate: of the (head,) tokens whose F0
+(rate) changes monotonically over the scales, the one whose smallest step between neighbouring
+scales is largest. A switch (a jump at one scale, little change at the others) scores low.
 """
 
 from __future__ import annotations
@@ -39,14 +51,17 @@ from gst_tts.inference.style import Style
 
 DEFAULT_SENTENCE = "The quick brown fox jumps over the lazy dog, and then it rests in the shade."
 
-COLUMNS = ["token", "scale", "f0_hz", "d_f0_semitones", "rate_letters_per_s", "rate_ratio",
+COLUMNS = ["head", "token", "scale", "f0_hz", "d_f0_semitones", "rate_letters_per_s", "rate_ratio",
            "energy_db", "d_energy_db", "duration_s", "stopped_on_bound"]
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_arguments(p, vocoder=True)
     p.add_argument("--sentence", default=DEFAULT_SENTENCE, help="the fixed sentence to speak")
-    p.add_argument("--scales", default="0.5,1,2", help="weights each token is tried at, comma-separated (default 0.5,1,2)")
+    p.add_argument("--control", choices=("dial", "weight"), default="dial",
+                   help="dial: each head alone, moved from neutral toward the token (--style-dials);"
+                   " weight: the token alone in every head (--style-weights). Default dial")
+    p.add_argument("--scales", default="0.5,1,2", help="dial amounts or weights tried, comma-separated (default 0.5,1,2)")
     p.add_argument("--tokens", default=None, help="only these tokens, e.g. 0,3,7 (default: all)")
     p.add_argument("--repeats", type=int, default=1, help="syntheses per style, medians reported (default 1)")
     p.add_argument("--seed", type=int, default=0, help="seed of the first repeat (default 0)")
@@ -109,22 +124,24 @@ def run(args: argparse.Namespace) -> int:
         raise GstTtsError(f"--tokens: {bad} not in 0..{synth.n_tokens - 1}")
     synth.symbols.encode(args.sentence)  # TextError before any work
 
-    # Style 0 is neutral; then every token alone at every scale, all heads alike.
-    labels = [("neutral", "")] + [(str(t), f"{s:g}") for t in tokens for s in scales]
-    styles = [None] + [Style(weights={t: s}) for t in tokens for s in scales]
+    # Style 0 is neutral; then every control (a head's dial, or a token in every head) at every scale.
+    heads: list[int | None] = list(range(synth.n_heads)) if args.control == "dial" else [None]
+    controls = [(h, t) for h in heads for t in tokens]
+    labels = [("", "neutral", "")] + [("all" if h is None else str(h), str(t), f"{s:g}") for h, t in controls for s in scales]
+    styles = [None] + [_style(args.control, h, t, s) for h, t in controls for s in scales]
+    names = ["neutral"] + [f"{'' if h is None else f'head {h} '}token {t} × {s:g}" for h, t in controls for s in scales]
     measured: list[list[dict[str, float]]] = [[] for _ in styles]
     with logging_redirect_tqdm():
         bar = tqdm(total=len(styles) * args.repeats, desc="probe tokens", unit="clip", dynamic_ncols=True)
         for r in range(args.repeats):
-            names = [f"token {t} × {s}" if t != "neutral" else "neutral" for t, s in labels]
             results = synth.synthesize(
                 [args.sentence] * len(styles), styles=styles, seed=args.seed + r, names=names, **options
             )
             for i, res in enumerate(results):
                 measured[i].append(measure(res))  # pyin is the slow part
                 if args.audio_dir is not None:
-                    t, s = labels[i]
-                    name = "neutral" if t == "neutral" else f"token{int(t):02d}_x{s}"
+                    h, t, s = labels[i]
+                    name = "neutral" if t == "neutral" else f"{'' if h == 'all' else f'head{h}_'}token{int(t):02d}_x{s}"
                     write_wav(args.audio_dir / f"{name}_r{r}.wav", res.audio, res.sample_rate)
                 bar.update(1)
         bar.close()
@@ -132,10 +149,10 @@ def run(args: argparse.Namespace) -> int:
     med = [_median(m) for m in measured]
     base = med[0]
     rows = []
-    for (t, s), m in zip(labels, med):
+    for (h, t, s), m in zip(labels, med):
         d_f0 = 12.0 * math.log2(m["f0_hz"] / base["f0_hz"]) if m["f0_hz"] > 0 and base["f0_hz"] > 0 else float("nan")
         rows.append({
-            "token": t, "scale": s, "f0_hz": m["f0_hz"], "d_f0_semitones": d_f0,
+            "head": h, "token": t, "scale": s, "f0_hz": m["f0_hz"], "d_f0_semitones": d_f0,
             "rate_letters_per_s": m["rate_letters_per_s"], "rate_ratio": m["rate_letters_per_s"] / base["rate_letters_per_s"],
             "energy_db": m["energy_db"], "d_energy_db": m["energy_db"] - base["energy_db"],
             "duration_s": m["duration_s"], "stopped_on_bound": bool(m["stopped_on_bound"] >= 0.5),
@@ -147,9 +164,9 @@ def run(args: argparse.Namespace) -> int:
             for row in rows
         ])
 
-    headers = ["token", "scale", "F0 Hz", "ΔF0 st", "rate l/s", "rate ×", "energy dB", "Δenergy dB", "dur s", "stop"]
+    headers = ["head", "token", "scale", "F0 Hz", "ΔF0 st", "rate l/s", "rate ×", "energy dB", "Δenergy dB", "dur s", "stop"]
     table = [[
-        row["token"], row["scale"], _fmt(row["f0_hz"], 1), _fmt(row["d_f0_semitones"], 2), _fmt(row["rate_letters_per_s"], 1),
+        row["head"], row["token"], row["scale"], _fmt(row["f0_hz"], 1), _fmt(row["d_f0_semitones"], 2), _fmt(row["rate_letters_per_s"], 1),
         _fmt(row["rate_ratio"], 2), _fmt(row["energy_db"], 1), _fmt(row["d_energy_db"], 2), _fmt(row["duration_s"], 2),
         "bound!" if row["stopped_on_bound"] else "token",
     ] for row in rows]
@@ -161,4 +178,46 @@ def run(args: argparse.Namespace) -> int:
     print(f"{len(rows)} styles × {args.repeats} repeat(s) of {args.sentence!r}; {n_bound} stopped on the step bound"
           + (" (their numbers describe a failure, not a style)" if n_bound else "")
           + (f"; table in {args.out}" if args.out is not None else ""))
+    for line in graded_controls(rows, scales):
+        print(line)
     return 0
+
+
+def _style(control: str, head: int | None, token: int, scale: float) -> Style:
+    if control == "weight":
+        return Style(weights={token: scale})
+    return Style(dials={(head, token): scale})
+
+
+def graded_controls(rows: list[dict[str, Any]], scales: list[float]) -> list[str]:
+    """One line each for pitch and rate: of the controls whose measure is monotone over the scales,
+    the one with the largest smallest step (semitones; log ratio for rate). Rows that hit the step
+    bound disqualify their control."""
+    order = np.argsort(scales)
+    by_control: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows[1:]:
+        by_control.setdefault((row["head"], row["token"]), []).append(row)
+    lines = []
+    for what, key, unit, fmt in (("pitch", "d_f0_semitones", "semitones", "{:+.1f}"), ("rate", "rate_ratio", "× neutral", "{:.2f}")):
+        best = None
+        for (head, token), group in by_control.items():
+            if len(group) != len(scales) or len(scales) < 2 or any(r["stopped_on_bound"] for r in group):
+                continue
+            values = np.array([group[i][key] for i in order], dtype=float)
+            if not np.isfinite(values).all() or (key == "rate_ratio" and (values <= 0).any()):
+                continue
+            steps = np.diff(np.log(values) if key == "rate_ratio" else values)
+            if not ((steps > 0).all() or (steps < 0).all()):
+                continue
+            smallest = float(np.min(np.abs(steps)))
+            if best is None or smallest > best[0]:
+                best = (smallest, head, token, values)
+        scale_text = ", ".join(f"{scales[i]:g}" for i in order)
+        if best is None:
+            lines.append(f"{what}: no token changes it monotonically over the scales {scale_text}")
+            continue
+        _, head, token, values = best
+        where = f"token {token}" if head == "all" else f"head {head} token {token}"
+        lines.append(f"{what}: most graded control is {where}: {', '.join(fmt.format(v) for v in values)} {unit}"
+                     f" at scales {scale_text}")
+    return lines

@@ -1,4 +1,4 @@
-"""Style resolution: references, token weights and mixes → ``(n_heads, n_tokens)`` token weights.
+"""Style resolution: references, token weights, dials and mixes → ``(n_heads, n_tokens)`` token weights.
 
 A style is one of:
 
@@ -7,6 +7,8 @@ A style is one of:
 * token weights (style control, as in Wang et al. 2018): ``{token: weight}`` for every head,
   ``{(head, token): weight}``, or an array ``(n_tokens,)`` / ``(n_heads, n_tokens)``; tokens not
   named get weight 0, and weights need not be positive nor sum to one;
+* token dials: the neutral weights moved part of the way toward a token, in one head or in all
+  (``{(head, token): amount}`` / ``{token: amount}``; see :meth:`StyleResolver.dial_weights`);
 * a weighted mix of references: their token weights averaged with the given weights;
 * nothing: the neutral default, uniform weights ``1 / n_tokens`` over all tokens in every head
   (what the model itself uses without a reference).
@@ -53,10 +55,10 @@ StyleMix = Union[Mapping[Reference, float], Sequence[tuple[Reference, float]]]
 
 @dataclass(frozen=True)
 class Style:
-    """One style: at most one of ``reference``, ``weights``, ``mix``; none of them is the neutral style.
+    """One style: at most one of ``reference``, ``weights``, ``dials``, ``mix``; none of them is the neutral style.
 
     Examples: ``Style(reference="calm.wav")``, ``Style(weights={3: 0.4, (1, 2): -0.2})``,
-    ``Style(mix={"a.wav": 0.5, "b.wav": 0.5})``, ``Style()``.
+    ``Style(dials={(1, 6): 0.5})``, ``Style(mix={"a.wav": 0.5, "b.wav": 0.5})``, ``Style()``.
 
     Raises:
         GstTtsError: more than one given.
@@ -65,10 +67,11 @@ class Style:
     reference: Reference | None = None
     weights: StyleWeights | None = None
     mix: StyleMix | None = None
+    dials: StyleWeights | None = None
 
     def __post_init__(self) -> None:
-        if sum(x is not None for x in (self.reference, self.weights, self.mix)) > 1:
-            raise GstTtsError("give at most one of reference, style_weights, style_mix")
+        if sum(x is not None for x in (self.reference, self.weights, self.dials, self.mix)) > 1:
+            raise GstTtsError("give at most one of reference, style_weights, style_dials, style_mix")
 
 
 class StyleResolver:
@@ -168,6 +171,29 @@ class StyleResolver:
             raise GstTtsError(f"style weights must have shape ({n_tokens},) or ({n_heads}, {n_tokens}), got {tuple(t.shape)}")
         return t.clone()
 
+    def dial_weights(self, dials: StyleWeights) -> torch.Tensor:
+        """Token dials: the neutral weights moved toward tokens, ``(n_heads, n_tokens)``.
+
+        A dial ``{(head, token): a}`` sets that head's weights to ``neutral + a * (onehot(token) -
+        neutral)``: ``a = 0`` is neutral, ``a = 1`` the token alone, ``a = 2`` twice as far, and
+        ``a < 0`` moves away from the token; ``{token: a}`` turns the dial in every head. Several
+        dials add their moves. ``dials`` takes the forms of :meth:`weights_tensor`, holding amounts
+        instead of weights.
+
+        Why dials and not plain weights: a token alone (``Style(weights={t: a})``: weight ``a``
+        in every head, every other token at 0) is a style no reference produces (a reference's
+        largest weight per head is about 0.3), so the decoder extrapolates; on the demo model
+        some tokens then collapse the voice into a steady tone. A dial starts at the neutral
+        point, moves smoothly with ``a``, and can turn a single head; heads specialise (on the
+        demo model one head carries pitch, another rate), so one dial changes one thing.
+
+        Raises:
+            GstTtsError: as :meth:`weights_tensor`.
+        """
+        amounts = self.weights_tensor(dials)
+        neutral = self.neutral()
+        return neutral + amounts - amounts.sum(-1, keepdim=True) * neutral
+
     def mix_weights(self, mix: StyleMix) -> torch.Tensor:
         """The references' token weights averaged with the mix weights (normalised to sum to one).
 
@@ -214,6 +240,8 @@ class StyleResolver:
                 out.append(reference(style.reference))
             elif style.weights is not None:
                 out.append(self.weights_tensor(style.weights))
+            elif style.dials is not None:
+                out.append(self.dial_weights(style.dials))
             elif style.mix is not None:
                 out.append(self.mix_weights(style.mix))
             else:

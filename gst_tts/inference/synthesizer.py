@@ -197,6 +197,7 @@ class Synthesizer:
         *,
         reference: Reference | None = None,
         style_weights: StyleWeights | None = None,
+        style_dials: StyleWeights | None = None,
         style_mix: StyleMix | None = None,
         styles: Sequence[Style | None] | None = None,
         seed: int | None = None,
@@ -212,7 +213,9 @@ class Synthesizer:
         The style is either one for all texts, or one per text:
 
         * at most one of ``reference`` (style transfer), ``style_weights`` (style control),
-          ``style_mix`` (weighted mix of references' token weights) for every text; with none,
+          ``style_dials`` (style control relative to neutral, see
+          :meth:`~gst_tts.inference.style.StyleResolver.dial_weights`), ``style_mix`` (weighted
+          mix of references' token weights) for every text; with none,
           the neutral default: uniform weights over all tokens in every head;
         * ``styles``: one :class:`~gst_tts.inference.style.Style` (or ``None``: neutral) per
           text, e.g. ``styles=[Style(reference="a.wav"), Style(weights={3: 0.4}), None]``. Texts
@@ -250,14 +253,14 @@ class Synthesizer:
             raise GstTtsError(f"{len(names)} names for {len(text_list)} texts")
         prepared = [self._prepare_text(t, max_chunk_chars) for t in text_list]
         if styles is not None:
-            if any(x is not None for x in (reference, style_weights, style_mix)):
-                raise GstTtsError("give either styles (one per text) or one of reference, style_weights, style_mix")
+            if any(x is not None for x in (reference, style_weights, style_dials, style_mix)):
+                raise GstTtsError("give either styles (one per text) or one of reference, style_weights, style_dials, style_mix")
             if isinstance(styles, Style) or len(styles) != len(text_list):
                 n = 1 if isinstance(styles, Style) else len(styles)
                 raise GstTtsError(f"styles needs one style per text: {n} for {len(text_list)} texts")
             weights = self.styles.resolve_all(list(styles))
         else:
-            weights = [self.styles.resolve(Style(reference=reference, weights=style_weights, mix=style_mix))] * len(text_list)
+            weights = [self.styles.resolve(Style(reference=reference, weights=style_weights, dials=style_dials, mix=style_mix))] * len(text_list)
 
         chunks = [
             _Chunk(i, piece, ids, weights[i])

@@ -2,8 +2,8 @@
 
 Endpoints (their schema is served at ``/openapi.json``):
 
-* ``POST /api/synthesize``: JSON ``{"text", "style_weights", "reference_id", "mix", "seed",
-  "vocoder"}`` → WAV (``?format=json``: a JSON summary with links to the audio and the plot);
+* ``POST /api/synthesize``: JSON ``{"text", "style_weights", "style_dials", "reference_id", "mix",
+  "seed", "vocoder"}`` → WAV (``?format=json``: a JSON summary with links to the audio and the plot);
 * ``GET /api/tts?text=…``: Coqui ``tts-server``'s endpoint, so its clients work unchanged;
 * ``POST /api/references`` (multipart field ``file``) → id, duration and per-head token weights;
   ``GET /api/references`` lists them;
@@ -232,12 +232,15 @@ def create_app(
     ref_id = Annotated[str, StringConstraints(max_length=64)]
 
     class SynthesizeRequest(BaseModel):
-        """A text and at most one style: ``style_weights``, ``reference_id`` or ``mix`` (none: neutral)."""
+        """A text and at most one style: ``style_weights``, ``style_dials``, ``reference_id`` or ``mix`` (none: neutral)."""
 
         model_config = ConfigDict(extra="forbid")
         text: Annotated[str, Field(min_length=1, max_length=limits.max_text_chars, description="what to say")]
         style_weights: Optional[Annotated[dict[token_key, weight], Field(max_length=limits.max_style_weights)]] = Field(
             None, description='token index ("3", every head) or "head:token" ("1:3") → weight; unnamed tokens get 0')
+        style_dials: Optional[Annotated[dict[token_key, weight], Field(max_length=limits.max_style_weights)]] = Field(
+            None, description='token index or "head:token" → amount: that head\'s weights moved from neutral toward'
+            " the token (0 neutral, 1 the token alone); several dials add up")
         reference_id: Optional[ref_id] = Field(None, description="an id from POST /api/references: speak in its style")
         mix: Optional[Annotated[dict[ref_id, mix_weight], Field(min_length=1, max_length=limits.max_mix)]] = Field(
             None, description="reference id → weight (>= 0, normalised to sum 1): their token weights averaged")
@@ -254,8 +257,8 @@ def create_app(
     async def synthesize(body: SynthesizeRequest, format: Literal["wav", "json"] = "wav") -> Response:
         """Speak a text in a style; the alignment plot is then at ``/api/syntheses/{id}/alignment.png``."""
         syn_id, entry = await service.synthesize(text=body.text, style_weights=body.style_weights,
-                                                 reference_id=body.reference_id, mix=body.mix, seed=body.seed,
-                                                 vocoder=body.vocoder)
+                                                 style_dials=body.style_dials, reference_id=body.reference_id,
+                                                 mix=body.mix, seed=body.seed, vocoder=body.vocoder)
         if format == "json":
             return JSONResponse(service.summary(syn_id, entry))
         return Response(entry.wav, media_type="audio/wav", headers=service.headers(syn_id, entry))
@@ -395,23 +398,27 @@ class _Service:
             raise ApiError(422, "text has nothing to speak (only punctuation)")
 
     def style(self, *, style_weights: Mapping[str, float] | None, reference_id: str | None,
-              mix: Mapping[str, float] | None) -> np.ndarray:
+              mix: Mapping[str, float] | None, style_dials: Mapping[str, float] | None = None) -> np.ndarray:
         """``(n_heads, n_tokens)`` token weights of the request's style (neutral without one)."""
-        given = [name for name, v in (("style_weights", style_weights), ("reference_id", reference_id), ("mix", mix)) if v is not None]
+        given = [name for name, v in (("style_weights", style_weights), ("style_dials", style_dials),
+                                      ("reference_id", reference_id), ("mix", mix)) if v is not None]
         if len(given) > 1:
-            raise ApiError(422, f"give at most one of style_weights, reference_id, mix (got {', '.join(given)})")
-        if style_weights is not None:
+            raise ApiError(422, f"give at most one of style_weights, style_dials, reference_id, mix (got {', '.join(given)})")
+        for field, spec, resolve in (("style_weights", style_weights, self.synth.styles.weights_tensor),
+                                     ("style_dials", style_dials, self.synth.styles.dial_weights)):
+            if spec is None:
+                continue
             parsed: dict[Any, float] = {}
-            for key, w in style_weights.items():
+            for key, w in spec.items():
                 head, _, token = key.rpartition(":")
                 parsed_key = (int(head), int(token)) if head else int(token)
                 if parsed_key in parsed:  # "1" and "01"
-                    raise ApiError(422, f"style_weights: token {key} is given twice")
+                    raise ApiError(422, f"{field}: token {key} is given twice")
                 parsed[parsed_key] = w
             try:
-                return self.synth.styles.weights_tensor(parsed).numpy()
+                return resolve(parsed).numpy()
             except GstTtsError as exc:
-                raise ApiError(422, f"style_weights: {exc}") from None
+                raise ApiError(422, f"{field}: {exc}") from None
         if reference_id is not None:
             return self.reference("reference_id", reference_id).weights
         if mix is not None:
@@ -433,9 +440,10 @@ class _Service:
 
     async def synthesize(self, *, text: str, style_weights: Mapping[str, float] | None = None,
                          reference_id: str | None = None, mix: Mapping[str, float] | None = None,
-                         seed: int | None = None, vocoder: str | None = None) -> tuple[str, _Synthesis]:
+                         seed: int | None = None, vocoder: str | None = None,
+                         style_dials: Mapping[str, float] | None = None) -> tuple[str, _Synthesis]:
         self.check_text(text)
-        weights = self.style(style_weights=style_weights, reference_id=reference_id, mix=mix)
+        weights = self.style(style_weights=style_weights, style_dials=style_dials, reference_id=reference_id, mix=mix)
         if vocoder is not None and vocoder not in self.queue.vocoders:
             raise ApiError(422, f"vocoder: {_quote(vocoder)} is not one of {', '.join(self.queue.vocoders)}")
         job = SynthesisJob(text=text, weights=weights, seed=seed, vocoder=vocoder)
@@ -577,7 +585,7 @@ def _validation_message(errors: list[dict[str, Any]]) -> str:
     where = ".".join(loc[1:] if loc and loc[0] in ("body", "query", "path", "header") else loc)
     kind = e.get("type", "")
     if kind == "extra_forbidden":
-        return f"unknown field {where!r} (fields: text, style_weights, reference_id, mix, seed, vocoder)"
+        return f"unknown field {where!r} (fields: text, style_weights, style_dials, reference_id, mix, seed, vocoder)"
     if kind == "json_invalid":
         return "the body is not valid JSON"
     if kind == "missing" and not where:

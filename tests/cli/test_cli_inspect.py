@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from gst_tts.cli import main
+from gst_tts.cli import main, probe_tokens
 
 FAST = ["--max-decoder-steps", "8"]
 
@@ -125,15 +125,44 @@ def test_probe_tokens_table_and_csv(tiny_checkpoint, tmp_path, capsys):
                           "--sentence", "A short probe.", "--griffin-lim-iters", "2", "--out", str(table), *FAST)
     assert rc == 0, err
     rows = list(csv.DictReader(table.open()))
-    assert len(rows) == 1 + 5 * 2  # neutral + every token at every scale
+    assert len(rows) == 1 + 2 * 5 * 2  # neutral + every head's dial of every token at every scale
     assert rows[0]["token"] == "neutral" and float(rows[0]["rate_ratio"]) == 1.0 and float(rows[0]["d_energy_db"]) == 0.0
-    assert [(r["token"], r["scale"]) for r in rows[1:3]] == [("0", "0.5"), ("0", "2")]
+    assert [(r["head"], r["token"], r["scale"]) for r in rows[1:3]] == [("0", "0", "0.5"), ("0", "0", "2")]
+    assert [(r["head"], r["token"]) for r in rows[-2:]] == [("1", "4"), ("1", "4")]
     for r in rows:
         assert float(r["rate_letters_per_s"]) > 0 and np.isfinite(float(r["energy_db"]))
-        assert r["stopped_on_bound"] == "True"  # the random model never stops: flagged, not hidden
+    # The random model mostly never stops: flagged, not hidden.
+    n_bound = sum(r["stopped_on_bound"] == "True" for r in rows)
+    assert n_bound >= 10
     lines = stdout.strip().splitlines()
     assert "ΔF0 st" in lines[0] and "rate" in lines[0] and "energy" in lines[0]
-    assert len(lines) == 1 + 11 + 1 and "11 stopped on the step bound" in lines[-1]
+    assert len(lines) == 1 + 21 + 1 + 2 and f"{n_bound} stopped on the step bound" in lines[-3]
+    assert lines[-2].startswith("pitch: ") and lines[-1].startswith("rate: ")
+
+
+def test_probe_tokens_weight_control_is_the_token_alone_in_every_head(tiny_checkpoint, tmp_path, capsys):
+    table = tmp_path / "tokens.csv"
+    rc, _, err = run(capsys, "probe-tokens", "--checkpoint", str(tiny_checkpoint), "--control", "weight", "--scales", "1",
+                     "--tokens", "0,3", "--sentence", "A probe.", "--griffin-lim-iters", "2", "--out", str(table), *FAST)
+    assert rc == 0, err
+    rows = list(csv.DictReader(table.open()))
+    assert [(r["head"], r["token"], r["scale"]) for r in rows] == [("", "neutral", ""), ("all", "0", "1"), ("all", "3", "1")]
+
+
+def test_graded_controls_pick_the_monotone_control_with_the_largest_smallest_step():
+    def row(head, token, scale, d_f0, rate, bound=False):
+        return {"head": head, "token": token, "scale": scale, "d_f0_semitones": d_f0, "rate_ratio": rate,
+                "stopped_on_bound": bound}
+    rows = [row("", "neutral", "", 0.0, 1.0)]
+    # Given out of order of scale. F0: a dial (steps 2 and 3 semitones); a switch (0.1, 9) with the wider range.
+    rows += [row("0", "1", s, f, r) for s, f, r in (("1", -3.0, 0.9), ("0.5", -1.0, 0.95), ("2", -6.0, 0.98))]
+    rows += [row("1", "2", s, f, r) for s, f, r in (("1", 8.1, 1.2), ("0.5", 8.0, 1.1), ("2", 17.0, 1.5))]
+    rows += [row("1", "3", s, f, r) for s, f, r in (("1", 4.0, 0.45), ("0.5", 3.0, 0.6), ("2", -8.0, 0.3))]  # F0 not monotone
+    rows += [row("2", "0", s, f, r, True) for s, f, r in (("1", 20.0, 0.2), ("0.5", 10.0, 0.6), ("2", 30.0, 0.1))]  # bound
+    pitch, rate = probe_tokens.graded_controls(rows, [1.0, 0.5, 2.0])
+    assert pitch == "pitch: most graded control is head 0 token 1: -1.0, -3.0, -6.0 semitones at scales 0.5, 1, 2"
+    # Rate: head 1 token 3 (steps ×0.75, ×0.67) beats head 1 token 2 (×1.09, ×1.25); head 0 token 1 is not monotone.
+    assert rate == "rate: most graded control is head 1 token 3: 0.60, 0.45, 0.30 × neutral at scales 0.5, 1, 2"
 
 
 @pytest.mark.parametrize("args, message", [(["--scales", "a,b"], "--scales"), (["--tokens", "7"], "--tokens"),

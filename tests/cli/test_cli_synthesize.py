@@ -108,6 +108,14 @@ def test_style_weights_per_head_and_style_mix_are_recorded(tiny_checkpoint, tmp_
     assert side["style_weights"] == [[0.0, 0.0, 0.0, 0.4, 0.0], [0.0, 0.0, -0.2, 0.4, 0.0]]
     assert side["style"] == {"source": "style_weights", "spec": "3=0.4, 1:2=-0.2"}
 
+    out = tmp_path / "d.wav"
+    rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--text", "Dialled.", "--out", str(out),
+                     "--style-dials", "1:3=0.5", *FAST)
+    assert rc == 0, err
+    side = json.loads(out.with_suffix(".json").read_text())
+    np.testing.assert_allclose(side["style_weights"], [[0.2] * 5, [0.1, 0.1, 0.1, 0.6, 0.1]], atol=1e-6)
+    assert side["style"] == {"source": "style_dials", "spec": "1:3=0.5"}
+
     out = tmp_path / "m.wav"
     mix = f"{refs['good']}=0.5,{refs['stereo48k']}=0.5"
     rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--text", "Mixed.", "--out", str(out), "--style-mix", mix, *FAST)
@@ -245,6 +253,7 @@ def _bad_cases(tmp_path: Path, refs: dict[str, Path], ckpt: Path) -> dict[str, t
         "missing weight": (["--text", "Hi.", "--style-weights", "3"], "TOKEN=WEIGHT"),
         "empty weights": (["--text", "Hi.", "--style-weights", ""], "empty"),
         "nan weight": (["--text", "Hi.", "--style-weights", "2=nan"], "finite"),
+        "unknown dial head": (["--text", "Hi.", "--style-dials", "5:1=0.4"], "--style-dials: style head 5"),
         "out not a wav": (["--text", "Hi.", "--out-override", str(tmp_path / "out" / "x.mp3")], ".wav"),
         "griffin-lim iterations": (["--text", "Hi.", "--griffin-lim-iters", "0"], "griffin-lim-iters"),
         "stop threshold out of range": (["--text", "Hi.", "--stop-threshold", "1.5"], "--stop-threshold must be in (0, 1]"),
@@ -264,8 +273,8 @@ BAD_CASE_NAMES = [
     "text file with a bad line", "missing text file", "missing reference", "non-audio reference", "silent reference",
     "short reference", "bad reference in a mix", "malformed mix", "mix weight not a number", "unknown token index",
     "negative token index", "unknown head", "weight not a number", "token not a number", "missing weight", "empty weights",
-    "nan weight", "out not a wav", "griffin-lim iterations", "stop threshold out of range", "zero frames per symbol",
-    "unknown device", "cuda without cuda",
+    "nan weight", "unknown dial head", "out not a wav", "griffin-lim iterations",
+    "stop threshold out of range", "zero frames per symbol", "unknown device", "cuda without cuda",
     "checkpoint: random bytes", "checkpoint: config says another symbol count", "checkpoint: symbol table does not match",
     "checkpoint: weights do not match config", "checkpoint: not a gst-tts checkpoint",
 ]
@@ -297,6 +306,15 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(case, tiny_checkpoint, 
     assert expected in err, err
     assert files_under(out_dir) == []
     assert not any(p.name.endswith(".tmp") for p in tmp_path.rglob("*"))
+
+
+def test_two_style_options_are_an_argparse_error(tiny_checkpoint, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        run(capsys, "--checkpoint", str(tiny_checkpoint), "--text", "Hi.", "--out", str(tmp_path / "x.wav"),
+            "--style-dials", "1=0.4", "--style-weights", "1=0.4")
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1 and "not allowed with" in err, err
+    assert not (tmp_path / "x.wav").exists()
 
 
 def test_int8_runs_on_cpu_and_needs_a_quantized_engine(tiny_checkpoint, tmp_path, capsys, monkeypatch):

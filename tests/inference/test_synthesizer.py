@@ -156,9 +156,30 @@ def test_style_weights_mapping_per_head_and_array(synth):
 
 
 @pytest.mark.parametrize("bad", [{9: 1.0}, {-1: 1.0}, {(5, 0): 1.0}, {"x": 1.0}, {1: "abc"}, {1: float("nan")}, {}, np.zeros(3)])
-def test_bad_style_weights(synth, bad):
+@pytest.mark.parametrize("option", ["style_weights", "style_dials"])
+def test_bad_style_weights_and_dials(synth, bad, option):
     with pytest.raises(GstTtsError):
-        synth.synthesize("Hello.", style_weights=bad, decoding=FAST)
+        synth.synthesize("Hello.", **{option: bad}, decoding=FAST)
+
+
+def test_style_dials_move_one_head_from_neutral_toward_the_token(synth):
+    neutral = synth.styles.neutral()
+    assert torch.equal(synth.styles.dial_weights({(1, 3): 0.0}), neutral)
+    half = synth.styles.dial_weights({(1, 3): 0.5})
+    assert torch.equal(half[0], neutral[0])  # other heads stay neutral
+    onehot = torch.zeros(synth.n_tokens)
+    onehot[3] = 1.0
+    torch.testing.assert_close(half[1], 0.5 * neutral[1] + 0.5 * onehot)
+    torch.testing.assert_close(synth.styles.dial_weights({(1, 3): 1.0})[1], onehot)
+    torch.testing.assert_close(half.sum(-1), torch.ones(synth.n_heads))  # a dial keeps each head's total weight
+    # Every head, and several dials adding their moves (here cancelling out).
+    every = synth.styles.dial_weights({3: 1.0})
+    torch.testing.assert_close(every, onehot.expand(synth.n_heads, -1))
+    torch.testing.assert_close(synth.styles.dial_weights({3: 0.5, 2: 0.5})[0], 0.5 * torch.eye(synth.n_tokens)[[2, 3]].sum(0))
+    r = synth.synthesize("Dialled.", style_dials={(1, 3): 0.5}, decoding=FAST, vocode=False)
+    np.testing.assert_allclose(r.style_weights, half.numpy())
+    with pytest.raises(GstTtsError, match="at most one"):
+        synth.synthesize("Dialled.", style_dials={3: 1.0}, style_weights={1: 1.0}, decoding=FAST)
 
 
 def test_reference_path_and_stereo_array_at_any_rate(synth, ref_wav):

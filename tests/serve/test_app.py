@@ -95,6 +95,15 @@ def test_synthesize_returns_wav_with_health_and_weights_in_headers(client, synth
     assert math.isclose(float(r.headers["x-duration-s"]), samples.size / rate, abs_tol=1e-3)
 
 
+def test_style_dials_move_a_head_from_neutral(client, synth):
+    r = client.post("/api/synthesize?format=json", json={"text": "Dialled.", "style_dials": {"1:2": 0.5}, "seed": 1})
+    assert r.status_code == 200, r.text
+    expected = np.full((synth.n_heads, synth.n_tokens), 1 / synth.n_tokens)
+    expected[1] *= 0.5
+    expected[1, 2] += 0.5
+    np.testing.assert_allclose(r.json()["style_weights"], expected, atol=1e-4)
+
+
 def test_json_variant_links_audio_and_alignment_png(client, synth):
     r = client.post("/api/synthesize?format=json", json={"text": "Good morning.", "seed": 3})
     assert r.status_code == 200, r.text
@@ -144,7 +153,7 @@ def test_openapi_documents_the_request_fields(client):
                  "/api/syntheses/{syn_id}/alignment.png"):
         assert path in paths, path
     body = schema["components"]["schemas"]["SynthesizeRequest"]
-    assert set(body["properties"]) == {"text", "style_weights", "reference_id", "mix", "seed", "vocoder"}
+    assert set(body["properties"]) == {"text", "style_weights", "style_dials", "reference_id", "mix", "seed", "vocoder"}
     assert body["additionalProperties"] is False
     assert body["properties"]["text"]["maxLength"] == 500
     assert "file" in paths["/api/references"]["post"]["requestBody"]["content"]["multipart/form-data"]["schema"]["properties"]
@@ -202,6 +211,8 @@ BAD_SYNTHESIS = {
     "negative mix weight": ({"text": "Hi.", "mix": {"abc": -1.0}}, "mix"),
     "empty mix": ({"text": "Hi.", "mix": {}}, "mix"),
     "two style sources": ({"text": "Hi.", "style_weights": {"1": 0.1}, "reference_id": "abc"}, "at most one"),
+    "weights and dials": ({"text": "Hi.", "style_weights": {"1": 0.1}, "style_dials": {"1": 0.1}}, "at most one"),
+    "dial head out of range": ({"text": "Hi.", "style_dials": {"9:0": 0.1}}, "style_dials: style head 9"),
     "unknown vocoder": ({"text": "Hi.", "vocoder": "wavenet"}, "not one of griffin-lim"),
     "negative seed": ({"text": "Hi.", "seed": -1}, "seed"),
     "huge seed": ({"text": "Hi.", "seed": 2**40}, "seed"),
