@@ -174,6 +174,12 @@ class Collate:
         reference_crop: shortest share of an utterance a reference stretch keeps, drawn uniformly
             in ``[reference_crop, 1]`` (never under :data:`MIN_REFERENCE_FRAMES` frames unless the
             utterance is shorter); 1 keeps it whole. Default 1.0.
+        reference_frames: ``(shortest, longest)``: instead of a share, a reference stretch is a
+            length drawn uniformly in this range, whatever the utterance's length (the whole
+            utterance when it is shorter). A share of the utterance would tell the reference
+            encoder the utterance's length, which in a corpus of similar sentences says how slowly
+            they are spoken: a cue that fails on references of any other length. Default ``None``
+            (the share).
         reference_tilt: largest spectral tilt added to a reference, in normalised log-mel units
             from the lowest to the highest channel (``±reference_tilt / 2`` at the ends, a line in
             between, drawn uniformly); 0 adds none. Default 0.0.
@@ -195,12 +201,15 @@ class Collate:
         pad_id: int = 0,
         *,
         reference_crop: float = 1.0,
+        reference_frames: tuple[int, int] | None = None,
         reference_tilt: float = 0.0,
         reference_eq: float = 0.0,
         stop_steps_past_end: int = 0,
     ) -> None:
         if not 0.0 < reference_crop <= 1.0:
             raise ValueError(f"reference_crop must be in (0, 1], got {reference_crop}")
+        if reference_frames is not None and not (1 <= reference_frames[0] <= reference_frames[1]):
+            raise ValueError(f"reference_frames must be (shortest, longest) with 1 <= shortest <= longest, got {reference_frames}")
         if reference_tilt < 0:
             raise ValueError(f"reference_tilt must be >= 0, got {reference_tilt}")
         if reference_eq < 0:
@@ -210,6 +219,7 @@ class Collate:
         self.r = reduction_factor
         self.pad_id = pad_id
         self.reference_crop = reference_crop
+        self.reference_frames = None if reference_frames is None else (int(reference_frames[0]), int(reference_frames[1]))
         self.reference_tilt = reference_tilt
         self.reference_eq = reference_eq
         self.stop_steps_past_end = int(stop_steps_past_end)
@@ -245,7 +255,7 @@ class Collate:
         }
         if "prosody" in items[0]:
             batch["prosody"] = torch.stack([x["prosody"] for x in items])
-        if self.reference_crop < 1.0 or self.reference_tilt > 0.0 or self.reference_eq > 0.0:
+        if self.reference_crop < 1.0 or self.reference_frames or self.reference_tilt > 0.0 or self.reference_eq > 0.0:
             batch["reference_mel"], batch["reference_lengths"] = self._references([x["mel"] for x in items])
         return batch
 
@@ -255,8 +265,12 @@ class Collate:
         eq_basis = _eq_basis(mels[0].shape[1]) if self.reference_eq > 0.0 else None
         for mel in mels:
             frames, n_mels = mel.shape
-            share = self.reference_crop + (1.0 - self.reference_crop) * float(torch.rand(()))
-            keep = min(frames, max(MIN_REFERENCE_FRAMES, round(share * frames)))
+            if self.reference_frames is not None:
+                shortest, longest = self.reference_frames
+                keep = min(frames, int(torch.randint(shortest, longest + 1, ())))
+            else:
+                share = self.reference_crop + (1.0 - self.reference_crop) * float(torch.rand(()))
+                keep = min(frames, max(MIN_REFERENCE_FRAMES, round(share * frames)))
             start = int(torch.randint(frames - keep + 1, ()))
             view = mel[start : start + keep]
             if self.reference_tilt > 0.0:

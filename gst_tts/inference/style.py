@@ -82,13 +82,21 @@ class StyleResolver:
         audio_config: the feature settings the model was trained with.
         mel_stats: the training set's mel normalisation.
         device: where the model lives.
+        reference_window: longest reference in frames that is encoded in one pass; ``None`` (the
+            default) encodes every reference whole. A checkpoint trained with
+            ``data.reference_seconds`` records its longest training reference for this
+            (``reference_frames``).
     """
 
-    def __init__(self, model: GSTTacotron, audio_config: AudioConfig, mel_stats: MelStats, device: torch.device) -> None:
+    def __init__(self, model: GSTTacotron, audio_config: AudioConfig, mel_stats: MelStats, device: torch.device,
+                 reference_window: int | None = None) -> None:
         self.model = model
         self.audio_config = audio_config
         self.mel_stats = mel_stats
         self.device = device
+        #: Longest reference (frames) encoded in one pass; longer ones are encoded in windows of
+        #: this length (see :meth:`reference_weights`). ``None``: every reference in one pass.
+        self.reference_window = reference_window
         self._extractor = MelExtractor(audio_config)
 
     def neutral(self) -> torch.Tensor:
@@ -128,10 +136,29 @@ class StyleResolver:
 
     @torch.no_grad()
     def reference_weights(self, reference: Reference) -> torch.Tensor:
-        """The ``(n_heads, n_tokens)`` token weights a reference recording gets."""
+        """The ``(n_heads, n_tokens)`` token weights a reference recording gets.
+
+        A reference longer than :attr:`reference_window` frames is cut into windows of that
+        length (half overlapping, the last one ending with the reference), and the reference
+        encoder's embeddings of the windows are averaged before the token attention: the encoder
+        then only ever summarises stretches as long as those it was trained on.
+        """
         mel = self.reference_mel(reference).to(self.device)
-        _, weights = self.model.gst(mel[None])
+        embedding = self.model.gst.reference_encoder(self.reference_windows(mel)).mean(0, keepdim=True)
+        _, weights = self.model.gst.token_layer(embedding)
         return weights[0].float().cpu()
+
+    def reference_windows(self, mel: torch.Tensor) -> torch.Tensor:
+        """``(frames, n_mels)`` → ``(n_windows, window, n_mels)``; one window, the whole mel, when it is
+        no longer than :attr:`reference_window`."""
+        window = self.reference_window
+        frames = mel.shape[0]
+        if window is None or frames <= window:
+            return mel[None]
+        starts = list(range(0, frames - window + 1, max(1, window // 2)))
+        if starts[-1] + window < frames:
+            starts.append(frames - window)
+        return torch.stack([mel[s : s + window] for s in starts])
 
     def weights_tensor(self, weights: StyleWeights) -> torch.Tensor:
         """Token weights as ``(n_heads, n_tokens)``.

@@ -93,6 +93,9 @@ class Synthesizer:
             decoder step at a small numeric cost (see ``benchmarks/README.md``). The activations
             are quantized with one scale per batch, so with int8 a text's output also depends
             slightly (about 1e-3 in log-mel) on the texts decoded in the same batch. Default False.
+        reference_window: references longer than this many frames are encoded in windows (see
+            :meth:`~gst_tts.inference.style.StyleResolver.reference_weights`). Default ``None``
+            (whole); :meth:`from_checkpoint` takes the checkpoint's ``reference_frames``.
 
     Raises:
         GstTtsError: ``int8`` on a non-CPU device, or a PyTorch without a quantized CPU engine.
@@ -108,6 +111,7 @@ class Synthesizer:
         device: str | torch.device = "cpu",
         vocoder: Vocoder | None = None,
         int8: bool = False,
+        reference_window: int | None = None,
     ) -> None:
         self.device = resolve_device(device)
         self.model = model.to(self.device).eval()
@@ -124,7 +128,7 @@ class Synthesizer:
         self.vocoder = vocoder or GriffinLimVocoder(audio_config)
         #: Style resolution for this model: ``synth.styles.reference_weights("calm.wav")``,
         #: ``synth.styles.resolve(Style(weights={3: 0.4}))``, ``synth.styles.neutral()``.
-        self.styles = StyleResolver(self.model, audio_config, mel_stats, self.device)
+        self.styles = StyleResolver(self.model, audio_config, mel_stats, self.device, reference_window=reference_window)
         self._letter_ids: torch.Tensor | None = None
 
     @classmethod
@@ -170,11 +174,14 @@ class Synthesizer:
                 f"{path}: model has {n_mels} mel channels but the audio settings have {audio_config.n_mels}"
                 f" and the mel statistics {tuple(stats.mean.shape)}"
             )
+        window = ckpt.get("reference_frames")  # absent in checkpoints from before 2026-11-27: whole references
+        if window is not None and (not isinstance(window, int) or isinstance(window, bool) or window < 1):
+            raise CheckpointError(f"{path}: reference_frames must be a positive whole number, got {window!r}")
         if isinstance(vocoder, (str, os.PathLike)):
             vocoder = load_vocoder(vocoder, audio_config=audio_config, config_path=vocoder_config, device=dev)
         elif vocoder_config is not None:
             raise GstTtsError("vocoder_config needs a vocoder given by name or path")
-        return cls(model, symbols, audio_config, stats, device=dev, vocoder=vocoder, int8=int8)
+        return cls(model, symbols, audio_config, stats, device=dev, vocoder=vocoder, int8=int8, reference_window=window)
 
     @property
     def sample_rate(self) -> int:

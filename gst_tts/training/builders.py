@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 from hydra.errors import InstantiationException
 from hydra.utils import get_class, instantiate
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf
 import torch
 from torch import nn
 
@@ -267,6 +267,7 @@ def check_config(cfg: DictConfig) -> None:
     crop = cfg.data.get("reference_crop", 1.0)
     if isinstance(crop, bool) or not isinstance(crop, (int, float)) or not 0.0 < crop <= 1.0:
         raise GstTtsError(f"data.reference_crop must be a number in (0, 1], got {crop!r}")
+    reference_seconds(cfg.data)
     for key in ("reference_tilt", "reference_eq"):
         value = cfg.data.get(key, 0.0)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
@@ -275,6 +276,23 @@ def check_config(cfg: DictConfig) -> None:
     if isinstance(past_end, bool) or not isinstance(past_end, int) or past_end < 0:
         raise GstTtsError(f"data.stop_steps_past_end must be an integer >= 0, got {past_end!r}")
     check_trainer(cfg.trainer, _POSITIVE_TRAINER_KEYS)
+
+
+def reference_seconds(data: DictConfig) -> tuple[float, float] | None:
+    """``data.reference_seconds``: ``[shortest, longest]`` training reference length in seconds, or None.
+
+    Raises:
+        GstTtsError: not two numbers with 0 < shortest <= longest.
+    """
+    value = data.get("reference_seconds")
+    if value is None:
+        return None
+    items = list(value) if isinstance(value, (list, tuple, ListConfig)) else None
+    if (items is None or len(items) != 2 or any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in items)
+            or not 0 < items[0] <= items[1]):
+        raise GstTtsError(f"data.reference_seconds must be [shortest, longest] in seconds with 0 < shortest <= longest,"
+                          f" or null; got {value!r}")
+    return float(items[0]), float(items[1])
 
 
 # Trainer keys that divide or count: zero or less would crash the loop (or delete every periodic

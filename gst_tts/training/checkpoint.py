@@ -57,6 +57,7 @@ def checkpoint_payload(
     audio_config: AudioConfig,
     mel_stats: MelStats,
     step: int = 0,
+    reference_frames: int | None = None,
     config: Mapping[str, Any] | None = None,
     val_ids: Sequence[str] | None = None,
     train_ids: Sequence[str] | None = None,
@@ -73,6 +74,8 @@ def checkpoint_payload(
         model_config: the model's constructor keyword arguments (rebuilds it without Hydra).
         symbols, audio_config, mel_stats: the text and feature front end the model was trained with.
         step: optimizer steps taken. Default 0.
+        reference_frames: the longest training reference (frames, with ``data.reference_seconds``):
+            the longest reference inference encodes in one pass. Default: left out (whole references).
         config: the resolved training config, for the record and for resuming. Default: left out.
         val_ids: the validation utterances, kept when resuming. Default: left out.
         train_ids: the training utterances (any order; stored sorted). Default: left out.
@@ -91,6 +94,8 @@ def checkpoint_payload(
         "mel_stats": mel_stats.to_dict(),
         "step": int(step),
     }
+    if reference_frames is not None:
+        payload["reference_frames"] = int(reference_frames)
     payload.update(run_parts(config=config, val_ids=val_ids, train_ids=train_ids, optimizer=optimizer, scheduler=scheduler,
                              scaler=scaler, train_state=train_state, rng=rng))
     return payload

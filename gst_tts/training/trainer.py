@@ -44,6 +44,7 @@ from gst_tts.training.builders import (
     check_config,
     complete_model_config,
     find_resume_checkpoint,
+    reference_seconds,
 )
 from gst_tts.training.checkpoint import checkpoint_payload, load_checkpoint, rng_state, save_checkpoint
 from gst_tts.training.distributed import DistributedContext
@@ -84,6 +85,13 @@ class Trainer(TrainingLoop):
         # A resumed run keeps the split and normalisation it started with.
         resume = find_resume_checkpoint(self.ckpt_dir, self.device) if tr.resume else None
         split = build_split(cfg, corpus.utterances, n_frames, resume)
+        # With data.reference_seconds no training reference is longer than its upper end, and inference
+        # encodes longer ones in windows of that length (StyleResolver.reference_weights). A reference
+        # that is a share of its utterance carries the utterance's length, which the encoder may use
+        # as a rate cue: such a model reads every reference whole, as it learnt to.
+        seconds = reference_seconds(cfg.data)
+        reference_range = None if seconds is None else tuple(max(1, round(x * self.audio_config.frames_per_second)) for x in seconds)
+        self.reference_frames = None if reference_range is None else reference_range[1]
         self.stats = build_mel_stats(self.cache, split, self.dist, resume)
         self.prosody_targets, prosody = build_prosody_targets(cfg.data, corpus, split)
         self.train_set, self.val_set = build_datasets(corpus, split, n_frames, self.cache, self.stats, prosody)
@@ -98,6 +106,7 @@ class Trainer(TrainingLoop):
         # Validation keeps each target as its own whole reference; training may crop, tilt and EQ it.
         self.collate = Collate(self.r, self.symbols.pad_id)
         train_collate = Collate(self.r, self.symbols.pad_id, reference_crop=float(cfg.data.get("reference_crop", 1.0)),
+                                reference_frames=reference_range,
                                 reference_tilt=float(cfg.data.get("reference_tilt", 0.0)),
                                 reference_eq=float(cfg.data.get("reference_eq", 0.0)),
                                 stop_steps_past_end=int(cfg.data.get("stop_steps_past_end", 0)))
@@ -296,7 +305,7 @@ class Trainer(TrainingLoop):
         return checkpoint_payload(
             model_state=self.model.state_dict(), model_config=self.model_config, symbols=self.symbols,
             audio_config=self.audio_config, mel_stats=self.stats, step=self.state.step,
-            config=OmegaConf.to_container(self.cfg, resolve=True),
+            reference_frames=self.reference_frames, config=OmegaConf.to_container(self.cfg, resolve=True),
             val_ids=[u.id for u in self.val_set.utterances], train_ids=[u.id for u in self.train_set.utterances],
             optimizer=self.optimizer.state_dict(), scheduler=self.scheduler.state_dict(),
             scaler=self.scaler.state_dict(), train_state=asdict(self.state), rng=rng_state(),

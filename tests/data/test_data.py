@@ -586,6 +586,23 @@ def test_collate_gives_training_references_a_random_stretch_and_tilt():
         Collate(2, reference_eq=-0.1)
 
 
+def test_collate_reference_lengths_can_be_drawn_whatever_the_utterance_length():
+    torch.manual_seed(0)
+    items = [{"id": i, "text": torch.tensor([3, 4]), "mel": torch.arange(n * 4, dtype=torch.float32).reshape(n, 4),
+              "style": None} for i, n in (("a", 400), ("b", 200), ("c", 30))]
+    lengths = torch.tensor([Collate(2, reference_frames=(50, 80))(items)["reference_lengths"].tolist() for _ in range(40)])
+    assert lengths[:, :2].min() >= 50 and lengths[:, :2].max() <= 80 and bool((lengths[:, 2] == 30).all())
+    # The long and the short utterance draw from the same range: their references' lengths tell them apart no more.
+    assert abs(lengths[:, 0].float().mean() - lengths[:, 1].float().mean()) < 8 and len(set(lengths[:, 0].tolist())) > 10
+    batch = Collate(2, reference_frames=(50, 80))(items)
+    ref, n = batch["reference_mel"][0], int(batch["reference_lengths"][0])
+    start = int(ref[0, 0]) // 4
+    assert torch.equal(ref[:n], items[0]["mel"][start : start + n])  # a contiguous stretch
+    for bad in ((0, 10), (20, 10)):
+        with pytest.raises(ValueError, match="reference_frames must be"):
+            Collate(2, reference_frames=bad)
+
+
 def test_collate_pads_every_utterance_with_stop_steps_past_its_end():
     items = [{"id": "a", "text": torch.tensor([3, 4]), "mel": torch.randn(13, 4), "style": None},
              {"id": "b", "text": torch.tensor([3]), "mel": torch.randn(20, 4), "style": None}]

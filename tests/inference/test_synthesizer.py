@@ -15,11 +15,12 @@ import pytest
 import soundfile as sf
 import torch
 
-from gst_tts.errors import AudioError, GstTtsError, TextError
+from gst_tts.errors import AudioError, CheckpointError, GstTtsError, TextError
 from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.inference.results import SynthesisResult
 from gst_tts.inference.style import Style
 from gst_tts.inference.synthesizer import Synthesizer
+from gst_tts.training.checkpoint import load_checkpoint, save_checkpoint
 
 STEPS = 12
 FAST = DecodingConfig(max_decoder_steps=STEPS)
@@ -193,6 +194,39 @@ def test_reference_path_and_stereo_array_at_any_rate(synth, ref_wav):
     r = synth.synthesize(["One.", "Two."], reference=ref_wav, decoding=FAST)
     for x in r:
         np.testing.assert_allclose(x.style_weights, from_path.numpy(), atol=1e-6)
+
+
+def test_long_references_are_encoded_in_windows_of_the_checkpoints_length(tmp_path):
+    from conftest import write_tiny_checkpoint
+
+    path = write_tiny_checkpoint(tmp_path / "tiny.pt")
+    ckpt = load_checkpoint(path)
+    ckpt["reference_frames"] = 60
+    save_checkpoint(tmp_path / "windowed.pt", ckpt)
+    whole = Synthesizer.from_checkpoint(path, device="cpu")
+    windowed = Synthesizer.from_checkpoint(tmp_path / "windowed.pt", device="cpu")
+    assert whole.styles.reference_window is None and windowed.styles.reference_window == 60
+    samples = tone(2.0, 22050, 150.0) * np.linspace(0.2, 1.0, 44100, dtype=np.float32)  # ~172 frames, changing
+    mel = windowed.styles.reference_mel((samples, 22050))
+    windows = windowed.styles.reference_windows(mel)
+    # Half-overlapping windows of 60 frames from the start, the last one ending with the reference.
+    starts = [*range(0, mel.shape[0] - 60 + 1, 30), mel.shape[0] - 60]
+    assert len(starts) == 5
+    torch.testing.assert_close(windows, torch.stack([mel[s : s + 60] for s in starts]))
+    gst = windowed.model.gst
+    with torch.no_grad():
+        _, expected = gst.token_layer(gst.reference_encoder(windows).mean(0, keepdim=True))
+        _, whole_expected = gst(mel[None])
+    torch.testing.assert_close(windowed.styles.reference_weights((samples, 22050)), expected[0])
+    torch.testing.assert_close(whole.styles.reference_weights((samples, 22050)), whole_expected[0])
+    assert not torch.allclose(expected[0], whole_expected[0])
+    # A reference no longer than the window is encoded whole either way.
+    short = samples[: 55 * 256]
+    torch.testing.assert_close(windowed.styles.reference_weights((short, 22050)), whole.styles.reference_weights((short, 22050)))
+    ckpt["reference_frames"] = 0
+    save_checkpoint(tmp_path / "bad.pt", ckpt)
+    with pytest.raises(CheckpointError, match="reference_frames"):
+        Synthesizer.from_checkpoint(tmp_path / "bad.pt", device="cpu")
 
 
 def test_style_mix_is_the_weighted_average(synth, tmp_path):

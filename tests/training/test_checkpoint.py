@@ -87,8 +87,9 @@ def test_payload_has_format_version_and_only_the_parts_given():
     assert payload["format"] == "gst-tts-checkpoint" and payload["version"] == VERSION
     assert payload["step"] == 7 and payload["train_ids"] == ["a", "b"] and payload["val_ids"] == ["z", "c"]
     assert isinstance(payload["model_config"]["gst_reference_channels"], list)
-    for absent in ("optimizer", "scheduler", "scaler", "train_state", "rng", "config"):
+    for absent in ("optimizer", "scheduler", "scaler", "train_state", "rng", "config", "reference_frames"):
         assert absent not in payload
+    assert checkpoint_payload(**_parts(), reference_frames=338)["reference_frames"] == 338
     assert payload["symbols"] == SymbolTable().to_dict() and payload["audio_config"]["sample_rate"] == 22050
 
 

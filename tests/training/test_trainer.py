@@ -41,6 +41,7 @@ def test_fit_writes_checkpoints_and_tensorboard(make_cfg, small_corpus, tmp_path
     for key in ("model", "optimizer", "scheduler", "step", "config", "symbols", "mel_stats", "rng"):
         assert key in ckpt
     assert ckpt["step"] == 4 and ckpt["config"]["data"]["root"] == str(small_corpus)
+    assert "reference_frames" not in ckpt  # references were shares of utterances: inference reads them whole
     assert list((run / "tensorboard").glob("events.out.tfevents.*"))
     assert not list((run / "checkpoints").glob("*.tmp"))
 
@@ -369,11 +370,24 @@ def test_training_references_are_cropped_but_validation_keeps_them_whole(make_cf
     assert seen[0] is True and not any(seen[1:])
 
 
+def test_reference_seconds_set_the_training_reference_lengths_and_the_inference_window(make_cfg, small_corpus, tmp_path):
+    cfg = make_cfg(small_corpus, tmp_path / "cache", max_steps=1)
+    cfg.data.reference_seconds = [0.5, 0.75]
+    trainer = Trainer(cfg, tmp_path / "run")
+    fps = trainer.audio_config.frames_per_second
+    assert trainer.loader.collate_fn.reference_frames == (round(0.5 * fps), round(0.75 * fps))
+    # Inference windows are no longer than the longest training reference.
+    assert trainer.checkpoint()["reference_frames"] == round(0.75 * fps)
+
+
 @pytest.mark.parametrize("key, value, message", [
     ("reference_crop", 0.0, r"data.reference_crop must be a number in \(0, 1\], got 0.0"),
     ("reference_tilt", -1.0, r"data.reference_tilt must be a number >= 0, got -1.0"),
     ("reference_eq", "loud", r"data.reference_eq must be a number >= 0, got 'loud'"),
     ("stop_steps_past_end", 1.5, r"data.stop_steps_past_end must be an integer >= 0, got 1.5"),
+    ("reference_seconds", [2.0, 1.0], r"data.reference_seconds must be \[shortest, longest\] in seconds"),
+    ("reference_seconds", [1.0], r"data.reference_seconds must be \[shortest, longest\] in seconds"),
+    ("reference_seconds", "long", r"data.reference_seconds must be \[shortest, longest\] in seconds"),
     ("stop_steps_past_end", -2, r"data.stop_steps_past_end must be an integer >= 0, got -2"),
 ])
 def test_bad_reference_augmentation_settings_are_one_line_errors(make_cfg, small_corpus, tmp_path, key, value, message):
