@@ -28,7 +28,7 @@ from gst_tts.text.split import DEFAULT_MAX_CHARS
 
 __all__ = [
     "add_model_arguments", "load_synthesizer", "add_vocoder_arguments", "load_cli_vocoder", "add_style_arguments", "resolve_cli_style",
-    "add_decoding_arguments", "decoding_options",
+    "add_decoding_arguments", "decoding_options", "check_transfer_counts",
 ]
 
 
@@ -209,6 +209,18 @@ def decoding_options(args: argparse.Namespace) -> dict[str, Any]:
         raise GstTtsError(f"--batch-size must be at least 1, got {args.batch_size}")
     return dict(decoding=DecodingConfig(**values), max_chunk_chars=None if args.no_split else args.max_chunk_chars,
                 batch_size=args.batch_size)
+
+
+def check_transfer_counts(espeak: int | None, sentences: int) -> None:
+    """``--espeak`` (None: not given) and ``--sentences`` of the style-transfer commands.
+
+    Raises:
+        GstTtsError: under 2 espeak references (a correlation needs two) or under 1 sentence.
+    """
+    if espeak is not None and espeak < 2:
+        raise GstTtsError(f"--espeak must be at least 2 (a correlation needs two references), got {espeak}")
+    if sentences < 1:
+        raise GstTtsError(f"--sentences must be at least 1, got {sentences}")
 
 
 def _format_count(count: int | None) -> str:

@@ -15,9 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
-from gst_tts.cli.args import add_decoding_arguments, add_model_arguments, decoding_options, load_synthesizer
+from gst_tts.cli.args import (
+    add_decoding_arguments, add_model_arguments, check_transfer_counts, decoding_options, load_synthesizer,
+)
 from gst_tts.cli.outputs import check_writable_location
-from gst_tts.errors import GstTtsError
 from gst_tts.files import write_json, write_text
 
 DEFAULT_REFERENCES = 12
@@ -42,10 +43,7 @@ def run(args: argparse.Namespace) -> int:
     from gst_tts.data.corpus import read_corpus
 
     options = decoding_options(args)
-    if args.sentences < 1:
-        raise GstTtsError(f"--sentences must be at least 1, got {args.sentences}")
-    if args.espeak < 2:
-        raise GstTtsError(f"--espeak must be at least 2 (a correlation needs two references), got {args.espeak}")
+    check_transfer_counts(args.espeak, args.sentences)
     check_writable_location(args.out / "summary.json", "--out")  # before minutes of decoding, not after
     synth = load_synthesizer(args)
     seen = [u.text for u in read_corpus(args.corpus)]

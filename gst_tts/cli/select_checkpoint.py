@@ -32,7 +32,9 @@ from pathlib import Path
 import shutil
 
 from gst_tts.analysis.style_transfer import SELECTION_SEED, TEXT_SEED
-from gst_tts.cli.args import add_decoding_arguments, add_vocoder_arguments, decoding_options, load_cli_vocoder
+from gst_tts.cli.args import (
+    add_decoding_arguments, add_vocoder_arguments, check_transfer_counts, decoding_options, load_cli_vocoder,
+)
 from gst_tts.cli.outputs import check_writable_location
 from gst_tts.errors import GstTtsError
 from gst_tts.files import atomic_write, write_json
@@ -68,10 +70,7 @@ def run(args: argparse.Namespace) -> int:
     from gst_tts.training.checkpoint import load_checkpoint
 
     options = decoding_options(args)
-    if args.espeak < 2:
-        raise GstTtsError(f"--espeak must be at least 2 (a correlation needs two references), got {args.espeak}")
-    if args.sentences < 1:
-        raise GstTtsError(f"--sentences must be at least 1, got {args.sentences}")
+    check_transfer_counts(args.espeak, args.sentences)
     if args.out.suffix == ".json":
         raise GstTtsError(f"--out {args.out}: the figures go to a .json beside it; give the checkpoint a .pt name")
     if args.out.resolve() in {path.resolve() for path in args.checkpoints}:

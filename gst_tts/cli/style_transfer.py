@@ -34,7 +34,9 @@ import argparse
 from pathlib import Path
 
 from gst_tts.analysis.style_transfer import REFERENCE_SENTENCES
-from gst_tts.cli.args import add_decoding_arguments, add_model_arguments, decoding_options, load_synthesizer
+from gst_tts.cli.args import (
+    add_decoding_arguments, add_model_arguments, check_transfer_counts, decoding_options, load_synthesizer,
+)
 from gst_tts.cli.outputs import check_writable_location, write_csv
 from gst_tts.errors import GstTtsError
 from gst_tts.files import write_json, write_text
@@ -87,10 +89,7 @@ def run(args: argparse.Namespace) -> int:
     from gst_tts.audio.io import write_wav
 
     n_espeak = args.espeak if args.espeak is not None else (0 if args.references else DEFAULT_ESPEAK)
-    if args.espeak is not None and args.espeak < 2:
-        raise GstTtsError(f"--espeak must be at least 2 (a correlation needs two references), got {args.espeak}")
-    if args.sentences < 1:
-        raise GstTtsError(f"--sentences must be at least 1, got {args.sentences}")
+    check_transfer_counts(args.espeak, args.sentences)
     if args.reference_sentences < 1:
         raise GstTtsError(f"--reference-sentences must be at least 1, got {args.reference_sentences}")
     if args.augment_real and not args.references:
