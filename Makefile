@@ -3,19 +3,21 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_DIR ?= demo_out
-DEMO_MINUTES ?= 15
-# Extra budget for the demo's vocoders (conf/vocoder/cpu_small.yaml), trained after the acoustic model: one
-# on the recordings' mels (vocoder/), then a copy fine-tuned on the model's own teacher-forced (GTA) mels
-# (vocoder_gta/), which voices the model's smooth mels better and speaks the samples.
-DEMO_VOCODER_MINUTES ?= 3
-DEMO_VOCODER_GTA_MINUTES ?= 2
-DEMO_UTTERANCES ?= 2400
-# Extra Hydra overrides for the demo's acoustic training, e.g. DEMO_TRAIN_ARGS='loss.mel_loss=l1'.
-DEMO_TRAIN_ARGS ?=
+# The demo's budgets are steps, not minutes: every machine trains the same model and prints the same
+# figures; a slower one takes longer. Unset, each takes gst-tts demo's default (`gst-tts demo --help`):
+# DEMO_STEPS (acoustic model), DEMO_VOCODER_STEPS, DEMO_VOCODER_GTA_STEPS, DEMO_UTTERANCES, and
+# DEMO_THREADS (torch threads of every stage, part of what makes the weights; default 1). Raising
+# DEMO_STEPS on a finished demo trains on from where it stopped; the same values again do nothing.
+# DEMO_MINUTES caps the acoustic model's training time (a capped run is finished by running make demo
+# again); DEMO_TRAIN_ARGS adds Hydra overrides, e.g. DEMO_TRAIN_ARGS='loss.mel_loss=mse'.
+DEMO_OPTIONS = $(if $(DEMO_STEPS),--steps $(DEMO_STEPS)) $(if $(DEMO_VOCODER_STEPS),--vocoder-steps $(DEMO_VOCODER_STEPS)) \
+	$(if $(DEMO_VOCODER_GTA_STEPS),--vocoder-gta-steps $(DEMO_VOCODER_GTA_STEPS)) \
+	$(if $(DEMO_UTTERANCES),--utterances $(DEMO_UTTERANCES)) $(if $(DEMO_THREADS),--threads $(DEMO_THREADS)) \
+	$(if $(DEMO_MINUTES),--minutes $(DEMO_MINUTES)) $(if $(DEMO_TRAIN_ARGS),--train-args '$(DEMO_TRAIN_ARGS)')
 # Exact versions the tests ran with (pip freeze of a verified venv), installed as constraints.
 LOCK := requirements.lock
 
-.PHONY: setup lock demo test bench clean-demo
+.PHONY: setup lock demo test test-all bench bench-attention clean-demo
 
 setup: $(VENV)/.installed
 
@@ -39,35 +41,24 @@ lock:
 	rm -rf .venv-lock
 
 demo: setup
-	$(BIN)/gst-tts make-demo-corpus $(DEMO_DIR)/corpus --utterances $(DEMO_UTTERANCES)
-	$(BIN)/gst-tts-train data.root=$(DEMO_DIR)/corpus data.cache_dir=$(DEMO_DIR)/feature_cache \
-		data=demo trainer=demo loss=demo trainer.max_minutes=$(DEMO_MINUTES) hydra.run.dir=$(DEMO_DIR) $(DEMO_TRAIN_ARGS)
-	$(BIN)/gst-tts-train-vocoder vocoder=cpu_small generator.pitch_head=false data.root=$(DEMO_DIR)/corpus data.cache_dir=$(DEMO_DIR)/feature_cache \
-		data.val_size=24 trainer.max_minutes=$(DEMO_VOCODER_MINUTES) hydra.run.dir=$(DEMO_DIR)/vocoder
-	$(BIN)/gst-tts select-checkpoint --checkpoints $$(ls $(DEMO_DIR)/checkpoints/step_*.pt 2>/dev/null) $(DEMO_DIR)/checkpoints/last.pt \
-		--vocoder $(DEMO_DIR)/vocoder/checkpoints/last.pt --corpus $(DEMO_DIR)/corpus --out $(DEMO_DIR)/checkpoints/best.pt
-	$(BIN)/gst-tts dump-gta-mels --checkpoint $(DEMO_DIR)/checkpoints/best.pt --corpus $(DEMO_DIR)/corpus \
-		--cache-dir $(DEMO_DIR)/feature_cache --out $(DEMO_DIR)/gta_mels
-	$(BIN)/gst-tts-train-vocoder vocoder=cpu_small data.root=$(DEMO_DIR)/corpus data.cache_dir=$(DEMO_DIR)/feature_cache \
-		data.val_size=24 data.gta_dir=$(DEMO_DIR)/gta_mels trainer.init_from=$(DEMO_DIR)/vocoder/checkpoints/generator.pt \
-		trainer.max_minutes=$(DEMO_VOCODER_GTA_MINUTES) hydra.run.dir=$(DEMO_DIR)/vocoder_gta
-	$(BIN)/gst-tts demo-report --checkpoint $(DEMO_DIR)/checkpoints/best.pt --corpus $(DEMO_DIR)/corpus \
-		--vocoder $(DEMO_DIR)/vocoder_gta/checkpoints/last.pt --out $(DEMO_DIR)/samples
-	@echo
-	@echo "Demo outputs in $(DEMO_DIR)/:"
-	@echo "  checkpoint        $(DEMO_DIR)/checkpoints/best.pt (chosen among the last ones: best.json; last.pt is the last step)"
-	@echo "  vocoders          $(DEMO_DIR)/vocoder/checkpoints/last.pt (recordings: gst-tts vocode), $(DEMO_DIR)/vocoder_gta/checkpoints/last.pt"
-	@echo "                    (this model's mels: synthesize --vocoder …); griffin-lim stays available"
-	@echo "  TensorBoard       $(BIN)/tensorboard --logdir $(DEMO_DIR)/tensorboard"
-	@echo "  held-out samples  $(DEMO_DIR)/samples/<reference>/NN.wav (+ .alignment.png)"
-	@echo "  references        $(DEMO_DIR)/samples/references/<reference>.wav (voices the corpus never used)"
-	@echo "  summary           $(DEMO_DIR)/samples/summary.txt (alignment health, style-transfer r and slope; summary.json)"
+	$(if $(DEMO_VOCODER_MINUTES)$(DEMO_VOCODER_GTA_MINUTES),$(error the demo's vocoders are budgeted in steps: DEMO_VOCODER_STEPS, DEMO_VOCODER_GTA_STEPS))
+	$(BIN)/gst-tts demo --out $(DEMO_DIR) $(strip $(DEMO_OPTIONS))
 
+# make test leaves out the tests marked slow (tests/conftest.py: what they repeat); make test-all runs them too.
 test: setup
+	$(BIN)/pytest -q -m "not slow"
+
+test-all: setup
 	$(BIN)/pytest -q
 
+# The side-by-side speed and quality figures (benchmarks/README.md). The attention study, seven demo-sized
+# trainings, is its own target.
 bench: setup
-	@set -e; for script in benchmarks/bench_*.py; do echo "== $$script"; $(BIN)/python $$script; done
+	@set -e; for script in $(filter-out benchmarks/bench_attention.py,$(wildcard benchmarks/bench_*.py)); do \
+		echo "== $$script"; $(BIN)/python $$script; done
+
+bench-attention: setup
+	$(BIN)/python benchmarks/bench_attention.py
 
 clean-demo:
 	rm -rf $(DEMO_DIR)

@@ -28,6 +28,7 @@ import numpy as np
 from gst_tts.analysis.alignment import AlignmentHealth
 from gst_tts.analysis.prosody import Fit, articulation_rate, fit, pitch_stats
 from gst_tts.errors import GstTtsError
+from gst_tts.progress import progress_bar
 from gst_tts.text.split import DEFAULT_MAX_CHARS
 
 if TYPE_CHECKING:  # the synthesizer imports analysis; analysis needs it only for types
@@ -444,7 +445,6 @@ def evaluate_style_transfer(
         GstTtsError: fewer than two references, no text, duplicate reference names.
         AudioError: a reference that is silent or too short.
     """
-    from tqdm import tqdm
     from tqdm.contrib.logging import logging_redirect_tqdm
 
     from gst_tts.inference.decoding import DecodingConfig
@@ -465,8 +465,8 @@ def evaluate_style_transfer(
     rows: list[dict[str, Any]] = []
     measured: list[tuple[ClipMeasures, ClipMeasures]] = []
     results_health: list[tuple[AlignmentHealth, str]] = []
-    with logging_redirect_tqdm(), tqdm(total=len(references), desc="style transfer", unit="ref", disable=not progress,
-                                       dynamic_ncols=True) as bar:
+    with logging_redirect_tqdm(), progress_bar(total=len(references), desc="style transfer", unit="ref",
+                                               enabled=progress) as bar:
         for first in range(0, len(references), per_call):
             batch = list(range(first, min(first + per_call, len(references))))
             results = synth.synthesize(

@@ -12,11 +12,14 @@ import logging
 import sys
 import warnings
 
+from gst_tts.cli.args import positive_int
 from gst_tts.errors import GstTtsError
+from gst_tts.threads import configure_threads
 
 # Subcommand name → module in gst_tts.cli providing ``add_arguments(parser)`` and ``run(args)``.
 COMMANDS = {
     "prepare": ("prepare", "compute and cache log-mel features of a corpus"),
+    "demo": ("demo", "run the whole demo (make demo): corpus, training, vocoders, checkpoint selection, report"),
     "make-demo-corpus": ("demo_corpus", "render the built-in many-style espeak-ng demo corpus"),
     "demo-report": ("demo_report", "synthesize held-out sentences in unseen styles; summarise alignment and style transfer"),
     "evaluate": ("evaluate", "synthesize corpus sentences and grade the alignments of a checkpoint"),
@@ -45,6 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
         mod = importlib.import_module(f"gst_tts.cli.{module}")
         p = sub.add_parser(name, help=help_text, description=(mod.__doc__ or help_text).strip().splitlines()[0])
         mod.add_arguments(p)
+        if not getattr(mod, "OWN_THREADS_OPTION", False):
+            p.add_argument("--threads", type=positive_int, default=None, metavar="N",
+                           help="torch CPU threads (default: every core but one, or OMP_NUM_THREADS when set)")
         p.set_defaults(_run=mod.run)
     return parser
 
@@ -54,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     warnings.filterwarnings("ignore", message=".*weights_only.*")
     try:
+        configure_threads(args.threads)
         return int(args._run(args) or 0)
     except GstTtsError as exc:
         print(f"gst-tts {args.command}: error: {exc}", file=sys.stderr)

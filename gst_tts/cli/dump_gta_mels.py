@@ -23,6 +23,7 @@ import torch
 
 from gst_tts.cli.outputs import check_writable_location
 from gst_tts.errors import GstTtsError
+from gst_tts.progress import progress_bar
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -36,8 +37,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
     from gst_tts.data.batching import Collate, TTSDataset, encode_texts
     from gst_tts.data.cache import FeatureCache, default_cache_dir
     from gst_tts.data.corpus import read_corpus
@@ -63,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     order = sorted(range(len(dataset)), key=lambda i: dataset.lengths[i])  # similar lengths: little padding
     entries: dict[str, int] = {}
     torch.manual_seed(args.seed)
-    bar = tqdm(total=len(order), desc="GTA mels", unit="utt")
+    bar = progress_bar(total=len(order), desc="GTA mels", unit="utt")
     with torch.no_grad():
         for start in range(0, len(order), args.batch_size):
             batch = collate([dataset[i] for i in order[start : start + args.batch_size]])

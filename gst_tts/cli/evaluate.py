@@ -24,6 +24,7 @@ from gst_tts.cli.args import add_decoding_arguments, add_model_arguments, decodi
 from gst_tts.cli.outputs import check_writable_location
 from gst_tts.errors import GstTtsError
 from gst_tts.files import write_json
+from gst_tts.progress import progress_bar
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -42,8 +43,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
     from gst_tts.analysis.alignment import ALIGNED_CRITERIA, mean_health
     from gst_tts.analysis.plots import save_figure
     from gst_tts.data.corpus import read_corpus
@@ -75,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     predicted: dict[str, np.ndarray] = {}  # held-out mels kept for --vocoder-quality
     for split, utts in splits.items():
         rows, healths = [], []
-        bar = tqdm(total=len(utts), desc=f"evaluate {split}", unit="utt")
+        bar = progress_bar(total=len(utts), desc=f"evaluate {split}", unit="utt")
         for k, start in enumerate(range(0, len(utts), batch_size)):
             batch = utts[start : start + batch_size]
             results = synth.synthesize(
@@ -113,8 +112,6 @@ def _vocoder_quality(synth, utterances: list, predicted: dict[str, np.ndarray], 
     """Copy synthesis of ``utterances``' recordings through the synthesizer's vocoder, measured against
     them, and the voiced share of their sentences as the model says them (mels in ``predicted``, the
     missing ones synthesized here, each with its own recording as the reference), vocoded."""
-    from tqdm import tqdm
-
     from gst_tts.analysis.vocoder_quality import MEASURES, copy_synthesis, load_recording, summarize, vocoder_quality, voiced_share
     from gst_tts.audio.features import MelExtractor
     from gst_tts.inference.style import Style
@@ -126,7 +123,7 @@ def _vocoder_quality(synth, utterances: list, predicted: dict[str, np.ndarray], 
         predicted.update({u.id: res.mel for u, res in zip(missing, results)})
     config, extractor = synth.audio_config, MelExtractor(synth.audio_config)
     clips, rows = [], []
-    for utt in tqdm(utterances, desc="vocoder quality", unit="utt"):
+    for utt in progress_bar(utterances, desc="vocoder quality", unit="utt"):
         recording = load_recording(utt.audio_path, config)
         quality = vocoder_quality(recording, copy_synthesis(synth.vocoder, recording, config, extractor=extractor),
                                   config.sample_rate, config, name=utt.id, extractor=extractor)

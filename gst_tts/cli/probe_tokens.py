@@ -38,7 +38,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
 from gst_tts.analysis.prosody import measure_prosody
@@ -48,6 +47,7 @@ from gst_tts.cli.outputs import check_writable_location, write_csv
 from gst_tts.errors import GstTtsError
 from gst_tts.inference.results import SynthesisResult
 from gst_tts.inference.style import Style
+from gst_tts.progress import progress_bar
 
 DEFAULT_SENTENCE = "The quick brown fox jumps over the lazy dog, and then it rests in the shade."
 
@@ -132,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     names = ["neutral"] + [f"{'' if h is None else f'head {h} '}token {t} × {s:g}" for h, t in controls for s in scales]
     measured: list[list[dict[str, float]]] = [[] for _ in styles]
     with logging_redirect_tqdm():
-        bar = tqdm(total=len(styles) * args.repeats, desc="probe tokens", unit="clip", dynamic_ncols=True)
+        bar = progress_bar(total=len(styles) * args.repeats, desc="probe tokens", unit="clip")
         for r in range(args.repeats):
             results = synth.synthesize(
                 [args.sentence] * len(styles), styles=styles, seed=args.seed + r, names=names, **options

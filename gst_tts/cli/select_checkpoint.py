@@ -38,6 +38,7 @@ from gst_tts.cli.args import (
 from gst_tts.cli.outputs import check_writable_location
 from gst_tts.errors import GstTtsError
 from gst_tts.files import atomic_write, write_json
+from gst_tts.progress import progress_bar
 
 DEFAULT_ESPEAK = 24
 DEFAULT_SENTENCES = 2
@@ -62,8 +63,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
     from gst_tts.analysis.style_transfer import espeak_references, evaluate_style_transfer, held_out_sentences, selection_figures
     from gst_tts.data.corpus import read_corpus
     from gst_tts.inference.synthesizer import Synthesizer
@@ -86,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
 
     vocoder = None
     candidates = []
-    for step, path in tqdm(sorted(by_step.items()), desc="checkpoints", unit="ckpt", disable=args.no_progress):
+    for step, path in progress_bar(sorted(by_step.items()), desc="checkpoints", unit="ckpt", enabled=not args.no_progress):
         synth = Synthesizer.from_checkpoint(path, device=args.device)
         if vocoder is None:  # one vocoder for every candidate: a run's checkpoints share their features
             vocoder = load_cli_vocoder(args, synth.audio_config, synth.device)

@@ -22,7 +22,6 @@ import logging
 from pathlib import Path
 import warnings
 
-from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
 from gst_tts.cli.args import (
@@ -31,6 +30,7 @@ from gst_tts.cli.args import (
 from gst_tts.cli.outputs import check_writable_location, write_outputs
 from gst_tts.errors import GstTtsError, TextError
 from gst_tts.inference.synthesizer import DEFAULT_PAUSE_S, Synthesizer
+from gst_tts.progress import progress_bar
 from gst_tts.text.symbols import DroppedCharacterWarning
 
 log = logging.getLogger(__name__)
@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     multi = len(utterances) > 1
     with logging_redirect_tqdm(), warnings.catch_warnings():
         warnings.simplefilter("ignore", DroppedCharacterWarning)  # already reported above
-        bar = tqdm(total=len(utterances), desc="synthesize", unit="utt", disable=not multi, dynamic_ncols=True)
+        bar = progress_bar(total=len(utterances), desc="synthesize", unit="utt", enabled=multi)
         for g, start in enumerate(range(0, len(utterances), group)):
             batch = utterances[start : start + group]
             results = synth.synthesize(

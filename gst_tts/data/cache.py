@@ -18,6 +18,7 @@ from gst_tts.audio.io import load_audio, trim_silence
 from gst_tts.data.corpus import Utterance
 from gst_tts.errors import AudioError, DataError
 from gst_tts.files import atomic_write, write_npy, write_text
+from gst_tts.progress import progress_bar
 
 log = logging.getLogger(__name__)
 
@@ -49,8 +50,6 @@ class FeatureCache:
 
     def prepare(self, utterances: Sequence[Utterance], progress: bool = True) -> dict[str, int]:
         """Compute missing or stale features. Returns ``{id: n_frames}`` for every utterance."""
-        from tqdm import tqdm
-
         self.dir.mkdir(parents=True, exist_ok=True)
         manifest = self._load_manifest()
         entries: dict = manifest["entries"]
@@ -58,7 +57,7 @@ class FeatureCache:
                 or not self.path(u.id).is_file()]
         if todo:
             extractor = MelExtractor(self.config)
-            bar = tqdm(todo, desc="features", unit="utt", disable=None if progress else True, dynamic_ncols=True)
+            bar = progress_bar(todo, desc="features", unit="utt", enabled=progress)
             for i, utt in enumerate(bar):
                 samples = self._read(utt)
                 if samples.size < self.config.win_length or float(np.max(np.abs(samples))) < 1e-4:

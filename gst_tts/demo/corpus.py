@@ -27,11 +27,11 @@ from typing import Iterable, Sequence
 
 import numpy as np
 import soundfile as sf
-from tqdm import tqdm
 
 from gst_tts.demo.espeak import _SHARED_SYNTH, builtin_variant
 from gst_tts.demo.sentences import generate_sentences
 from gst_tts.errors import GstTtsError
+from gst_tts.progress import progress_bar
 
 SAMPLE_RATE = 22050
 """Rate of every rendered clip (Hz); espeak-ng's native rate."""
@@ -452,7 +452,7 @@ def _write_corpus(directory: Path, texts: list[str], settings: list[SpeechSettin
     style_rows: list[str] = []
     prosody_rows = [",".join(PROSODY_COLUMNS) + "\n"]
     pairs = list(zip(texts, settings))
-    for index, (text, utterance) in enumerate(tqdm(pairs, desc="rendering demo corpus", unit="utt", disable=not progress)):
+    for index, (text, utterance) in enumerate(progress_bar(pairs, desc="rendering demo corpus", unit="utt", enabled=progress)):
         utterance_id = _utterance_id(index)
         audio = render_sentence(text, utterance)
         sf.write(str(wav_dir / f"{utterance_id}.wav"), audio, SAMPLE_RATE, subtype="PCM_16", format="WAV")

@@ -21,15 +21,22 @@ as pauses. Other punctuation in the text is left as it is.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Callable
 
-import inflect
 from unidecode import unidecode
 
 from gst_tts.errors import GstTtsError
 
-_inflect = inflect.engine()
+
+@functools.cache
+def _engine():
+    """inflect's engine, made on the first number: importing inflect takes seconds (its type
+    checks), which every command would otherwise pay at start-up."""
+    import inflect
+
+    return inflect.engine()
 
 _WHITESPACE_RE = re.compile(r"\s+")
 
@@ -113,8 +120,10 @@ def _digits(digits: str) -> str:
 
 def _words(number: int) -> str:
     """Spell out a non-negative integer, without "and" or group commas."""
+    import inflect
+
     try:
-        return _inflect.number_to_words(number, andword="").replace(",", "")
+        return _engine().number_to_words(number, andword="").replace(",", "")
     except inflect.NumOutOfRangeError:
         # inflect names groups only up to decillions; read longer numbers digit by digit.
         return _digits(str(number))
@@ -173,13 +182,13 @@ def expand_percent(text: str) -> str:
 
 def expand_ordinals(text: str) -> str:
     """Spell out "1st" and "22nd" as "first" and "twenty-second"."""
-    return _ORDINAL_RE.sub(lambda m: _inflect.ordinal(_cardinal(m.group(1))), text)
+    return _ORDINAL_RE.sub(lambda m: _engine().ordinal(_cardinal(m.group(1))), text)
 
 
 def _expand_decade(match: re.Match) -> str:
     digits = match.group(1)
     number = _year(int(digits)) if 1000 <= int(digits) <= 2999 else _words(int(digits))
-    return _inflect.plural_noun(number)
+    return _engine().plural_noun(number)
 
 
 def expand_decades(text: str) -> str:

@@ -2,7 +2,7 @@
 :mod:`~gst_tts.training.vocoder_trainer`): the loop's position (:class:`TrainState`), the parts of
 a trainer around its steps (:class:`TrainingLoop`: skipped batches, Ctrl-C, the end of a run,
 resuming), seeding, the AMP setting, moving batches to the device, periodic checkpoints with
-rotation, and the progress bar."""
+rotation."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from dataclasses import asdict, dataclass
 import logging
 from pathlib import Path
 import random
-import sys
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -113,11 +112,3 @@ def save_rotating(
         for stale in sorted(ckpt_dir.glob("step_*.pt"))[: -keep or None]:
             stale.unlink(missing_ok=True)
     return save(ckpt_dir / "last.pt", payload)
-
-
-def progress_bar(total: int, initial: int, *, enabled: bool):
-    """The tqdm bar of a training loop, on stderr; ``enabled`` False hides it."""
-    from tqdm import tqdm
-
-    return tqdm(total=total, initial=initial, desc="train", unit="step", disable=None if enabled else True,
-                dynamic_ncols=True, file=sys.stderr)

@@ -10,7 +10,7 @@ validation split and mel statistics the run started with.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import asdict
+from dataclasses import asdict, replace
 import logging
 import math
 from pathlib import Path
@@ -28,6 +28,8 @@ from gst_tts.device import resolve_device
 from gst_tts.errors import GstTtsError
 from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.model import count_parameters
+from gst_tts.progress import progress_bar
+from gst_tts.threads import configure_threads
 from gst_tts.training.builders import (
     ResumePoint,
     build_audio_config,
@@ -53,13 +55,28 @@ from gst_tts.training.loop import (
     TrainingLoop,
     TrainState,
     amp_dtype,
-    progress_bar,
     save_rotating,
     seed_everything,
     to_device,
 )
 
 log = logging.getLogger("gst_tts.training.trainer")
+
+#: Validation's free-running syntheses stop at this many times the longest recording's length.
+VALIDATION_LENGTH_FACTOR = 2.0
+
+
+def validation_decoding(target_frames: int, reduction_factor: int) -> DecodingConfig:
+    """Decoding for validation's free-running syntheses of recordings at most ``target_frames`` long.
+
+    The defaults' bound (20 frames a symbol) is several times a sentence's length, and an untrained
+    model, which never stops on its own, ran every utterance to it: early validations cost the
+    most. An output :data:`VALIDATION_LENGTH_FACTOR` times longer than its recording is not aligned
+    whatever follows, so validation stops there; what it reports of aligned outputs is unchanged.
+    """
+    default = DecodingConfig()
+    bound = math.ceil(VALIDATION_LENGTH_FACTOR * target_frames / reduction_factor)
+    return replace(default, max_decoder_steps=max(1, min(default.max_decoder_steps, bound)))
 
 
 class Trainer(TrainingLoop):
@@ -75,6 +92,7 @@ class Trainer(TrainingLoop):
         self.ckpt_dir = self.run_dir / "checkpoints"
         self.dist = DistributedContext.from_environment(str(tr.device))
         self.device = self.dist.device or resolve_device(str(tr.device))
+        self.threads = configure_threads(tr.get("threads"))
         # Each rank draws different dropout; the model itself is initialised identically below.
         seed_everything(seed)
 
@@ -134,11 +152,18 @@ class Trainer(TrainingLoop):
         tr = self.cfg.trainer
         max_steps = int(tr.max_steps)
         deadline = time.monotonic() + 60 * float(tr.max_minutes) if tr.max_minutes else math.inf
+        if self.state.step >= max_steps:
+            log.info("%s is at step %d, trainer.max_steps is %d: nothing to train (raise trainer.max_steps to train on)",
+                     self.run_dir, self.state.step, max_steps)
+            self.logger.close()
+            return self.state
         log.info(
-            "training %s parameters on %s: %d train / %d validation utterances, run dir %s",
-            f"{count_parameters(self.model):,}", self.device, len(self.train_set), len(self.val_set), self.run_dir,
+            "training %s parameters on %s (%d CPU thread%s): %d train / %d validation utterances, run dir %s",
+            f"{count_parameters(self.model):,}", self.device, self.threads, "s" if self.threads != 1 else "",
+            len(self.train_set), len(self.val_set), self.run_dir,
         )
-        bar = progress_bar(max_steps, self.state.step, enabled=bool(tr.progress) and self.dist.is_main)
+        bar = progress_bar(total=max_steps, initial=self.state.step, desc="train", unit="step",
+                           enabled=bool(tr.progress) and self.dist.is_main)
         last_val: dict[str, float] = {}
         validated_at = None
         accumulation = max(1, int(tr.grad_accumulation))
@@ -247,9 +272,13 @@ class Trainer(TrainingLoop):
         dropout draws) and do not shift the training run's random stream, so resuming is exact.
         """
         devices = [self.device] if self.device.type == "cuda" else []
+        start = time.monotonic()
         with torch.random.fork_rng(devices=devices), torch.no_grad():
             torch.manual_seed(int(self.cfg.seed))
-            return self._validate()
+            summary = self._validate()
+        log.info("step %d: %s (validation %.1f s)", self.state.step, "  ".join(f"{k} {v:.3f}" for k, v in summary.items()),
+                 time.monotonic() - start)
+        return summary
 
     def _validate(self) -> dict[str, float]:
         self.model.eval()
@@ -270,7 +299,7 @@ class Trainer(TrainingLoop):
         if count:
             batch = to_device(self.collate([self.val_set[i] for i in range(count)]), self.device)
             out = self.model.infer(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"],
-                                     **DecodingConfig().to_dict())
+                                   **validation_decoding(int(batch["mel_lengths"].max()), self.r).to_dict())
             alignments = [out.alignments[i, : int(out.steps[i]), : int(batch["text_lengths"][i])].float().cpu()
                           for i in range(count)]
             healths = [alignment_health(alignment) for alignment in alignments]
@@ -296,7 +325,6 @@ class Trainer(TrainingLoop):
         summary = {"val": val_terms.get("mel_postnet", float("nan"))}
         if healths:
             summary.update(focus=health["focus"], cover=health["coverage"])
-        log.info("step %d: %s", step, "  ".join(f"{k} {v:.3f}" for k, v in summary.items()))
         return summary
 
     # ----------------------------------------------------------------------------------------

@@ -65,6 +65,8 @@ from gst_tts.data.segments import SegmentDataset, SegmentSampler, collate_segmen
 from gst_tts.device import resolve_device
 from gst_tts.errors import GstTtsError, VocoderError
 from gst_tts.model import count_parameters
+from gst_tts.progress import progress_bar
+from gst_tts.threads import configure_threads
 from gst_tts.training.builders import (
     GENERATOR_CLASSES,
     ResumePoint,
@@ -84,7 +86,6 @@ from gst_tts.training.loop import (
     TrainingLoop,
     TrainState,
     amp_dtype,
-    progress_bar,
     save_rotating,
     seed_everything,
     to_device,
@@ -120,6 +121,7 @@ class VocoderTrainer(TrainingLoop):
         self.ckpt_dir = self.run_dir / "checkpoints"
         self.dist = DistributedContext.from_environment(str(tr.device))
         self.device = self.dist.device or resolve_device(str(tr.device))
+        self.threads = configure_threads(tr.get("threads"))
         seed_everything(seed)
 
         if not data.root:
@@ -189,9 +191,16 @@ class VocoderTrainer(TrainingLoop):
         what = (f"a {count_parameters(self.generator):,}-parameter spectral magnitude estimator" if self.kind == SPECTRAL_KIND
                 else f"a {count_parameters(self.generator):,}-parameter generator against "
                      f"{count_parameters(self.discriminator):,}-parameter discriminators")
-        log.info("training %s on %s: %d train / %d validation utterances%s, run dir %s", what, self.device,
-                 len(self.train_set), len(self.val_set), f", GTA mels from {self.gta.dir}" if self.gta else "", self.run_dir)
-        bar = progress_bar(max_steps, self.state.step, enabled=bool(tr.progress) and self.dist.is_main)
+        if self.state.step >= max_steps:
+            log.info("%s is at step %d, trainer.max_steps is %d: nothing to train (raise trainer.max_steps to train on)",
+                     self.run_dir, self.state.step, max_steps)
+            self.logger.close()
+            return self.state
+        log.info("training %s on %s (%d CPU thread%s): %d train / %d validation utterances%s, run dir %s", what, self.device,
+                 self.threads, "s" if self.threads != 1 else "", len(self.train_set), len(self.val_set),
+                 f", GTA mels from {self.gta.dir}" if self.gta else "", self.run_dir)
+        bar = progress_bar(total=max_steps, initial=self.state.step, desc="vocoder", unit="step",
+                           enabled=bool(tr.progress) and self.dist.is_main)
         validated_at = None
 
         def update(batch: dict) -> bool:

@@ -118,3 +118,26 @@ def test_decoding_help_shows_the_config_defaults(capsys):
     assert f"(default {d.stop_threshold:g})" in text
     assert f"(default {d.max_decoder_steps}; {UNSPLIT_MAX_DECODER_STEPS} with --no-split" in text
     assert f"(default {d.max_frames_per_symbol:g})" in text
+
+
+@pytest.mark.parametrize("command", sorted(MINIMAL_ARGS))
+def test_every_command_takes_threads(command):
+    assert build_parser().parse_args([command, *MINIMAL_ARGS[command], "--threads", "3"]).threads == 3
+
+
+def test_threads_are_set_before_the_command_runs_and_a_bad_count_is_one_line(monkeypatch, capsys):
+    import torch
+
+    from gst_tts.cli import main
+
+    seen = []
+    monkeypatch.setattr("gst_tts.cli.vocode.run", lambda args: seen.append(torch.get_num_threads()) or 0)
+    before = torch.get_num_threads()
+    try:
+        assert main(["vocode", "--wav", "x.wav", "--out", "y.wav", "--threads", "1"]) == 0 and seen == [1]
+    finally:
+        torch.set_num_threads(before)
+    with pytest.raises(SystemExit) as exit:
+        main(["vocode", "--wav", "x.wav", "--out", "y.wav", "--threads", "0"])
+    err = capsys.readouterr().err
+    assert exit.value.code == 2 and "--threads: must be a whole number >= 1, got '0'" in err and len(err.strip().splitlines()) == 1

@@ -2,6 +2,7 @@
 last.pt), non-finite batches and fp16 overflow, loop edges, outputs."""
 
 import logging
+import math
 import random
 
 from conftest import tone, write_corpus
@@ -12,7 +13,8 @@ import torch
 
 from gst_tts.errors import GstTtsError
 from gst_tts.training.checkpoint import checkpoint_payload, load_checkpoint, restore_rng_state, save_checkpoint
-from gst_tts.training.trainer import Trainer
+from gst_tts.inference.decoding import DecodingConfig
+from gst_tts.training.trainer import Trainer, validation_decoding
 
 
 @pytest.fixture
@@ -243,6 +245,51 @@ def test_validation_runs_once_at_the_end(make_cfg, small_corpus, tmp_path, monke
     monkeypatch.setattr(trainer, "validate", lambda: validated_at.append(trainer.state.step) or {})
     trainer.fit()
     assert validated_at == [2, 3]
+
+
+def test_a_run_at_its_step_budget_trains_validates_and_writes_nothing(make_cfg, small_corpus, tmp_path, monkeypatch):
+    cfg = make_cfg(small_corpus, tmp_path / "cache", max_steps=2, checkpoint_every=1)
+    Trainer(cfg, tmp_path / "run").fit()
+    last = tmp_path / "run" / "checkpoints" / "last.pt"
+    before = (last.read_bytes(), last.stat().st_mtime_ns)
+    again = Trainer(cfg, tmp_path / "run")
+    monkeypatch.setattr(again, "validate", lambda: pytest.fail("validated a finished run"))
+    monkeypatch.setattr(again, "_train_step", lambda batches: pytest.fail("trained past the budget"))
+    assert again.fit().step == 2
+    assert (last.read_bytes(), last.stat().st_mtime_ns) == before
+
+
+def test_validation_decodes_at_most_twice_the_longest_recording():
+    assert validation_decoding(target_frames=300, reduction_factor=3).max_decoder_steps == 200
+    assert validation_decoding(target_frames=5000, reduction_factor=1).max_decoder_steps == DecodingConfig().max_decoder_steps
+    assert validation_decoding(target_frames=300, reduction_factor=3).stop_threshold == DecodingConfig().stop_threshold
+
+
+def test_an_untrained_models_validation_stops_at_the_cap(make_cfg, small_corpus, tmp_path, monkeypatch):
+    trainer = Trainer(make_cfg(small_corpus, tmp_path / "cache", max_steps=1), tmp_path / "run")
+    steps = []
+    infer = trainer.model.infer
+
+    def spy(*args, **kwargs):
+        out = infer(*args, **kwargs)
+        steps.append((int(out.steps.max()), kwargs["max_decoder_steps"]))
+        return out
+
+    monkeypatch.setattr(trainer.model, "infer", spy)
+    trainer.validate()
+    count = min(len(trainer.val_set), trainer.cfg.trainer.val_inference_utterances)
+    longest = int(trainer.collate([trainer.val_set[i] for i in range(count)])["mel_lengths"].max())
+    (ran, bound), = steps
+    assert bound == math.ceil(2 * longest / trainer.r) and ran <= bound
+
+
+def test_trainer_threads_sets_torch_threads(make_cfg, small_corpus, tmp_path):
+    before = torch.get_num_threads()
+    try:
+        Trainer(make_cfg(small_corpus, tmp_path / "cache", max_steps=1, threads=1), tmp_path / "run")
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
 
 
 def test_leftover_micro_batches_make_a_smaller_step(make_cfg, small_corpus, tmp_path, monkeypatch):

@@ -269,6 +269,16 @@ def test_spectral_max_minutes_ends_the_run(small_corpus, tmp_path):
     assert 1 <= state.step < 100000 and (tmp_path / "run" / "checkpoints" / "last.pt").is_file()
 
 
+def test_a_run_at_its_step_budget_trains_nothing_and_writes_nothing(small_corpus, tmp_path, monkeypatch):
+    VocoderTrainer(spectral_config(small_corpus, tmp_path / "cache", max_steps=2), tmp_path / "run").fit()
+    last = tmp_path / "run" / "checkpoints" / "last.pt"
+    before = last.stat().st_mtime_ns
+    again = VocoderTrainer(spectral_config(small_corpus, tmp_path / "cache", max_steps=2), tmp_path / "run")
+    monkeypatch.setattr(again, "_train_step", lambda batch: pytest.fail("trained past the budget"))
+    monkeypatch.setattr(again, "validate", lambda: pytest.fail("validated a finished run"))
+    assert again.fit().step == 2 and last.stat().st_mtime_ns == before
+
+
 # ---------------------------------------------------------------------------------------------
 # Configs and errors
 
@@ -297,7 +307,7 @@ def test_presets_restate_the_published_sizes_and_the_constructor_defaults():
                       "channels": 192, "kernel_size": 5, "dilations": [1, 2, 1, 2], "pitch_head": True}
     assert (small.data.batch_size, small.data.segment_frames, small.data.num_workers) == (16, 64, 0)
     assert small.trainer.learning_rate == 1e-3 and small.trainer.lr_decay ** (4000 / small.trainer.lr_decay_steps) == 0.25
-    assert small.trainer.max_minutes == 5 and v1.data.batch_size == 16
+    assert (small.trainer.max_steps, small.trainer.max_minutes) == (3000, None) and v1.data.batch_size == 16
 
 
 def test_config_mistakes_are_one_line_before_the_corpus_is_read(make_vocoder_cfg, tmp_path):
