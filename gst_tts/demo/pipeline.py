@@ -32,6 +32,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from gst_tts.errors import GstTtsError
 from gst_tts.files import write_json
+from gst_tts.threads import available_cores
 
 __all__ = ["DemoBudget", "Stage", "DemoPlan", "plan_demo", "run_demo", "STATE_NAME"]
 
@@ -42,15 +43,15 @@ STATE_VERSION = 1
 
 #: The reference machine's figures (2 cores, AMD EPYC, 1 thread, 2026-11-27): seconds per unit of
 #: each stage, and the probe's seconds per demo training step, which scales them to other machines.
-REFERENCE_PROBE_S = 0.80
+REFERENCE_PROBE_S = 0.50
 REFERENCE_SECONDS = {
     "corpus": 0.012,        # per utterance rendered
     "features": 0.006,      # per utterance
-    "acoustic": 0.90,       # per training step, validations and checkpoints included
-    "vocoder": 0.18,        # per step
+    "acoustic": 0.69,       # per training step, validations and checkpoints included
+    "vocoder": 0.13,        # per step
     "select": 30.0,         # per candidate checkpoint
     "gta": 0.02,            # per utterance
-    "vocoder_gta": 0.20,    # per step
+    "vocoder_gta": 0.14,    # per step
     "report": 1.5,          # per synthesis
 }
 #: Periodic checkpoints the demo keeps (conf/trainer/demo.yaml: keep_checkpoints, checkpoint_every),
@@ -70,7 +71,8 @@ class DemoBudget:
         vocoder_steps: steps of the vocoder trained on the recordings' mels. Default 1500.
         vocoder_gta_steps: steps of its fine-tuning on the model's GTA mels. Default 1000.
         utterances: demo corpus size. Default 2400.
-        threads: torch CPU threads of every stage. Default 1.
+        threads: torch CPU threads of every stage. Default 2: the demo's figures (README) are those
+            of two threads, the fastest setting on an idle 2-core machine.
         minutes: an optional cap on the acoustic model's training time; a run it stops early
             is finished by running the plan again. Default None.
         train_args: extra Hydra overrides for the acoustic model. Default none.
@@ -80,7 +82,7 @@ class DemoBudget:
     vocoder_steps: int = 1500
     vocoder_gta_steps: int = 1000
     utterances: int = 2400
-    threads: int = 1
+    threads: int = 2
     minutes: float | None = None
     train_args: tuple[str, ...] = ()
 
@@ -134,7 +136,10 @@ class DemoPlan:
         return [s for s in self.stages if s.status != "done"]
 
 
-def _stages(out: Path, b: DemoBudget) -> list[Stage]:
+def _stages(out: Path, b: DemoBudget, cores: int) -> list[Stage]:
+    """The demo's stages in order. With cores for both, the vocoder of the recordings trains
+    alongside the acoustic model (it needs only the features); with fewer, after it, so that their
+    threads do not wait on each other."""
     corpus, cache = out / "corpus", out / "feature_cache"
     threads = ["--threads", str(b.threads)]
     common = [f"data.root={corpus}", f"data.cache_dir={cache}", f"trainer.threads={b.threads}"]
@@ -157,8 +162,9 @@ def _stages(out: Path, b: DemoBudget) -> list[Stage]:
         Stage("vocoder", "vocoder of the recordings", f"{b.vocoder_steps:,} steps", "gst-tts-train-vocoder",
               ["vocoder=cpu_small", "generator.pitch_head=false", *common, "data.val_size=24",
                f"trainer.max_steps={b.vocoder_steps}", "trainer.max_minutes=null", f"hydra.run.dir={out / 'vocoder'}"],
-              vocoder_fixed, b.vocoder_steps, steps=b.vocoder_steps, checkpoint=vocoder / "last.pt", alongside="acoustic"),
-        Stage("select", "checkpoint selection", f"{candidates} candidates", "gst-tts",
+              vocoder_fixed, b.vocoder_steps, steps=b.vocoder_steps, checkpoint=vocoder / "last.pt",
+              alongside="acoustic" if cores >= 2 * b.threads else None),
+        Stage("select", "checkpoint selection", f"{candidates} candidate{'s' if candidates != 1 else ''}", "gst-tts",
               ["select-checkpoint", "--checkpoints", "CANDIDATES", "--vocoder", str(vocoder / "last.pt"),
                "--corpus", str(corpus), "--out", str(best), *threads], {}, candidates,
               outputs=[best, best.with_suffix(".json")]),
@@ -207,7 +213,7 @@ def plan_demo(out: str | os.PathLike, budget: DemoBudget) -> DemoPlan:
         GstTtsError: ``out`` holds a model trained with other settings, or further than the budget.
     """
     out = Path(out)
-    plan = DemoPlan(out, budget, _stages(out, budget), read_state(out))
+    plan = DemoPlan(out, budget, _stages(out, budget, available_cores()), read_state(out))
     expected = dict(plan.state)
     for stage in plan.stages:
         judge(stage, expected)
@@ -370,6 +376,11 @@ def format_plan(plan: DemoPlan, total_s: float | None, probe_s: float | None) ->
     b = plan.budget
     lines = [f"gst-tts demo in {plan.out}/: budgets in steps, so every machine trains the same model "
              f"({b.threads} CPU thread{'s' if b.threads != 1 else ''} in every stage)"]
+    cores = available_cores()
+    if cores < b.threads:
+        lines.append(f"  note: this machine has {cores} core{'s' if cores != 1 else ''} for {b.threads} threads, which wait "
+                     "on each other: expect it to be much slower than the estimate (a thread count of its own, "
+                     "DEMO_THREADS, trains another model than the README's)")
     width = max(len(s.title) for s in plan.stages)
     for i, stage in enumerate(plan.stages, 1):
         when = "" if stage.status == "done" else _minutes(stage.estimate_s)

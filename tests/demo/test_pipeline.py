@@ -65,6 +65,7 @@ def fake_stages(tmp_path, monkeypatch):
     monkeypatch.setattr(pipeline.Stage, "command", lambda self: [sys.executable, str(script), self.name, str(log), *self.args])
     monkeypatch.setattr(pipeline, "_checkpoint_step",
                         lambda stage: json.loads(stage.checkpoint.read_text())["step"] if stage.checkpoint.exists() else None)
+    monkeypatch.setattr(pipeline, "available_cores", lambda: 4)
     return log
 
 
@@ -85,7 +86,7 @@ def test_a_new_demo_prints_its_plan_then_runs_every_stage_once(fake_stages, tmp_
     plan = printed.split("\n==")[0]
     assert "500 steps" in plan and "estimated total" in plan and "0.40 s a step" in plan
     assert "alongside the acoustic model" in plan and f"{out}/vocoder.log" in printed
-    assert "gst-tts-train " in printed and "trainer.max_steps=500" in printed and "trainer.threads=1" in printed
+    assert "gst-tts-train " in printed and "trainer.max_steps=500" in printed and "trainer.threads=2" in printed
     state = json.loads((out / pipeline.STATE_NAME).read_text())
     assert all(record["done"] for record in state["stages"].values()) and state["stages"]["acoustic"]["step"] == 500
     # The selection's candidates: the kept periodic checkpoints and last.pt.
@@ -119,8 +120,8 @@ def test_fewer_steps_or_other_settings_under_a_trained_model_are_refused(fake_st
         plan_demo(out, DemoBudget(**{**SMALL, "steps": 400}))
     with pytest.raises(GstTtsError, match=r"other settings \(train_args \[\] -> \['loss.mel_loss=mse'\]\)"):
         plan_demo(out, DemoBudget(**{**SMALL, "train_args": ("loss.mel_loss=mse",)}))
-    with pytest.raises(GstTtsError, match="threads 1 -> 2"):
-        plan_demo(out, DemoBudget(**{**SMALL, "threads": 2}))
+    with pytest.raises(GstTtsError, match="threads 2 -> 1"):
+        plan_demo(out, DemoBudget(**{**SMALL, "threads": 1}))
 
 
 def test_a_failed_stage_stops_the_plan_and_the_next_run_goes_on_from_it(fake_stages, tmp_path, monkeypatch):
@@ -163,7 +164,16 @@ def test_a_demo_made_before_the_plan_is_resumed_not_redone(fake_stages, tmp_path
     assert code == 0 and not (out / "samples" / "stale.wav").exists()
 
 
-def test_the_estimate_scales_the_reference_machine_by_the_probe(tmp_path):
+def test_without_a_core_to_spare_the_vocoder_trains_after_the_acoustic_model(fake_stages, tmp_path, monkeypatch):
+    monkeypatch.setattr(pipeline, "available_cores", lambda: 2)
+    code, ran, printed = run(tmp_path / "demo", fake_stages)
+    assert code == 0 and ran.index("vocoder") == ran.index("acoustic") + 1 and "alongside" not in printed
+    monkeypatch.setattr(pipeline, "available_cores", lambda: 1)
+    assert "this machine has 1 core for 2 threads" in pipeline.format_plan(plan_demo(tmp_path / "x", DemoBudget(**SMALL)), None, None)
+
+
+def test_the_estimate_scales_the_reference_machine_by_the_probe(tmp_path, monkeypatch):
+    monkeypatch.setattr(pipeline, "available_cores", lambda: 4)
     plan = plan_demo(tmp_path / "demo", DemoBudget(**SMALL))
     here = pipeline.estimate(plan, pipeline.REFERENCE_PROBE_S)
     slower = pipeline.estimate(plan, 3 * pipeline.REFERENCE_PROBE_S)
