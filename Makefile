@@ -6,7 +6,7 @@ DEMO_DIR ?= demo_out
 # The demo's budgets are steps, not minutes: every machine trains the same model and prints the same
 # figures; a slower one takes longer. Unset, each takes gst-tts demo's default (`gst-tts demo --help`):
 # DEMO_STEPS (acoustic model), DEMO_VOCODER_STEPS, DEMO_VOCODER_GTA_STEPS, DEMO_UTTERANCES, and
-# DEMO_THREADS (torch threads of every stage, part of what makes the weights; default 2). Raising
+# DEMO_THREADS (torch threads of every stage, part of what makes the weights; default 1). Raising
 # DEMO_STEPS on a finished demo trains on from where it stopped; the same values again do nothing.
 # DEMO_MINUTES caps the acoustic model's training time (a capped run is finished by running make demo
 # again); DEMO_TRAIN_ARGS adds Hydra overrides, e.g. DEMO_TRAIN_ARGS='loss.mel_loss=mse'.

@@ -33,7 +33,12 @@ def mismatched_torchaudio(tmp_path_factory) -> Path:
     return folder
 
 
-@pytest.mark.parametrize("entry", list(ENTRY_POINTS))
+# ``python -m`` starts the same modules as the console scripts: make test-all checks them too.
+_SAME_AS_A_SCRIPT = pytest.mark.slow(reason="the module that gst-tts / gst-tts-train run, started by python -m")
+
+
+@pytest.mark.parametrize("entry", [pytest.param(e, marks=_SAME_AS_A_SCRIPT) if e.startswith("python -m") else e
+                                   for e in ENTRY_POINTS])
 def test_broken_pair_gives_one_line_and_exit_2(entry, mismatched_torchaudio, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(mismatched_torchaudio)}
     result = subprocess.run(ENTRY_POINTS[entry], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)

@@ -41,18 +41,19 @@ STATE_NAME = "demo.json"
 #: Its layout; a record of another version is not trusted.
 STATE_VERSION = 1
 
-#: The reference machine's figures (2 cores, AMD EPYC, 1 thread, 2026-11-27): seconds per unit of
-#: each stage, and the probe's seconds per demo training step, which scales them to other machines.
-REFERENCE_PROBE_S = 0.50
+#: The reference machine's figures: seconds per unit of each stage in a clean-checkout `make demo` (2
+#: cores, AMD EPYC, 2 threads, 2026-11-27; subprocess start-up included), and that run's probe (seconds
+#: per demo training step, :func:`probe_step_seconds`), which scales them to other machines.
+REFERENCE_PROBE_S = 0.55
 REFERENCE_SECONDS = {
-    "corpus": 0.012,        # per utterance rendered
-    "features": 0.006,      # per utterance
-    "acoustic": 0.69,       # per training step, validations and checkpoints included
-    "vocoder": 0.13,        # per step
-    "select": 30.0,         # per candidate checkpoint
-    "gta": 0.02,            # per utterance
-    "vocoder_gta": 0.14,    # per step
-    "report": 1.5,          # per synthesis
+    "corpus": 0.0114,       # per utterance rendered
+    "features": 0.0126,     # per utterance
+    "acoustic": 0.835,      # per training step, validations and checkpoints included
+    "vocoder": 0.089,       # per step
+    "select": 47.7,         # per candidate checkpoint
+    "gta": 0.0153,          # per utterance
+    "vocoder_gta": 0.128,   # per step
+    "report": 1.49,         # per synthesis
 }
 #: Periodic checkpoints the demo keeps (conf/trainer/demo.yaml: keep_checkpoints, checkpoint_every),
 #: all candidates of the selection with last.pt.
@@ -67,22 +68,24 @@ class DemoBudget:
     """What the demo trains and with how many threads: the same values give the same outputs.
 
     Args:
-        steps: acoustic model training steps. Default 2000.
+        steps: acoustic model training steps. Default 2500.
         vocoder_steps: steps of the vocoder trained on the recordings' mels. Default 1500.
         vocoder_gta_steps: steps of its fine-tuning on the model's GTA mels. Default 1000.
         utterances: demo corpus size. Default 2400.
-        threads: torch CPU threads of every stage. Default 2: the demo's figures (README) are those
-            of two threads, the fastest setting on an idle 2-core machine.
+        threads: torch CPU threads of every stage. Default 1: as fast per step as two on an idle
+            2-core machine once the vocoder trains alongside on the other core, and hardly slower
+            when another process holds a core, where two threads take several times as long
+            (``benchmarks/bench_threads.py``).
         minutes: an optional cap on the acoustic model's training time; a run it stops early
             is finished by running the plan again. Default None.
         train_args: extra Hydra overrides for the acoustic model. Default none.
     """
 
-    steps: int = 2000
+    steps: int = 2500
     vocoder_steps: int = 1500
     vocoder_gta_steps: int = 1000
     utterances: int = 2400
-    threads: int = 2
+    threads: int = 1
     minutes: float | None = None
     train_args: tuple[str, ...] = ()
 
@@ -256,7 +259,8 @@ def _status(stage: Stage, record: Mapping[str, Any] | None) -> tuple[str, str]:
             return "redo", "its inputs changed"
         raise GstTtsError(f"{folder}: its {stage.title} was trained with other settings "
                           f"({_changed(record.get('key'), stage.key)}); remove it (make clean-demo) or choose another folder")
-    reached = int(record.get("step") or 0)
+    # An interrupted stage's checkpoint says where it stopped; a finished one's record says where it ended.
+    reached = int(record.get("step") or 0) if record.get("done") else (_checkpoint_step(stage) or 0)
     if reached > stage.steps:
         if derived:
             return "redo", f"at step {reached:,}, past the budget"
@@ -383,11 +387,11 @@ def format_plan(plan: DemoPlan, total_s: float | None, probe_s: float | None) ->
                      "DEMO_THREADS, trains another model than the README's)")
     width = max(len(s.title) for s in plan.stages)
     for i, stage in enumerate(plan.stages, 1):
-        when = "" if stage.status == "done" else _minutes(stage.estimate_s)
+        when = [] if stage.status == "done" or total_s is None else [_minutes(stage.estimate_s)]
         if stage.alongside and stage.status != "done":
-            when += f" (alongside the {next(s.title for s in plan.stages if s.name == stage.alongside)})"
+            when.append(f"(alongside the {next(s.title for s in plan.stages if s.name == stage.alongside)})")
         status = stage.status + (f": {stage.note}" if stage.note else "")
-        lines.append(f"  {i}. {stage.title:<{width}}  {stage.budget:>18}  {status:<24} {when}")
+        lines.append(f"  {i}. {stage.title:<{width}}  {stage.budget:>18}  {status:<24} {' '.join(when)}".rstrip())
     if total_s is not None and probe_s is not None:
         lines.append(f"  estimated total: {_minutes(total_s)}, from timing {b.threads}-thread training steps of "
                      f"the demo's model here ({probe_s:.2f} s a step; the reference machine: {REFERENCE_PROBE_S:.2f} s)")
@@ -464,11 +468,13 @@ def run_demo(out: str | os.PathLike, budget: DemoBudget, *, probe: Callable[[int
 
 
 def _wait(process: subprocess.Popen) -> int:
+    """The stage's exit code (130 when interrupted). Ctrl-C reaches the stage too: it saves its
+    checkpoint and exits, so it is waited for, never killed."""
     while True:
         try:
             code = process.wait()
         except KeyboardInterrupt:
-            continue  # it got the same interrupt and is saving its checkpoint
+            continue
         return 130 if code in (130, -signal.SIGINT) else code
 
 
@@ -501,13 +507,10 @@ def _run_stage(plan: DemoPlan, stage: Stage, index: int, left_s: float, say: Cal
     say(f"$ {stage.shown()}")
     sys.stdout.flush()
     start = time.monotonic()
-    try:
-        code = subprocess.call(stage.command())
-    except KeyboardInterrupt:
-        return 130
+    code = _wait(subprocess.Popen(stage.command()))
     if code == 0:
         _record(plan, stage, time.monotonic() - start)
-    return 130 if code in (130, -signal.SIGINT) else code
+    return code
 
 
 def _start_alongside(plan: DemoPlan, stage: Stage, say: Callable[[str], None]) -> tuple[subprocess.Popen, Path, float]:

@@ -39,6 +39,9 @@ if name in ("acoustic", "vocoder", "vocoder_gta"):
     reached = min(steps, start + 100) if opt("trainer.max_minutes=") not in (None, "null") else steps
     for step in range(250 * (start // 250 + 1), reached + 1, 250):
         (ckpt / f"step_{step:07d}.pt").write_text(json.dumps({"step": step}))
+    if os.environ.get("FAKE_INTERRUPT") == name:  # Ctrl-C: the trainer saves where it is and exits 130
+        last.write_text(json.dumps({"step": start + 40}))
+        sys.exit(130)
     last.write_text(json.dumps({"step": reached}))
     (ckpt / "generator.pt").write_text("{}")
 elif name == "select":
@@ -86,7 +89,7 @@ def test_a_new_demo_prints_its_plan_then_runs_every_stage_once(fake_stages, tmp_
     plan = printed.split("\n==")[0]
     assert "500 steps" in plan and "estimated total" in plan and "0.40 s a step" in plan
     assert "alongside the acoustic model" in plan and f"{out}/vocoder.log" in printed
-    assert "gst-tts-train " in printed and "trainer.max_steps=500" in printed and "trainer.threads=2" in printed
+    assert "gst-tts-train " in printed and "trainer.max_steps=500" in printed and "trainer.threads=1" in printed
     state = json.loads((out / pipeline.STATE_NAME).read_text())
     assert all(record["done"] for record in state["stages"].values()) and state["stages"]["acoustic"]["step"] == 500
     # The selection's candidates: the kept periodic checkpoints and last.pt.
@@ -120,8 +123,8 @@ def test_fewer_steps_or_other_settings_under_a_trained_model_are_refused(fake_st
         plan_demo(out, DemoBudget(**{**SMALL, "steps": 400}))
     with pytest.raises(GstTtsError, match=r"other settings \(train_args \[\] -> \['loss.mel_loss=mse'\]\)"):
         plan_demo(out, DemoBudget(**{**SMALL, "train_args": ("loss.mel_loss=mse",)}))
-    with pytest.raises(GstTtsError, match="threads 2 -> 1"):
-        plan_demo(out, DemoBudget(**{**SMALL, "threads": 1}))
+    with pytest.raises(GstTtsError, match="threads 1 -> 2"):
+        plan_demo(out, DemoBudget(**{**SMALL, "threads": 2}))
 
 
 def test_a_failed_stage_stops_the_plan_and_the_next_run_goes_on_from_it(fake_stages, tmp_path, monkeypatch):
@@ -133,6 +136,18 @@ def test_a_failed_stage_stops_the_plan_and_the_next_run_goes_on_from_it(fake_sta
     monkeypatch.delenv("FAKE_FAIL")
     code, ran, _ = run(out, fake_stages)
     assert code == 0 and ran == ["gta", "vocoder_gta", "report"]
+
+
+def test_an_interrupted_training_resumes_where_it_stopped(fake_stages, tmp_path, monkeypatch):
+    out = tmp_path / "demo"
+    monkeypatch.setenv("FAKE_INTERRUPT", "acoustic")
+    code, ran, printed = run(out, fake_stages)
+    assert code == 130 and "failed" not in printed and "select" not in ran
+    monkeypatch.delenv("FAKE_INTERRUPT")
+    status = {stage.name: (stage.status, stage.note) for stage in plan_demo(out, DemoBudget(**SMALL)).stages}
+    assert status["acoustic"] == ("resume", "from step 40") and status["vocoder"][0] == "done"
+    code, ran, _ = run(out, fake_stages)
+    assert code == 0 and ran == ["acoustic", "select", "gta", "vocoder_gta", "report"]
 
 
 def test_a_failed_stage_alongside_is_reported_with_its_log(fake_stages, tmp_path, monkeypatch):
@@ -165,11 +180,11 @@ def test_a_demo_made_before_the_plan_is_resumed_not_redone(fake_stages, tmp_path
 
 
 def test_without_a_core_to_spare_the_vocoder_trains_after_the_acoustic_model(fake_stages, tmp_path, monkeypatch):
-    monkeypatch.setattr(pipeline, "available_cores", lambda: 2)
+    monkeypatch.setattr(pipeline, "available_cores", lambda: 1)
     code, ran, printed = run(tmp_path / "demo", fake_stages)
     assert code == 0 and ran.index("vocoder") == ran.index("acoustic") + 1 and "alongside" not in printed
-    monkeypatch.setattr(pipeline, "available_cores", lambda: 1)
-    assert "this machine has 1 core for 2 threads" in pipeline.format_plan(plan_demo(tmp_path / "x", DemoBudget(**SMALL)), None, None)
+    two = DemoBudget(**{**SMALL, "threads": 2})
+    assert "this machine has 1 core for 2 threads" in pipeline.format_plan(plan_demo(tmp_path / "x", two), None, None)
 
 
 def test_the_estimate_scales_the_reference_machine_by_the_probe(tmp_path, monkeypatch):
