@@ -69,64 +69,24 @@ from torch import nn
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from gst_tts.audio.features import AudioConfig, MelStats
-from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
-from gst_tts.data.batching import Collate
-from gst_tts.model import GSTTacotron, TacotronOutput  # noqa: E402
+from gst_tts.audio.features import AudioConfig, MelStats  # noqa: E402
+from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder  # noqa: E402
+from gst_tts.model import GSTTacotron  # noqa: E402
 from gst_tts.text.symbols import SymbolTable  # noqa: E402
 from gst_tts.training.losses import TacotronLoss  # noqa: E402
+
+from common import (  # noqa: E402  (benchmarks/ is on the path)
+    N_MELS, build_models, collate_longest_text_first, load_config, ours_train_step, peer_train_step, random_item,
+    synchronize,
+)
 
 # 60 characters (61 ids with the end-of-sequence symbol).
 SENTENCE = "The quick brown fox jumped over the lazy dog near the river."
 assert len(SENTENCE) == 60
-N_MELS = 80
 ALL_VARIANTS = ("bf16-autocast", "int8-dynamic", "int8-recurrent")
 
 
-# --------------------------------------------------------------------------- models
-
-
-def load_config(path: Path) -> dict:
-    import yaml
-
-    config = yaml.safe_load(path.read_text())
-    config.pop("_target_", None)
-    if config.get("reduction_factor", 1) != 1:
-        raise SystemExit(f"{path}: reduction_factor must be 1 (torchaudio's Tacotron2 supports only r = 1)")
-    if config["embedding_dim"] != config["encoder_dim"]:
-        raise SystemExit(f"{path}: torchaudio's Tacotron2 needs embedding_dim == encoder_dim")
-    return config
-
-
-def build_models(config: dict, n_symbols: int, seed: int) -> tuple[GSTTacotron, nn.Module]:
-    """Ours from the yaml keys; torchaudio's Tacotron2 with the same sizes and dropouts."""
-    from torchaudio.models import Tacotron2
-
-    torch.manual_seed(seed)
-    ours = GSTTacotron(n_symbols=n_symbols, n_mels=N_MELS, **config)
-    torch.manual_seed(seed)
-    peer = Tacotron2(
-        mask_padding=False,
-        n_mels=N_MELS,
-        n_symbol=n_symbols,
-        n_frames_per_step=1,
-        symbol_embedding_dim=config["embedding_dim"],
-        encoder_embedding_dim=config["encoder_dim"],
-        encoder_n_convolution=config["encoder_n_convs"],
-        encoder_kernel_size=config["encoder_kernel_size"],
-        decoder_rnn_dim=config["decoder_rnn_dim"],
-        decoder_dropout=config["decoder_dropout"],
-        attention_rnn_dim=config["attention_rnn_dim"],
-        attention_hidden_dim=config["attention_dim"],
-        attention_location_n_filter=config["attention_location_filters"],
-        attention_location_kernel_size=config["attention_location_kernel_size"],
-        attention_dropout=config["attention_dropout"],
-        prenet_dim=config["prenet_dim"],
-        postnet_n_convolution=config["postnet_n_convs"],
-        postnet_kernel_size=config["postnet_kernel_size"],
-        postnet_embedding_dim=config["postnet_dim"],
-    )
-    return ours, peer
+# --------------------------------------------------------------------------- inputs
 
 
 def random_batch(batch: int, text_range: tuple[int, int], frame_range: tuple[int, int], n_symbols: int, seed: int) -> dict:
@@ -136,19 +96,11 @@ def random_batch(batch: int, text_range: tuple[int, int], frame_range: tuple[int
     for i in range(batch):
         n_text = int(torch.randint(text_range[0], text_range[1] + 1, (1,), generator=g))
         n_frames = int(torch.randint(frame_range[0], frame_range[1] + 1, (1,), generator=g))
-        text = torch.randint(2, n_symbols, (n_text,), generator=g)
-        text[-1] = 1  # end-of-sequence, as SymbolTable.encode ends every text
-        items.append({"text": text, "mel": torch.randn(n_frames, N_MELS, generator=g), "id": str(i), "style": "x"})
-    items.sort(key=lambda x: len(x["text"]), reverse=True)  # torchaudio packs with enforce_sorted=True
-    return Collate(reduction_factor=1)(items)
+        items.append(random_item(n_text, n_frames, n_symbols, g, str(i)))
+    return collate_longest_text_first(items)
 
 
 # --------------------------------------------------------------------------- timing
-
-
-def synchronize(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def time_side_by_side(fns: dict[str, Callable[[], object]], repeats: int, device: torch.device) -> dict[str, list[float]]:
@@ -173,25 +125,6 @@ def median(values: list[float]) -> float:
 
 
 # --------------------------------------------------------------------------- the measured work
-
-
-def ours_train_step(model: GSTTacotron, optimizer: torch.optim.Optimizer, loss_fn: TacotronLoss, batch: dict) -> float:
-    optimizer.zero_grad(set_to_none=True)
-    out = model(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"])
-    loss = loss_fn(out, batch)["total"]
-    loss.backward()
-    optimizer.step()
-    return float(loss.detach())
-
-
-def peer_train_step(model: nn.Module, optimizer: torch.optim.Optimizer, loss_fn: TacotronLoss, batch: dict) -> float:
-    optimizer.zero_grad(set_to_none=True)
-    mel, mel_postnet, gate, alignments = model(batch["text"], batch["text_lengths"], batch["mel_t"], batch["mel_lengths"])
-    out = TacotronOutput(mel.transpose(1, 2), mel_postnet.transpose(1, 2), gate, alignments, None)
-    loss = loss_fn(out, batch)["total"]
-    loss.backward()
-    optimizer.step()
-    return float(loss.detach())
 
 
 def ours_infer(model: GSTTacotron, text: torch.Tensor, lengths: torch.Tensor, frames: int) -> torch.Tensor:
@@ -312,8 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     ours.to(device)
     peer.to(device)
     batch = random_batch(batch_size, text_range, frame_range, n_symbols, args.seed)
-    batch = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in batch.items()}
-    batch["mel_t"] = batch["mel"].transpose(1, 2).contiguous()  # torchaudio's (batch, n_mels, frames)
+    batch = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in batch.items()}  # mel_t: torchaudio's mels
     real_frames = int(batch["mel_lengths"].sum())
 
     print(f"device: {device}  torch threads: {torch.get_num_threads()}  torch {torch.__version__}"

@@ -1,19 +1,29 @@
-"""What the benchmarks share: a fixed sentence set and a random-weight tiny checkpoint."""
+"""What the benchmarks share: a fixed sentence set, a random-weight tiny checkpoint, and our
+GSTTacotron and torchaudio's Tacotron2 built at equal sizes with their training steps
+(``bench_speed.py``, ``bench_gpu_train.py``)."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 import sys
+from typing import Callable, ContextManager
 
 import torch
+from torch import nn
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from gst_tts.audio.features import AudioConfig, MelStats  # noqa: E402
+from gst_tts.data.batching import Collate  # noqa: E402
+from gst_tts.model import GSTTacotron, TacotronOutput  # noqa: E402
 from gst_tts.text.symbols import SymbolTable  # noqa: E402
 from gst_tts.training.builders import build_model  # noqa: E402
 from gst_tts.training.checkpoint import checkpoint_payload, save_checkpoint  # noqa: E402
+from gst_tts.training.losses import TacotronLoss  # noqa: E402
+
+N_MELS = 80
 
 SENTENCES = [
     "The birch canoe slid on the smooth planks.",
@@ -47,3 +57,102 @@ def random_tiny_checkpoint(directory: Path) -> Path:
         model_state=model.state_dict(), model_config=config, symbols=symbols, audio_config=AudioConfig(),
         mel_stats=MelStats(torch.full((80,), -5.0), torch.full((80,), 2.0)),
     ))
+
+
+# --------------------------------------------------------------------------- ours vs torchaudio's Tacotron2
+
+
+def load_config(path: Path) -> dict:
+    """A model yaml (``conf/model/*.yaml``) that torchaudio's Tacotron2 can match: r = 1, embedding_dim == encoder_dim."""
+    import yaml
+
+    config = yaml.safe_load(path.read_text())
+    config.pop("_target_", None)
+    if config.get("reduction_factor", 1) != 1:
+        raise SystemExit(f"{path}: reduction_factor must be 1 (torchaudio's Tacotron2 supports only r = 1)")
+    if config["embedding_dim"] != config["encoder_dim"]:
+        raise SystemExit(f"{path}: torchaudio's Tacotron2 needs embedding_dim == encoder_dim")
+    return config
+
+
+def build_models(config: dict, n_symbols: int, seed: int) -> tuple[GSTTacotron, nn.Module]:
+    """Ours from the yaml keys; torchaudio's Tacotron2 with the same sizes and dropouts."""
+    from torchaudio.models import Tacotron2
+
+    torch.manual_seed(seed)
+    ours = GSTTacotron(n_symbols=n_symbols, n_mels=N_MELS, **config)
+    torch.manual_seed(seed)
+    peer = Tacotron2(
+        mask_padding=False,
+        n_mels=N_MELS,
+        n_symbol=n_symbols,
+        n_frames_per_step=1,
+        symbol_embedding_dim=config["embedding_dim"],
+        encoder_embedding_dim=config["encoder_dim"],
+        encoder_n_convolution=config["encoder_n_convs"],
+        encoder_kernel_size=config["encoder_kernel_size"],
+        decoder_rnn_dim=config["decoder_rnn_dim"],
+        decoder_dropout=config["decoder_dropout"],
+        attention_rnn_dim=config["attention_rnn_dim"],
+        attention_hidden_dim=config["attention_dim"],
+        attention_location_n_filter=config["attention_location_filters"],
+        attention_location_kernel_size=config["attention_location_kernel_size"],
+        attention_dropout=config["attention_dropout"],
+        prenet_dim=config["prenet_dim"],
+        postnet_n_convolution=config["postnet_n_convs"],
+        postnet_kernel_size=config["postnet_kernel_size"],
+        postnet_embedding_dim=config["postnet_dim"],
+    )
+    return ours, peer
+
+
+def random_item(n_text: int, n_frames: int, n_symbols: int, generator: torch.Generator, item_id: str) -> dict:
+    """A dataset item of ``n_text`` random symbol ids (the last one end-of-sequence) and ``n_frames``
+    random normalised mel frames."""
+    text = torch.randint(2, n_symbols, (n_text,), generator=generator)
+    text[-1] = 1  # end-of-sequence, as SymbolTable.encode ends every text
+    return {"text": text, "mel": torch.randn(n_frames, N_MELS, generator=generator), "id": item_id, "style": "x"}
+
+
+def collate_longest_text_first(items: list[dict]) -> dict:
+    """``gst_tts.data.batching.Collate`` (r = 1) of the items sorted longest text first (torchaudio
+    packs its encoder input with ``enforce_sorted=True``), plus ``mel_t``: the mels as torchaudio
+    takes them, ``(batch, n_mels, frames)``."""
+    batch = Collate(reduction_factor=1)(sorted(items, key=lambda x: len(x["text"]), reverse=True))
+    batch["mel_t"] = batch["mel"].transpose(1, 2).contiguous()
+    return batch
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def ours_train_step(model: GSTTacotron, optimizer: torch.optim.Optimizer, loss_fn: TacotronLoss, batch: dict,
+                    precision: Callable[[], ContextManager] = contextlib.nullcontext) -> float:
+    """Teacher-forced forward + loss (under ``precision()``, e.g. an autocast) + backward + optimizer step."""
+    optimizer.zero_grad(set_to_none=True)
+    with precision():
+        out = model(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"])
+        loss = loss_fn(out, batch)["total"]
+    loss.backward()
+    optimizer.step()
+    return float(loss.detach())
+
+
+def peer_train_step(model: nn.Module, optimizer: torch.optim.Optimizer, loss_fn: TacotronLoss, batch: dict,
+                    precision: Callable[[], ContextManager] = contextlib.nullcontext) -> float:
+    """The same for torchaudio's Tacotron2: its outputs transposed into a ``TacotronOutput`` so that
+    the same loss does the same work."""
+    optimizer.zero_grad(set_to_none=True)
+    with precision():
+        loss = loss_fn(peer_output(model, batch), batch)["total"]
+    loss.backward()
+    optimizer.step()
+    return float(loss.detach())
+
+
+def peer_output(model: nn.Module, batch: dict) -> TacotronOutput:
+    """torchaudio's teacher-forced pass (``batch["mel_t"]``), as a ``TacotronOutput``."""
+    mel, mel_postnet, gate, alignments = model(batch["text"], batch["text_lengths"], batch["mel_t"], batch["mel_lengths"])
+    return TacotronOutput(mel.transpose(1, 2), mel_postnet.transpose(1, 2), gate, alignments, None)
