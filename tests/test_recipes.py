@@ -6,10 +6,16 @@ import shutil
 import subprocess
 import sys
 
+from conftest import TINY_MODEL
+
 REPO = Path(__file__).resolve().parents[1]
+# The test-sized model: the recipes' wiring is under test, not the model, and its untrained
+# decoding runs every sentence to its step bound.
+MODEL_OVERRIDES = [f"model.{key}={list(value) if isinstance(value, tuple) else value}".replace(" ", "")
+                   for key, value in TINY_MODEL.items() if key != "reduction_factor"]
 OVERRIDES = ["model.reduction_factor=3", "trainer.max_steps=2", "trainer.val_every=1", "trainer.checkpoint_every=1",
              "trainer.device=cpu", "trainer.progress=false", "data.batch_size=2", "data.val_size=1",
-             "trainer.val_inference_utterances=1"]
+             "trainer.val_inference_utterances=1", *MODEL_OVERRIDES]
 
 
 def _small_copy(source: Path, dest: Path, n: int, styles: bool = False) -> Path:

@@ -42,18 +42,18 @@ STATE_NAME = "demo.json"
 STATE_VERSION = 1
 
 #: The reference machine's figures: seconds per unit of each stage in a clean-checkout `make demo` (2
-#: cores, AMD EPYC, 2 threads, 2026-11-27; subprocess start-up included), and that run's probe (seconds
+#: cores, AMD EPYC, 1 thread, 2026-11-27; subprocess start-up included), and that run's probe (seconds
 #: per demo training step, :func:`probe_step_seconds`), which scales them to other machines.
-REFERENCE_PROBE_S = 0.55
+REFERENCE_PROBE_S = 0.87
 REFERENCE_SECONDS = {
-    "corpus": 0.0114,       # per utterance rendered
+    "corpus": 0.0133,       # per utterance rendered
     "features": 0.0126,     # per utterance
-    "acoustic": 0.835,      # per training step, validations and checkpoints included
-    "vocoder": 0.089,       # per step
-    "select": 47.7,         # per candidate checkpoint
-    "gta": 0.0153,          # per utterance
-    "vocoder_gta": 0.128,   # per step
-    "report": 1.49,         # per synthesis
+    "acoustic": 1.00,       # per training step, validations and checkpoints included
+    "vocoder": 0.197,       # per step
+    "select": 52.1,         # per candidate checkpoint
+    "gta": 0.0238,          # per utterance
+    "vocoder_gta": 0.192,   # per step
+    "report": 1.60,         # per synthesis
 }
 #: Periodic checkpoints the demo keeps (conf/trainer/demo.yaml: keep_checkpoints, checkpoint_every),
 #: all candidates of the selection with last.pt.
