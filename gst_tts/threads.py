@@ -5,8 +5,8 @@ soon as anything else runs: every parallel operation waits for its slowest threa
 that shares its core with another process waits for the scheduler. Measured on 2 cores
 (``benchmarks/bench_threads.py``, README there): a demo training step took 1.2x as long with one
 thread as with two on an idle machine, but with another process holding one core two threads took
-3.6-4.1x their idle time and one thread 1.1x. ``OMP_WAIT_POLICY=PASSIVE`` keeps two threads from
-collapsing (1.07x) but costs 1.6x on an idle machine, more than one thread does; fewer inter-op
+3.6-4.1x their idle time and one thread 1.0-1.1x. ``OMP_WAIT_POLICY=PASSIVE`` keeps two threads from
+collapsing (0.9-1.07x) but costs 1.6x on an idle machine, more than one thread does; fewer inter-op
 threads changed nothing. So the default leaves one core to everything else.
 
 Thread count is also part of the numbers: the same training run gives other weights with one

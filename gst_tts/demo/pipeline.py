@@ -378,7 +378,7 @@ def _checkpoint_step(stage: Stage) -> int | None:
 
 def format_plan(plan: DemoPlan, total_s: float | None, probe_s: float | None) -> str:
     b = plan.budget
-    lines = [f"gst-tts demo in {plan.out}/: budgets in steps, so every machine trains the same model "
+    lines = [f"gst-tts demo in {plan.out}/: budgets in steps, so a slower machine takes longer but trains the same model "
              f"({b.threads} CPU thread{'s' if b.threads != 1 else ''} in every stage)"]
     cores = available_cores()
     if cores < b.threads:
