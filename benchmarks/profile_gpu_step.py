@@ -39,7 +39,6 @@ def main() -> None:
     n_symbols = len(SymbolTable())
     ours, peer = build_models(config, n_symbols, seed=0)
     batch = random_batch(batch_size, (min(frames // 6, 100), max(frames // 5, 12)), (frames - frames // 10, frames), n_symbols, seed=0)
-    batch["mel_t"] = batch["mel"].transpose(1, 2).contiguous()
     batch = {k: v.to(device) if torch.is_tensor(v) else v for k, v in batch.items()}
     loss_fn = TacotronLoss(guided_attention_weight=0.0)
     n_frames = int(batch["mel_lengths"].sum())

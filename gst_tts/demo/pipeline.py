@@ -72,10 +72,10 @@ class DemoBudget:
         vocoder_steps: steps of the vocoder trained on the recordings' mels. Default 1500.
         vocoder_gta_steps: steps of its fine-tuning on the model's GTA mels. Default 1000.
         utterances: demo corpus size. Default 2400.
-        threads: torch CPU threads of every stage. Default 1: as fast per step as two on an idle
-            2-core machine once the vocoder trains alongside on the other core, and hardly slower
-            when another process holds a core, where two threads take several times as long
-            (``benchmarks/bench_threads.py``).
+        threads: torch CPU threads of every stage. Default 1: a step takes 1.2 times as long as
+            with two on an idle 2-core machine, but the vocoder trains alongside on the other core,
+            and it is hardly slower when another process holds a core, where two threads take
+            several times as long (``benchmarks/bench_threads.py``).
         minutes: an optional cap on the acoustic model's training time; a run it stops early
             is finished by running the plan again. Default None.
         train_args: extra Hydra overrides for the acoustic model. Default none.
