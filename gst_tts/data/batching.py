@@ -63,10 +63,15 @@ class TTSDataset(Dataset):
     def __len__(self) -> int:
         return len(self.utterances)
 
-    def __getitem__(self, index: int) -> dict:
+    def __getitem__(self, key: int | tuple[int, int]) -> dict:
+        """``dataset[index]``, or ``dataset[(index, seed)]`` as a seeding sampler hands it out: the item
+        then carries ``"seed"``, from which :class:`Collate` draws its training reference."""
+        index, seed = key if isinstance(key, tuple) else (key, None)
         utt = self.utterances[index]
         mel = self.stats.normalize(torch.from_numpy(self.cache.load(utt.id)))
         item = {"id": utt.id, "text": self.texts[index], "mel": mel, "style": utt.style}
+        if seed is not None:
+            item["seed"] = seed
         if self.prosody is not None:
             item["prosody"] = self.prosody[utt.id]
         return item
@@ -79,6 +84,11 @@ class LengthBucketSampler(Sampler[list[int]]):
     ``batch_size * bucket_batches`` and shuffles the resulting batches. With ``num_replicas > 1``
     each rank takes every ``num_replicas``-th batch (the batch count is rounded down so all ranks
     run the same number of steps). ``set_epoch(epoch, start)`` skips ``start`` batches, for resuming.
+
+    With ``seeded`` each index comes as ``(index, seed)``, the seed drawn from ``seed``, the epoch and
+    the index: whatever is random about an item (a training reference's crop, a vocoder segment's
+    offset) is then the same in the same epoch with any number of loader workers, on any rank and
+    after a resume.
     """
 
     def __init__(
@@ -90,6 +100,7 @@ class LengthBucketSampler(Sampler[list[int]]):
         bucket_batches: int = 32,
         num_replicas: int = 1,
         rank: int = 0,
+        seeded: bool = False,
     ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be ≥ 1")
@@ -100,6 +111,7 @@ class LengthBucketSampler(Sampler[list[int]]):
         self.bucket_batches = bucket_batches
         self.num_replicas = num_replicas
         self.rank = rank
+        self.seeded = seeded
         self.epoch = 0
         self.start = 0
 
@@ -123,9 +135,14 @@ class LengthBucketSampler(Sampler[list[int]]):
             return (batches * self.num_replicas)[: self.num_replicas] if batches else []
         return batches[: len(batches) - len(batches) % self.num_replicas]
 
-    def __iter__(self) -> Iterator[list[int]]:
+    def __iter__(self) -> Iterator[list[int] | list[tuple[int, int]]]:
         mine = self._all_batches()[self.rank :: self.num_replicas]
-        yield from mine[self.start :]
+        for batch in mine[self.start :]:
+            yield [(i, self.item_seed(i)) for i in batch] if self.seeded else batch
+
+    def item_seed(self, index: int) -> int:
+        """The seed of item ``index`` in the current epoch."""
+        return random.Random(f"{self.seed}:{self.epoch}:{index}").randrange(2**31)
 
     def __len__(self) -> int:
         return max(0, len(self._all_batches()) // self.num_replicas - self.start)
@@ -165,8 +182,10 @@ class Collate:
     (B, T', n_mels)``, ``reference_lengths (B,)``): a random stretch of the utterance, a random
     spectral tilt and a random smooth EQ. Pitch level, intonation and tempo hold over any stretch
     of an utterance and survive an EQ, but its exact frames and timbre do not, so the reference
-    encoder cannot shortcut through recognising a training utterance or its voice. Draws use
-    torch's global RNG (checkpointed, so a resumed run draws the same).
+    encoder cannot shortcut through recognising a training utterance or its voice. Each item's
+    draws come from its ``"seed"`` (a seeded :class:`LengthBucketSampler` hands it out), so they do
+    not depend on which loader worker collates the batch nor on where a run resumed; an item
+    without one takes a seed from torch's global RNG.
 
     Args:
         reduction_factor: frames per decoder step.
@@ -256,32 +275,35 @@ class Collate:
         if "prosody" in items[0]:
             batch["prosody"] = torch.stack([x["prosody"] for x in items])
         if self.reference_crop < 1.0 or self.reference_frames or self.reference_tilt > 0.0 or self.reference_eq > 0.0:
-            batch["reference_mel"], batch["reference_lengths"] = self._references([x["mel"] for x in items])
+            batch["reference_mel"], batch["reference_lengths"] = self._references(items)
         return batch
 
-    def _references(self, mels: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-        """A random stretch of each mel with a random tilt and EQ, padded: ``(B, T', n_mels)``, ``(B,)``."""
+    def _references(self, items: Sequence[dict]) -> tuple[torch.Tensor, torch.Tensor]:
+        """A random stretch of each item's mel with a random tilt and EQ, padded: ``(B, T', n_mels)``, ``(B,)``."""
         views = []
-        eq_basis = _eq_basis(mels[0].shape[1]) if self.reference_eq > 0.0 else None
-        for mel in mels:
+        eq_basis = _eq_basis(items[0]["mel"].shape[1]) if self.reference_eq > 0.0 else None
+        for item in items:
+            mel = item["mel"]
+            seed = item["seed"] if "seed" in item else int(torch.randint(2**31, ()))
+            draw = torch.Generator().manual_seed(seed)
             frames, n_mels = mel.shape
             if self.reference_frames is not None:
                 shortest, longest = self.reference_frames
-                keep = min(frames, int(torch.randint(shortest, longest + 1, ())))
+                keep = min(frames, int(torch.randint(shortest, longest + 1, (), generator=draw)))
             else:
-                share = self.reference_crop + (1.0 - self.reference_crop) * float(torch.rand(()))
+                share = self.reference_crop + (1.0 - self.reference_crop) * float(torch.rand((), generator=draw))
                 keep = min(frames, max(MIN_REFERENCE_FRAMES, round(share * frames)))
-            start = int(torch.randint(frames - keep + 1, ()))
+            start = int(torch.randint(frames - keep + 1, (), generator=draw))
             view = mel[start : start + keep]
             if self.reference_tilt > 0.0:
-                slope = self.reference_tilt * (float(torch.rand(())) - 0.5)
+                slope = self.reference_tilt * (float(torch.rand((), generator=draw)) - 0.5)
                 view = view + slope * torch.linspace(-1.0, 1.0, n_mels)
             if eq_basis is not None:
-                gains = self.reference_eq * (2.0 * torch.rand(EQ_COMPONENTS) - 1.0)
+                gains = self.reference_eq * (2.0 * torch.rand(EQ_COMPONENTS, generator=draw) - 1.0)
                 view = view + gains @ eq_basis
             views.append(view)
         lengths = torch.tensor([len(v) for v in views], dtype=torch.long)
-        padded = torch.zeros(len(views), int(lengths.max()), mels[0].shape[1])
+        padded = torch.zeros(len(views), int(lengths.max()), items[0]["mel"].shape[1])
         for i, view in enumerate(views):
             padded[i, : len(view)] = view
         return padded, lengths

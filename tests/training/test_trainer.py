@@ -62,6 +62,27 @@ def test_resume_matches_an_uninterrupted_run(make_cfg, small_corpus, tmp_path):
     assert resumed.optimizer.state_dict()["state"][0]["step"] == full.optimizer.state_dict()["state"][0]["step"]
 
 
+def test_resume_with_loader_workers_matches_an_uninterrupted_run_without_them(make_cfg, small_corpus, tmp_path):
+    """Training references are random crops, tilts and EQs; each item draws them from the seed the
+    sampler gives it, so neither the workers nor a resume in mid-epoch changes what is drawn."""
+    cache = tmp_path / "cache"
+
+    def cfg(max_steps, workers):
+        c = make_cfg(small_corpus, cache, max_steps=max_steps)
+        c.data.num_workers, c.data.reference_crop, c.data.reference_tilt, c.data.reference_eq = workers, 0.5, 1.0, 0.3
+        return c
+
+    full = Trainer(cfg(7, 0), tmp_path / "full")
+    full.fit()
+    Trainer(cfg(4, 2), tmp_path / "split").fit()  # 3 batches an epoch: stops in the middle of the second
+    resumed = Trainer(cfg(7, 2), tmp_path / "split")
+    assert resumed.state.step == 4
+    resumed.fit()
+    assert resumed.state == full.state
+    for (name, a), (_, b) in zip(full.model.state_dict().items(), resumed.model.state_dict().items()):
+        assert torch.equal(a, b), name
+
+
 def test_non_finite_loss_is_skipped_not_applied(make_cfg, small_corpus, tmp_path):
     trainer = Trainer(make_cfg(small_corpus, tmp_path / "cache", max_steps=2), tmp_path / "run")
     batch = trainer.collate([trainer.train_set[i] for i in range(2)])
