@@ -10,20 +10,36 @@ does not fit in one line.
 Weights-only loading unpickles containers, tensors and plain values only; a file that refers to a
 class or a function (a pickled module, a malicious ``__reduce__``) is refused before anything in
 it runs.
+
+Integrity: torch does not check the CRCs of its zip files' tensor records, so a byte flipped on disk
+loads as a different weight. :func:`save_versioned` therefore stores a ``digest`` of everything
+else in the payload (:func:`payload_digest`: CRC-32 over each tensor's dtype, shape and bytes and
+over every value, in order), and :func:`check_versioned` refuses a file whose contents no longer
+match it. Files written before the digest load unverified. The digest guards against corruption
+(disks, copies, truncation that still unzips), not against someone who edits the file and
+recomputes it: refusing code is what guards against hostile files.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 import pickle
 from typing import Any, Mapping, Sequence
+import zlib
 
 import torch
 from torch import nn
 
 from gst_tts.errors import GstTtsError, first_line
 from gst_tts.files import atomic_write
+
+log = logging.getLogger("gst_tts.weights")
+
+#: The payload key holding :func:`payload_digest` of the rest.
+DIGEST_KEY = "digest"
+_DIGEST_PREFIX = "crc32:"
 
 
 def load_weights_only(
@@ -74,7 +90,8 @@ def check_versioned(
 ) -> dict[str, Any]:
     """``stored`` itself when it is a dict of one of gst-tts's own file formats that this code reads:
     ``format`` is ``marker``, ``version`` a whole number from 1 to ``version``, every ``required``
-    key present; otherwise a one-line ``error``.
+    key present, the contents matching their digest where one is stored (:func:`check_digest`);
+    otherwise a one-line ``error``.
 
     Args:
         what: the format's name, for "not a …" (``"gst-tts checkpoint"``).
@@ -93,12 +110,67 @@ def check_versioned(
     missing = [k for k in required if k not in stored]
     if missing:
         raise error(f"{path}: incomplete {kind}, missing {', '.join(missing)}")
+    check_digest(stored, path, error=error, kind=kind)
     return stored
+
+
+def check_digest(stored: Mapping[str, Any], path: str | os.PathLike, *, error: type[GstTtsError], kind: str) -> None:
+    """A one-line ``error`` when ``stored`` carries a :data:`DIGEST_KEY` that its other entries no
+    longer match (a corrupted file); a payload without one (written before digests) passes."""
+    recorded = stored.get(DIGEST_KEY)
+    if recorded is None:
+        log.debug("%s: written without a digest (an older gst-tts); contents not verified", path)
+        return
+    if not isinstance(recorded, str) or not recorded.startswith(_DIGEST_PREFIX):
+        raise error(f"{path}: corrupted {kind}: unreadable digest {str(recorded)[:40]!r}")
+    found = payload_digest(stored)
+    if found != recorded:
+        raise error(f"{path}: corrupted {kind}: its contents do not match the digest stored with them "
+                    f"({found} vs {recorded}); use another copy")
+
+
+def payload_digest(payload: Mapping[str, Any]) -> str:
+    """``"crc32:<8 hex digits>"`` of every entry of ``payload`` but :data:`DIGEST_KEY`, in order:
+    keys, tensors' dtype, shape and bytes (as stored: a GPU tensor is copied to the CPU), values.
+    A list and a tuple of the same items digest alike."""
+    crc = 0
+    for key, value in payload.items():
+        if key != DIGEST_KEY:
+            crc = _digest_value(value, _digest_value(key, crc))
+    return f"{_DIGEST_PREFIX}{crc:08x}"
+
+
+def _digest_value(value: Any, crc: int) -> int:
+    """``crc`` continued over ``value``, each kind of value tagged so that e.g. 1 and "1" differ."""
+    if isinstance(value, torch.Tensor):
+        flat = value.detach().cpu().contiguous().reshape(-1)
+        crc = zlib.crc32(f"T{value.dtype}{tuple(value.shape)}".encode(), crc)
+        return zlib.crc32(flat.view(torch.uint8).numpy() if flat.numel() else b"", crc)
+    if isinstance(value, Mapping):
+        crc = zlib.crc32(f"D{len(value)}".encode(), crc)
+        for k, v in value.items():
+            crc = _digest_value(v, _digest_value(k, crc))
+        metadata = getattr(value, "_metadata", None)  # a state dict's versions, which load_state_dict reads
+        return crc if metadata is None else _digest_value(metadata, zlib.crc32(b"M", crc))
+    if isinstance(value, (list, tuple)):
+        crc = zlib.crc32(f"L{len(value)}".encode(), crc)
+        for v in value:
+            crc = _digest_value(v, crc)
+        return crc
+    if isinstance(value, (bytes, bytearray)):
+        return zlib.crc32(bytes(value), zlib.crc32(f"Y{len(value)}".encode(), crc))
+    if isinstance(value, str):
+        data = value.encode("utf-8", "surrogatepass")
+        return zlib.crc32(data, zlib.crc32(f"S{len(data)}".encode(), crc))
+    # Tagged with the type, True and 1 differ; repr round-trips floats exactly; other stored values
+    # (None, torch.dtype, ...) have fixed reprs.
+    return zlib.crc32(f"{type(value).__name__}:{value!r};".encode(), crc)
 
 
 def save_versioned(path: str | os.PathLike, payload: Mapping[str, Any], *, marker: str, required: Sequence[str],
                    kind: str, builder: str) -> Path:
-    """Writes ``payload`` (a dict of one of gst-tts's own formats) to ``path`` atomically.
+    """Writes ``payload`` (a dict of one of gst-tts's own formats) to ``path`` atomically, with its
+    :func:`payload_digest` under :data:`DIGEST_KEY` (a loaded payload's old digest is replaced).
 
     Raises:
         ValueError: no ``marker`` or version (not made by ``builder``, the function that builds
@@ -109,7 +181,9 @@ def save_versioned(path: str | os.PathLike, payload: Mapping[str, Any], *, marke
     missing = [k for k in required if k not in payload]
     if missing:
         raise ValueError(f"{kind} payload lacks {', '.join(missing)}")
-    return atomic_write(path, lambda f: torch.save(dict(payload), f))
+    body = {k: v for k, v in payload.items() if k != DIGEST_KEY}
+    body[DIGEST_KEY] = payload_digest(body)
+    return atomic_write(path, lambda f: torch.save(body, f))
 
 
 def run_parts(

@@ -19,6 +19,8 @@ Layout, version 1 (a plain dict of containers and tensors)::
     val_ids       validation utterance ids, split order    (optional)
     train_ids     training utterance ids, sorted           (optional)
     optimizer, scheduler, scaler, train_state, rng        (optional: resuming training)
+    digest        "crc32:…" of all the above, written by save_checkpoint and checked at load
+                  (gst_tts.weights.payload_digest; absent in files written before it: not checked)
 
 An optional part that is not given is left out rather than stored as ``None``.
 """
@@ -113,7 +115,8 @@ def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = 
     Raises:
         CheckpointError: missing file, not a checkpoint, a pickle carrying code or objects
             (refused by ``weights_only`` loading, never executed), a version this code does not
-            know (one from a newer gst-tts), or a checkpoint missing a part synthesis needs.
+            know (one from a newer gst-tts), a checkpoint missing a part synthesis needs, or one
+            whose contents do not match its digest (corrupted on disk).
     """
     ckpt = load_weights_only(path, error=CheckpointError, what="gst-tts checkpoint", map_location=map_location)
     return check_checkpoint(ckpt, path)

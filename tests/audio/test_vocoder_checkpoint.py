@@ -162,11 +162,12 @@ def test_spectral_checkpoint_mistakes_are_one_line(tmp_path):
         load_hifigan(path, audio_config=AudioConfig())
     assert "a spectral vocoder checkpoint, not a hifigan one" in _one_line(info)
     stored = torch.load(path, weights_only=True)
-    torch.save({**stored, "generator_config": dict(SPECTRAL, channels=32)}, tmp_path / "wider.pt")
+    # Saved through the schema (a fresh digest): a hand edit saved with torch.save reads as corruption.
+    save_vocoder_checkpoint(tmp_path / "wider.pt", {**stored, "generator_config": dict(SPECTRAL, channels=32)})
     with pytest.raises(VocoderError) as info:
         load_vocoder(tmp_path / "wider.pt", audio_config=AudioConfig())
     assert "weights do not fit its generator_config" in _one_line(info)
-    torch.save({**stored, "generator_config": dict(SPECTRAL, kernel_size=4)}, tmp_path / "even.pt")
+    save_vocoder_checkpoint(tmp_path / "even.pt", {**stored, "generator_config": dict(SPECTRAL, kernel_size=4)})
     with pytest.raises(VocoderError) as info:
         load_vocoder(tmp_path / "even.pt", audio_config=AudioConfig())
     assert "unusable generator settings" in _one_line(info)
@@ -176,3 +177,23 @@ def test_a_synthesizer_takes_a_spectral_checkpoint(tiny_checkpoint, tmp_path):
     path, _ = _spectral(tmp_path)
     synth = Synthesizer.from_checkpoint(tiny_checkpoint, vocoder=path, device="cpu")
     assert isinstance(synth.vocoder, SpectralVocoder)
+
+
+def test_a_flipped_byte_in_a_vocoder_checkpoint_is_a_one_line_error(tmp_path):
+    # torch loads a zip whose tensor record changed without complaint; the stored digest does not match.
+    path = save_vocoder_checkpoint(tmp_path / "generator.pt", _payload()[0])
+    data = bytearray(path.read_bytes())
+    stored = torch.load(path, weights_only=True)
+    assert stored["digest"].startswith("crc32:")
+    weight = stored["generator"]["conv_post.parametrizations.weight.original1"].reshape(-1).view(torch.uint8).numpy()
+    offset = bytes(data).find(weight.tobytes())  # a byte inside one tensor's record
+    assert offset > 0
+    data[offset + 5] ^= 0x10
+    damaged = tmp_path / "damaged.pt"
+    damaged.write_bytes(bytes(data))
+    before = torch.load(path, weights_only=True)["generator"]
+    after = torch.load(damaged, weights_only=True)["generator"]
+    assert any(not torch.equal(before[k], after[k]) for k in before)  # what torch alone lets through
+    with pytest.raises(VocoderError) as info:
+        load_vocoder(damaged, audio_config=AudioConfig())
+    assert "corrupted vocoder checkpoint" in _one_line(info) and str(damaged) in str(info.value)

@@ -2,7 +2,9 @@
 versions), version 1 compatibility, rebuilding the model."""
 
 from dataclasses import asdict
+import logging
 from pathlib import Path
+import random
 
 from conftest import TINY_MODEL, write_tiny_checkpoint
 import pytest
@@ -132,3 +134,67 @@ def test_a_version_1_checkpoint_as_written_before_the_schema_module_loads(tmp_pa
         assert torch.equal(rebuilt.state_dict()[name], value), name
     symbols_back, audio, stats = checkpoint_parts(ckpt)
     assert len(symbols_back) == len(symbols) and audio == AudioConfig() and float(stats.mean[0]) == -5.0
+
+
+# ---------------------------------------------------------------------------------------------
+# Integrity: the digest stored with the contents
+
+
+def _identical(a, b) -> bool:
+    """Bit for bit: tensors by dtype, shape and bytes; containers item by item."""
+    if isinstance(a, torch.Tensor):
+        return (isinstance(b, torch.Tensor) and a.dtype == b.dtype and a.shape == b.shape
+                and a.reshape(-1).view(torch.uint8).tolist() == b.reshape(-1).view(torch.uint8).tolist())
+    if isinstance(a, dict):
+        return isinstance(b, dict) and list(a) == list(b) and all(_identical(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return isinstance(b, (list, tuple)) and len(a) == len(b) and all(_identical(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def test_flipped_bytes_are_refused_in_one_line_or_load_identical_weights(tmp_path):
+    # torch does not check its zip records' CRCs: without the digest every one of these flips loaded
+    # other weights silently. A flip in zip metadata torch ignores may still load, identical.
+    path = write_tiny_checkpoint(tmp_path / "last.pt")
+    reference = load_checkpoint(path)
+    data = path.read_bytes()
+    rng = random.Random(28)
+    refused = 0
+    for i in range(20):
+        offset = rng.randrange(len(data) // 10, len(data) - len(data) // 10)
+        damaged = bytearray(data)
+        damaged[offset] ^= 1 << rng.randrange(8)
+        flipped = tmp_path / f"flip{i}.pt"
+        flipped.write_bytes(bytes(damaged))
+        try:
+            loaded = load_checkpoint(flipped)
+        except CheckpointError as exc:
+            assert str(flipped) in str(exc) and "\n" not in str(exc)
+            refused += 1
+            continue
+        assert _identical(reference, loaded), f"byte {offset} flipped loaded other contents"
+    assert refused >= 10  # the tensor records are most of the file
+
+
+def test_the_digest_names_a_corrupted_file_and_a_resave_renews_it(tmp_path):
+    path = write_tiny_checkpoint(tmp_path / "a.pt")
+    stored = torch.load(path, weights_only=True)
+    assert stored["digest"].startswith("crc32:")
+    edited = dict(stored, step=5)
+    torch.save(edited, tmp_path / "edited.pt")  # changed without the schema: the digest no longer matches
+    with pytest.raises(CheckpointError, match="corrupted checkpoint: its contents do not match the digest"):
+        load_checkpoint(tmp_path / "edited.pt")
+    save_checkpoint(tmp_path / "resaved.pt", edited)  # through the schema: a fresh digest
+    assert load_checkpoint(tmp_path / "resaved.pt")["step"] == 5
+    torch.save(dict(stored, digest=torch.zeros(2)), tmp_path / "odd.pt")
+    with pytest.raises(CheckpointError, match="unreadable digest"):
+        load_checkpoint(tmp_path / "odd.pt")
+
+
+def test_a_checkpoint_without_a_digest_loads_without_a_warning(tmp_path, caplog):
+    stored = torch.load(write_tiny_checkpoint(tmp_path / "a.pt"), weights_only=True)
+    del stored["digest"]  # as written before checkpoints carried one
+    torch.save(stored, tmp_path / "old.pt")
+    with caplog.at_level(logging.INFO):
+        assert load_checkpoint(tmp_path / "old.pt")["step"] == 0
+    assert not caplog.records
