@@ -9,6 +9,12 @@ Examples::
 The server listens on the loopback interface unless ``--host`` says otherwise; any other host
 needs an API key (``--api-key`` or the ``GST_TTS_API_KEY`` environment variable, which unlike an
 option does not show in the process list). Needs the optional extra: ``pip install gst-tts[serve]``.
+
+Against hostile clients the app checks the key before reading a body, cuts bodies at their limit
+and times them out (``--body-timeout``); see ``gst_tts/serve/app.py``. What it cannot bound is a
+client trickling its request *headers* (uvicorn has no header timeout): each such client holds one
+connection (a file descriptor) until it gives up, while the server keeps answering others. On an
+exposed host put a reverse proxy with header timeouts and connection limits in front.
 """
 
 from __future__ import annotations
@@ -40,6 +46,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--max-upload-mb", type=float, default=10.0, help="largest reference upload (default 10)")
     g.add_argument("--max-reference-seconds", type=float, default=30.0, help="longest reference clip (default 30)")
     g.add_argument("--request-timeout", type=float, default=60.0, help="seconds a synthesis may take before a 408 (default 60)")
+    g.add_argument("--body-timeout", type=float, default=60.0,
+                   help="seconds a request body may take to arrive before a 408 and a closed connection (default 60)")
     add_decoding_arguments(p, batch_size=8, batch_what="requests")
 
 
@@ -78,7 +86,8 @@ def run(args: argparse.Namespace) -> int:
     options = decoding_options(args)
     try:
         limits = ServeLimits(max_text_chars=args.max_text_chars, max_upload_bytes=int(args.max_upload_mb * 1024 * 1024),
-                             max_reference_s=args.max_reference_seconds, request_timeout_s=args.request_timeout)
+                             max_reference_s=args.max_reference_seconds, request_timeout_s=args.request_timeout,
+                             body_timeout_s=args.body_timeout)
     except GstTtsError as exc:
         raise GstTtsError(f"serving limits: {exc}") from None
     synth = load_synthesizer(args)

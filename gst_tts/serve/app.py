@@ -15,12 +15,20 @@ bug gives a 5xx (and a full queue: 503 with ``Retry-After``). Uploads are read i
 most ``ServeLimits.max_upload_bytes``, and decoded from there: nothing a request sends is
 written to disk. References and recent syntheses are kept in memory, the oldest dropped first.
 
+Hostile clients: :class:`_Guard`, a pure ASGI middleware in front of everything, checks the API
+key from the headers before a byte of the body is read (401), counts the body as it arrives
+whatever Content-Length says (413 past the limit: a chunked body is cut there), and answers 408
+when a body trickles in slower than ``ServeLimits.body_timeout_s`` allows; those answers close the
+connection, so the rest of such a body is never read. Only the queue's worker calls the model:
+reference clips are decoded and encoded there too (:class:`ReferenceJob`), one at a time.
+
 This module does not use ``from __future__ import annotations``: FastAPI reads the endpoint
 annotations at run time, and the request model is built here with the limits it documents.
 """
 
 import asyncio
 import contextlib
+import functools
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, fields
 import hmac
@@ -42,14 +50,16 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 import soundfile as sf
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.formparsers import MultiPartException, MultiPartParser
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gst_tts.audio.io import wav_bytes
 from gst_tts.errors import AudioError, GstTtsError, first_line
 from gst_tts.inference.results import SynthesisResult
 from gst_tts.inference.synthesizer import Synthesizer
-from gst_tts.serve.batching import BatchingQueue, QueueClosed, QueueFull, SynthesisJob
+from gst_tts.serve.batching import BatchingQueue, QueueClosed, QueueFull, ReferenceJob, SynthesisJob
 
 __all__ = ["ServeLimits", "create_app", "STATIC_DIR"]
 
@@ -64,6 +74,8 @@ _MAX_UPLOAD_CHANNELS = 8
 _MULTIPART_OVERHEAD = 64 * 1024
 # A synthesis request is a text and a few numbers.
 _MAX_JSON_BYTES = 256 * 1024
+# The /api/ endpoints a client may call without the key.
+_PUBLIC_API = frozenset({"/api/health"})
 
 
 @dataclass(frozen=True)
@@ -77,8 +89,11 @@ class ServeLimits:
         max_abs_weight: largest |token weight| in ``style_weights`` and largest mix weight. Default 4.
         max_style_weights: entries in ``style_weights``. Default 64.
         max_mix: references in ``mix``. Default 8.
-        request_timeout_s: time a synthesis may wait and run before the request is answered 408.
-            Default 60.
+        request_timeout_s: time a synthesis (or a reference's encoding) may wait and run before the
+            request is answered 408. Default 60.
+        body_timeout_s: time a request's body may take to arrive, from the first read of it; a
+            slower one is answered 408 and its connection closed (a client trickling a body
+            holds a connection no longer). Default 60 (10 MiB then needs 1.4 Mbit/s).
         max_references: uploaded references kept (the oldest is dropped). Default 64.
         max_syntheses: recent syntheses kept for their audio and plot links. Default 32.
 
@@ -93,6 +108,7 @@ class ServeLimits:
     max_style_weights: int = 64
     max_mix: int = 8
     request_timeout_s: float = 60.0
+    body_timeout_s: float = 60.0
     max_references: int = 64
     max_syntheses: int = 32
 
@@ -203,29 +219,10 @@ def create_app(
     app.state.limits = limits
     _add_error_handlers(app)
 
-    @app.middleware("http")
-    async def limit_body(request: Request, call_next: Any) -> Response:
-        # Refused from the declared length, before the body is read (uploads are also counted as read).
-        limit = limits.max_upload_bytes + _MULTIPART_OVERHEAD if request.url.path == "/api/references" else _MAX_JSON_BYTES
-        declared = request.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > limit:
-            return _error(413, f"the request body is {int(declared)} bytes; the limit here is {limit}")
-        return await call_next(request)
-
+    app.add_middleware(_Guard, api_key=api_key, limits=limits)
+    # The key is checked by _Guard, before the body is read; the dependency documents it in the schema.
     key_header = APIKeyHeader(name="X-API-Key", auto_error=False, description="needed when the server runs with --api-key")
-
-    def check_key(request: Request, key: Annotated[Optional[str], Depends(key_header)] = None) -> None:
-        if api_key is None:
-            return
-        given = key
-        auth = request.headers.get("authorization", "")
-        if given is None and auth.lower().startswith("bearer "):
-            given = auth[7:].strip()
-        if given is None or not hmac.compare_digest(given.encode("utf-8", "replace"), api_key.encode("utf-8")):
-            raise ApiError(401, "an API key is needed: send it in the X-API-Key header" if given is None else "the API key is wrong",
-                           headers={"WWW-Authenticate": "Bearer"})
-
-    auth = [Depends(check_key)]
+    auth = [Depends(key_header)]
     weight = Annotated[float, Field(ge=-limits.max_abs_weight, le=limits.max_abs_weight, allow_inf_nan=False)]
     mix_weight = Annotated[float, Field(ge=0, le=limits.max_abs_weight, allow_inf_nan=False)]
     token_key = Annotated[str, StringConstraints(pattern=r"^[0-9]{1,4}(:[0-9]{1,4})?$")]
@@ -322,7 +319,7 @@ def create_app(
     async def upload_reference(request: Request) -> dict[str, Any]:
         """Upload a reference clip → its id, duration and per-head token weights ``[head][token]``."""
         name, data = await _read_upload(request, limits)
-        ref = await run_in_threadpool(service.encode_reference, name, data)
+        ref = await service.encode_reference(name, data)
         ref_id = service.references.add(ref)
         return ref.to_dict(ref_id)
 
@@ -446,7 +443,20 @@ class _Service:
         weights = self.style(style_weights=style_weights, style_dials=style_dials, reference_id=reference_id, mix=mix)
         if vocoder is not None and vocoder not in self.queue.vocoders:
             raise ApiError(422, f"vocoder: {_quote(vocoder)} is not one of {', '.join(self.queue.vocoders)}")
-        job = SynthesisJob(text=text, weights=weights, seed=seed, vocoder=vocoder)
+        try:
+            result = await self.on_worker(SynthesisJob(text=text, weights=weights, seed=seed, vocoder=vocoder), "synthesis")
+        except GstTtsError as exc:
+            raise ApiError(422, str(exc)) from None
+        wav = await run_in_threadpool(wav_bytes, result.audio, result.sample_rate)
+        entry = _Synthesis(result=result, wav=wav, seed=seed, vocoder=vocoder or self.queue.default_vocoder)
+        return self.syntheses.add(entry), entry
+
+    async def on_worker(self, job: SynthesisJob | ReferenceJob, what: str) -> Any:
+        """Queue ``job`` for the worker and wait for its outcome (its errors are raised here).
+
+        Raises:
+            ApiError: 503 when the queue is full or closing, 408 past the request time limit.
+        """
         self.queue.start()
         try:
             future = self.queue.submit(job)
@@ -455,17 +465,12 @@ class _Service:
         except QueueClosed as exc:
             raise ApiError(503, str(exc), headers={"Retry-After": "5"}) from None
         try:
-            result = await asyncio.wait_for(asyncio.wrap_future(future), timeout=self.limits.request_timeout_s)
+            return await asyncio.wait_for(asyncio.wrap_future(future), timeout=self.limits.request_timeout_s)
         except asyncio.TimeoutError:
             future.cancel()  # drops it if it has not started; a running batch finishes for its neighbours
-            raise ApiError(408, f"synthesis took longer than the request time limit of {self.limits.request_timeout_s:g} s") from None
+            raise ApiError(408, f"{what} took longer than the request time limit of {self.limits.request_timeout_s:g} s") from None
         except QueueClosed as exc:
             raise ApiError(503, str(exc), headers={"Retry-After": "5"}) from None
-        except GstTtsError as exc:
-            raise ApiError(422, str(exc)) from None
-        wav = await run_in_threadpool(wav_bytes, result.audio, result.sample_rate)
-        entry = _Synthesis(result=result, wav=wav, seed=seed, vocoder=vocoder or self.queue.default_vocoder)
-        return self.syntheses.add(entry), entry
 
     def synthesis(self, syn_id: str) -> _Synthesis:
         entry = self.syntheses.get(syn_id)
@@ -501,27 +506,41 @@ class _Service:
 
     # ---------------------------------------------------------------- references
 
-    def encode_reference(self, name: str, data: bytes) -> _Reference:
-        """Token weights of an uploaded clip, decoded from memory. 422 for non-audio, silent, tiny or long clips."""
+    async def encode_reference(self, name: str, data: bytes) -> _Reference:
+        """Token weights of an uploaded clip, decoded from memory and encoded on the queue's worker.
+
+        Raises:
+            ApiError: 422 for non-audio, silent, tiny or long clips; 503 with the queue full.
+        """
+        job = ReferenceJob(load=functools.partial(self.decode_reference, name, data))
+        try:
+            weights, duration_s = await self.on_worker(job, "encoding the reference")
+        except GstTtsError as exc:
+            raise ApiError(422, str(exc).replace("reference array", f"file {_quote(name)}", 1)) from None
+        return _Reference(name=name, duration_s=duration_s, weights=weights)
+
+    def decode_reference(self, name: str, data: bytes) -> tuple[np.ndarray, int]:
+        """``(samples (frames, channels) float32, rate)`` of an uploaded clip (run on the worker).
+
+        Raises:
+            AudioError: not audio, or audio past the limits (header checks come before decoding,
+                which allocates what the header claims).
+        """
         try:
             info = sf.info(io.BytesIO(data))
         except Exception as exc:  # libsndfile raises several types for data it cannot parse
-            raise ApiError(422, f"file {_quote(name)} is not readable as audio ({first_line(exc, 100)})") from None
+            raise AudioError(f"file {_quote(name)} is not readable as audio ({first_line(exc, 100)})") from None
         if not (0 < info.samplerate <= _MAX_UPLOAD_RATE and 0 < info.channels <= _MAX_UPLOAD_CHANNELS and info.frames > 0):
-            raise ApiError(422, f"file {_quote(name)}: unusable audio ({info.frames} frames, {info.channels} channels, "
-                                f"{info.samplerate} Hz)")
+            raise AudioError(f"file {_quote(name)}: unusable audio ({info.frames} frames, {info.channels} channels, "
+                             f"{info.samplerate} Hz)")
         duration = info.frames / info.samplerate
         if duration > self.limits.max_reference_s:
-            raise ApiError(422, f"file {_quote(name)} is {duration:.1f} s long; the limit is {self.limits.max_reference_s:g} s")
+            raise AudioError(f"file {_quote(name)} is {duration:.1f} s long; the limit is {self.limits.max_reference_s:g} s")
         try:
             samples, rate = sf.read(io.BytesIO(data), dtype="float32", always_2d=True)
         except Exception as exc:
-            raise ApiError(422, f"file {_quote(name)} is not readable as audio ({first_line(exc, 100)})") from None
-        try:
-            weights = self.synth.styles.reference_weights((samples, rate))
-        except AudioError as exc:
-            raise ApiError(422, str(exc).replace("reference array", f"file {_quote(name)}", 1)) from None
-        return _Reference(name=name, duration_s=len(samples) / rate, weights=weights.numpy())
+            raise AudioError(f"file {_quote(name)} is not readable as audio ({first_line(exc, 100)})") from None
+        return samples, rate
 
     def model_info(self) -> dict[str, Any]:
         synth = self.synth
@@ -595,6 +614,126 @@ def _validation_message(errors: list[dict[str, Any]]) -> str:
     return f"{where or 'body'}: {msg}{more}"
 
 
+def _key_problem(headers: Headers, api_key: str) -> str | None:
+    """Why ``headers`` do not carry ``api_key`` (``X-API-Key``, or ``Authorization: Bearer``), or None when they do."""
+    given = headers.get("x-api-key")
+    auth = headers.get("authorization", "")
+    if given is None and auth.lower().startswith("bearer "):
+        given = auth[7:].strip()
+    if given is None:
+        return "an API key is needed: send it in the X-API-Key header"
+    # Constant time: how much of a guess matches must not show in the answer's timing.
+    if not hmac.compare_digest(given.encode("utf-8", "replace"), api_key.encode("utf-8")):
+        return "the API key is wrong"
+    return None
+
+
+class _BodyRefused(Exception):
+    """Raised from a guarded ``receive``: the body broke a limit (``status`` 413 or 408, ``message``)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class _Guard:
+    """Pure ASGI middleware: the API key and the body limits, enforced before the app reads the body.
+
+    * an ``/api/`` request (but :data:`_PUBLIC_API`) without the key is answered 401 from its
+      headers; ``receive`` is never called, so not a byte of its body is read;
+    * a body declared (Content-Length) longer than its limit is answered 413, unread;
+    * the body is counted as it arrives, so one longer than its limit (chunked: nothing declared)
+      is cut, and answered 413, as soon as the count passes the limit: at most the limit plus one
+      ``receive`` message (uvicorn's are a few hundred KiB at most) is ever read;
+    * a body not all there ``body_timeout_s`` after the first read is answered 408.
+
+    These answers carry ``Connection: close``: the server then closes the connection instead of
+    reading (and discarding) the rest of the body. The limit is the upload's (plus its multipart
+    framing) on ``POST /api/references``, 256 KiB elsewhere. Not BaseHTTPMiddleware: that one hands
+    the endpoint a request whose body it cannot bound.
+
+    Args:
+        app: the app behind.
+        api_key: the key ``/api/`` requests need; None: no key.
+        limits: the server's limits (``max_upload_bytes``, ``body_timeout_s``).
+    """
+
+    def __init__(self, app: ASGIApp, *, api_key: str | None, limits: ServeLimits) -> None:
+        self.app = app
+        self.api_key = api_key
+        self.limits = limits
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        path = scope["path"]
+        if self.api_key is not None and path.startswith("/api/") and path not in _PUBLIC_API:
+            problem = _key_problem(headers, self.api_key)
+            if problem is not None:
+                await self._refuse(scope, send, 401, problem, read=0, headers={"WWW-Authenticate": "Bearer"})
+                return
+        limit = self.limits.max_upload_bytes + _MULTIPART_OVERHEAD if path == "/api/references" else _MAX_JSON_BYTES
+        declared = headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            await self._refuse(scope, send, 413, f"the request body is {int(declared)} bytes; the limit here is {limit}", read=0)
+            return
+
+        loop = asyncio.get_running_loop()
+        received, deadline, body_done = 0, None, False
+        refused: _BodyRefused | None = None
+        started = False
+
+        async def guarded_receive() -> Message:
+            nonlocal received, deadline, body_done, refused
+            if refused is not None:
+                raise refused
+            if body_done:  # after the body only a disconnect comes: wait for it as long as it takes
+                return await receive()
+            if deadline is None:
+                deadline = loop.time() + self.limits.body_timeout_s
+            try:
+                message = await asyncio.wait_for(receive(), timeout=max(0.0, deadline - loop.time()))
+            except asyncio.TimeoutError:
+                refused = _BodyRefused(408, f"the request body did not arrive within {self.limits.body_timeout_s:g} s")
+                raise refused from None
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                body_done = not message.get("more_body", False)
+                if received > limit:
+                    refused = _BodyRefused(413, f"the request body is larger than the limit of {limit} bytes here")
+                    raise refused
+            return message
+
+        async def guarded_send(message: Message) -> None:
+            nonlocal started
+            if refused is not None:  # whatever the app makes of the cut body, the client gets the refusal
+                return
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, guarded_receive, guarded_send)
+        except Exception:
+            if refused is None:
+                raise
+        if refused is not None and not started:
+            await self._refuse(scope, send, refused.status, refused.message, read=received)
+
+    @staticmethod
+    async def _refuse(scope: Scope, send: Send, status: int, message: str, *, read: int,
+                      headers: Mapping[str, str] | None = None) -> None:
+        """Answer ``status`` and close; logged with the body bytes ``read`` (a trace of abuse, and the proof of the bound)."""
+        log.info("%s %s: %d after %d body bytes (%s)", scope["method"], _quote(scope["path"], 80), status, read, message)
+
+        async def nothing() -> Message:  # the answer never reads the body
+            return {"type": "http.disconnect"}
+
+        await _error(status, message, {**(headers or {}), "Connection": "close"})(scope, nothing, send)
+
+
 def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def api_error(_request: Request, exc: ApiError) -> JSONResponse:
@@ -618,7 +757,7 @@ def _add_error_handlers(app: FastAPI) -> None:
 
 
 async def _read_upload(request: Request, limits: ServeLimits) -> tuple[str, bytes]:
-    """The multipart field ``file`` of ``request``, read into memory with its size bounded.
+    """The multipart field ``file`` of ``request``, read into memory (its size bounded by :class:`_Guard`).
 
     Starlette's own form parsing spools files over 1 MiB to a temporary file; here the parser is
     told to keep up to the upload limit in memory, so an upload never touches the disk.
@@ -627,14 +766,9 @@ async def _read_upload(request: Request, limits: ServeLimits) -> tuple[str, byte
     if not content_type.lower().startswith("multipart/form-data"):
         raise ApiError(415, "send the clip as multipart/form-data with the field 'file' (e.g. curl -F file=@clip.wav)")
     limit = limits.max_upload_bytes + _MULTIPART_OVERHEAD
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise ApiError(413, f"the upload is {int(declared)} bytes; the limit is {limits.max_upload_bytes}")
     body = bytearray()
     async for chunk in request.stream():
         body.extend(chunk)
-        if len(body) > limit:
-            raise ApiError(413, f"the upload is larger than the limit of {limits.max_upload_bytes} bytes")
 
     async def once() -> AsyncIterator[bytes]:
         yield bytes(body)

@@ -7,7 +7,9 @@ holds at most ``max_queue`` requests that have not started; :meth:`BatchingQueue
 raises :class:`QueueFull` rather than letting waiting work grow without limit.
 
 The worker thread owns the synthesizer: it is the only code that calls it (and sets its vocoder),
-so nothing else needs a lock around the model.
+so nothing else needs a lock around the model. Reference clips to encode (:class:`ReferenceJob`)
+wait in the same queue, under the same bound, and are decoded and encoded by the same worker, one
+at a time: however many uploads arrive, one decoded clip is in memory and one thread runs the model.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import math
 import queue
 import threading
 import time
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, Union
 
 import numpy as np
 
@@ -31,7 +33,7 @@ from gst_tts.inference.style import Style
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.text.split import DEFAULT_MAX_CHARS
 
-__all__ = ["SynthesisJob", "BatchingQueue", "QueueFull", "QueueClosed"]
+__all__ = ["SynthesisJob", "ReferenceJob", "BatchingQueue", "QueueFull", "QueueClosed"]
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +63,23 @@ class SynthesisJob:
     seed: int | None = None
     vocoder: str | None = None  # a key of the queue's vocoders; None: the default one
     future: Future = field(default_factory=Future, repr=False)
+
+
+@dataclass
+class ReferenceJob:
+    """One reference clip to encode into its token weights, on the worker.
+
+    ``load`` gives the clip as ``(samples (frames, channels) float32, sample rate in Hz)``; it runs
+    on the worker too, so a clip is decoded only when its turn comes. ``future`` gets
+    ``(weights (n_heads, n_tokens) float32 array, duration in seconds)``, or the error of ``load`` or
+    of the model (an ``AudioError`` for a silent or too short clip).
+    """
+
+    load: Callable[[], tuple[np.ndarray, int]]
+    future: Future = field(default_factory=Future, repr=False)
+
+
+Job = Union[SynthesisJob, ReferenceJob]
 
 
 class BatchingQueue:
@@ -110,7 +129,7 @@ class BatchingQueue:
         self.decoding = decoding
         self.max_chunk_chars = max_chunk_chars
         self.chunk_batch_size = chunk_batch_size
-        self._queue: queue.Queue[SynthesisJob] = queue.Queue(maxsize=max_queue)
+        self._queue: queue.Queue[Job] = queue.Queue(maxsize=max_queue)
         self._closed = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()  # guards the counters below
@@ -118,7 +137,8 @@ class BatchingQueue:
         self.batches = 0  # synthesize calls made
         self.requests = 0  # requests answered (result or error)
         self.largest_batch = 0
-        self.busy_s = 0.0  # time spent synthesizing
+        self.references = 0  # reference clips encoded (or refused)
+        self.busy_s = 0.0  # time spent synthesizing and encoding references
 
     # ------------------------------------------------------------------ life cycle
 
@@ -163,8 +183,8 @@ class BatchingQueue:
             per_batch = self._batch_seconds
         return max(1, math.ceil(per_batch * (self.pending / self.max_batch + 1)))
 
-    def submit(self, job: SynthesisJob) -> Future:
-        """Queue ``job``; its future gets the :class:`SynthesisResult` or the error.
+    def submit(self, job: Job) -> Future:
+        """Queue ``job``; its future gets the :class:`SynthesisResult` (a reference's weights) or the error.
 
         Raises:
             QueueFull: ``max_queue`` requests are already waiting.
@@ -173,7 +193,7 @@ class BatchingQueue:
         """
         if self._closed.is_set():
             raise QueueClosed("the server is shutting down")
-        if job.vocoder is not None and job.vocoder not in self.vocoders:
+        if isinstance(job, SynthesisJob) and job.vocoder is not None and job.vocoder not in self.vocoders:
             raise GstTtsError(f"vocoder {job.vocoder!r} is not one of {', '.join(self.vocoders)}")
         try:
             self._queue.put_nowait(job)
@@ -186,11 +206,11 @@ class BatchingQueue:
         with self._lock:
             return {"pending": self.pending, "max_queue": self.max_queue, "max_batch": self.max_batch,
                     "batches": self.batches, "requests": self.requests, "largest_batch": self.largest_batch,
-                    "busy_s": round(self.busy_s, 3)}
+                    "references": self.references, "busy_s": round(self.busy_s, 3)}
 
     # ------------------------------------------------------------------ the worker
 
-    def _take_batch(self) -> list[SynthesisJob]:
+    def _take_batch(self) -> list[Job]:
         """Wait for one job, then take whatever else is waiting (up to ``max_batch``), giving
         latecomers ``batch_window_s`` to arrive."""
         while not self._closed.is_set():
@@ -215,10 +235,11 @@ class BatchingQueue:
     def _work(self) -> None:
         while not self._closed.is_set():
             jobs = self._take_batch()
-            if not jobs:
-                continue
             groups: dict[Any, list[SynthesisJob]] = {}
             for job in jobs:
+                if isinstance(job, ReferenceJob):
+                    self._encode(job)
+                    continue
                 name = job.vocoder or self.default_vocoder
                 key = (name, None) if job.seed is None else (name, id(job))  # seeded: alone
                 groups.setdefault(key, []).append(job)
@@ -246,6 +267,22 @@ class BatchingQueue:
             self._finish(jobs, exc, started)
         else:
             self._finish(jobs, results, started)
+
+    def _encode(self, job: ReferenceJob) -> None:
+        started = time.monotonic()
+        try:
+            samples, rate = job.load()
+            weights = self.synthesizer.styles.reference_weights((samples, rate)).numpy()
+        except GstTtsError as exc:
+            job.future.set_exception(exc)
+        except Exception as exc:  # a bug (or a loader's own error type): the caller gets it, the worker lives on
+            log.exception("encoding a reference failed")
+            job.future.set_exception(exc)
+        else:
+            job.future.set_result((weights, len(samples) / rate))
+        with self._lock:
+            self.references += 1
+            self.busy_s += time.monotonic() - started
 
     def _finish(self, jobs: list[SynthesisJob], outcome: list[SynthesisResult] | BaseException, started: float) -> None:
         elapsed = time.monotonic() - started
