@@ -3,6 +3,7 @@ trimming; atomic wav writes."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 import io
 import os
 from pathlib import Path
@@ -16,6 +17,57 @@ from gst_tts.errors import AudioError, first_line
 from gst_tts.files import atomic_write
 
 
+# libsndfile's names of the containers that hold WAV data (RIFF, its extensible form, the 64-bit ones).
+WAV_FORMATS = frozenset({"WAV", "WAVEX", "RF64", "W64"})
+
+
+@dataclass(frozen=True)
+class AudioHeader:
+    """What an audio file's header says, read without decoding a sample.
+
+    ``format`` and ``subtype`` are libsndfile's names (``"WAV"``, ``"PCM_16"``, ``"PCM_U8"``,
+    ``"FLOAT"``, ``"MPEG_LAYER_III"``).
+    """
+
+    rate: int
+    channels: int
+    frames: int
+    format: str
+    subtype: str
+
+    @property
+    def seconds(self) -> float:
+        return self.frames / self.rate if self.rate > 0 else 0.0
+
+    def conversions(self, sample_rate: int) -> list[str]:
+        """What :func:`load_audio` changes, or what is worth a warning, reading it at ``sample_rate``."""
+        notes = []
+        if self.channels > 1:
+            notes.append(f"{self.channels} channels averaged")
+        if self.rate != sample_rate:
+            notes.append(f"{self.rate} Hz resampled")
+        if self.subtype in ("PCM_U8", "PCM_S8"):
+            notes.append("8-bit samples")
+        return notes
+
+
+def read_audio_header(path: str | os.PathLike) -> AudioHeader:
+    """The header of an audio file (sample rate, channels, length, format), no sample decoded.
+
+    Raises:
+        AudioError: the file is missing or is not audio libsndfile can read.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise AudioError(f"{path}: audio file not found")
+    try:
+        info = sf.info(str(path))
+    except Exception as exc:  # soundfile raises several types for non-audio input
+        raise AudioError(f"{path}: not readable as audio ({first_line(exc)})") from None
+    return AudioHeader(rate=int(info.samplerate), channels=int(info.channels), frames=int(info.frames),
+                       format=str(info.format), subtype=str(info.subtype))
+
+
 def load_audio(path: str | os.PathLike, sample_rate: int | None = None) -> tuple[np.ndarray, int]:
     """Read an audio file as mono float32, resampled to ``sample_rate`` when given.
 
@@ -25,7 +77,8 @@ def load_audio(path: str | os.PathLike, sample_rate: int | None = None) -> tuple
         ``(samples, rate)`` with samples of shape ``(n_samples,)``.
 
     Raises:
-        AudioError: the file is missing or is not audio libsndfile can read.
+        AudioError: the file is missing or is not audio libsndfile can read, or a (float) file
+            holds NaN or infinite samples.
     """
     path = Path(path)
     if not path.is_file():
@@ -34,6 +87,11 @@ def load_audio(path: str | os.PathLike, sample_rate: int | None = None) -> tuple
         samples, rate = sf.read(str(path), dtype="float32", always_2d=True)
     except Exception as exc:  # soundfile raises several types for non-audio input
         raise AudioError(f"{path}: not readable as audio ({first_line(exc)})") from None
+    finite = np.isfinite(samples)
+    if not finite.all():  # they would turn every feature and loss they touch into NaN
+        first = int(np.argmin(finite.all(axis=1)))
+        raise AudioError(f"{path}: {int(finite.size - finite.sum())} NaN or infinite samples (the first at "
+                         f"{first / rate:.3f} s)")
     return to_mono_resampled(samples, rate, sample_rate), (sample_rate or rate)
 
 

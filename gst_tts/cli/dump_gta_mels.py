@@ -39,7 +39,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from gst_tts.data.batching import Collate, TTSDataset, encode_texts
     from gst_tts.data.cache import FeatureCache, default_cache_dir
-    from gst_tts.data.corpus import read_corpus
+    from gst_tts.data.corpus import id_file, read_corpus
     from gst_tts.data.gta import MANIFEST, write_gta_manifest
     from gst_tts.files import write_npy
     from gst_tts.inference.synthesizer import Synthesizer
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
             out = model(on_device["text"], on_device["text_lengths"], on_device["mel"], on_device["mel_lengths"])
             for j, utt_id in enumerate(batch["ids"]):
                 frames = int(batch["mel_lengths"][j])
-                write_npy(args.out / f"{utt_id}.npy", stats.denormalize(out.mel_postnet[j, :frames].float().cpu()).numpy())
+                write_npy(id_file(args.out, utt_id, ".npy"), stats.denormalize(out.mel_postnet[j, :frames].float().cpu()).numpy())
                 entries[utt_id] = frames
             bar.update(len(batch["ids"]))
     bar.close()

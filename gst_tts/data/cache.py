@@ -5,29 +5,45 @@ from __future__ import annotations
 from dataclasses import asdict
 import hashlib
 import json
+from collections import Counter
 import logging
 import os
 from pathlib import Path
+import time
 from typing import Sequence
 
 import numpy as np
 import torch
 
 from gst_tts.audio.features import AudioConfig, MelExtractor, MelStats, wav_to_logmel
-from gst_tts.audio.io import load_audio, trim_silence
-from gst_tts.data.corpus import Utterance
+from gst_tts.audio.io import WAV_FORMATS, load_audio, read_audio_header, trim_silence
+from gst_tts.data.corpus import Utterance, id_file
 from gst_tts.errors import AudioError, DataError
 from gst_tts.files import atomic_write, write_npy, write_text
 from gst_tts.progress import progress_bar
 
 log = logging.getLogger(__name__)
 
+# The longest recording a corpus may hold, checked from its header before a sample is read: a
+# 2-hour file would otherwise be decoded, resampled and turned into one 30,000-frame "utterance".
+# Six times LJSpeech's longest clip; training leaves out what is over data.max_frames anyway.
+MAX_CLIP_SECONDS = 60.0
+# A temporary file of an atomic write (gst_tts.files) this old belongs to a killed run, not to a
+# writer at work (one feature takes milliseconds), and is removed.
+STALE_TEMPORARY_SECONDS = 600.0
+
 
 class FeatureCache:
     """Log-mels on disk, one ``.npy`` per utterance, under a folder keyed by the feature config.
 
     A changed :class:`AudioConfig` gives a new folder, so stale features are never read; a
-    changed audio file (size or mtime) is recomputed.
+    changed audio file (size or mtime) is recomputed. Each file is written atomically and the
+    manifest after the features it lists, so a killed run leaves whole features (and perhaps a
+    hidden ``.*.tmp`` file, never read, removed by a later run once stale).
+
+    Audio must be WAV data (any sample format, rate or channel count: other rates are resampled,
+    channels averaged, with one warning per run) of at most :data:`MAX_CLIP_SECONDS` and finite
+    samples; anything else is a one-line ``DataError`` naming the utterance's ``file:line``.
     """
 
     def __init__(self, cache_dir: str | os.PathLike, config: AudioConfig) -> None:
@@ -46,20 +62,27 @@ class FeatureCache:
         return {"audio_config": asdict(self.config), "entries": {}}
 
     def path(self, utt_id: str) -> Path:
-        return self.dir / f"{utt_id}.npy"
+        """``<dir>/<id>.npy``; a DataError for an id that would name a file elsewhere."""
+        return id_file(self.dir, utt_id, ".npy")
 
     def prepare(self, utterances: Sequence[Utterance], progress: bool = True) -> dict[str, int]:
         """Compute missing or stale features. Returns ``{id: n_frames}`` for every utterance."""
         self.dir.mkdir(parents=True, exist_ok=True)
+        _remove_stale_temporaries(self.dir)
         manifest = self._load_manifest()
         entries: dict = manifest["entries"]
         todo = [u for u in utterances if entries.get(u.id, {}).get("source") != _source_key(u.audio_path)
                 or not self.path(u.id).is_file()]
         if todo:
             extractor = MelExtractor(self.config)
+            converted: Counter[str] = Counter()
+            example: dict[str, Path] = {}
             bar = progress_bar(todo, desc="features", unit="utt", enabled=progress)
             for i, utt in enumerate(bar):
-                samples = self._read(utt)
+                samples, notes = self._read(utt)
+                for note in notes:
+                    converted[note] += 1
+                    example.setdefault(note, utt.audio_path)
                 if samples.size < self.config.win_length or float(np.max(np.abs(samples))) < 1e-4:
                     raise DataError(f"{utt.where}: {utt.audio_path}: audio is silent or too short")
                 mel = wav_to_logmel(samples, self.config, extractor)
@@ -68,6 +91,9 @@ class FeatureCache:
                 if (i + 1) % 200 == 0:  # keep progress if interrupted
                     write_text(self.manifest_path, json.dumps(manifest))
             write_text(self.manifest_path, json.dumps(manifest))
+            if converted:  # one line for the run: a 44.1 kHz corpus would otherwise warn per file
+                log.warning("audio converted on reading, to mono at %d Hz: %s", self.config.sample_rate, "; ".join(
+                    f"{note} in {n} of {len(todo)} files (e.g. {example[note]})" for note, n in converted.items()))
         return {u.id: int(entries[u.id]["frames"]) for u in utterances}
 
     def load(self, utt_id: str) -> np.ndarray:
@@ -82,14 +108,25 @@ class FeatureCache:
         Raises:
             DataError: ``file:line`` of the utterance and what is wrong with its audio.
         """
-        return trim_silence(self._read(utt), self.config.trim_top_db)
+        return trim_silence(self._read(utt)[0], self.config.trim_top_db)
 
-    def _read(self, utt: Utterance) -> np.ndarray:
+    def _read(self, utt: Utterance) -> tuple[np.ndarray, list[str]]:
+        """``(samples, conversions)``: the utterance's samples at the feature rate, and what
+        reading changed (channels averaged, resampled, 8-bit), for one warning per run.
+
+        The header is checked before a sample is decoded: WAV data, at most MAX_CLIP_SECONDS.
+        """
         try:
+            header = read_audio_header(utt.audio_path)
+            if header.format not in WAV_FORMATS:
+                raise AudioError(f"{utt.audio_path}: {header.format} data, not WAV; convert it to WAV")
+            if header.seconds > MAX_CLIP_SECONDS:
+                raise AudioError(f"{utt.audio_path}: {header.seconds:.1f} s long; clips are at most "
+                                 f"{MAX_CLIP_SECONDS:.0f} s (split or drop it)")
             samples, _ = load_audio(utt.audio_path, self.config.sample_rate)
         except AudioError as exc:
             raise DataError(f"{utt.where}: {exc}") from None
-        return samples
+        return samples, header.conversions(self.config.sample_rate)
 
     def stats(self, utt_ids: Sequence[str]) -> MelStats:
         """Per-channel mean/std over the given utterances, cached by the ids and their audio files' versions."""
@@ -120,6 +157,17 @@ def default_cache_dir(root: str | os.PathLike) -> Path:
     root = Path(root).resolve()
     base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gst-tts"
     return base / f"{root.name}-{hashlib.sha1(str(root).encode()).hexdigest()[:8]}"
+
+
+def _remove_stale_temporaries(folder: Path) -> None:
+    """Remove what atomic writes of killed runs left in ``folder`` (``.<name>.XXXXXXXX.tmp``)."""
+    cutoff = time.time() - STALE_TEMPORARY_SECONDS
+    for tmp in folder.glob(".*.tmp"):
+        try:
+            if tmp.is_file() and tmp.stat().st_mtime < cutoff:
+                tmp.unlink()
+        except OSError:  # removed by another run meanwhile, or not ours to remove: never fatal
+            pass
 
 
 def _source_key(path: Path) -> str:

@@ -28,6 +28,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 from gst_tts.audio.features import AudioConfig
+from gst_tts.data.corpus import id_file
 from gst_tts.errors import DataError
 from gst_tts.files import write_json
 from gst_tts.weights import check_versioned
@@ -96,7 +97,9 @@ class GtaMels:
                             "dump them with gst-tts dump-gta-mels on this corpus")
 
     def path(self, utt_id: str) -> Path:
-        return self.dir / f"{utt_id}.npy"
+        """``<folder>/<id>.npy``; a DataError for an id (say, from an edited manifest) that would
+        name a file elsewhere."""
+        return id_file(self.dir, utt_id, ".npy")
 
     def load(self, utt_id: str) -> np.ndarray:
         """``(frames, n_mels)`` float32 log-mel of one utterance.
