@@ -3,7 +3,8 @@
     gst-tts-train data.root=/data/LJSpeech-1.1 model=tacotron2 hydra.run.dir=runs/lj
 
 The run folder gets ``checkpoints/`` (``last.pt`` + periodic ones), TensorBoard event files and
-Hydra's resolved config. Running again with the same ``hydra.run.dir`` resumes.
+Hydra's resolved config. Running again with the same ``hydra.run.dir`` resumes. Under torchrun
+``hydra.run.dir`` is required: the default folder is named from each process's clock.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from pathlib import Path
 import sys
 from typing import Callable
 
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from gst_tts.errors import GstTtsError
+from gst_tts.training.distributed import check_shared_run_dir
 from gst_tts.training.trainer import Trainer, TrainState
 
 # The configs are the package gst_tts.conf: conf/ in a checkout, package data in a wheel.
@@ -45,8 +47,10 @@ def hydra_app(config_name: str, run: Callable[[DictConfig, str], object]) -> Non
     @hydra.main(version_base="1.3", config_path=f"pkg://{CONFIG_MODULE}", config_name=config_name)
     def _app(cfg: DictConfig) -> None:
         logging.getLogger("gst_tts").setLevel(logging.INFO)
+        hydra_cfg = HydraConfig.get()
         try:
-            run(cfg, HydraConfig.get().runtime.output_dir)
+            check_shared_run_dir(str(OmegaConf.to_container(hydra_cfg.run, resolve=False)["dir"]))
+            run(cfg, hydra_cfg.runtime.output_dir)
         except GstTtsError as exc:
             print(f"error: {exc}", file=sys.stderr)
             sys.exit(2)

@@ -6,7 +6,7 @@
 
 The run folder gets ``checkpoints/`` (``last.pt`` + periodic ones; ``generator.pt`` for
 ``--vocoder``), TensorBoard event files and Hydra's resolved config. Running again with the same
-``hydra.run.dir`` resumes.
+``hydra.run.dir`` resumes, which torchrun requires (see ``gst_tts.train``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
     torchrun --nproc_per_node=4 -m gst_tts.train data.root=… hydra.run.dir=runs/lj
 
-torchrun sets WORLD_SIZE, RANK and LOCAL_RANK; NCCL is used on CUDA, gloo on CPU.
+torchrun sets WORLD_SIZE, RANK and LOCAL_RANK; NCCL is used on CUDA, gloo on CPU. Every rank
+needs the same ``hydra.run.dir`` (:func:`check_shared_run_dir`).
 """
 
 from __future__ import annotations
@@ -118,6 +119,27 @@ class DistributedContext:
     def _object_device(self) -> torch.device | None:
         # NCCL moves pickled objects through the GPU; gloo through the CPU.
         return self.device if self.device is not None and self.device.type == "cuda" else None
+
+
+def check_shared_run_dir(run_dir_setting: str) -> None:
+    """Refuse, under torchrun (``WORLD_SIZE`` > 1), a run folder named from the clock.
+
+    Args:
+        run_dir_setting: ``hydra.run.dir`` as configured, interpolations unresolved (the default
+            is ``runs/${now:...}``).
+
+    Raises:
+        GstTtsError: the folder depends on ``${now:}``: each rank resolves it from its own clock,
+            so ranks started a second apart would write checkpoints and logs to different
+            folders and a resume would find only some of them.
+    """
+    try:
+        world_size = int(os.environ.get("WORLD_SIZE", "1"))
+    except ValueError:
+        raise GstTtsError(f"WORLD_SIZE={os.environ['WORLD_SIZE']!r} is not a whole number") from None
+    if world_size > 1 and "${now:" in run_dir_setting:
+        raise GstTtsError(f"{world_size} processes (WORLD_SIZE) would each name the run folder {run_dir_setting} "
+                          "from their own clock; give them one: hydra.run.dir=PATH")
 
 
 def _one_line(error: Exception, rank: int) -> str:

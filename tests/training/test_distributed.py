@@ -1,12 +1,16 @@
 """DDP on CPU: two gloo processes stay identical (acoustic model and vocoder), their checkpoint
-resumes in one process, and a failure on rank 0 ends every rank."""
+resumes in one process, a failure on rank 0 ends every rank, and torchrun without hydra.run.dir
+is refused (each rank would name its folder from its own clock)."""
 
+import importlib
 import os
 from pathlib import Path
 import socket
+import sys
 import time
 
 from conftest import write_corpus
+from hydra.core.global_hydra import GlobalHydra
 import numpy as np
 from omegaconf import OmegaConf
 import pytest
@@ -16,7 +20,7 @@ import torch.multiprocessing as mp
 
 from gst_tts.errors import DataError, GstTtsError
 from gst_tts.training.checkpoint import load_checkpoint
-from gst_tts.training.distributed import DistributedContext
+from gst_tts.training.distributed import DistributedContext, check_shared_run_dir
 from gst_tts.training.trainer import Trainer
 from gst_tts.training.vocoder_trainer import VocoderTrainer
 
@@ -121,6 +125,50 @@ def test_a_corpus_error_on_rank_zero_ends_every_rank_with_the_same_error(make_cf
 def test_an_error_in_the_other_ranks_turn_reaches_rank_zero(tmp_path):
     messages = _reports_of_two_ranks(_block_error_worker, (1,), tmp_path)
     assert messages == ["metadata.csv:3: broken on rank 1"] * 2
+
+
+# ---------------------------------------------------------------------------------------------
+# The run folder under torchrun: one for every rank
+
+
+def test_a_run_folder_named_from_the_clock_is_refused_under_torchrun(monkeypatch):
+    default = "runs/${now:%Y-%m-%d_%H-%M-%S}"
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    check_shared_run_dir(default)  # one process: its own clock is the only one
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    check_shared_run_dir("/data/runs/lj")
+    with pytest.raises(GstTtsError) as info:
+        check_shared_run_dir(default)
+    assert "hydra.run.dir=PATH" in str(info.value) and default in str(info.value) and "\n" not in str(info.value)
+    monkeypatch.setenv("WORLD_SIZE", "two")
+    with pytest.raises(GstTtsError, match="WORLD_SIZE='two'"):
+        check_shared_run_dir("/data/runs/lj")
+
+
+@pytest.mark.parametrize("entry", ["gst_tts.train", "gst_tts.train_vocoder"])
+def test_torchrun_without_hydra_run_dir_ends_each_rank_in_one_line_before_training(entry, tmp_path, monkeypatch, capsys):
+    """The entry points as torchrun starts them (WORLD_SIZE, RANK set), in this process: the
+    default folder is refused before a trainer exists; a given one is passed on."""
+    module = importlib.import_module(entry)
+    started: list[str] = []
+    monkeypatch.setattr(module, "run", lambda cfg, run_dir: started.append(str(run_dir)))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("RANK", "1")
+    quiet = ["hydra/job_logging=none", "hydra/hydra_logging=none"]  # leave pytest's logging alone
+    try:
+        monkeypatch.setattr(sys, "argv", [entry, "data.root=corpus", *quiet])
+        with pytest.raises(SystemExit) as info:
+            module.main()
+        assert info.value.code == 2 and started == []
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("error: 2 processes (WORLD_SIZE)") and "hydra.run.dir=PATH" in err, err
+
+        monkeypatch.setattr(sys, "argv", [entry, "data.root=corpus", f"hydra.run.dir={tmp_path / 'run'}", *quiet])
+        module.main()
+        assert started == [str(tmp_path / "run")]
+    finally:
+        GlobalHydra.instance().clear()
 
 
 # ---------------------------------------------------------------------------------------------
