@@ -270,19 +270,22 @@ class BatchingQueue:
 
     def _encode(self, job: ReferenceJob) -> None:
         started = time.monotonic()
+        outcome: tuple[np.ndarray, float] | BaseException
         try:
             samples, rate = job.load()
-            weights = self.synthesizer.styles.reference_weights((samples, rate)).numpy()
+            outcome = (self.synthesizer.styles.reference_weights((samples, rate)).numpy(), len(samples) / rate)
         except GstTtsError as exc:
-            job.future.set_exception(exc)
+            outcome = exc
         except Exception as exc:  # a bug (or a loader's own error type): the caller gets it, the worker lives on
             log.exception("encoding a reference failed")
-            job.future.set_exception(exc)
-        else:
-            job.future.set_result((weights, len(samples) / rate))
-        with self._lock:
+            outcome = exc
+        with self._lock:  # counted before the caller hears, so its next look at stats() sees it
             self.references += 1
             self.busy_s += time.monotonic() - started
+        if isinstance(outcome, BaseException):
+            job.future.set_exception(outcome)
+        else:
+            job.future.set_result(outcome)
 
     def _finish(self, jobs: list[SynthesisJob], outcome: list[SynthesisResult] | BaseException, started: float) -> None:
         elapsed = time.monotonic() - started

@@ -401,3 +401,113 @@ def test_page_and_its_files_are_local(client):
         # Offline: nothing is loaded from another origin.
         assert "http://" not in text and "https://" not in text and "//cdn" not in text, path.name
     assert client.get("/docs").status_code == 404  # FastAPI's docs page loads from a CDN: off
+
+
+# ---------------------------------------------------------------- the guard: key and body limits before the body is read
+
+
+def asgi_post(app, path: str, chunks: list[bytes], *, headers: dict[str, str], delay_s: float = 0.0) -> tuple[int, dict, int]:
+    """POST ``chunks`` as a chunked body (no Content-Length unless in ``headers``) straight to the
+    ASGI app, ``delay_s`` before each → (status, answer (parsed when JSON), body bytes the app pulled)."""
+    import asyncio
+
+    pulled, answer = 0, {"status": None, "body": b""}
+    pending = list(chunks)
+
+    async def receive():
+        nonlocal pulled
+        if not pending:
+            await asyncio.sleep(3600)  # the client has nothing more to say (only a disconnect would come)
+        await asyncio.sleep(delay_s)
+        chunk = pending.pop(0)
+        pulled += len(chunk)
+        return {"type": "http.request", "body": chunk, "more_body": bool(pending)}
+
+    async def send(message):
+        if message["type"] == "http.response.start":
+            answer["status"] = message["status"]
+            answer["headers"] = {k.decode().lower(): v.decode() for k, v in message["headers"]}
+        else:
+            answer["body"] += message.get("body", b"")
+
+    raw = [(k.lower().encode(), v.encode()) for k, v in {"content-type": "application/json", **headers}.items()]
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+             "path": path, "raw_path": path.encode(), "root_path": "", "query_string": b"", "headers": raw,
+             "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 2)}
+    asyncio.run(asyncio.wait_for(app(scope, receive, send), 30))
+    if answer["status"] in (401, 408, 413):  # the guard's answers close the connection: the rest is never read
+        assert answer["headers"]["connection"] == "close", answer
+    is_json = answer["headers"].get("content-type") == "application/json"
+    return answer["status"], json.loads(answer["body"]) if is_json else answer["body"], pulled
+
+
+def test_without_the_key_not_a_byte_of_the_body_is_read(synth):
+    app = create_app(BatchingQueue(synth, decoding=DECODING), api_key="s3cret")
+    piece = [b"x" * 65536] * 64
+    for path in ("/api/synthesize", "/api/references"):
+        for headers in ({}, {"x-api-key": "wrong"}, {"authorization": "Bearer nope"}):
+            status, body, pulled = asgi_post(app, path, piece, headers=headers)
+            assert (status, pulled) == (401, 0), (path, headers, body)
+            assert "API key" in body["error"]
+    # With the key the body is read (and then refused for what it is).
+    status, body, pulled = asgi_post(app, "/api/synthesize", [b'{"text": 5}'], headers={"x-api-key": "s3cret"})
+    assert (status, pulled) == (422, 11) and "text" in body["error"]
+
+
+def test_a_chunked_body_is_cut_once_it_passes_the_limit(synth):
+    app = create_app(BatchingQueue(synth, decoding=DECODING), limits=ServeLimits(max_upload_bytes=100_000))
+    piece = 65536
+    for path, limit in (("/api/synthesize", 256 * 1024), ("/api/references", 100_000 + 64 * 1024)):
+        status, body, pulled = asgi_post(app, path, [b"x" * piece] * 1000,
+                                         headers={"content-type": "multipart/form-data; boundary=b"})
+        assert status == 413 and f"larger than the limit of {limit} bytes" in body["error"], body
+        assert limit < pulled <= limit + piece  # not one piece more than it took to pass the limit
+    # A Content-Length past the limit is refused before anything is read, and so is one that lies.
+    status, body, pulled = asgi_post(app, "/api/synthesize", [b"x" * piece] * 10, headers={"content-length": str(10**9)})
+    assert (status, pulled) == (413, 0) and "1000000000 bytes" in body["error"]
+    status, body, pulled = asgi_post(app, "/api/synthesize", [b"x" * piece] * 10, headers={"content-length": "10"})
+    assert status == 413 and pulled == 5 * piece  # declared 10, counted as it came
+
+
+def test_a_body_slower_than_the_body_timeout_is_408(synth):
+    app = create_app(BatchingQueue(synth, decoding=DECODING), limits=ServeLimits(body_timeout_s=1.0))
+    status, body, pulled = asgi_post(app, "/api/synthesize", [b'{"text": '] + [b" "] * 100 + [b'"Hi."}'], headers={}, delay_s=0.1)
+    assert status == 408 and "within 1 s" in body["error"], body
+    assert pulled < 60  # about 1 s of 0.1 s pieces, not the 10 s the whole body takes
+    status, audio, _ = asgi_post(app, "/api/synthesize", [b'{"text": ', b'"Hi."}'], headers={}, delay_s=0.05)
+    app.state.queue.close()
+    assert status == 200 and read_wav(audio)[0].size > 0
+
+
+# ---------------------------------------------------------------- references go through the queue's worker
+
+
+def test_references_are_encoded_on_the_worker_and_a_full_queue_is_503(synth, monkeypatch):
+    threads = []
+    real = synth.styles.reference_weights
+
+    def recorded(reference):
+        threads.append(threading.current_thread().name)
+        return real(reference)
+
+    monkeypatch.setattr(synth.styles, "reference_weights", recorded)
+    gate = Gate(synth, monkeypatch)
+    gate.release.set()
+    with make_client(synth, max_batch=1, max_queue=1) as client:
+        assert upload(client, wav(tone(1.0))).status_code == 200
+        assert threads == ["gst-tts-synthesis"]  # the queue's worker, the model's only caller
+        assert client.app.state.queue.stats()["references"] == 1
+        gate.release.clear()
+        gate.entered.clear()
+        answers: dict = {}
+        first = _post_in_thread(client, "Running.", answers)
+        assert gate.entered.wait(10)
+        second = _post_in_thread(client, "Waiting.", answers)
+        _wait_for(lambda: client.app.state.queue.pending == 1)
+        r = upload(client, wav(tone(1.0)))
+        assert_error(r, 503, "queue is full")
+        assert int(r.headers["retry-after"]) >= 1
+        gate.release.set()
+        first.join(30), second.join(30)
+    assert answers["Running."].status_code == answers["Waiting."].status_code == 200
+    assert threads == ["gst-tts-synthesis"]  # the refused upload never reached the model
