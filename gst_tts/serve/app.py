@@ -28,9 +28,9 @@ annotations at run time, and the request model is built here with the limits it 
 
 import asyncio
 import contextlib
-import functools
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, fields
+import functools
 import hmac
 import io
 import json
