@@ -26,6 +26,12 @@ class VocoderError(GstTtsError):
     model's feature settings."""
 
 
+class OutputError(GstTtsError, OSError):
+    """A file that cannot be written: no space left on the device, a read-only or unwritable
+    folder, a path that is not a folder. Also an :class:`OSError` (its ``errno`` that of the
+    cause), so code that handles a failed write as one still does."""
+
+
 def first_line(error: BaseException, limit: int = 160) -> str:
     """The first line of ``error``'s message, at most ``limit`` characters (default 160); its type
     name when the message is empty. For one-line reports of exceptions that come from libraries."""

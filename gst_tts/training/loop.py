@@ -2,7 +2,7 @@
 :mod:`~gst_tts.training.vocoder_trainer`): the loop's position (:class:`TrainState`), the parts of
 a trainer around its steps (:class:`TrainingLoop`: skipped batches, Ctrl-C, the end of a run,
 resuming), seeding, the AMP setting, moving batches to the device, periodic checkpoints with
-rotation."""
+rotation, clearing what killed checkpoint writes left."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from gst_tts.errors import CheckpointError, GstTtsError
+from gst_tts.files import remove_temporaries
 from gst_tts.training.checkpoint import restore_rng_state
 
 
@@ -112,3 +113,12 @@ def save_rotating(
         for stale in sorted(ckpt_dir.glob("step_*.pt"))[: -keep or None]:
             stale.unlink(missing_ok=True)
     return save(ckpt_dir / "last.pt", payload)
+
+
+def remove_killed_writes(ckpt_dir: Path, log: logging.Logger) -> None:
+    """Deletes the temporary files of checkpoint writes that a killed run left in ``ckpt_dir`` (each
+    as large as a checkpoint; never read: a checkpoint appears only by rename, complete). Only the
+    process that writes the checkpoints calls this, before it starts writing."""
+    if ckpt_dir.is_dir() and (removed := remove_temporaries(ckpt_dir)):
+        log.info("removed %d temporary file%s of interrupted checkpoint writes from %s", removed,
+                 "s" if removed != 1 else "", ckpt_dir)

@@ -55,6 +55,7 @@ from gst_tts.training.loop import (
     TrainingLoop,
     TrainState,
     amp_dtype,
+    remove_killed_writes,
     save_rotating,
     seed_everything,
     to_device,
@@ -100,6 +101,8 @@ class Trainer(TrainingLoop):
         corpus = build_corpus(cfg.data)
         self.symbols = corpus.symbols
         self.cache, n_frames = build_feature_cache(cfg.data, self.audio_config, corpus, self.dist, progress=bool(tr.progress))
+        if self.dist.is_main:
+            remove_killed_writes(self.ckpt_dir, log)
         # A resumed run keeps the split and normalisation it started with.
         resume = find_resume_checkpoint(self.ckpt_dir, self.device) if tr.resume else None
         split = build_split(cfg, corpus.utterances, n_frames, resume)

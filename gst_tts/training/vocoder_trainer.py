@@ -86,6 +86,7 @@ from gst_tts.training.loop import (
     TrainingLoop,
     TrainState,
     amp_dtype,
+    remove_killed_writes,
     save_rotating,
     seed_everything,
     to_device,
@@ -133,6 +134,8 @@ class VocoderTrainer(TrainingLoop):
         self.gta = GtaMels(data.gta_dir, self.audio_config) if data.gta_dir else None
         if self.gta is not None:
             self.gta.check_covers(u.id for u in utterances)
+        if self.dist.is_main:
+            remove_killed_writes(self.ckpt_dir, log)
         resume = find_resume_checkpoint(self.ckpt_dir, self.device, load=load_vocoder_checkpoint) if tr.resume else None
         split = build_split(cfg, utterances, n_frames, resume)
         by_id = {u.id: u for u in utterances}
