@@ -242,33 +242,17 @@ def test_a_corrupted_last_checkpoint_falls_back_to_the_newest_periodic_one_that_
 # A full disk, a read-only folder
 
 
-class _FillingFile:
-    """A file that refuses writes as the file system would, with ``OSError(code)`` once ``limit``
-    bytes are written (a full disk takes some bytes first)."""
+def _refused_write(code: int):
+    """``atomic_write`` on a file system that refuses a checkpoint with ``OSError(code)`` after its
+    first kilobyte (a full disk takes some bytes first)."""
+    def atomic_write(path, write):
+        def refused(f):
+            f.write(b"\0" * 1024)
+            raise OSError(code, os.strerror(code))
 
-    def __init__(self, file, code: int, limit: int) -> None:
-        self._file, self._code, self._left = file, code, limit
+        return gst_tts.files.atomic_write(path, refused)
 
-    def write(self, data) -> int:
-        self._left -= len(data)
-        if self._left < 0:
-            raise OSError(self._code, os.strerror(self._code))
-        return self._file.write(data)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._file.close()
-
-    def __getattr__(self, name: str):
-        return getattr(self._file, name)
-
-
-def _refuse_writes(monkeypatch, code: int, limit: int = 1000) -> None:
-    """Every atomic write's temporary file fails with ``OSError(code)`` past ``limit`` bytes."""
-    fdopen = os.fdopen
-    monkeypatch.setattr(gst_tts.files.os, "fdopen", lambda fd, *a, **k: _FillingFile(fdopen(fd, *a, **k), code, limit))
+    return atomic_write
 
 
 @pytest.mark.parametrize("code, reason", [(errno.ENOSPC, "no space left on device"), (errno.EROFS, "read-only file system")])
@@ -281,7 +265,7 @@ def test_a_refused_checkpoint_write_ends_training_in_one_line_and_keeps_last_pt(
     before = last.read_bytes()
     overrides = _overrides(small_corpus, tmp_path / "cache", max_steps=2, val_every=1000)
     trainer = Trainer(_compose(overrides), run)
-    _refuse_writes(monkeypatch, code)
+    monkeypatch.setattr(gst_tts.weights, "atomic_write", _refused_write(code))
     with pytest.raises(OutputError) as info:
         trainer.fit()
     assert str(info.value) == f"{last}: cannot write: {reason}"
@@ -293,7 +277,7 @@ def test_gst_tts_train_on_a_full_disk_exits_2_with_one_line(tmp_path, small_corp
     run = tmp_path / "run"
     monkeypatch.setattr(sys, "argv", ["gst-tts-train", *_overrides(small_corpus, tmp_path / "cache", max_steps=1,
                                                                       val_every=1000), f"hydra.run.dir={run}"])
-    monkeypatch.setattr(gst_tts.weights, "atomic_write", _full_disk_write)  # checkpoints only; the cache fits
+    monkeypatch.setattr(gst_tts.weights, "atomic_write", _refused_write(errno.ENOSPC))  # checkpoints only
     with pytest.raises(SystemExit) as info:
         train_main()
     assert info.value.code == 2
@@ -301,15 +285,6 @@ def test_gst_tts_train_on_a_full_disk_exits_2_with_one_line(tmp_path, small_corp
     assert err.strip().splitlines()[-1] == f"error: {run / 'checkpoints' / 'last.pt'}: cannot write: no space left on device"
     assert "Traceback" not in err
     assert not list((run / "checkpoints").iterdir())
-
-
-def _full_disk_write(path, write):
-    """``atomic_write`` on a disk that fills after the first kilobyte."""
-    def fill(f):
-        f.write(b"\0" * 1024)
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-
-    return gst_tts.files.atomic_write(path, fill)
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder anyway")
