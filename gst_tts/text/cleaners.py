@@ -69,8 +69,18 @@ _ABBREVIATIONS = [
 
 # Only ASCII digits are matched: "\d" would also match other scripts' digits,
 # which inflect cannot read.
-_INTEGER = r"[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+"  # "1,000" or "1000"
-_NUMBER = rf"(?:{_INTEGER})(?:\.[0-9]+)?"  # an integer with an optional fraction
+#
+# The number patterns must stay linear in the text's length: a pattern that can start at every
+# digit and then scan to the end of the run is quadratic ("1" * 100_000 took minutes). So a
+# number starts only where a run of digits starts (``(?<![0-9])``), the plain digit run and the
+# fraction are possessive (never given back digit by digit), and a grouped number has at most
+# 11 comma groups (inflect's range; longer ones read as several numbers), so every failed
+# match attempt costs a bounded amount of work beyond the digits it consumed once.
+_INTEGER = r"[0-9]{1,3}(?:,[0-9]{3}){1,11}|[0-9]++"  # "1,000" or "1000"
+_NUMBER = rf"(?<![0-9])(?:{_INTEGER})(?:\.[0-9]++)?"  # an integer with an optional fraction
+# Longer integers than inflect spells out (it names groups up to decillions); they are read
+# digit by digit, and never converted to int, which Python refuses past 4,300 digits.
+_MAX_SPELLED_DIGITS = 36
 
 # "$5", "£3.50", "€1,000", "$2.5 million"; the scale word is moved before the
 # unit so that the amount reads "two point five million dollars".
@@ -79,11 +89,11 @@ _CURRENCY_RE = re.compile(
     re.IGNORECASE,
 )
 _PERCENT_RE = re.compile(rf"({_NUMBER})\s?%")
-_ORDINAL_RE = re.compile(rf"\b({_INTEGER})(st|nd|rd|th)\b")
+_ORDINAL_RE = re.compile(rf"\b({_INTEGER})(st|nd|rd|th)\b")  # \b: starts with its digit run
 _DECADE_RE = re.compile(r"\b([0-9]{2}|[0-9]{4})'?s\b")  # "1990s", "80's"
 # A digit next to a letter ("mp3", "4x4"); split so "3" reads as a word of its own.
 _LETTER_DIGIT_RE = re.compile(r"(?<=[a-z])(?=[0-9])|(?<=[0-9])(?=[a-z])")
-_DECIMAL_RE = re.compile(rf"((?:{_INTEGER})\.[0-9]+)")
+_DECIMAL_RE = re.compile(rf"((?<![0-9])(?:{_INTEGER})\.[0-9]++)")
 _INTEGER_RE = re.compile(rf"({_INTEGER})")
 
 # (singular, plural) names of a unit and of its hundredth.
@@ -118,6 +128,9 @@ def _digits(digits: str) -> str:
     return " ".join(_DIGIT_WORDS[int(d)] for d in digits)
 
 
+# Cached: inflect takes tens of microseconds a number, and a text of many numbers ("1, 2, 1, 2")
+# repeats them; the cache's size bounds its memory.
+@functools.lru_cache(maxsize=4096)
 def _words(number: int) -> str:
     """Spell out a non-negative integer, without "and" or group commas."""
     import inflect
@@ -130,8 +143,12 @@ def _words(number: int) -> str:
 
 
 def _cardinal(digits: str) -> str:
-    """Spell out an integer written with or without group commas ("1,000")."""
-    return _words(int(digits.replace(",", "")))
+    """Spell out an integer written with or without group commas ("1,000"); one of more than
+    ``_MAX_SPELLED_DIGITS`` digits is read digit by digit."""
+    digits = digits.replace(",", "")
+    if len(digits) > _MAX_SPELLED_DIGITS:
+        return _digits(digits)
+    return _words(int(digits))
 
 
 def _decimal(number: str) -> str:
@@ -154,8 +171,8 @@ def _expand_currency(match: re.Match) -> str:
         # "$2.5 million" is an amount in millions, not dollars and cents.
         return f"{_decimal(amount)} {scale.lower()} {unit[1]}"
     whole, _, fraction = amount.partition(".")
-    if len(fraction) > 2:
-        # "$1.005" is not dollars and cents; read the number as it is written.
+    if len(fraction) > 2 or len(whole.replace(",", "")) > _MAX_SPELLED_DIGITS:
+        # "$1.005" is not dollars and cents, nor are 40 digits a count; read the number as written.
         return f"{_decimal(amount)} {unit[1]}"
     units = int(whole.replace(",", ""))
     hundredths = int(fraction.ljust(2, "0")) if fraction else 0
@@ -180,20 +197,27 @@ def expand_percent(text: str) -> str:
     return _PERCENT_RE.sub(lambda m: f"{_decimal(m.group(1))} percent", text)
 
 
+@functools.lru_cache(maxsize=4096)  # cached as _words is: inflect's ordinal takes ~40 µs
+def _ordinal(digits: str) -> str:
+    """Spell out the ordinal of an integer written with or without group commas ("22" -> "twenty-second")."""
+    return _engine().ordinal(_cardinal(digits))
+
+
 def expand_ordinals(text: str) -> str:
     """Spell out "1st" and "22nd" as "first" and "twenty-second"."""
-    return _ORDINAL_RE.sub(lambda m: _engine().ordinal(_cardinal(m.group(1))), text)
+    return _ORDINAL_RE.sub(lambda m: _ordinal(m.group(1)), text)
 
 
-def _expand_decade(match: re.Match) -> str:
-    digits = match.group(1)
+@functools.lru_cache(maxsize=4096)  # cached as _words is: inflect's plural_noun takes ~150 µs
+def _decade(digits: str) -> str:
+    """Spell out a decade of two or four digits ("1990" -> "nineteen nineties")."""
     number = _year(int(digits)) if 1000 <= int(digits) <= 2999 else _words(int(digits))
     return _engine().plural_noun(number)
 
 
 def expand_decades(text: str) -> str:
     """Spell out "1990s" as "nineteen nineties" and "80's" as "eighties"."""
-    return _DECADE_RE.sub(_expand_decade, text)
+    return _DECADE_RE.sub(lambda m: _decade(m.group(1)), text)
 
 
 def separate_digits_from_letters(text: str) -> str:

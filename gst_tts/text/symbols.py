@@ -32,11 +32,19 @@ class DroppedCharacterWarning(UserWarning):
     """Warned when ``SymbolTable.encode`` drops characters that are not in the table."""
 
 
-def _quote(text: str) -> str:
+def quote_text(text: str) -> str:
     """Quote a text for a one-line message: truncated, newlines escaped by ``repr``."""
     if len(text) > _QUOTE_CHARS:
         text = text[:_QUOTE_CHARS] + "…"
     return repr(text)
+
+
+def _listing(chars: Iterable[str], most: int = 10) -> str:
+    """The first ``most`` characters, each ``repr``-quoted (so a line separator cannot break the
+    line), then how many more: a text of a custom table may drop thousands of distinct ones."""
+    chars = list(chars)
+    shown = ", ".join(repr(c) for c in chars[:most])
+    return shown + (f" and {len(chars) - most} more" if len(chars) > most else "")
 
 
 class SymbolTable:
@@ -91,28 +99,34 @@ class SymbolTable:
         return f"SymbolTable({len(self)} symbols, cleaner={self._cleaner_name!r})"
 
     def clean(self, text: str) -> str:
-        """Normalise ``text`` with this table's cleaner."""
+        """Normalise ``text`` with this table's cleaner; raises ``TextError`` for a non-string.
+
+        The cleaners' work is linear in the text's length (``tests/text/test_hostile_text.py``
+        cleans 100,000-character adversarial inputs), so bounding a text's length bounds it.
+        """
+        if not isinstance(text, str):
+            raise TextError(f"text must be a string, got {type(text).__name__}")
         return self._cleaner(text)
 
     def encode(self, text: str) -> torch.Tensor:
         """Clean ``text`` and return its ids followed by ``eos_id``, a LongTensor of shape (n,).
 
         Characters that are not in the table are dropped, with one
-        ``DroppedCharacterWarning`` naming them all. Raises ``TextError`` when
+        ``DroppedCharacterWarning`` naming them (the first ten). Raises ``TextError`` when
         the cleaned text is empty or keeps no symbol other than spaces.
         """
         cleaned = self.clean(text)
         if not cleaned.strip():
-            raise TextError(f"text is empty after cleaning: {_quote(text)}")
+            raise TextError(f"text is empty after cleaning: {quote_text(text)}")
         ids = [self._ids[char] for char in cleaned if char in self._ids]
         # dict.fromkeys keeps the order of first appearance and drops repeats.
-        dropped = ", ".join(repr(c) for c in dict.fromkeys(c for c in cleaned if c not in self._ids))
+        dropped = _listing(dict.fromkeys(c for c in cleaned if c not in self._ids))
         if all(self._symbols[i].isspace() for i in ids):
             detail = f" (dropped {dropped})" if dropped else ""
-            raise TextError(f"text has no symbol of the symbol table{detail}: {_quote(text)}")
+            raise TextError(f"text has no symbol of the symbol table{detail}: {quote_text(text)}")
         if dropped:
             warnings.warn(
-                f"dropped characters not in the symbol table: {dropped} in {_quote(text)}",
+                f"dropped characters not in the symbol table: {dropped} in {quote_text(text)}",
                 DroppedCharacterWarning,
                 stacklevel=2,
             )
