@@ -4,6 +4,7 @@ steps, aligned with the recording's frames) and a manifest; bad input is one lin
 from __future__ import annotations
 
 import json
+import shutil
 
 from conftest import write_corpus
 import numpy as np
@@ -53,9 +54,12 @@ def test_writes_teacher_forced_mels_and_a_manifest(tiny_checkpoint, tmp_path, ca
         np.testing.assert_array_equal(np.load(out / name), mel)
 
 
-@pytest.mark.parametrize("case", ["no corpus", "out is a file", "bad checkpoint", "batch size"])
+@pytest.mark.parametrize("case", ["no corpus", "out is a file", "bad checkpoint", "batch size", "id naming a path"])
 def test_bad_input_is_one_line_exit_2(case, tiny_checkpoint, tmp_path, capsys):
     corpus = write_corpus(tmp_path / "corpus", n=2)
+    if case == "id naming a path":  # <id>.npy would land beside --out; a wav where the id points
+        (corpus / "metadata.csv").write_text("../evil|Sentence zero.|sentence zero.\n")
+        shutil.copy(corpus / "wavs" / "UT-000.wav", corpus / "evil.wav")
     (tmp_path / "file").write_text("x")
     (tmp_path / "bad.pt").write_bytes(b"not a checkpoint")
     args = {"--checkpoint": str(tiny_checkpoint), "--corpus": str(corpus), "--out": str(tmp_path / "gta"),
@@ -65,9 +69,10 @@ def test_bad_input_is_one_line_exit_2(case, tiny_checkpoint, tmp_path, capsys):
         "out is a file": ({"--out": str(tmp_path / "file")}, "is a file"),
         "bad checkpoint": ({"--checkpoint": str(tmp_path / "bad.pt")}, "not a gst-tts checkpoint"),
         "batch size": ({"--batch-size": "0"}, "--batch-size must be at least 1"),
+        "id naming a path": ({}, f"{corpus / 'metadata.csv'}:1: id '../evil' holds a path separator"),
     }[case]
     args.update(changed)
     assert main(["dump-gta-mels", *[x for kv in args.items() for x in kv]]) == 2
     err = capsys.readouterr().err
     assert err.startswith("gst-tts dump-gta-mels: error:") and err.count("\n") == 1 and expected in err, err
-    assert not (tmp_path / "gta").exists()
+    assert not (tmp_path / "gta").exists() and not list(tmp_path.rglob("evil.npy"))
