@@ -227,9 +227,19 @@ def load_fitting_state(
     module: nn.Module, state: Mapping[str, torch.Tensor], path: str | os.PathLike, *, built_from: str,
     error: type[GstTtsError],
 ) -> None:
-    """Loads ``state`` into ``module`` when its names and shapes are exactly the module's; otherwise
-    a one-line ``error`` naming a few missing, unexpected and misshapen weights (``built_from``
-    names what the module was built from, e.g. ``"its generator_config"``)."""
+    """Loads ``state`` into ``module`` when :func:`check_fitting_state` passes."""
+    check_fitting_state(module, state, path, built_from=built_from, error=error)
+    module.load_state_dict(state)
+
+
+def check_fitting_state(
+    module: nn.Module, state: Mapping[str, torch.Tensor], path: str | os.PathLike, *, built_from: str,
+    error: type[GstTtsError],
+) -> None:
+    """A one-line ``error`` unless ``state``'s names and shapes are exactly ``module``'s (it names a
+    few missing, unexpected and misshapen weights; ``built_from`` names what the module was built
+    from, e.g. ``"its generator_config"``) and its floating-point weights are finite. ``module``
+    may live on the meta device: checking allocates nothing."""
     expected = {k: tuple(v.shape) for k, v in module.state_dict().items()}
     missing = [k for k in expected if k not in state]
     unexpected = [k for k in state if k not in expected]
@@ -238,7 +248,15 @@ def load_fitting_state(
                 (("missing", missing), ("unexpected", unexpected), ("shape (file vs config)", misshapen)) if names]
     if problems:
         raise error(f"{path}: weights do not fit {built_from}: {'; '.join(problems)}")
-    module.load_state_dict(state)
+    check_finite(state, path, error=error)
+
+
+def check_finite(state: Mapping[str, torch.Tensor], path: str | os.PathLike, *, error: type[GstTtsError]) -> None:
+    """A one-line ``error`` naming the first floating-point weight in ``state`` that holds NaN or
+    infinity: such weights make every output NaN (a diverged run), so they are refused at load."""
+    for name, value in state.items():
+        if value.is_floating_point() and not bool(torch.isfinite(value).all()):
+            raise error(f"{path}: weight {name} holds NaN or infinite values (saved from a diverged run?); refused")
 
 
 def _few(names: list[str]) -> str:

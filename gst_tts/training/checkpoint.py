@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 import logging
+import math
 import os
 from pathlib import Path
 import random
@@ -38,10 +39,12 @@ import numpy as np
 import torch
 
 from gst_tts.audio.features import AudioConfig, MelStats
-from gst_tts.errors import CheckpointError, first_line
+from gst_tts.errors import CheckpointError, GstTtsError, first_line
 from gst_tts.model import GSTTacotron
 from gst_tts.text.symbols import SymbolTable
-from gst_tts.weights import check_versioned, load_weights_only, run_parts, save_versioned
+from gst_tts.weights import (
+    check_fitting_state, check_versioned, load_weights_only, named_tensor_state, run_parts, save_versioned,
+)
 
 log = logging.getLogger("gst_tts.training.checkpoint")
 
@@ -129,27 +132,84 @@ def check_checkpoint(ckpt: Any, path: str | os.PathLike = "checkpoint") -> dict[
 
 
 def model_from_checkpoint(ckpt: dict[str, Any], path: str | os.PathLike = "checkpoint") -> GSTTacotron:
-    """Rebuild the model and load its weights; a config/weights mismatch is a CheckpointError."""
-    symbols = SymbolTable.from_dict(ckpt["symbols"])
-    config = dict(ckpt["model_config"])
+    """Rebuild the model and load its weights.
+
+    The model_config must hold plain values (numbers, strings, lists of them); the model is first
+    built on the meta device and the weights' names and shapes checked against it, so a config of
+    absurd sizes is refused before anything is allocated; weights holding NaN or infinity are
+    refused too (see :func:`gst_tts.weights.check_fitting_state`).
+
+    Raises:
+        CheckpointError: one line, for any of these, a symbol count other than the table's, or a
+            config the model's constructor refuses.
+    """
+    symbols = _symbols(ckpt["symbols"], path)
+    config = _plain_config(ckpt["model_config"], path, "model_config")
     if config.get("n_symbols") != len(symbols):
         raise CheckpointError(
             f"{path}: model has {config.get('n_symbols')} symbols but the checkpoint's symbol table has {len(symbols)}"
         )
+    state = named_tensor_state(ckpt, "model", path, error=CheckpointError)
     try:
-        model = GSTTacotron(**config)
-        model.load_state_dict(ckpt["model"])
-    except (TypeError, ValueError, RuntimeError) as exc:
-        raise CheckpointError(f"{path}: weights do not match the model config ({first_line(exc)})") from None
+        with torch.device("meta"):
+            skeleton = GSTTacotron(**config)
+    except (TypeError, ValueError, RuntimeError, OverflowError) as exc:
+        raise CheckpointError(f"{path}: unusable model_config ({first_line(exc)})") from None
+    check_fitting_state(skeleton, state, path, built_from="the model config", error=CheckpointError)
+    model = GSTTacotron(**config)
+    model.load_state_dict(state)
     return model
 
 
-def checkpoint_parts(ckpt: dict[str, Any]) -> tuple[SymbolTable, AudioConfig, MelStats]:
-    return (
-        SymbolTable.from_dict(ckpt["symbols"]),
-        AudioConfig(**ckpt["audio_config"]),
-        MelStats.from_dict(ckpt["mel_stats"]),
-    )
+def checkpoint_parts(ckpt: dict[str, Any], path: str | os.PathLike = "checkpoint") -> tuple[SymbolTable, AudioConfig, MelStats]:
+    """The symbol table, feature settings and normalisation statistics; a one-line CheckpointError
+    for an ``audio_config`` that is not :class:`AudioConfig`'s fields with values of their types."""
+    try:
+        stats = MelStats.from_dict(ckpt["mel_stats"])
+    except (TypeError, ValueError, KeyError, AttributeError, RuntimeError) as exc:
+        raise CheckpointError(f"{path}: unusable mel_stats ({type(exc).__name__}: {first_line(exc)})") from None
+    return _symbols(ckpt["symbols"], path), _audio_config(ckpt["audio_config"], path), stats
+
+
+def _symbols(stored: Any, path: str | os.PathLike) -> SymbolTable:
+    """The stored symbol table; its one-line complaint about a malformed one names ``path``."""
+    try:
+        return SymbolTable.from_dict(stored)
+    except GstTtsError as exc:
+        raise CheckpointError(f"{path}: {exc}") from None
+
+
+def _plain_config(config: Any, path: str | os.PathLike, what: str) -> dict[str, Any]:
+    """``config`` as a dict when its keys are strings and its values plain (None, bool, numbers,
+    strings, lists of them, nested): a tensor or other object there is a one-line CheckpointError."""
+    if not isinstance(config, dict) or not all(isinstance(k, str) for k in config):
+        raise CheckpointError(f"{path}: {what} is not a dict of named settings")
+
+    def plain(value: Any) -> bool:
+        if isinstance(value, (list, tuple)):
+            return all(plain(v) for v in value)
+        return value is None or isinstance(value, (bool, int, float, str))
+
+    for key, value in config.items():
+        if not plain(value):
+            raise CheckpointError(f"{path}: {what} {key!r} is a {type(value).__name__}, not a plain setting")
+    return dict(config)
+
+
+def _audio_config(stored: Any, path: str | os.PathLike) -> AudioConfig:
+    """:class:`AudioConfig` from its stored fields, each a finite number (a whole one where the
+    field is an int)."""
+    stored = _plain_config(stored, path, "audio_config")
+    defaults = asdict(AudioConfig())
+    unknown = [k for k in stored if k not in defaults]
+    if unknown:
+        raise CheckpointError(f"{path}: audio_config has unknown fields {', '.join(unknown)}")
+    for key, value in stored.items():
+        number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        if not number or (isinstance(defaults[key], int) and not float(value).is_integer()):
+            kind = "a whole number" if isinstance(defaults[key], int) else "a number"
+            raise CheckpointError(f"{path}: audio_config {key} is {value!r}, not {kind}")
+    return AudioConfig(**stored)
 
 
 def rng_state() -> dict[str, Any]:

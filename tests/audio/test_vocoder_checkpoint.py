@@ -197,3 +197,26 @@ def test_a_flipped_byte_in_a_vocoder_checkpoint_is_a_one_line_error(tmp_path):
     with pytest.raises(VocoderError) as info:
         load_vocoder(damaged, audio_config=AudioConfig())
     assert "corrupted vocoder checkpoint" in _one_line(info) and str(damaged) in str(info.value)
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(generator_config=dict(TINY_GENERATOR, upsample_initial_channel=10**7)), "weights do not fit its generator_config"),
+    (dict(generator_config=dict(TINY_GENERATOR, upsample_initial_channel=torch.tensor(16))), "not a dict of plain settings"),
+    (dict(generator_config=dict(TINY_GENERATOR, upsample_initial_channel=-16)), "unusable generator settings"),
+])
+def test_hostile_generator_settings_are_refused_before_allocating(tmp_path, change, message):
+    # 10**7 channels would ask for terabytes: the generator is built on the meta device first.
+    path = save_vocoder_checkpoint(tmp_path / "bad.pt", {**_payload()[0], **change})
+    with pytest.raises(VocoderError) as info:
+        load_vocoder(path, audio_config=AudioConfig())
+    assert message in _one_line(info) and str(path) in str(info.value)
+
+
+def test_nan_generator_weights_are_refused(tmp_path):
+    payload, _ = _payload(weight_norm=False)
+    state = dict(payload["generator"])
+    state["conv_post.weight"] = torch.full_like(state["conv_post.weight"], float("nan"))
+    path = save_vocoder_checkpoint(tmp_path / "nan.pt", {**payload, "generator": state})
+    with pytest.raises(VocoderError) as info:
+        load_vocoder(path, audio_config=AudioConfig())
+    assert "weight conv_post.weight holds NaN or infinite values" in _one_line(info)

@@ -3,14 +3,18 @@ versions), version 1 compatibility, rebuilding the model."""
 
 from dataclasses import asdict
 import logging
+import os
 from pathlib import Path
+import pickle
 import random
+import tempfile
 
 from conftest import TINY_MODEL, write_tiny_checkpoint
 import pytest
 import torch
 
 from gst_tts.audio.features import AudioConfig, MelStats
+from gst_tts.cli import main
 from gst_tts.errors import CheckpointError
 from gst_tts.model import GSTTacotron
 from gst_tts.text.symbols import SymbolTable
@@ -65,7 +69,7 @@ def test_other_objects_are_not_checkpoints(tmp_path):
 def test_mismatched_weights_or_symbols(tmp_path):
     ckpt = load_checkpoint(write_tiny_checkpoint(tmp_path / "a.pt"))
     bad = dict(ckpt, model_config=dict(ckpt["model_config"], decoder_rnn_dim=64))
-    with pytest.raises(CheckpointError, match="do not match"):
+    with pytest.raises(CheckpointError, match="do not fit the model config"):
         model_from_checkpoint(bad)
     bad = dict(ckpt, symbols={"symbols": ["_", "~", "a"], "cleaner": "english"})
     with pytest.raises(CheckpointError, match="symbol"):
@@ -198,3 +202,84 @@ def test_a_checkpoint_without_a_digest_loads_without_a_warning(tmp_path, caplog)
     with caplog.at_level(logging.INFO):
         assert load_checkpoint(tmp_path / "old.pt")["step"] == 0
     assert not caplog.records
+
+
+# ---------------------------------------------------------------------------------------------
+# Hostile checkpoints: each refused in one line, nothing executed, nothing huge allocated
+
+
+def _hostile(ckpt: dict) -> dict[str, tuple[dict, str]]:
+    """name → (the checkpoint with one part replaced, what the one-line error says)."""
+    config, weights = ckpt["model_config"], dict(ckpt["model"])
+    first = next(iter(weights))
+    nan, inf = dict(weights), dict(weights)
+    nan[first] = torch.full_like(weights[first], float("nan"))
+    inf[first] = weights[first].clone()
+    inf[first].view(-1)[3] = float("inf")
+    return {
+        "a tensor among the symbols": (dict(ckpt, symbols=dict(ckpt["symbols"], symbols=[torch.zeros(1), *ckpt["symbols"]["symbols"][1:]])), "symbols"),
+        "the symbols a tensor": (dict(ckpt, symbols=dict(ckpt["symbols"], symbols=torch.zeros(5))), "symbols"),
+        "a tensor in model_config": (dict(ckpt, model_config=dict(config, embedding_dim=torch.tensor(32))), "model_config 'embedding_dim' is a Tensor"),
+        "a string in model_config": (dict(ckpt, model_config=dict(config, embedding_dim="32")), "unusable model_config"),
+        "embedding_dim 10**9": (dict(ckpt, model_config=dict(config, embedding_dim=10**9)), "(40, 32) vs (40, 1000000000)"),
+        "decoder_rnn_dim 10**7": (dict(ckpt, model_config=dict(config, decoder_rnn_dim=10**7)), "do not fit the model config"),
+        "a negative size": (dict(ckpt, model_config=dict(config, encoder_dim=-4)), "unusable model_config"),
+        "model_config a list": (dict(ckpt, model_config=[1, 2]), "model_config is not a dict"),
+        "a tensor in audio_config": (dict(ckpt, audio_config=dict(ckpt["audio_config"], sample_rate=torch.tensor(22050))), "audio_config 'sample_rate' is a Tensor"),
+        "a string in audio_config": (dict(ckpt, audio_config=dict(ckpt["audio_config"], hop_length="256")), "audio_config hop_length is '256', not a whole number"),
+        "an unknown audio_config field": (dict(ckpt, audio_config=dict(ckpt["audio_config"], hop=3)), "unknown fields hop"),
+        "a string for the mel statistics": (dict(ckpt, mel_stats=dict(ckpt["mel_stats"], mean="zeros")), "unusable mel_stats"),
+        "a string for a weight": (dict(ckpt, model=dict(weights, **{first: "not a tensor"})), "not a state dict of named tensors"),
+        "a string for the weights": (dict(ckpt, model="weights"), "not a state dict of named tensors"),
+        "a weight missing": (dict(ckpt, model={k: v for k, v in weights.items() if k != first}), f"missing {first}"),
+        "a weight of another shape": (dict(ckpt, model=dict(weights, **{first: weights[first][:3]})), "shape (file vs config)"),
+        "NaN weights": (dict(ckpt, model=nan), f"weight {first} holds NaN or infinite values"),
+        "an infinite weight": (dict(ckpt, model=inf), f"weight {first} holds NaN or infinite values"),
+    }
+
+
+HOSTILE = list(_hostile(load_checkpoint(write_tiny_checkpoint(Path(tempfile.mkdtemp()) / "a.pt"))))
+
+
+@pytest.mark.parametrize("case", HOSTILE)
+def test_a_hostile_checkpoint_is_refused_in_one_line_before_allocating(tmp_path, case):
+    bad, message = _hostile(load_checkpoint(write_tiny_checkpoint(tmp_path / "a.pt")))[case]
+    path = save_checkpoint(tmp_path / "bad.pt", bad)  # a well-formed file with a fresh digest: only the content is bad
+    with pytest.raises(CheckpointError) as info:
+        ckpt = load_checkpoint(path)
+        model_from_checkpoint(ckpt, path)
+        checkpoint_parts(ckpt, path)
+    assert message in str(info.value) and str(path) in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("case", ["embedding_dim 10**9", "a tensor in audio_config", "NaN weights", "a string for the weights"])
+def test_gst_tts_synthesize_refuses_a_hostile_checkpoint_with_exit_2_and_one_line(tmp_path, capsys, case):
+    bad, message = _hostile(load_checkpoint(write_tiny_checkpoint(tmp_path / "a.pt")))[case]
+    path = save_checkpoint(tmp_path / "bad.pt", bad)
+    rc = main(["synthesize", "--checkpoint", str(path), "--text", "Hello.", "--out", str(tmp_path / "out" / "x.wav")])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and message in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+class _System:
+    """A pickle that runs a shell command when unpickled: what a hostile checkpoint would carry."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_a_pickle_that_would_run_a_shell_command_is_refused_and_never_run(tmp_path):
+    marker = tmp_path / "PWNED"
+    pickle.loads(pickle.dumps(_System(tmp_path / "sanity")))  # the payload does run when unpickled normally
+    assert (tmp_path / "sanity").exists()
+    payload = checkpoint_payload(**_parts())
+    for where in ("model_config", "symbols", "step"):
+        path = tmp_path / f"{where}.pt"
+        torch.save(dict(payload, **{where: _System(marker)}), path)
+        with pytest.raises(CheckpointError, match="refused"):
+            load_checkpoint(path)
+    assert not marker.exists()

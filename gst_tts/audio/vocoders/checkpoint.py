@@ -46,7 +46,7 @@ from torch import nn
 
 from gst_tts.audio.features import AudioConfig
 from gst_tts.errors import VocoderError, first_line
-from gst_tts.weights import check_versioned, load_fitting_state, named_tensor_state, run_parts, save_versioned
+from gst_tts.weights import check_fitting_state, check_versioned, named_tensor_state, run_parts, save_versioned
 
 __all__ = ["VOCODER_FORMAT", "VOCODER_VERSION", "HIFIGAN_KIND", "SPECTRAL_KIND", "GENERATOR_KINDS", "FEATURE_FIELDS",
            "vocoder_payload", "save_vocoder_checkpoint", "check_vocoder_checkpoint", "is_vocoder_checkpoint",
@@ -191,8 +191,9 @@ def rebuild_generator(
         prepare: applied to the stored state dict before it is loaded (e.g. folding weight norm).
 
     Raises:
-        VocoderError: another kind, other feature settings, unusable generator settings, or
-            weights that do not fit them.
+        VocoderError: another kind, other feature settings, unusable generator settings (built
+            first on the meta device: absurd sizes are refused before allocating), or weights that
+            do not fit them or hold NaN or infinity.
     """
     found = generator_kind(ckpt)
     if found != kind:
@@ -202,11 +203,20 @@ def rebuild_generator(
     state = named_tensor_state(ckpt, "generator", path, error=VocoderError)
     if prepare is not None:
         state = prepare(state)
+    config = ckpt["generator_config"]
+    if not isinstance(config, dict) or any(isinstance(v, torch.Tensor) for v in config.values()):
+        raise VocoderError(f"{path}: generator_config is not a dict of plain settings")
     try:
-        generator = cls(**ckpt["generator_config"])
-    except (TypeError, ValueError) as exc:
+        try:
+            with torch.device("meta"):  # sizes checked against the weights before anything is allocated
+                check_fitting_state(cls(**config), state, path, built_from="its generator_config", error=VocoderError)
+        except NotImplementedError:  # a constructor that computes on data (the spectral estimator's filters)
+            pass
+        generator = cls(**config)
+    except (TypeError, ValueError, RuntimeError, OverflowError) as exc:
         raise VocoderError(f"{path}: unusable generator settings ({first_line(exc)})") from None
-    load_fitting_state(generator, state, path, built_from="its generator_config", error=VocoderError)
+    check_fitting_state(generator, state, path, built_from="its generator_config", error=VocoderError)
+    generator.load_state_dict(state)
     return generator
 
 
