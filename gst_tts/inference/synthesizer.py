@@ -11,13 +11,6 @@ token weights once, so texts of different styles still decode together in one ba
 Long texts are split (:func:`gst_tts.text.split.split_text`) at sentence, then clause
 boundaries; all chunks of all texts are decoded together in length-sorted batches and each
 text's chunks are joined with a short pause.
-
-Every synthesis is bounded: a text holds at most :data:`MAX_TEXT_CHARS` characters as given and
-:data:`MAX_CLEANED_CHARS` once numbers and abbreviations are spelled out (a ``TextError`` past
-either), so cleaning, the number of chunks and, with
-:class:`~gst_tts.inference.decoding.DecodingConfig`'s per-chunk step bound, the frames decoded are
-bounded too. A decoding that still ends in NaN or infinite values (a model pushed off its range)
-is a ``GstTtsError``, never a silent NaN waveform.
 """
 
 from __future__ import annotations
@@ -43,26 +36,15 @@ from gst_tts.inference.results import ChunkReport, SynthesisResult
 from gst_tts.inference.style import Reference, Style, StyleMix, StyleResolver, StyleWeights
 from gst_tts.model import GSTTacotron
 from gst_tts.text.split import DEFAULT_MAX_CHARS, split_text
-from gst_tts.text.symbols import DroppedCharacterWarning, SymbolTable, quote_text
+from gst_tts.text.symbols import DroppedCharacterWarning, SymbolTable
 from gst_tts.training.checkpoint import checkpoint_parts, load_checkpoint, model_from_checkpoint
 
 log = logging.getLogger(__name__)
 
-__all__ = [
-    "Synthesizer", "SynthesisResult", "ChunkReport", "Style", "DecodingConfig", "DEFAULT_PAUSE_S", "DEFAULT_MAX_CHARS",
-    "MAX_TEXT_CHARS", "MAX_CLEANED_CHARS",
-]
+__all__ = ["Synthesizer", "SynthesisResult", "ChunkReport", "Style", "DecodingConfig", "DEFAULT_PAUSE_S", "DEFAULT_MAX_CHARS"]
 
 #: Silence between the chunks of a long text, in seconds.
 DEFAULT_PAUSE_S = 0.25
-
-#: Longest text synthesized in one call, in characters as given: about 11 minutes of speech, a
-#: long chapter section. It bounds the cleaning work; longer input belongs in several texts (one
-#: paragraph a line with ``synthesize --text-file``).
-MAX_TEXT_CHARS = 10_000
-#: Longest text once cleaned (numbers spelled out: "1,000,000" is 11 characters, "one million"
-#: 11, "777" 3 and "seven hundred seventy-seven" 27): it bounds the chunks, so the frames decoded.
-MAX_CLEANED_CHARS = 4 * MAX_TEXT_CHARS
 
 
 @dataclass
@@ -308,32 +290,15 @@ class Synthesizer:
                 log.warning("attention problem in %s: %s", name, "; ".join(shown))
         return results[0] if single else results
 
-    def check_text(self, text: str) -> None:
-        """Raise ``TextError`` for a text :meth:`synthesize` would refuse: not a string, longer than
-        :data:`MAX_TEXT_CHARS` (checked before any cleaning, so a huge text costs nothing), empty or
-        without a symbol of the table, punctuation only, or longer than :data:`MAX_CLEANED_CHARS`
-        once cleaned. Characters not in the table are warned about (``DroppedCharacterWarning``)."""
-        self._encode_whole(text)
-
-    def _encode_whole(self, text: str) -> tuple[str, torch.Tensor]:
-        """The cleaned text and its ids, the checks of :meth:`check_text` passed."""
-        if not isinstance(text, str):
-            raise TextError(f"text must be a string, got {type(text).__name__}")
-        if len(text) > MAX_TEXT_CHARS:
-            raise TextError(f"text is {len(text):,} characters; one text holds at most {MAX_TEXT_CHARS:,} "
-                            f"(split it into several texts): {quote_text(text)}")
-        ids = self.symbols.encode(text)  # TextError for empty / symbol-less text; warns once about dropped characters
-        if not self._speakable(ids):
-            raise TextError(f"text has nothing to speak (only punctuation): {quote_text(text)}")
-        cleaned = self.symbols.clean(text)
-        if len(cleaned) > MAX_CLEANED_CHARS:
-            raise TextError(f"text is {len(cleaned):,} characters once numbers and abbreviations are spelled out; "
-                            f"one text holds at most {MAX_CLEANED_CHARS:,} (split it into several texts): {quote_text(text)}")
-        return cleaned, ids
-
     def _prepare_text(self, text: str, max_chunk_chars: int | None) -> tuple[str, list[tuple[str, torch.Tensor]]]:
         """Cleaned text and its chunks ``[(cleaned chunk, ids)]``; raises TextError for unusable text."""
-        cleaned, ids = self._encode_whole(text)
+        if not isinstance(text, str):
+            raise TextError(f"text must be a string, got {type(text).__name__}")
+        ids = self.symbols.encode(text)  # TextError for empty / symbol-less text; warns once about dropped characters
+        if not self._speakable(ids):
+            q = text if len(text) <= 40 else text[:40] + "…"
+            raise TextError(f"text has nothing to speak (only punctuation): {q!r}")
+        cleaned = self.symbols.clean(text)
         if max_chunk_chars is None or len(cleaned) <= max_chunk_chars:
             return cleaned, [(cleaned, ids)]
         chunks = []
@@ -346,8 +311,6 @@ class Synthesizer:
                     continue
                 if self._speakable(piece_ids):  # punctuation only: the pause between chunks stands in for it
                     chunks.append((piece, piece_ids))
-        if not chunks:  # cannot happen for a speakable text, but an empty list would fail far from here
-            raise TextError(f"text has nothing to speak once split into chunks: {quote_text(text)}")
         return cleaned, chunks
 
     def _speakable(self, ids: torch.Tensor) -> bool:
@@ -376,7 +339,6 @@ class Synthesizer:
             )
             # One transfer per tensor, then cheap per-row slicing on the CPU.
             mel = result.mel_postnet.float().cpu()
-            _check_finite(mel, result.mel_lengths.cpu(), [chunks[i].text for i in idx])
             alignments = result.alignments.float().cpu().numpy()
             stop_probs = result.stop_probs.float().cpu().numpy()
             steps, frames = result.steps.cpu().tolist(), result.mel_lengths.cpu().tolist()
@@ -426,8 +388,6 @@ class Synthesizer:
                     pieces.append(pause)
                 pieces.append(np.asarray(self.vocoder(d.log_mel), dtype=np.float32))
             audio = np.concatenate(pieces)
-            if not np.isfinite(audio).all():
-                raise GstTtsError(f"the vocoder gave NaN or infinite samples for {quote_text(text)}")
         else:
             audio = np.zeros(0, dtype=np.float32)
         return SynthesisResult(
@@ -447,16 +407,6 @@ class Synthesizer:
             frames_per_step=self.model.reduction_factor,
             decoding=decoding,
         )
-
-
-def _check_finite(mel: torch.Tensor, lengths: torch.Tensor, texts: list[str]) -> None:
-    """Raise ``GstTtsError`` when a row's ``(batch, frames, n_mels)`` mel holds NaN or infinite values
-    within its ``lengths``: a model driven far off its range (an extreme style) says so, rather than
-    handing on NaN audio."""
-    for row, text in enumerate(texts):
-        if not bool(torch.isfinite(mel[row, : int(lengths[row])]).all()):
-            raise GstTtsError(f"decoding gave NaN or infinite mel values for {quote_text(text)} "
-                              "(a style far outside the model's range, or a broken checkpoint)")
 
 
 def _check_options(batch_size: int, max_chunk_chars: int | None, pause_s: float, decoding: DecodingConfig) -> None:
