@@ -22,6 +22,8 @@ from dataclasses import dataclass
 import logging
 import os
 from pathlib import Path
+import re
+import stat
 from typing import Iterator
 import unicodedata
 
@@ -40,6 +42,7 @@ MAX_ID_CHARS = 200
 # must fit, whatever the id's script costs in UTF-8.
 _MAX_ID_BYTES = 230
 _ID_PUNCTUATION = frozenset("-_.")
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f]")  # C0 controls but tab; "\n" never reaches it
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,7 @@ def read_corpus(root: str | os.PathLike) -> list[Utterance]:
         raise DataError(f"{metadata}: metadata file not found (expected LJSpeech format id|raw|normalized)")
     utterances: list[Utterance] = []
     seen: dict[str, int] = {}
+    homes = tuple(os.path.join(os.path.realpath(home), "") for home in (root, root / "wavs"))  # "/corpus/"
     for line_no, line in _read_lines(metadata):
         if not line.strip():
             continue
@@ -90,7 +94,7 @@ def read_corpus(root: str | os.PathLike) -> list[Utterance]:
             raise DataError(f"{metadata}:{line_no}: duplicate id {utt_id!r} (first on line {seen[utt_id]})")
         if not text:
             raise DataError(f"{metadata}:{line_no}: empty text for id {utt_id!r}")
-        audio_path = _audio_path(root, utt_id, f"{metadata}:{line_no}")
+        audio_path = _audio_path(root, homes, utt_id, f"{metadata}:{line_no}")
         seen[utt_id] = line_no
         utterances.append(Utterance(utt_id, text, audio_path, line_no))
     if not utterances:
@@ -135,23 +139,36 @@ def id_file(folder: str | os.PathLike, utt_id: str, suffix: str) -> Path:
     folder = Path(folder)
     problem = id_problem(utt_id)
     path = folder / f"{utt_id}{suffix}"
-    if problem is None and os.path.dirname(os.path.normpath(path)) != os.path.normpath(folder):
+    if problem is None and os.path.dirname(os.path.abspath(path)) != os.path.abspath(folder):
         problem = f"id {_shown(utt_id)} names a file outside the folder"
     if problem:
         raise DataError(f"{folder}: {problem}")
     return path
 
 
-def _audio_path(root: Path, utt_id: str, where: str) -> Path:
-    """``root/wavs/<id>.wav``, checked to be a file that lies, links followed, in the corpus."""
+def _audio_path(root: Path, homes: tuple[str, ...], utt_id: str, where: str) -> Path:
+    """``root/wavs/<id>.wav``, checked to be a file whose real path (links followed) lies in one of
+    ``homes``: the real paths of the corpus folder and of its wavs folder, each ending in "/"."""
     audio_path = id_file(root / "wavs", utt_id, ".wav")
-    real = audio_path.resolve()
-    homes = (root.resolve(), (root / "wavs").resolve())
-    if not any(real.is_relative_to(home) for home in homes):
-        raise DataError(f"{where}: {audio_path} links to {real}, outside the corpus folder; copy the file into it")
-    if not real.is_file():
+    mode = _file_mode(audio_path, follow_links=False)
+    # Not a link: it lies in the wavs folder, whose real path is a home (one lstat for LJSpeech's
+    # 13,100 files rather than one per path component).
+    if stat.S_ISLNK(mode):
+        real = os.path.realpath(audio_path)
+        if not real.startswith(homes):
+            raise DataError(f"{where}: {audio_path} links to {real}, outside the corpus folder; copy the file into it")
+        mode = _file_mode(real, follow_links=True)
+    if not stat.S_ISREG(mode):  # missing, a folder, a FIFO (which a reader would wait on forever)
         raise DataError(f"{where}: audio file not found: {audio_path}")
     return audio_path
+
+
+def _file_mode(path: str | os.PathLike, *, follow_links: bool) -> int:
+    """``st_mode`` of ``path`` (of a link itself unless ``follow_links``); 0 when there is none."""
+    try:
+        return os.stat(path, follow_symlinks=follow_links).st_mode
+    except OSError:
+        return 0
 
 
 def _shown(value: str, limit: int = 40) -> str:
@@ -162,7 +179,7 @@ def _shown(value: str, limit: int = 40) -> str:
 def _read_lines(path: Path) -> Iterator[tuple[int, str]]:
     raw = path.read_bytes()
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise DataError(f"{path}:1: UTF-16 text (a byte-order mark FF FE); save it as UTF-8")
+        raise DataError(f"{path}:1: UTF-16 text (it starts with a UTF-16 byte-order mark); save it as UTF-8")
     try:
         text = raw.decode("utf-8-sig")  # drops a leading byte-order mark (Windows editors write one)
     except UnicodeDecodeError as exc:
@@ -173,10 +190,12 @@ def _read_lines(path: Path) -> Iterator[tuple[int, str]]:
         line = line.rstrip("\r")
         if len(line) > MAX_LINE_CHARS:
             raise DataError(f"{path}:{line_no}: line of {len(line)} characters; a line holds at most {MAX_LINE_CHARS}")
-        control = next((i for i, c in enumerate(line) if c < " " and c != "\t"), None)
-        if control is not None:
-            raise DataError(f"{path}:{line_no}: control character {line[control]!r} at column {control + 1} "
-                            "(a binary file, or one in another encoding than UTF-8?)")
+        control = _CONTROL.search(line)
+        if control:
+            c, column = control.group(), control.start() + 1
+            why = ("line ends must be LF or CRLF" if c == "\r"
+                   else "a binary file, or one in another encoding than UTF-8?")
+            raise DataError(f"{path}:{line_no}: control character {c!r} at column {column} ({why})")
         yield line_no, line
 
 

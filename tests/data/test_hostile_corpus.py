@@ -389,7 +389,7 @@ def _env() -> dict[str, str]:
     return env
 
 
-_IN_A_PROCESS = {"parent_folders", "two_hours"}
+_IN_A_PROCESS = {"parent_folders"}
 _AS_IN_PROCESS = pytest.mark.slow(reason="test_prepare runs the same case through gst-tts prepare's main() in-process")
 
 
@@ -430,3 +430,4 @@ def test_ids_never_name_files_outside_their_folder(tmp_path, utt_id):
         assert "\n" not in str(info.value)
     assert cache.path("LJ001-0001") == cache.dir / "LJ001-0001.npy"
     assert id_file(tmp_path, "日本語_01", ".npy") == tmp_path / "日本語_01.npy"
+    assert id_file(Path("."), "UT-001", ".npy") == Path("UT-001.npy")  # --out . names this folder
