@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import asdict
 import hashlib
 import json
-from collections import Counter
 import logging
 import os
 from pathlib import Path
