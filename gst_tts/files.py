@@ -15,6 +15,7 @@ import json
 import os
 from pathlib import Path
 import tempfile
+import time
 from typing import Any, BinaryIO, Callable
 
 import numpy as np
@@ -85,12 +86,17 @@ def output_error(path: str | os.PathLike, cause: OSError) -> OutputError:
     return error
 
 
-def remove_temporaries(folder: str | os.PathLike) -> int:
+def remove_temporaries(folder: str | os.PathLike, *, older_than: float | None = None) -> int:
     """Removes what killed atomic writes left in ``folder`` (their ``.<name>.<random>.tmp`` files;
-    only for a folder no other process is writing into); returns how many. Never fatal."""
+    only for a folder no other process is writing into, or, with ``older_than``, only those last
+    written more than that many seconds ago: a live writer's is younger); returns how many. Never
+    fatal."""
+    cutoff = None if older_than is None else time.time() - older_than
     removed = 0
     for tmp in Path(folder).glob(TEMPORARY_GLOB):
         try:
+            if cutoff is not None and tmp.stat().st_mtime >= cutoff:
+                continue
             tmp.unlink()
             removed += 1
         except OSError:  # removed meanwhile, or not ours to remove

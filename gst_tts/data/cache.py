@@ -9,7 +9,6 @@ import json
 import logging
 import os
 from pathlib import Path
-import time
 from typing import Sequence
 
 import numpy as np
@@ -19,7 +18,7 @@ from gst_tts.audio.features import AudioConfig, MelExtractor, MelStats, wav_to_l
 from gst_tts.audio.io import WAV_FORMATS, load_audio, read_audio_header, trim_silence
 from gst_tts.data.corpus import Utterance, id_file
 from gst_tts.errors import AudioError, DataError
-from gst_tts.files import atomic_write, write_npy, write_text
+from gst_tts.files import atomic_write, remove_temporaries, write_npy, write_text
 from gst_tts.progress import progress_bar
 
 log = logging.getLogger(__name__)
@@ -68,7 +67,8 @@ class FeatureCache:
     def prepare(self, utterances: Sequence[Utterance], progress: bool = True) -> dict[str, int]:
         """Compute missing or stale features. Returns ``{id: n_frames}`` for every utterance."""
         self.dir.mkdir(parents=True, exist_ok=True)
-        _remove_stale_temporaries(self.dir)
+        # Another run (prepare, a training) may be writing here too: its temporaries are young.
+        remove_temporaries(self.dir, older_than=STALE_TEMPORARY_SECONDS)
         manifest = self._load_manifest()
         entries: dict = manifest["entries"]
         todo = [u for u in utterances if entries.get(u.id, {}).get("source") != _source_key(u.audio_path)
@@ -157,17 +157,6 @@ def default_cache_dir(root: str | os.PathLike) -> Path:
     root = Path(root).resolve()
     base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gst-tts"
     return base / f"{root.name}-{hashlib.sha1(str(root).encode()).hexdigest()[:8]}"
-
-
-def _remove_stale_temporaries(folder: Path) -> None:
-    """Remove what atomic writes of killed runs left in ``folder`` (``.<name>.XXXXXXXX.tmp``)."""
-    cutoff = time.time() - STALE_TEMPORARY_SECONDS
-    for tmp in folder.glob(".*.tmp"):
-        try:
-            if tmp.is_file() and tmp.stat().st_mtime < cutoff:
-                tmp.unlink()
-        except OSError:  # removed by another run meanwhile, or not ours to remove: never fatal
-            pass
 
 
 def _source_key(path: Path) -> str:
