@@ -29,7 +29,7 @@ from gst_tts.cli.args import (
 )
 from gst_tts.cli.outputs import check_writable_location, write_outputs
 from gst_tts.errors import GstTtsError, TextError
-from gst_tts.inference.synthesizer import DEFAULT_PAUSE_S, Synthesizer
+from gst_tts.inference.synthesizer import DEFAULT_PAUSE_S, MAX_PAUSE_S, MAX_TEXT_CHARS, SEED_RANGE, Synthesizer
 from gst_tts.progress import progress_bar
 from gst_tts.text.symbols import DroppedCharacterWarning
 
@@ -50,15 +50,17 @@ class _Utterance:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_arguments(p, vocoder=True)
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--text", help="the text to speak (--out is then a .wav file)")
-    src.add_argument("--text-file", type=Path, help="one utterance per line (--out is then a folder)")
+    src.add_argument("--text", help=f"the text to speak, at most {MAX_TEXT_CHARS:,} characters (--out is then a .wav file)")
+    src.add_argument("--text-file", type=Path,
+                     help=f"one utterance per line, at most {MAX_TEXT_CHARS:,} characters each (--out is then a folder)")
     add_style_arguments(p)
     p.add_argument("--out", type=Path, required=True, help="X.wav for --text; a folder for --text-file")
     p.add_argument("--plot", action="store_true", help="also write X.alignment.png (attention, stop token, mel)")
     p.add_argument("--save-alignment", action="store_true", help="also write X.alignment.npy (float32, decoder steps × input symbols)")
     p.add_argument("--seed", type=int, default=None, help="make the output repeatable (prenet dropout is random at inference)")
     add_decoding_arguments(p)
-    p.add_argument("--pause", type=float, default=DEFAULT_PAUSE_S, help=f"seconds of silence between chunks of a long text (default {DEFAULT_PAUSE_S})")
+    p.add_argument("--pause", type=float, default=DEFAULT_PAUSE_S,
+                   help=f"seconds of silence between chunks of a long text, at most {MAX_PAUSE_S:g} (default {DEFAULT_PAUSE_S})")
 
 
 def _read_utterances(args: argparse.Namespace) -> list[_Utterance]:
@@ -74,7 +76,9 @@ def _read_utterances(args: argparse.Namespace) -> list[_Utterance]:
     if not path.is_file():
         raise GstTtsError(f"{path}: text file not found")
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        # "\n" alone ends a line (read_text turns "\r\n" and "\r" into it): splitlines() would also break
+        # at form feeds, U+2028 and other separators, and number the wavs apart from the editor's lines.
+        lines = path.read_text(encoding="utf-8").split("\n")
     except (OSError, UnicodeDecodeError) as exc:
         raise GstTtsError(f"{path}: not readable as UTF-8 text ({type(exc).__name__})") from None
     if out.exists() and not out.is_dir():
@@ -92,12 +96,13 @@ def _read_utterances(args: argparse.Namespace) -> list[_Utterance]:
 
 
 def _validate_texts(synth: Synthesizer, utterances: list[_Utterance], source: str) -> None:
-    """Every text must give symbols; dropped characters are reported once, one line each."""
+    """Every text must be one the synthesizer reads (so that no group fails after others are
+    written); dropped characters are reported once, one line each."""
     for u in utterances:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", DroppedCharacterWarning)
             try:
-                synth.symbols.encode(u.text)
+                synth.check_text(u.text)
             except TextError as exc:
                 raise TextError(f"{source}:{u.line}: {exc}" if u.line is not None else str(exc)) from None
         for w in caught:
@@ -110,8 +115,13 @@ def run(args: argparse.Namespace) -> int:
     # 1. Validate everything; nothing is written before all of it has passed.
     utterances = _read_utterances(args)
     options = decoding_options(args)
-    if not args.pause >= 0:
-        raise GstTtsError(f"--pause must be >= 0, got {args.pause}")
+    if not 0 <= args.pause <= MAX_PAUSE_S:  # NaN fails too
+        raise GstTtsError(f"--pause must be from 0 to {MAX_PAUSE_S:g} seconds, got {args.pause}")
+    if args.seed is not None:  # each batch of lines takes the next seed: the last one must fit too
+        last_seed = args.seed + (len(utterances) - 1) // options["batch_size"]
+        if not SEED_RANGE[0] <= args.seed <= last_seed <= SEED_RANGE[1]:
+            raise GstTtsError(f"--seed must be from {SEED_RANGE[0]} to {SEED_RANGE[1] - last_seed + args.seed} "
+                              f"for {len(utterances)} lines, got {args.seed}")
     synth = load_synthesizer(args)
     _validate_texts(synth, utterances, str(args.text_file) if args.text_file is not None else "--text")
     weights, style_info = resolve_cli_style(synth, args)

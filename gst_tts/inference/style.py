@@ -2,11 +2,14 @@
 
 A style is one of:
 
-* a reference recording (style transfer): a path, or samples with their rate; any rate,
-  stereo allowed;
+* a reference recording (style transfer): a path, or samples with their rate; any rate from
+  1 kHz to 384 kHz, up to 8 channels, at most 10 minutes (:data:`MAX_REFERENCE_SECONDS`);
+  integer samples are scaled by their type's full scale, as soundfile reads them;
 * token weights (style control, as in Wang et al. 2018): ``{token: weight}`` for every head,
   ``{(head, token): weight}``, or an array ``(n_tokens,)`` / ``(n_heads, n_tokens)``; tokens not
-  named get weight 0, and weights need not be positive nor sum to one;
+  named get weight 0, and weights need not be positive nor sum to one, but must be finite and
+  within ``±MAX_STYLE_WEIGHT`` (100: a reference's weights lie in [0, 1]; far past that the
+  decoder's output leaves any range a vocoder can turn into finite samples);
 * token dials: the neutral weights moved part of the way toward a token, in one head or in all
   (``{(head, token): amount}`` / ``{token: amount}``; see :meth:`StyleResolver.dial_weights`);
 * a weighted mix of references: their token weights averaged with the given weights;
@@ -24,26 +27,41 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import math
+import numbers
 import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence, Union
 
 import numpy as np
+import soundfile as sf
 import torch
 
 from gst_tts.audio.features import AudioConfig, MelExtractor, MelStats
 from gst_tts.audio.io import load_audio, to_mono_resampled, trim_silence
-from gst_tts.errors import AudioError, GstTtsError
+from gst_tts.errors import AudioError, GstTtsError, first_line
 from gst_tts.model import GSTTacotron
 
 __all__ = [
-    "Reference", "StyleWeights", "StyleMix", "Style", "StyleResolver", "MIN_REFERENCE_SECONDS",
-    "parse_style_weights", "parse_style_mix",
+    "Reference", "StyleWeights", "StyleMix", "Style", "StyleResolver", "MIN_REFERENCE_SECONDS", "MAX_REFERENCE_SECONDS",
+    "MAX_STYLE_WEIGHT", "parse_style_weights", "parse_style_mix",
 ]
 
 MIN_REFERENCE_SECONDS = 0.5
+#: Longest reference, in seconds: a style is heard in seconds, and the whole recording is read
+#: into memory (longer ones are encoded in windows, see :meth:`StyleResolver.reference_weights`).
+MAX_REFERENCE_SECONDS = 600.0
+#: Largest token weight or dial amount, in magnitude (see the module docstring).
+MAX_STYLE_WEIGHT = 100.0
 # Peak below which a reference counts as silent (about -80 dBFS).
 _SILENCE_PEAK = 1e-4
+# Reference sample rates accepted (Hz), and the most channels.
+_MIN_REFERENCE_RATE, _MAX_REFERENCE_RATE, _MAX_REFERENCE_CHANNELS = 1_000, 384_000, 8
+# Sample values (frames x channels) read at most: 10 minutes of 48 kHz stereo, 230 MB of float32.
+_MAX_REFERENCE_VALUES = int(MAX_REFERENCE_SECONDS) * 48_000 * 2
+# torchaudio's resampler builds a kernel of about (rate / g) x (wanted / g) values for g = gcd(rate,
+# wanted): 2 GB and more for 22,051 Hz -> 22,050 Hz. A rate that would need more is read as the
+# nearest multiple of 50 Hz (every common rate is one), a speed change of at most 25 / rate.
+_MAX_RESAMPLE_KERNEL = 10_000_000
 
 # A reference is a path, or samples ``(n,)`` / ``(n, channels)`` with their rate.
 Reference = Union[str, os.PathLike, tuple[np.ndarray, int]]
@@ -108,25 +126,23 @@ class StyleResolver:
         """Normalised ``(frames, n_mels)`` mel of a reference recording (any rate, stereo allowed).
 
         Raises:
-            AudioError: missing, unreadable, silent, or shorter than 0.5 s after trimming silence.
+            AudioError: missing, unreadable, not numbers, NaN or infinite samples, silent, shorter
+                than 0.5 s after trimming silence, or past the rate, channel and length limits.
         """
         rate_wanted = self.audio_config.sample_rate
-        if isinstance(reference, tuple):
-            samples, rate = reference
-            name = "reference array"
-            samples = np.asarray(samples, dtype=np.float32)
-            if samples.ndim == 2 and samples.shape[0] <= 8 < samples.shape[1]:
-                samples = samples.T  # (channels, n) as torchaudio gives it → (n, channels)
-            if samples.ndim not in (1, 2) or not (isinstance(rate, (int, np.integer)) or float(rate).is_integer()) or int(rate) <= 0:
-                raise AudioError(f"{name}: expected samples (n,) or (n, channels) and a positive integer rate, got shape {samples.shape} and rate {rate!r}")
-            samples = to_mono_resampled(samples, int(rate), rate_wanted)
+        name = _reference_name(reference)
+        if isinstance(reference, tuple) and len(reference) == 2:
+            samples, rate = _reference_array(*reference, name=name)
+        elif isinstance(reference, (str, os.PathLike)):
+            samples, rate = _reference_file(reference, name)
         else:
-            name = str(reference)
-            samples, _ = load_audio(reference, rate_wanted)
+            raise AudioError(f"a reference is a file path or (samples, rate), got {_shown(reference)}")
+        samples = to_mono_resampled(samples, rate, None)  # checked before resampling, which would smear a NaN
         if samples.size and not np.isfinite(samples).all():
             raise AudioError(f"{name}: reference contains NaN or infinite samples")
         if samples.size == 0 or float(np.max(np.abs(samples))) < _SILENCE_PEAK:
             raise AudioError(f"{name}: reference is silent")
+        samples = to_mono_resampled(samples, _resampling_rate(rate, rate_wanted, name), rate_wanted)
         samples = trim_silence(samples, self.audio_config.trim_top_db)
         if samples.size < MIN_REFERENCE_SECONDS * rate_wanted:
             raise AudioError(
@@ -167,9 +183,13 @@ class StyleResolver:
         of shape ``(n_tokens,)`` or ``(n_heads, n_tokens)``. Tokens not named get weight 0.
 
         Raises:
-            GstTtsError: unknown token or head, non-numeric or non-finite weight, wrong shape.
+            GstTtsError: unknown token or head, a weight that is not a finite number within
+                ``±MAX_STYLE_WEIGHT``, wrong shape.
         """
         n_heads, n_tokens = self.model.n_heads, self.model.n_tokens
+        shape = getattr(weights, "shape", None)  # an array's shape is checked before it is converted
+        if shape is not None and tuple(shape) not in ((n_tokens,), (n_heads, n_tokens)):
+            raise GstTtsError(f"style weights must have shape ({n_tokens},) or ({n_heads}, {n_tokens}), got {tuple(shape)}")
         if isinstance(weights, Mapping):
             if not weights:
                 raise GstTtsError("style weights name no token")
@@ -177,21 +197,25 @@ class StyleResolver:
             for key, value in weights.items():
                 head, token = key if isinstance(key, tuple) and len(key) == 2 else (None, key)
                 if not (_is_int(token) and 0 <= token < n_tokens):
-                    raise GstTtsError(f"style token {token!r} is not in 0..{n_tokens - 1}")
+                    raise GstTtsError(f"style token {_shown(token)} is not in 0..{n_tokens - 1}")
                 if head is not None and not (_is_int(head) and 0 <= head < n_heads):
-                    raise GstTtsError(f"style head {head!r} is not in 0..{n_heads - 1}")
-                w = _finite_float(value, f"weight of style token {token}")
+                    raise GstTtsError(f"style head {_shown(head)} is not in 0..{n_heads - 1}")
+                w = _style_weight(value, f"weight of style token {token}")
                 if head is None:
                     out[:, int(token)] = w
                 else:
                     out[int(head), int(token)] = w
             return out
         try:
-            t = torch.as_tensor(np.asarray(weights.detach().cpu() if isinstance(weights, torch.Tensor) else weights, dtype=np.float32))
-        except (TypeError, ValueError) as exc:
-            raise GstTtsError(f"style weights are not numbers ({exc})") from None
-        if not bool(torch.isfinite(t).all()):
+            # float64 first, so that 1e39 is seen as too large rather than overflowing float32 to inf.
+            a = np.asarray(weights.detach().cpu() if isinstance(weights, torch.Tensor) else weights, dtype=np.float64)
+        except (TypeError, ValueError, RuntimeError) as exc:
+            raise GstTtsError(f"style weights are not numbers ({first_line(exc, 80)})") from None
+        if not np.isfinite(a).all():
             raise GstTtsError("style weights must be finite numbers")
+        if a.size and float(np.abs(a).max()) > MAX_STYLE_WEIGHT:
+            raise GstTtsError(f"style weights must lie within ±{MAX_STYLE_WEIGHT:g}, got {float(np.abs(a).max()):g}")
+        t = torch.from_numpy(a.astype(np.float32))
         if t.shape == (n_tokens,):
             return t.unsqueeze(0).expand(n_heads, -1).clone()
         if t.shape != (n_heads, n_tokens):
@@ -228,14 +252,21 @@ class StyleResolver:
             GstTtsError: a negative weight, no positive weight, or a bad reference (every
                 reference is encoded, even at weight 0: a bad file is an error, not ignored).
         """
-        items = list(mix.items()) if isinstance(mix, Mapping) else list(mix)
-        pairs = [(ref, _finite_float(w, f"mix weight of {ref}")) for ref, w in items]
+        try:
+            items = list(mix.items()) if isinstance(mix, Mapping) else [tuple(item) for item in mix]
+        except TypeError:
+            raise GstTtsError(f"a style mix is {{reference: weight}} or [(reference, weight), ...], got {type(mix).__name__}") from None
+        if any(len(item) != 2 for item in items):
+            raise GstTtsError("a style mix is {reference: weight} or [(reference, weight), ...]; an item is not a pair")
+        pairs = [(ref, _finite_float(w, f"mix weight of {_reference_name(ref)}")) for ref, w in items]
         if any(w < 0 for _, w in pairs):
             raise GstTtsError("style mix weights must not be negative")
-        total = sum(w for _, w in pairs)
-        if not pairs or total <= 0:
+        # Scaled by the largest first: two weights of 1e308 would sum to inf and weigh nothing.
+        largest = max((w for _, w in pairs), default=0.0)
+        if largest <= 0:
             raise GstTtsError("style mix needs at least one reference with a positive weight")
-        return sum(self.reference_weights(ref) * (w / total) for ref, w in pairs)
+        total = sum(w / largest for _, w in pairs)
+        return sum(self.reference_weights(ref) * (w / largest / total) for ref, w in pairs)
 
     def resolve(self, style: Style | None) -> torch.Tensor:
         """``(n_heads, n_tokens)`` token weights of one style (``None``: neutral)."""
@@ -249,7 +280,7 @@ class StyleResolver:
         by_path: dict[str, torch.Tensor] = {}
 
         def reference(ref: Reference) -> torch.Tensor:
-            if isinstance(ref, tuple):
+            if not isinstance(ref, (str, os.PathLike)):  # samples, or no reference at all (refused there)
                 return self.reference_weights(ref)
             key = os.fspath(ref)
             if key not in by_path:
@@ -335,15 +366,111 @@ def parse_style_mix(spec: str) -> list[tuple[Path, float]]:
     return out
 
 
+def _reference_array(samples: Any, rate: Any, name: str) -> tuple[np.ndarray, int]:
+    """``(samples (n,) | (n, channels) | (channels, n), rate)`` → float ``(n,)`` / ``(n, channels)`` and the
+    rate, checked; integer samples scaled to [-1, 1] by their type's full scale, as soundfile does."""
+    rate = _reference_rate(rate, name)
+    try:
+        samples = np.asarray(samples)
+        if samples.dtype.kind == "O":  # numbers of mixed types, or anything else
+            samples = samples.astype(np.float64)
+    except (TypeError, ValueError) as exc:  # ragged lists, objects
+        raise AudioError(f"{name}: samples are not numbers ({first_line(exc, 80)})") from None
+    if samples.dtype.kind not in "iuf":  # strings, bools, complex numbers
+        raise AudioError(f"{name}: samples must be real numbers, got an array of {samples.dtype}")
+    if samples.ndim == 2 and samples.shape[0] <= _MAX_REFERENCE_CHANNELS < samples.shape[1]:
+        samples = samples.T  # (channels, n) as torchaudio gives it → (n, channels)
+    if samples.ndim not in (1, 2) or (samples.ndim == 2 and samples.shape[1] > _MAX_REFERENCE_CHANNELS):
+        raise AudioError(f"{name}: expected samples (n,) or (n, channels) with at most {_MAX_REFERENCE_CHANNELS} "
+                         f"channels, got shape {samples.shape}")
+    _check_reference_size(name, samples.shape[0], 1 if samples.ndim == 1 else samples.shape[1], rate)  # before copying
+    if samples.dtype.kind in "iu":
+        half = np.float32(2.0 ** (8 * samples.dtype.itemsize - 1))
+        return (samples.astype(np.float32) - (half if samples.dtype.kind == "u" else 0)) / half, rate
+    return samples.astype(np.float32, copy=False), rate
+
+
+def _reference_file(path: str | os.PathLike, name: str) -> tuple[np.ndarray, int]:
+    """Mono float32 samples of an audio file at its own rate; its header is checked against the
+    limits before anything is decoded (decoding allocates what the header claims). ``name``: the
+    path as messages show it."""
+    path = Path(path)
+    if not path.is_file():
+        raise AudioError(f"{name}: audio file not found")
+    try:
+        info = sf.info(str(path))
+    except Exception as exc:  # libsndfile raises several types for data it cannot parse
+        raise AudioError(f"{name}: not readable as audio ({first_line(exc)})") from None
+    _check_reference_size(name, info.frames, info.channels, _reference_rate(info.samplerate, name))
+    try:
+        return load_audio(path)
+    except AudioError:  # a header that reads but a body that does not; named as every other message names it
+        raise AudioError(f"{name}: not readable as audio (its header reads, its samples do not)") from None
+
+
+def _reference_rate(rate: Any, name: str) -> int:
+    """A reference's sample rate as an int; ``AudioError`` unless a whole number of Hz in the accepted range."""
+    ok = isinstance(rate, numbers.Real) and not isinstance(rate, bool) and math.isfinite(rate) and float(rate).is_integer()
+    if not ok or not _MIN_REFERENCE_RATE <= int(rate) <= _MAX_REFERENCE_RATE:
+        raise AudioError(f"{name}: the sample rate must be a whole number of Hz from {_MIN_REFERENCE_RATE:,} to "
+                         f"{_MAX_REFERENCE_RATE:,}, got {_shown(rate)}")
+    return int(rate)
+
+
+def _check_reference_size(name: str, frames: int, channels: int, rate: int) -> None:
+    """``AudioError`` for more channels, seconds or sample values than a reference may have."""
+    if not 1 <= channels <= _MAX_REFERENCE_CHANNELS:
+        raise AudioError(f"{name}: a reference has 1 to {_MAX_REFERENCE_CHANNELS} channels, got {channels}")
+    if frames / rate > MAX_REFERENCE_SECONDS or frames * channels > _MAX_REFERENCE_VALUES:
+        raise AudioError(f"{name}: reference is {frames / rate:,.1f} s of {channels} channel(s) at {rate:,} Hz; at most "
+                         f"{MAX_REFERENCE_SECONDS:g} s and {_MAX_REFERENCE_VALUES:,} samples in all are read "
+                         "(cut a shorter excerpt)")
+
+
+def _resampling_rate(rate: int, wanted: int, name: str) -> int:
+    """The rate to resample ``rate`` Hz audio from: ``rate`` itself, or the nearest multiple of 50 Hz
+    when the exact ratio needs a huge resampling kernel (see ``_MAX_RESAMPLE_KERNEL``)."""
+    for candidate in (rate, max(50, 50 * round(rate / 50))):
+        g = math.gcd(candidate, wanted)
+        if (candidate // g) * (wanted // g) <= _MAX_RESAMPLE_KERNEL:
+            return candidate
+    raise AudioError(f"{name}: {rate:,} Hz cannot be resampled to the model's {wanted:,} Hz at a bounded cost")
+
+
 def _is_int(x: Any) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
+def _style_weight(value: Any, what: str) -> float:
+    """A token weight or dial amount: a finite number within ``±MAX_STYLE_WEIGHT``."""
+    w = _finite_float(value, what)
+    if abs(w) > MAX_STYLE_WEIGHT:
+        raise GstTtsError(f"{what} must lie within ±{MAX_STYLE_WEIGHT:g}, got {_shown(value)}")
+    return w
 
 
 def _finite_float(value: Any, what: str) -> float:
     try:
         w = float(value)
-    except (TypeError, ValueError):
-        raise GstTtsError(f"{what} is not a number: {value!r}") from None
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an int past float's range
+        raise GstTtsError(f"{what} is not a finite number: {_shown(value)}") from None
     if not math.isfinite(w):
-        raise GstTtsError(f"{what} must be finite, got {value!r}")
+        raise GstTtsError(f"{what} must be finite, got {_shown(value)}")
     return w
+
+
+def _shown(value: Any, limit: int = 40) -> str:
+    """``repr(value)`` for a one-line message: whitespace runs (newlines of an array's repr) made one
+    space, at most ``limit`` characters."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _reference_name(reference: Any) -> str:
+    """A reference as messages name it: a path as it is, or ``repr``-quoted when it holds a line
+    break or another character that is not printable (which would break the one-line message);
+    samples as "reference array"."""
+    if isinstance(reference, (str, os.PathLike)):
+        text = os.fsdecode(reference)
+        return text if text.isprintable() else repr(text)
+    return "reference array" if isinstance(reference, tuple) else _shown(reference)

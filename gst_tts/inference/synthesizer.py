@@ -11,6 +11,13 @@ token weights once, so texts of different styles still decode together in one ba
 Long texts are split (:func:`gst_tts.text.split.split_text`) at sentence, then clause
 boundaries; all chunks of all texts are decoded together in length-sorted batches and each
 text's chunks are joined with a short pause.
+
+Every synthesis is bounded: a text holds at most :data:`MAX_TEXT_CHARS` characters as given and
+:data:`MAX_CLEANED_CHARS` once numbers and abbreviations are spelled out (a ``TextError`` past
+either), so cleaning, the number of chunks and, with
+:class:`~gst_tts.inference.decoding.DecodingConfig`'s per-chunk step bound, the frames decoded are
+bounded too. A decoding that still ends in NaN or infinite values (a model pushed off its range)
+is a ``GstTtsError``, never a silent NaN waveform.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 import logging
+import numbers
 import os
 from typing import Iterator, Sequence
 import warnings
@@ -36,15 +44,30 @@ from gst_tts.inference.results import ChunkReport, SynthesisResult
 from gst_tts.inference.style import Reference, Style, StyleMix, StyleResolver, StyleWeights
 from gst_tts.model import GSTTacotron
 from gst_tts.text.split import DEFAULT_MAX_CHARS, split_text
-from gst_tts.text.symbols import DroppedCharacterWarning, SymbolTable
+from gst_tts.text.symbols import DroppedCharacterWarning, SymbolTable, quote_text
 from gst_tts.training.checkpoint import checkpoint_parts, load_checkpoint, model_from_checkpoint
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Synthesizer", "SynthesisResult", "ChunkReport", "Style", "DecodingConfig", "DEFAULT_PAUSE_S", "DEFAULT_MAX_CHARS"]
+__all__ = [
+    "Synthesizer", "SynthesisResult", "ChunkReport", "Style", "DecodingConfig", "DEFAULT_PAUSE_S", "DEFAULT_MAX_CHARS",
+    "MAX_TEXT_CHARS", "MAX_CLEANED_CHARS", "MAX_PAUSE_S", "SEED_RANGE",
+]
 
 #: Silence between the chunks of a long text, in seconds.
 DEFAULT_PAUSE_S = 0.25
+
+#: Longest text synthesized in one call, in characters as given: about 11 minutes of speech, a
+#: long chapter section. It bounds the cleaning work; longer input belongs in several texts (one
+#: paragraph a line with ``synthesize --text-file``).
+MAX_TEXT_CHARS = 10_000
+#: Longest text once cleaned (numbers spelled out: "1,000,000" is 11 characters, "one million"
+#: 11, "777" 3 and "seven hundred seventy-seven" 27): it bounds the chunks, so the frames decoded.
+MAX_CLEANED_CHARS = 4 * MAX_TEXT_CHARS
+#: Longest pause between chunks, in seconds (the silence is allocated whole).
+MAX_PAUSE_S = 10.0
+#: Seeds torch accepts: a signed or unsigned 64-bit number.
+SEED_RANGE = (-(2**63), 2**64 - 1)
 
 
 @dataclass
@@ -233,7 +256,8 @@ class Synthesizer:
         Args:
             texts: a text or a list of texts.
             seed: makes the output repeatable (prenet dropout stays on at inference); the
-                caller's RNG state is left as it was. Default None (not repeatable).
+                caller's RNG state is left as it was; a 64-bit whole number (``SEED_RANGE``).
+                Default None (not repeatable).
             batch_size: chunks decoded together. Default 16.
             decoding: stop threshold and step bounds (per chunk). Default ``DecodingConfig()``.
             max_chunk_chars: texts longer than this (cleaned characters) are split at sentence,
@@ -241,7 +265,7 @@ class Synthesizer:
                 ``decoding=DecodingConfig(max_decoder_steps=UNSPLIT_MAX_DECODER_STEPS)`` with it, as
                 the command does, or a long text stops on the default absolute bound). Default
                 ``DEFAULT_MAX_CHARS``.
-            pause_s: silence between the chunks of a split text. Default 0.25.
+            pause_s: silence between the chunks of a split text, 0 to ``MAX_PAUSE_S`` seconds. Default 0.25.
             vocode: run the vocoder; ``False`` leaves ``audio`` empty (mel, alignment only).
                 Default True.
             names: one name per text for warnings (default: the text itself).
@@ -249,13 +273,17 @@ class Synthesizer:
         Every input is validated before anything is decoded.
 
         Raises:
-            TextError: a text that is empty or has no usable symbol.
+            TextError: a text :meth:`check_text` refuses (empty, no usable symbol, punctuation
+                only, too long), or ``texts`` neither a string nor a list.
             AudioError, GstTtsError: a bad style (see :mod:`gst_tts.inference.style`), ``styles``
                 together with a single style option or not one per text, a bad option.
         """
-        _check_options(batch_size, max_chunk_chars, pause_s, decoding)
+        _check_options(batch_size, max_chunk_chars, pause_s, decoding, seed)
         single = isinstance(texts, str)
-        text_list = [texts] if single else list(texts)
+        try:
+            text_list = [texts] if single else list(texts)
+        except TypeError:
+            raise TextError(f"texts must be a string or a list of strings, got {type(texts).__name__}") from None
         if names is not None and len(names) != len(text_list):
             raise GstTtsError(f"{len(names)} names for {len(text_list)} texts")
         prepared = [self._prepare_text(t, max_chunk_chars) for t in text_list]
@@ -290,15 +318,32 @@ class Synthesizer:
                 log.warning("attention problem in %s: %s", name, "; ".join(shown))
         return results[0] if single else results
 
-    def _prepare_text(self, text: str, max_chunk_chars: int | None) -> tuple[str, list[tuple[str, torch.Tensor]]]:
-        """Cleaned text and its chunks ``[(cleaned chunk, ids)]``; raises TextError for unusable text."""
+    def check_text(self, text: str) -> None:
+        """Raise ``TextError`` for a text :meth:`synthesize` would refuse: not a string, longer than
+        :data:`MAX_TEXT_CHARS` (checked before any cleaning, so a huge text costs nothing), empty or
+        without a symbol of the table, punctuation only, or longer than :data:`MAX_CLEANED_CHARS`
+        once cleaned. Characters not in the table are warned about (``DroppedCharacterWarning``)."""
+        self._encode_whole(text)
+
+    def _encode_whole(self, text: str) -> tuple[str, torch.Tensor]:
+        """The cleaned text and its ids, the checks of :meth:`check_text` passed."""
         if not isinstance(text, str):
             raise TextError(f"text must be a string, got {type(text).__name__}")
+        if len(text) > MAX_TEXT_CHARS:
+            raise TextError(f"text is {len(text):,} characters; one text holds at most {MAX_TEXT_CHARS:,} "
+                            f"(split it into several texts): {quote_text(text)}")
         ids = self.symbols.encode(text)  # TextError for empty / symbol-less text; warns once about dropped characters
         if not self._speakable(ids):
-            q = text if len(text) <= 40 else text[:40] + "…"
-            raise TextError(f"text has nothing to speak (only punctuation): {q!r}")
+            raise TextError(f"text has nothing to speak (only punctuation): {quote_text(text)}")
         cleaned = self.symbols.clean(text)
+        if len(cleaned) > MAX_CLEANED_CHARS:
+            raise TextError(f"text is {len(cleaned):,} characters once numbers and abbreviations are spelled out; "
+                            f"one text holds at most {MAX_CLEANED_CHARS:,} (split it into several texts): {quote_text(text)}")
+        return cleaned, ids
+
+    def _prepare_text(self, text: str, max_chunk_chars: int | None) -> tuple[str, list[tuple[str, torch.Tensor]]]:
+        """Cleaned text and its chunks ``[(cleaned chunk, ids)]``; raises TextError for unusable text."""
+        cleaned, ids = self._encode_whole(text)
         if max_chunk_chars is None or len(cleaned) <= max_chunk_chars:
             return cleaned, [(cleaned, ids)]
         chunks = []
@@ -311,6 +356,8 @@ class Synthesizer:
                     continue
                 if self._speakable(piece_ids):  # punctuation only: the pause between chunks stands in for it
                     chunks.append((piece, piece_ids))
+        if not chunks:  # cannot happen for a speakable text, but an empty list would fail far from here
+            raise TextError(f"text has nothing to speak once split into chunks: {quote_text(text)}")
         return cleaned, chunks
 
     def _speakable(self, ids: torch.Tensor) -> bool:
@@ -339,6 +386,7 @@ class Synthesizer:
             )
             # One transfer per tensor, then cheap per-row slicing on the CPU.
             mel = result.mel_postnet.float().cpu()
+            _check_finite(mel, result.mel_lengths.cpu(), [chunks[i].text for i in idx])
             alignments = result.alignments.float().cpu().numpy()
             stop_probs = result.stop_probs.float().cpu().numpy()
             steps, frames = result.steps.cpu().tolist(), result.mel_lengths.cpu().tolist()
@@ -388,6 +436,8 @@ class Synthesizer:
                     pieces.append(pause)
                 pieces.append(np.asarray(self.vocoder(d.log_mel), dtype=np.float32))
             audio = np.concatenate(pieces)
+            if not np.isfinite(audio).all():
+                raise GstTtsError(f"the vocoder gave NaN or infinite samples for {quote_text(text)}")
         else:
             audio = np.zeros(0, dtype=np.float32)
         return SynthesisResult(
@@ -409,12 +459,29 @@ class Synthesizer:
         )
 
 
-def _check_options(batch_size: int, max_chunk_chars: int | None, pause_s: float, decoding: DecodingConfig) -> None:
-    if batch_size < 1:
-        raise GstTtsError(f"batch_size must be at least 1, got {batch_size}")
-    if max_chunk_chars is not None and max_chunk_chars < 1:
-        raise GstTtsError(f"max_chunk_chars must be at least 1 (or None), got {max_chunk_chars}")
-    if not pause_s >= 0:
-        raise GstTtsError(f"pause_s must be >= 0, got {pause_s}")
+def _check_finite(mel: torch.Tensor, lengths: torch.Tensor, texts: list[str]) -> None:
+    """Raise ``GstTtsError`` when a row's ``(batch, frames, n_mels)`` mel holds NaN or infinite values
+    within its ``lengths``: a model driven far off its range (an extreme style) says so, rather than
+    handing on NaN audio."""
+    for row, text in enumerate(texts):
+        if not bool(torch.isfinite(mel[row, : int(lengths[row])]).all()):
+            raise GstTtsError(f"decoding gave NaN or infinite mel values for {quote_text(text)} "
+                              "(a style far outside the model's range, or a broken checkpoint)")
+
+
+def _check_options(batch_size: int, max_chunk_chars: int | None, pause_s: float, decoding: DecodingConfig,
+                   seed: int | None) -> None:
+    if not _whole(batch_size) or batch_size < 1:
+        raise GstTtsError(f"batch_size must be a whole number >= 1, got {batch_size!r}")
+    if max_chunk_chars is not None and (not _whole(max_chunk_chars) or max_chunk_chars < 1):
+        raise GstTtsError(f"max_chunk_chars must be a whole number >= 1 (or None), got {max_chunk_chars!r}")
+    if not isinstance(pause_s, numbers.Real) or not 0 <= pause_s <= MAX_PAUSE_S:  # NaN fails too
+        raise GstTtsError(f"pause_s must be a number of seconds from 0 to {MAX_PAUSE_S:g}, got {pause_s!r}")
     if not isinstance(decoding, DecodingConfig):
         raise GstTtsError(f"decoding must be a DecodingConfig, got {type(decoding).__name__}")
+    if seed is not None and (not _whole(seed) or not SEED_RANGE[0] <= seed <= SEED_RANGE[1]):
+        raise GstTtsError(f"seed must be a whole number from {SEED_RANGE[0]} to {SEED_RANGE[1]} (or None), got {seed!r}")
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
