@@ -34,10 +34,21 @@ from gst_tts.inference.results import SynthesisResult
 from gst_tts.inference.style import MAX_REFERENCE_SECONDS, MAX_STYLE_WEIGHT, Style
 from gst_tts.inference.synthesizer import MAX_CLEANED_CHARS, MAX_TEXT_CHARS, Synthesizer
 from gst_tts.text.symbols import DroppedCharacterWarning
+from gst_tts.threads import configure_threads
 
 STEPS = 3
 BOUND = DecodingConfig(max_decoder_steps=STEPS)
 RATE = 22050
+
+
+@pytest.fixture(scope="module", autouse=True)
+def default_threads():
+    """torch's threads as the commands set them (every core but one): with every core, each of the
+    hundreds of small decodings here waits on a core another process holds (4x slower on 2 busy cores)."""
+    before = torch.get_num_threads()
+    configure_threads(None)
+    yield
+    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")
