@@ -165,6 +165,7 @@ def test_a_text_at_the_length_limit_is_read_in_bounded_chunks(synth):
     check_result(synth, r, DecodingConfig(max_decoder_steps=1))
     assert len(r.cleaned_text) > MAX_TEXT_CHARS and all(len(c.text) <= 180 for c in r.chunks)
     assert r.mel.shape[0] == len(r.chunks) * synth.model.reduction_factor  # one step a chunk, the bound
+    print(f"a {len(text):,}-character text: {len(r.cleaned_text):,} cleaned, {len(r.chunks)} chunks")
 
 
 @pytest.mark.parametrize("texts, kwargs", [
