@@ -45,7 +45,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from gst_tts.analysis.alignment import ALIGNED_CRITERIA, mean_health
     from gst_tts.analysis.plots import save_figure
-    from gst_tts.data.corpus import read_corpus
+    from gst_tts.data.corpus import id_file, read_corpus
     from gst_tts.inference.style import Style
     from gst_tts.training.checkpoint import load_checkpoint
 
@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
                 rows.append({"id": utt.id, "stop_reason": res.stop_reason, "duration_s": round(res.duration_s, 2),
                              **res.health.to_dict()})
                 if args.out:
-                    save_figure(res.figure(title=f"{split} {utt.id}"), args.out / split / f"{utt.id}.alignment.png")
+                    save_figure(res.figure(title=f"{split} {utt.id}"), id_file(args.out / split, utt.id, ".alignment.png"))
             bar.update(len(batch))
         bar.close()
         summary = mean_health(healths)
