@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import io
+import math
 import os
 from pathlib import Path
 
@@ -92,19 +93,40 @@ def load_audio(path: str | os.PathLike, sample_rate: int | None = None) -> tuple
         first = int(np.argmin(finite.all(axis=1)))
         raise AudioError(f"{path}: {int(finite.size - finite.sum())} NaN or infinite samples (the first at "
                          f"{first / rate:.3f} s)")
-    return to_mono_resampled(samples, rate, sample_rate), (sample_rate or rate)
+    return to_mono_resampled(samples, rate, sample_rate, name=str(path)), (sample_rate or rate)
 
 
-def to_mono_resampled(samples: np.ndarray, rate: int, sample_rate: int | None) -> np.ndarray:
-    """Average channels of ``(n,)`` or ``(n, channels)`` samples and resample to ``sample_rate``."""
+# torchaudio's resampler builds a kernel of about (rate / g) x (wanted / g) values for g = gcd(rate,
+# wanted): 2 GB and more for 22,051 Hz -> 22,050 Hz. A rate that would need more is read as the
+# nearest multiple of 50 Hz (every common rate is one), a speed change of at most 25 / rate.
+MAX_RESAMPLE_KERNEL = 10_000_000
+
+
+def to_mono_resampled(samples: np.ndarray, rate: int, sample_rate: int | None, *, name: str = "audio") -> np.ndarray:
+    """Average channels of ``(n,)`` or ``(n, channels)`` samples and resample to ``sample_rate``
+    (from :func:`resampling_rate`; ``name`` names the audio in its error)."""
     samples = np.asarray(samples, dtype=np.float32)
     if samples.ndim == 2:
         samples = samples.mean(axis=1)
     if sample_rate is not None and rate != sample_rate and samples.size:
         samples = torchaudio.functional.resample(
-            torch.from_numpy(samples), orig_freq=int(rate), new_freq=int(sample_rate)
+            torch.from_numpy(samples), orig_freq=resampling_rate(int(rate), int(sample_rate), name), new_freq=int(sample_rate)
         ).numpy()
     return np.ascontiguousarray(samples, dtype=np.float32)
+
+
+def resampling_rate(rate: int, wanted: int, name: str = "audio") -> int:
+    """The rate to resample ``rate`` Hz audio from: ``rate`` itself, or the nearest multiple of 50 Hz
+    when the exact ratio needs a huge resampling kernel (see :data:`MAX_RESAMPLE_KERNEL`).
+
+    Raises:
+        AudioError: neither is affordable (a ``wanted`` rate that is no multiple of 50 Hz).
+    """
+    for candidate in (rate, max(50, 50 * round(rate / 50))):
+        g = math.gcd(candidate, wanted)
+        if (candidate // g) * (wanted // g) <= MAX_RESAMPLE_KERNEL:
+            return candidate
+    raise AudioError(f"{name}: {rate:,} Hz cannot be resampled to {wanted:,} Hz at a bounded cost")
 
 
 def trim_silence(samples: np.ndarray, top_db: float | None, frame_length: int = 1024, hop: int = 256) -> np.ndarray:

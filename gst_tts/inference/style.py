@@ -58,10 +58,6 @@ _SILENCE_PEAK = 1e-4
 _MIN_REFERENCE_RATE, _MAX_REFERENCE_RATE, _MAX_REFERENCE_CHANNELS = 1_000, 384_000, 8
 # Sample values (frames x channels) read at most: 10 minutes of 48 kHz stereo, 230 MB of float32.
 _MAX_REFERENCE_VALUES = int(MAX_REFERENCE_SECONDS) * 48_000 * 2
-# torchaudio's resampler builds a kernel of about (rate / g) x (wanted / g) values for g = gcd(rate,
-# wanted): 2 GB and more for 22,051 Hz -> 22,050 Hz. A rate that would need more is read as the
-# nearest multiple of 50 Hz (every common rate is one), a speed change of at most 25 / rate.
-_MAX_RESAMPLE_KERNEL = 10_000_000
 
 # A reference is a path, or samples ``(n,)`` / ``(n, channels)`` with their rate.
 Reference = Union[str, os.PathLike, tuple[np.ndarray, int]]
@@ -142,7 +138,7 @@ class StyleResolver:
             raise AudioError(f"{name}: reference contains NaN or infinite samples")
         if samples.size == 0 or float(np.max(np.abs(samples))) < _SILENCE_PEAK:
             raise AudioError(f"{name}: reference is silent")
-        samples = to_mono_resampled(samples, _resampling_rate(rate, rate_wanted, name), rate_wanted)
+        samples = to_mono_resampled(samples, rate, rate_wanted, name=name)
         samples = trim_silence(samples, self.audio_config.trim_top_db)
         if samples.size < MIN_REFERENCE_SECONDS * rate_wanted:
             raise AudioError(
@@ -425,16 +421,6 @@ def _check_reference_size(name: str, frames: int, channels: int, rate: int) -> N
         raise AudioError(f"{name}: reference is {frames / rate:,.1f} s of {channels} channel(s) at {rate:,} Hz; at most "
                          f"{MAX_REFERENCE_SECONDS:g} s and {_MAX_REFERENCE_VALUES:,} samples in all are read "
                          "(cut a shorter excerpt)")
-
-
-def _resampling_rate(rate: int, wanted: int, name: str) -> int:
-    """The rate to resample ``rate`` Hz audio from: ``rate`` itself, or the nearest multiple of 50 Hz
-    when the exact ratio needs a huge resampling kernel (see ``_MAX_RESAMPLE_KERNEL``)."""
-    for candidate in (rate, max(50, 50 * round(rate / 50))):
-        g = math.gcd(candidate, wanted)
-        if (candidate // g) * (wanted // g) <= _MAX_RESAMPLE_KERNEL:
-            return candidate
-    raise AudioError(f"{name}: {rate:,} Hz cannot be resampled to the model's {wanted:,} Hz at a bounded cost")
 
 
 def _is_int(x: Any) -> bool:

@@ -12,7 +12,7 @@ import soundfile as sf
 import torch
 
 from gst_tts.audio.features import LOG_MEL_FLOOR, AudioConfig, MelExtractor, MelStats, wav_to_logmel
-from gst_tts.audio.io import load_audio, trim_silence, write_wav
+from gst_tts.audio.io import load_audio, resampling_rate, to_mono_resampled, trim_silence, write_wav
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
 from gst_tts.errors import AudioError, GstTtsError
 
@@ -21,6 +21,13 @@ CFG = AudioConfig()
 
 # ---------------------------------------------------------------------------------------------
 # load_audio
+
+
+def test_a_rate_whose_exact_resampling_kernel_is_huge_is_read_as_the_nearest_multiple_of_50_hz():
+    assert [resampling_rate(r, 22_050) for r in (44_100, 11_025, 48_000, 22_051, 44_101)] == [44_100, 11_025, 48_000, 22_050, 44_100]
+    # Exact 22,051 -> 22,050 Hz would build a kernel of about 22,051 x 22,050 values (GBs); read as 22,050 Hz it is a copy.
+    out = to_mono_resampled(np.ones(22_051, np.float32), 22_051, 22_050)
+    assert out.shape == (22_051,)
 
 
 def test_load_stereo_int16_48k_is_mono_float32_resampled(tmp_path):
