@@ -63,15 +63,10 @@ class TTSDataset(Dataset):
     def __len__(self) -> int:
         return len(self.utterances)
 
-    def __getitem__(self, key: int | tuple[int, int]) -> dict:
-        """``dataset[index]``, or ``dataset[(index, seed)]`` as a seeding sampler hands it out: the item
-        then carries ``"seed"``, from which :class:`Collate` draws its training reference."""
-        index, seed = key if isinstance(key, tuple) else (key, None)
+    def __getitem__(self, index: int) -> dict:
         utt = self.utterances[index]
         mel = self.stats.normalize(torch.from_numpy(self.cache.load(utt.id)))
         item = {"id": utt.id, "text": self.texts[index], "mel": mel, "style": utt.style}
-        if seed is not None:
-            item["seed"] = seed
         if self.prosody is not None:
             item["prosody"] = self.prosody[utt.id]
         return item
@@ -84,11 +79,6 @@ class LengthBucketSampler(Sampler[list[int]]):
     ``batch_size * bucket_batches`` and shuffles the resulting batches. With ``num_replicas > 1``
     each rank takes every ``num_replicas``-th batch (the batch count is rounded down so all ranks
     run the same number of steps). ``set_epoch(epoch, start)`` skips ``start`` batches, for resuming.
-
-    With ``seeded`` each index comes as ``(index, seed)``, the seed drawn from ``seed``, the epoch and
-    the index: whatever is random about an item (a training reference's crop, a vocoder segment's
-    offset) is then the same in the same epoch with any number of loader workers, on any rank and
-    after a resume.
     """
 
     def __init__(
@@ -100,7 +90,6 @@ class LengthBucketSampler(Sampler[list[int]]):
         bucket_batches: int = 32,
         num_replicas: int = 1,
         rank: int = 0,
-        seeded: bool = False,
     ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be ≥ 1")
@@ -111,7 +100,6 @@ class LengthBucketSampler(Sampler[list[int]]):
         self.bucket_batches = bucket_batches
         self.num_replicas = num_replicas
         self.rank = rank
-        self.seeded = seeded
         self.epoch = 0
         self.start = 0
 
@@ -135,14 +123,9 @@ class LengthBucketSampler(Sampler[list[int]]):
             return (batches * self.num_replicas)[: self.num_replicas] if batches else []
         return batches[: len(batches) - len(batches) % self.num_replicas]
 
-    def __iter__(self) -> Iterator[list[int] | list[tuple[int, int]]]:
+    def __iter__(self) -> Iterator[list[int]]:
         mine = self._all_batches()[self.rank :: self.num_replicas]
-        for batch in mine[self.start :]:
-            yield [(i, self.item_seed(i)) for i in batch] if self.seeded else batch
-
-    def item_seed(self, index: int) -> int:
-        """The seed of item ``index`` in the current epoch."""
-        return random.Random(f"{self.seed}:{self.epoch}:{index}").randrange(2**31)
+        yield from mine[self.start :]
 
     def __len__(self) -> int:
         return max(0, len(self._all_batches()) // self.num_replicas - self.start)
@@ -182,10 +165,12 @@ class Collate:
     (B, T', n_mels)``, ``reference_lengths (B,)``): a random stretch of the utterance, a random
     spectral tilt and a random smooth EQ. Pitch level, intonation and tempo hold over any stretch
     of an utterance and survive an EQ, but its exact frames and timbre do not, so the reference
-    encoder cannot shortcut through recognising a training utterance or its voice. Each item's
-    draws come from its ``"seed"`` (a seeded :class:`LengthBucketSampler` hands it out), so they do
-    not depend on which loader worker collates the batch nor on where a run resumed; an item
-    without one takes a seed from torch's global RNG.
+    encoder cannot shortcut through recognising a training utterance or its voice. The draws use
+    torch's global RNG, which checkpoints save: calling ``collate(items)`` pads and draws in one go;
+    a training loader with workers calls :meth:`pad` instead, which keeps each item's mel under
+    ``"reference_source"``, and the training loop calls :meth:`draw_references` on each batch as
+    it arrives in the main process. The draws then do not depend on the workers, and a resumed run
+    draws what an uninterrupted one would.
 
     Args:
         reduction_factor: frames per decoder step.
@@ -243,7 +228,24 @@ class Collate:
         self.reference_eq = reference_eq
         self.stop_steps_past_end = int(stop_steps_past_end)
 
+    @property
+    def augments_references(self) -> bool:
+        """Whether the batch gets a drawn style reference of its own (``reference_mel``)."""
+        return self.reference_crop < 1.0 or bool(self.reference_frames) or self.reference_tilt > 0.0 or self.reference_eq > 0.0
+
     def __call__(self, items: Sequence[dict]) -> dict:
+        return self.draw_references(self.pad(items))
+
+    def draw_references(self, batch: dict) -> dict:
+        """``batch`` from :meth:`pad` with its training references drawn (``reference_mel``,
+        ``reference_lengths``) from torch's global RNG, in place of ``reference_source``."""
+        if "reference_source" in batch:
+            batch["reference_mel"], batch["reference_lengths"] = self._references(batch.pop("reference_source"))
+        return batch
+
+    def pad(self, items: Sequence[dict]) -> dict:
+        """The padded batch, nothing drawn: with reference augmentation, the items' mels under
+        ``reference_source`` for :meth:`draw_references`."""
         text_lengths = torch.tensor([len(x["text"]) for x in items], dtype=torch.long)
         full_lengths = torch.tensor([x["mel"].shape[0] for x in items], dtype=torch.long)
         mel_lengths = full_lengths - full_lengths % self.r
@@ -274,36 +276,33 @@ class Collate:
         }
         if "prosody" in items[0]:
             batch["prosody"] = torch.stack([x["prosody"] for x in items])
-        if self.reference_crop < 1.0 or self.reference_frames or self.reference_tilt > 0.0 or self.reference_eq > 0.0:
-            batch["reference_mel"], batch["reference_lengths"] = self._references(items)
+        if self.augments_references:
+            batch["reference_source"] = [x["mel"] for x in items]
         return batch
 
-    def _references(self, items: Sequence[dict]) -> tuple[torch.Tensor, torch.Tensor]:
-        """A random stretch of each item's mel with a random tilt and EQ, padded: ``(B, T', n_mels)``, ``(B,)``."""
+    def _references(self, mels: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        """A random stretch of each mel with a random tilt and EQ, padded: ``(B, T', n_mels)``, ``(B,)``."""
         views = []
-        eq_basis = _eq_basis(items[0]["mel"].shape[1]) if self.reference_eq > 0.0 else None
-        for item in items:
-            mel = item["mel"]
-            seed = item["seed"] if "seed" in item else int(torch.randint(2**31, ()))
-            draw = torch.Generator().manual_seed(seed)
+        eq_basis = _eq_basis(mels[0].shape[1]) if self.reference_eq > 0.0 else None
+        for mel in mels:
             frames, n_mels = mel.shape
             if self.reference_frames is not None:
                 shortest, longest = self.reference_frames
-                keep = min(frames, int(torch.randint(shortest, longest + 1, (), generator=draw)))
+                keep = min(frames, int(torch.randint(shortest, longest + 1, ())))
             else:
-                share = self.reference_crop + (1.0 - self.reference_crop) * float(torch.rand((), generator=draw))
+                share = self.reference_crop + (1.0 - self.reference_crop) * float(torch.rand(()))
                 keep = min(frames, max(MIN_REFERENCE_FRAMES, round(share * frames)))
-            start = int(torch.randint(frames - keep + 1, (), generator=draw))
+            start = int(torch.randint(frames - keep + 1, ()))
             view = mel[start : start + keep]
             if self.reference_tilt > 0.0:
-                slope = self.reference_tilt * (float(torch.rand((), generator=draw)) - 0.5)
+                slope = self.reference_tilt * (float(torch.rand(())) - 0.5)
                 view = view + slope * torch.linspace(-1.0, 1.0, n_mels)
             if eq_basis is not None:
-                gains = self.reference_eq * (2.0 * torch.rand(EQ_COMPONENTS, generator=draw) - 1.0)
+                gains = self.reference_eq * (2.0 * torch.rand(EQ_COMPONENTS) - 1.0)
                 view = view + gains @ eq_basis
             views.append(view)
         lengths = torch.tensor([len(v) for v in views], dtype=torch.long)
-        padded = torch.zeros(len(views), int(lengths.max()), items[0]["mel"].shape[1])
+        padded = torch.zeros(len(views), int(lengths.max()), mels[0].shape[1])
         for i, view in enumerate(views):
             padded[i, : len(view)] = view
         return padded, lengths

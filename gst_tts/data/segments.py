@@ -12,7 +12,7 @@ draws the same segments, with any number of loader workers and after a resume.
 from __future__ import annotations
 
 import random
-from typing import Protocol, Sequence
+from typing import Iterator, Protocol, Sequence
 
 import numpy as np
 import torch
@@ -120,7 +120,11 @@ class SegmentSampler(LengthBucketSampler):
 
     def __init__(self, n_items: int, batch_size: int, *, seed: int = 0, num_replicas: int = 1, rank: int = 0) -> None:
         super().__init__([0] * n_items, batch_size, seed=seed, shuffle=True, bucket_batches=1,
-                         num_replicas=num_replicas, rank=rank, seeded=True)
+                         num_replicas=num_replicas, rank=rank)
+
+    def __iter__(self) -> Iterator[list[tuple[int, int]]]:  # type: ignore[override]
+        for batch in super().__iter__():
+            yield [(i, random.Random(f"{self.seed}:{self.epoch}:{i}").randrange(2**31)) for i in batch]
 
 
 def collate_segments(items: Sequence[dict]) -> dict:

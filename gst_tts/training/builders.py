@@ -201,14 +201,15 @@ def build_train_loader(
     """Length-bucketed batches (this rank's share under DDP) and the loader that collates them."""
     sampler = LengthBucketSampler(
         train_set.lengths, int(data.batch_size), seed=seed, bucket_batches=int(data.bucket_batches),
-        num_replicas=dist.world_size, rank=dist.rank, seeded=True,
+        num_replicas=dist.world_size, rank=dist.rank,
     )
     loader = torch.utils.data.DataLoader(
-        train_set, batch_sampler=sampler, collate_fn=collate, num_workers=int(data.num_workers),
+        # Workers pad; the training loop draws the references (collate.draw_references), in the
+        # main process from the checkpointed global RNG, so workers and resuming change no draw.
+        train_set, batch_sampler=sampler, collate_fn=collate.pad, num_workers=int(data.num_workers),
         pin_memory=device.type == "cuda",
         # Its own generator: each new iterator draws a worker seed, which must not come from
-        # the global stream that dropout uses (resuming would shift it). What the items draw
-        # comes from the sampler's seeds, not from the workers' streams.
+        # the global stream that dropout uses (resuming would shift it).
         generator=torch.Generator().manual_seed(seed),
     )
     return sampler, loader

@@ -126,12 +126,12 @@ class Trainer(TrainingLoop):
         self.r = self.model.reduction_factor
         # Validation keeps each target as its own whole reference; training may crop, tilt and EQ it.
         self.collate = Collate(self.r, self.symbols.pad_id)
-        train_collate = Collate(self.r, self.symbols.pad_id, reference_crop=float(cfg.data.get("reference_crop", 1.0)),
-                                reference_frames=reference_range,
-                                reference_tilt=float(cfg.data.get("reference_tilt", 0.0)),
-                                reference_eq=float(cfg.data.get("reference_eq", 0.0)),
-                                stop_steps_past_end=int(cfg.data.get("stop_steps_past_end", 0)))
-        self.sampler, self.loader = build_train_loader(self.train_set, train_collate, cfg.data, seed=seed, dist=self.dist,
+        self.train_collate = Collate(self.r, self.symbols.pad_id, reference_crop=float(cfg.data.get("reference_crop", 1.0)),
+                                     reference_frames=reference_range,
+                                     reference_tilt=float(cfg.data.get("reference_tilt", 0.0)),
+                                     reference_eq=float(cfg.data.get("reference_eq", 0.0)),
+                                     stop_steps_past_end=int(cfg.data.get("stop_steps_past_end", 0)))
+        self.sampler, self.loader = build_train_loader(self.train_set, self.train_collate, cfg.data, seed=seed, dist=self.dist,
                                                        device=self.device)
         self.criterion = build_loss(cfg.loss, reduction_factor=self.r)
         self.optimizer, self.scheduler = build_optimizer(self.model, tr)
@@ -194,7 +194,7 @@ class Trainer(TrainingLoop):
                 pending: list[dict] = []
                 for batch in self.loader:
                     self.state.batch_in_epoch += 1
-                    pending.append(batch)
+                    pending.append(self.train_collate.draw_references(batch))
                     if len(pending) == accumulation:
                         if update(pending):
                             break

@@ -63,8 +63,9 @@ def test_resume_matches_an_uninterrupted_run(make_cfg, small_corpus, tmp_path):
 
 
 def test_resume_with_loader_workers_matches_an_uninterrupted_run_without_them(make_cfg, small_corpus, tmp_path):
-    """Training references are random crops, tilts and EQs; each item draws them from the seed the
-    sampler gives it, so neither the workers nor a resume in mid-epoch changes what is drawn."""
+    """Training references are random crops, tilts and EQs, drawn in the main process from the
+    checkpointed RNG as each batch arrives, so neither the workers nor a resume in mid-epoch changes
+    what is drawn."""
     cache = tmp_path / "cache"
 
     def cfg(max_steps, workers):
