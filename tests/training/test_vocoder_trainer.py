@@ -72,7 +72,7 @@ def test_fit_writes_checkpoints_a_loadable_generator_and_tensorboard_audio(make_
     for key in ("discriminator", "optimizer", "scheduler", "scaler", "train_state", "rng", "config", "val_ids"):
         assert key in full, key
     export = load_vocoder_checkpoint(run / "checkpoints" / "generator.pt")
-    assert set(export) == {"format", "version", "generator", "generator_config", "audio_config", "step", "generator_kind"}
+    assert set(export) == {"format", "version", "generator", "generator_config", "audio_config", "step", "generator_kind", "digest"}
     assert export["generator_kind"] == full["generator_kind"] == "hifigan"
     assert not any("parametrizations" in k for k in export["generator"])  # weight norm folded
 
@@ -202,7 +202,7 @@ def test_spectral_fit_writes_checkpoints_tensorboard_audio_and_a_loadable_vocode
     assert full["generator_kind"] == "spectral" and "discriminator" not in full and "discriminator_config" not in full
     assert set(full["optimizer"]) == set(full["scheduler"]) == set(full["scaler"]) == {"generator"}
     export = load_vocoder_checkpoint(run / "checkpoints" / "generator.pt")
-    assert set(export) == {"format", "version", "generator", "generator_config", "audio_config", "step", "generator_kind"}
+    assert set(export) == {"format", "version", "generator", "generator_config", "audio_config", "step", "generator_kind", "digest"}
     assert torch.equal(export["generator"]["mel_mean"], trainer.generator.mel_mean)
 
     vocoder = load_vocoder(run / "checkpoints" / "generator.pt", audio_config=AudioConfig(), device="cpu")
