@@ -424,8 +424,8 @@ def test_training_references_are_cropped_but_validation_keeps_them_whole(make_cf
     cfg.data.reference_crop, cfg.data.reference_tilt, cfg.data.reference_eq = 0.5, 1.0, 0.3
     cfg.data.stop_steps_past_end = 2
     trainer = Trainer(cfg, tmp_path / "run")
-    assert trainer.loader.collate_fn.reference_eq == 0.3
-    assert trainer.loader.collate_fn.stop_steps_past_end == 2 and trainer.collate.stop_steps_past_end == 0
+    assert trainer.train_collate.reference_eq == 0.3
+    assert trainer.train_collate.stop_steps_past_end == 2 and trainer.collate.stop_steps_past_end == 0
     seen = []
     forward = trainer.model.forward
 
@@ -434,7 +434,9 @@ def test_training_references_are_cropped_but_validation_keeps_them_whole(make_cf
         return forward(text, text_lengths, mel, mel_lengths, reference_mel, reference_lengths)
 
     monkeypatch.setattr(trainer.model, "forward", spy)
-    trainer._train_step([next(iter(trainer.loader))])
+    batch = next(iter(trainer.loader))
+    assert "reference_mel" not in batch  # the loader pads; the loop draws
+    trainer._train_step([trainer.train_collate.draw_references(batch)])
     trainer.validate()
     assert seen[0] is True and not any(seen[1:])
 
@@ -444,7 +446,7 @@ def test_reference_seconds_set_the_training_reference_lengths_and_the_inference_
     cfg.data.reference_seconds = [0.5, 0.75]
     trainer = Trainer(cfg, tmp_path / "run")
     fps = trainer.audio_config.frames_per_second
-    assert trainer.loader.collate_fn.reference_frames == (round(0.5 * fps), round(0.75 * fps))
+    assert trainer.train_collate.reference_frames == (round(0.5 * fps), round(0.75 * fps))
     # Inference windows are no longer than the longest training reference.
     assert trainer.checkpoint()["reference_frames"] == round(0.75 * fps)
 
