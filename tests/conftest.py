@@ -3,6 +3,7 @@ config for both, the shared data path. Test modules share code through this file
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from hydra import compose, initialize_config_dir, initialize_config_module
@@ -89,6 +90,18 @@ def vocoder_config(root: Path, cache: Path, *overrides: str, tiny: bool = True, 
         {"log_every": 1, "val_every": 1000, "checkpoint_every": 1000, "val_audio": 1}, **trainer))
     OmegaConf.set_struct(cfg, False)  # tests may add keys (mistakes included)
     return cfg
+
+
+@pytest.fixture(autouse=True)
+def _root_logging_restored():
+    """The root logger's handlers and level as they were before each test: an entry point run
+    in-process (``gst-tts-train``'s Hydra main) installs handlers on streams that pytest closes
+    after the test, and a later test's log line would then print a "Logging error" traceback."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
 
 
 @pytest.fixture
