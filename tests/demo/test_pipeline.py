@@ -19,7 +19,7 @@ from gst_tts.demo.pipeline import DemoBudget, plan_demo, run_demo
 from gst_tts.errors import GstTtsError
 
 FAKE_STAGE = r'''
-import json, os, pathlib, sys
+import json, os, pathlib, signal, sys, time
 name, log, args = sys.argv[1], pathlib.Path(sys.argv[2]), sys.argv[3:]
 with log.open("a") as f:
     f.write(name + "\n")
@@ -30,18 +30,34 @@ def opt(prefix):
     return next((a.split("=", 1)[1] for a in args if a.startswith(prefix)), None)
 def after(flag):
     return pathlib.Path(args[args.index(flag) + 1])
+def wait_for(path):
+    for _ in range(600):
+        if path.exists():
+            return
+        time.sleep(0.1)
+    sys.exit(f"{name}: {path} never came")
 if name in ("acoustic", "vocoder", "vocoder_gta"):
     ckpt = pathlib.Path(opt("hydra.run.dir=")) / "checkpoints"
     ckpt.mkdir(parents=True, exist_ok=True)
     last = ckpt / "last.pt"
     start = json.loads(last.read_text())["step"] if last.exists() else 0
+    def stop(*_):  # Ctrl-C: the trainer saves where it is and exits 130
+        last.write_text(json.dumps({"step": start + 40}))
+        os._exit(130)
+    signal.signal(signal.SIGINT, stop)
     steps = int(opt("trainer.max_steps="))
     reached = min(steps, start + 100) if opt("trainer.max_minutes=") not in (None, "null") else steps
     for step in range(250 * (start // 250 + 1), reached + 1, 250):
         (ckpt / f"step_{step:07d}.pt").write_text(json.dumps({"step": step}))
-    if os.environ.get("FAKE_INTERRUPT") == name:  # Ctrl-C: the trainer saves where it is and exits 130
-        last.write_text(json.dumps({"step": start + 40}))
-        sys.exit(130)
+    if os.environ.get("FAKE_HOLD") == name:  # trains until interrupted
+        (ckpt / "holding").write_text("")
+        time.sleep(60)
+        sys.exit(f"{name}: never interrupted")
+    if os.environ.get("FAKE_INTERRUPT") == name:
+        if os.environ.get("FAKE_INTERRUPT_AFTER"):
+            wait_for(pathlib.Path(os.environ["FAKE_INTERRUPT_AFTER"]))
+        stop()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # finished: a Ctrl-C from now on changes nothing
     last.write_text(json.dumps({"step": reached}))
     (ckpt / "generator.pt").write_text("{}")
 elif name == "select":
@@ -140,7 +156,8 @@ def test_a_failed_stage_stops_the_plan_and_the_next_run_goes_on_from_it(fake_sta
 
 def test_an_interrupted_training_resumes_where_it_stopped(fake_stages, tmp_path, monkeypatch):
     out = tmp_path / "demo"
-    monkeypatch.setenv("FAKE_INTERRUPT", "acoustic")
+    monkeypatch.setenv("FAKE_INTERRUPT", "acoustic")  # once the vocoder alongside has finished
+    monkeypatch.setenv("FAKE_INTERRUPT_AFTER", str(out / "vocoder" / "checkpoints" / "generator.pt"))
     code, ran, printed = run(out, fake_stages)
     assert code == 130 and "failed" not in printed and "select" not in ran
     monkeypatch.delenv("FAKE_INTERRUPT")
@@ -148,6 +165,21 @@ def test_an_interrupted_training_resumes_where_it_stopped(fake_stages, tmp_path,
     assert status["acoustic"] == ("resume", "from step 40") and status["vocoder"][0] == "done"
     code, ran, _ = run(out, fake_stages)
     assert code == 0 and ran == ["acoustic", "select", "gta", "vocoder_gta", "report"]
+
+
+def test_an_interrupt_stops_the_vocoder_alongside_too_and_both_resume(fake_stages, tmp_path, monkeypatch):
+    out = tmp_path / "demo"
+    monkeypatch.setenv("FAKE_HOLD", "vocoder")
+    monkeypatch.setenv("FAKE_INTERRUPT", "acoustic")
+    monkeypatch.setenv("FAKE_INTERRUPT_AFTER", str(out / "vocoder" / "checkpoints" / "holding"))
+    code, ran, printed = run(out, fake_stages)
+    assert code == 130 and "failed" not in printed and "select" not in ran
+    for name in ("FAKE_HOLD", "FAKE_INTERRUPT", "FAKE_INTERRUPT_AFTER"):
+        monkeypatch.delenv(name)
+    status = {stage.name: (stage.status, stage.note) for stage in plan_demo(out, DemoBudget(**SMALL)).stages}
+    assert status["acoustic"] == ("resume", "from step 40") and status["vocoder"] == ("resume", "from step 40")
+    code, ran, _ = run(out, fake_stages)
+    assert code == 0 and sorted(ran) == sorted(["acoustic", "vocoder", "select", "gta", "vocoder_gta", "report"])
 
 
 def test_a_failed_stage_alongside_is_reported_with_its_log(fake_stages, tmp_path, monkeypatch):
