@@ -8,7 +8,7 @@ Endpoints (their schema is served at ``/openapi.json``):
 * ``POST /api/references`` (multipart field ``file``) → id, duration and per-head token weights;
   ``GET /api/references`` lists them;
 * ``GET /api/syntheses/{id}/audio.wav``, ``…/alignment.png``, ``GET /api/syntheses/{id}``;
-* ``GET /api/model``, ``GET /api/health``; the page at ``/`` (``static/``, no external resource).
+* ``GET /api/model`` (including which vocoder speaks and why), ``GET /api/health``; the page at ``/`` (``static/``, no external resource).
 
 Every problem a client can cause is a 4xx answer ``{"error": "<one line naming it>"}``; only a
 bug gives a 5xx (and a full queue: 503 with ``Retry-After``). Uploads are read into memory, at
@@ -59,6 +59,7 @@ from gst_tts.audio.io import wav_bytes
 from gst_tts.errors import AudioError, GstTtsError, first_line
 from gst_tts.inference.results import SynthesisResult
 from gst_tts.inference.synthesizer import Synthesizer
+from gst_tts.inference.vocoder_choice import KIND_NAMES
 from gst_tts.serve.batching import BatchingQueue, QueueClosed, QueueFull, ReferenceJob, SynthesisJob
 
 __all__ = ["ServeLimits", "create_app", "STATIC_DIR"]
@@ -181,6 +182,7 @@ def create_app(
     *,
     limits: ServeLimits = ServeLimits(),
     api_key: str | None = None,
+    vocoder_description: str | None = None,
 ) -> FastAPI:
     """The FastAPI app serving ``synthesizer`` (see the module docstring for the endpoints).
 
@@ -191,6 +193,10 @@ def create_app(
         limits: what a request may ask for. Default ``ServeLimits()``.
         api_key: when given, every ``/api/`` endpoint but ``/api/health`` needs it in the
             ``X-API-Key`` header (or ``Authorization: Bearer …``). Default None (no key).
+        vocoder_description: one line saying which vocoder speaks and why (what ``gst-tts serve``
+            logs first, :func:`~gst_tts.inference.vocoder_choice.resolve_vocoder`'s), shown by
+            ``/api/model`` (``"vocoder"``) and the page. Default: the name of the queue's default
+            vocoder.
 
     The queue's worker starts with the app (its lifespan) or at the first synthesis, and stops
     when the app shuts down.
@@ -199,7 +205,7 @@ def create_app(
         raise GstTtsError("api_key must not be empty")
     if not isinstance(queue, BatchingQueue):
         queue = BatchingQueue(queue)
-    service = _Service(queue.synthesizer, queue, limits)
+    service = _Service(queue.synthesizer, queue, limits, vocoder_description=vocoder_description)
 
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         queue.start()
@@ -357,10 +363,12 @@ class _Service:
     """Validation, style resolution and stores behind the endpoints (no web framework in here
     besides raising :class:`ApiError`)."""
 
-    def __init__(self, synthesizer: Synthesizer, queue: BatchingQueue, limits: ServeLimits) -> None:
+    def __init__(self, synthesizer: Synthesizer, queue: BatchingQueue, limits: ServeLimits, *,
+                 vocoder_description: str | None = None) -> None:
         self.synth = synthesizer
         self.queue = queue
         self.limits = limits
+        self.vocoder_description = vocoder_description or KIND_NAMES.get(queue.default_vocoder, queue.default_vocoder)
         self.references = _Recent(limits.max_references)
         self.syntheses = _Recent(limits.max_syntheses)
         self._readable = set(synthesizer.symbols.symbols[2:])  # pad and eos are never read from text
@@ -554,6 +562,7 @@ class _Service:
             "frontend": {"cleaner": synth.symbols.cleaner, "characters": "".join(synth.symbols.symbols[2:])},
             "vocoders": list(self.queue.vocoders),
             "default_vocoder": self.queue.default_vocoder,
+            "vocoder": self.vocoder_description,  # which speaks and why, in one line
             "decoding": self.queue.decoding.to_dict(),
             "limits": asdict(self.limits),
         }

@@ -146,6 +146,13 @@ def test_model_and_health(client, synth):
     assert h["status"] == "ok" and h["queue"]["max_queue"] == 32
 
 
+def test_model_says_which_vocoder_speaks_and_why(client, synth):
+    assert client.get("/api/model").json()["vocoder"] == "Griffin-Lim"  # none described: the default vocoder's name
+    line = "HiFi-GAN run/vocoder/generator.pt (recorded beside the checkpoint; --vocoder griffin-lim to use Griffin-Lim)"
+    with TestClient(create_app(BatchingQueue(synth, decoding=DECODING), vocoder_description=line)) as described:
+        assert described.get("/api/model").json()["vocoder"] == line
+
+
 def test_openapi_documents_the_request_fields(client):
     schema = client.get("/openapi.json").json()
     paths = schema["paths"]

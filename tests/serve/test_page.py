@@ -129,3 +129,12 @@ def test_page_speaks_with_a_slider_a_reference_and_shows_the_alignment(server, p
     assert shot.stat().st_size > 10_000
     print(f"screenshot: {shot}")
     assert not console_errors, console_errors
+
+
+def test_page_says_which_vocoder_speaks(server, page):
+    url, _ = server
+    page.goto(url + "/")
+    # The server was given no description: the line names its vocoder (the queue's default, Griffin-Lim).
+    page.wait_for_function("document.getElementById('vocoder-line').textContent !== ''")
+    assert page.locator("#vocoder-line").text_content() == "Vocoder: Griffin-Lim"
+    assert "style tokens" in page.locator("#model-line").text_content()

@@ -95,7 +95,8 @@ async function loadModel() {
   state.model = await api("/api/model");
   const m = state.model;
   $("model-line").textContent =
-    `${m.n_tokens} style tokens × ${m.n_heads} heads · ${m.sample_rate} Hz · vocoder ${m.default_vocoder}`;
+    `${m.n_tokens} style tokens × ${m.n_heads} heads · ${m.sample_rate} Hz`;
+  $("vocoder-line").textContent = `Vocoder: ${m.vocoder}`;
   $("text").maxLength = m.limits.max_text_chars;
   $("text-limit").textContent = m.limits.max_text_chars;
   buildSliders();
