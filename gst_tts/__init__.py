@@ -5,12 +5,26 @@ lazy because the synthesizer pulls in librosa and the model. Importing the packa
 torchaudio load together (:mod:`gst_tts.dependencies`).
 """
 
+import sys
+
 from gst_tts.dependencies import require_dependencies
 
 __version__ = "0.1.0"
 
+
+def _is_gst_tts_command() -> bool:
+    """Whether this process is the ``gst-tts`` command (its script or ``python -m gst_tts.cli``)."""
+    argv = getattr(sys, "orig_argv", sys.argv)
+    script = argv[1] if len(argv) > 1 else ""
+    return script.endswith(("/gst-tts", "\\gst-tts", "\\gst-tts.exe")) or any(
+        a == "-m" and b == "gst_tts.cli" for a, b in zip(argv, argv[1:]))
+
+
 # Every entry point imports this package first: a broken torch/torchaudio pair ends here, in one line.
-require_dependencies()
+# The gst-tts command checks once it knows its subcommand (gst_tts.cli), so that `gst-tts --help` and
+# `--version` answer without importing torch (seconds on a small machine).
+if not _is_gst_tts_command():
+    require_dependencies()
 
 
 def __getattr__(name: str):

@@ -12,6 +12,8 @@ import contextlib
 from dataclasses import fields
 import inspect
 from pathlib import Path
+import logging
+import sys
 from typing import Any, Iterator
 
 import torch
@@ -24,12 +26,179 @@ from gst_tts.errors import GstTtsError, VocoderError
 from gst_tts.inference.decoding import UNSPLIT_MAX_DECODER_STEPS, DecodingConfig
 from gst_tts.inference.style import Style, parse_style_mix, parse_style_weights
 from gst_tts.inference.synthesizer import Synthesizer
+from gst_tts.inference.vocoder_choice import AUTO, resolve_vocoder
 from gst_tts.text.split import DEFAULT_MAX_CHARS
 
 __all__ = [
     "positive_int", "add_model_arguments", "load_synthesizer", "add_vocoder_arguments", "load_cli_vocoder", "add_style_arguments", "resolve_cli_style",
-    "add_decoding_arguments", "decoding_options", "check_transfer_counts",
+    "add_decoding_arguments", "decoding_options", "check_transfer_counts", "DEFAULT_SEED", "DEFAULT_BATCH_SIZE",
+    "add_seed_argument", "add_batch_size_argument", "add_progress_argument", "add_text_arguments", "read_text_input", "one_text",
+    "deprecated_flag", "deprecated_positional", "reference_files", "load_synthesizer_described",
 ]
+
+log = logging.getLogger("gst_tts.cli")
+
+#: ``--seed``'s default on every command that has one.
+DEFAULT_SEED = 0
+#: ``--batch-size``'s default on every command that has one.
+DEFAULT_BATCH_SIZE = 16
+#: ``--text-file``'s name for standard input.
+STDIN = "-"
+
+
+def add_seed_argument(p: argparse.ArgumentParser, what: str) -> None:
+    """``--seed N`` (default :data:`DEFAULT_SEED`); ``what``: what it seeds, for the help text."""
+    p.add_argument("--seed", type=int, default=DEFAULT_SEED, metavar="N", help=f"seed of {what} (default {DEFAULT_SEED})")
+
+
+def add_batch_size_argument(p: argparse.ArgumentParser, what: str) -> None:
+    """``--batch-size N`` (default :data:`DEFAULT_BATCH_SIZE`); ``what``: what a batch holds, for the help text."""
+    p.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE, metavar="N",
+                   help=f"{what} decoded together (default {DEFAULT_BATCH_SIZE})")
+
+
+def add_progress_argument(p: argparse.ArgumentParser) -> None:
+    """``--no-progress``: the command's progress bars show nothing."""
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+# ---------------------------------------------------------------- text
+
+
+def add_text_arguments(p: argparse.ArgumentParser, *, text_help: str, file_help: str, required: bool = False,
+                       default: str | None = None) -> argparse._MutuallyExclusiveGroup:
+    """``--text TEXT`` or ``--text-file PATH`` (``-``: standard input), at most one. Returns the group,
+    for a hidden deprecated alias of either.
+
+    Args:
+        text_help, file_help: what the text is to this command.
+        required: one of them must be given. Default False.
+        default: ``--text``'s default. Default None.
+    """
+    g = p.add_mutually_exclusive_group(required=required)
+    g.add_argument("--text", default=default, help=text_help)
+    g.add_argument("--text-file", type=Path, default=None, metavar="PATH", help=f"{file_help}; - reads standard input")
+    return g
+
+
+def read_text_input(path: Path, option: str = "--text-file") -> str:
+    """The UTF-8 text of ``path``, or of standard input when ``path`` is ``-``; line ends as ``\n``.
+
+    Raises:
+        GstTtsError: missing or unreadable (one line naming the file and the option).
+    """
+    if str(path) == STDIN:
+        try:
+            return sys.stdin.buffer.read().decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise GstTtsError(f"{option} -: standard input is not readable as UTF-8 text ({type(exc).__name__})") from None
+    if not Path(path).is_file():
+        raise GstTtsError(f"{option} {path}: text file not found")
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise GstTtsError(f"{option} {path}: not readable as UTF-8 text ({type(exc).__name__})") from None
+
+
+def one_text(args: argparse.Namespace) -> str | None:
+    """The one text of :func:`add_text_arguments`' options: ``--text``, or ``--text-file``'s non-blank
+    lines joined by spaces; None when neither is given.
+
+    Raises:
+        GstTtsError: a text file that is unreadable or blank.
+    """
+    if args.text_file is None:
+        return args.text
+    text = " ".join(line.strip() for line in read_text_input(args.text_file).split("\n") if line.strip())
+    if not text:
+        raise GstTtsError(f"--text-file {args.text_file}: no text (every line is blank)")
+    return text
+
+
+# ---------------------------------------------------------------- references
+
+
+def reference_files(paths: list[Path], option: str = "--references") -> list[Path]:
+    """``--references``' recordings: each file as given, each folder's ``.wav`` / ``.flac`` files by
+    name (those of ``FOLDER/wavs`` when it holds none itself, as in an LJSpeech corpus).
+
+    Raises:
+        GstTtsError: a path that does not exist, or a folder without recordings.
+    """
+    from gst_tts.analysis.style_transfer import AUDIO_SUFFIXES
+
+    def recordings(folder: Path) -> list[Path]:
+        return sorted(f for f in folder.iterdir() if f.is_file() and f.suffix.lower() in AUDIO_SUFFIXES)
+
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = recordings(path) or (recordings(path / "wavs") if (path / "wavs").is_dir() else [])
+            if not found:
+                raise GstTtsError(f"{option} {path}: the folder holds no {' or '.join(AUDIO_SUFFIXES)} files")
+            files += found
+        elif path.exists():
+            files.append(path)
+        else:
+            raise GstTtsError(f"{option} {path}: no such file or folder")
+    return files
+
+
+# ---------------------------------------------------------------- deprecated spellings
+
+
+class _DeprecatedFlag(argparse.Action):
+    """A hidden old option: says it is deprecated (once per use, on stderr) and stores into the new one's dest."""
+
+    def __init__(self, option_strings, dest, new: str, store_nargs=None, **kwargs):
+        self.new = new
+        super().__init__(option_strings, dest, nargs=store_nargs, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"{parser.prog}: '{option_string}' is deprecated; use '{self.new}'", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+def deprecated_flag(target: argparse.ArgumentParser | argparse._ArgumentGroup, old: str, new: str, *,
+                    dest: str, nargs: str | None = None, type: Any = None) -> None:
+    """Adds ``old``, hidden from --help, as another spelling of ``new`` (stored in ``dest``), with one
+    deprecation line when used. ``target``: the parser, or the mutually exclusive group of ``new``, so
+    that giving both is refused."""
+    target.add_argument(old, action=_DeprecatedFlag, new=new, dest=dest, store_nargs=nargs, type=type,
+                        default=None if nargs is None else argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+
+class _DeprecatedPositional(argparse.Action):
+    """A hidden old positional argument standing for a new flag; settled once the line is parsed
+    (``gst_tts.cli``'s parser calls :meth:`settle`), so that either order of the two is seen."""
+
+    def __init__(self, option_strings, dest, new: str, new_dest: str, new_required: bool, **kwargs):
+        self.new, self.new_dest, self.new_required = new, new_dest, new_required
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+
+    def settle(self, namespace: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+        old = getattr(namespace, self.dest, None)
+        if hasattr(namespace, self.dest):
+            delattr(namespace, self.dest)
+        given = old not in (None, [])
+        if given:
+            if getattr(namespace, self.new_dest) not in (None, []):
+                parser.error(f"give {self.new} only (the positional {self.metavar} is its deprecated spelling)")
+            print(f"{parser.prog}: positional '{self.metavar}' is deprecated; use '{self.new}'", file=sys.stderr)
+            setattr(namespace, self.new_dest, old)
+        elif self.new_required and getattr(namespace, self.new_dest) in (None, []):
+            parser.error(f"the following arguments are required: {self.new}")
+
+
+def deprecated_positional(p: argparse.ArgumentParser, *, new: str, new_dest: str, metavar: str, nargs: str = "?",
+                          type: Any = None, required: bool = True) -> None:
+    """Accepts the old positional form of flag ``new`` (hidden from --help, one deprecation line).
+    Declare ``new`` not required; ``required`` makes one of the two required."""
+    p.add_argument(f"_deprecated_{new_dest}", action=_DeprecatedPositional, new=new, new_dest=new_dest, new_required=required,
+                   nargs=nargs, type=type, metavar=metavar, help=argparse.SUPPRESS)
 
 
 def positive_int(text: str) -> int:
@@ -65,14 +234,15 @@ def add_model_arguments(p: argparse.ArgumentParser, *, checkpoint_required: bool
 
 
 def add_vocoder_arguments(p: argparse.ArgumentParser) -> None:
-    """The vocoder group: ``--vocoder griffin-lim|PATH``, ``--vocoder-config``, ``--griffin-lim-iters``,
-    ``--griffin-lim-momentum``; :func:`load_cli_vocoder` builds what they describe."""
+    """The vocoder group: ``--vocoder auto|griffin-lim|PATH``, ``--vocoder-config``, ``--griffin-lim-iters``,
+    ``--griffin-lim-momentum``; :func:`load_synthesizer` / :func:`load_cli_vocoder` build what they describe."""
     iters, momentum = _GRIFFIN_LIM["n_iter"].default, _GRIFFIN_LIM["momentum"].default
     g = p.add_argument_group("vocoder")
-    g.add_argument("--vocoder", default=GRIFFIN_LIM, metavar=f"{GRIFFIN_LIM}|PATH",
-                   help=f"{GRIFFIN_LIM}, or a vocoder file: a gst-tts-train-vocoder checkpoint (generator.pt; "
-                        "HiFi-GAN, or the spectral vocoder of the cpu_small preset) or a published HiFi-GAN "
-                        f"g_XXXXXXXX / generator_v1 (default {GRIFFIN_LIM})")
+    g.add_argument("--vocoder", default=AUTO, metavar=f"{AUTO}|{GRIFFIN_LIM}|PATH",
+                   help=f"{AUTO}: the vocoder recorded beside the checkpoint (vocoder.json, as make demo writes it), "
+                        f"else {GRIFFIN_LIM}; {GRIFFIN_LIM}; or a vocoder file: a gst-tts-train-vocoder checkpoint "
+                        "(generator.pt; HiFi-GAN, or the spectral vocoder of the cpu_small preset) or a published "
+                        f"HiFi-GAN g_XXXXXXXX / generator_v1 (default {AUTO})")
     g.add_argument("--vocoder-config", type=Path, default=None, metavar="PATH",
                    help=f"a published HiFi-GAN file's config.json (default: {DEFAULT_CONFIG_NAME} beside the --vocoder file)")
     g.add_argument("--griffin-lim-iters", type=int, default=iters, help=f"Griffin-Lim iterations (default {iters})")
@@ -82,30 +252,49 @@ def add_vocoder_arguments(p: argparse.ArgumentParser) -> None:
 
 def load_synthesizer(args: argparse.Namespace) -> Synthesizer:
     """The checkpoint's :class:`Synthesizer`, with the vocoder the vocoder options describe when
-    the command has them (the options are checked before the checkpoint is read, a HiFi-GAN
-    vocoder's features against the checkpoint's after)."""
-    vocoder = _vocoder_options(args)
+    the command has them (logged in one line: which vocoder and why); see :func:`load_synthesizer_described`."""
+    return load_synthesizer_described(args)[0]
+
+
+def load_synthesizer_described(args: argparse.Namespace) -> tuple[Synthesizer, str | None]:
+    """The checkpoint's :class:`Synthesizer` and the line saying which vocoder speaks and why (None
+    for a command without the vocoder options). ``--vocoder auto`` takes the vocoder recorded
+    beside the checkpoint, else Griffin-Lim. The options are checked before the checkpoint is
+    read, a vocoder file's features against the checkpoint's after; the line is logged."""
+    options = _vocoder_options(args)
     synth = Synthesizer.from_checkpoint(args.checkpoint, device=args.device, int8=args.int8)
-    if vocoder is not None:
-        synth.vocoder = load_vocoder(args.vocoder, audio_config=synth.audio_config, device=synth.device, **vocoder)
-    return synth
+    if options is None:
+        return synth, None
+    synth.vocoder, description = resolve_vocoder(args.vocoder, checkpoint=args.checkpoint, audio_config=synth.audio_config,
+                                                 device=synth.device, **options)
+    log.info("vocoder: %s", description)
+    return synth, description
 
 
-def load_cli_vocoder(args: argparse.Namespace, audio_config: AudioConfig, device: str | torch.device | None = None) -> Vocoder:
-    """The vocoder :func:`add_vocoder_arguments`' options describe, for ``audio_config``'s mels."""
-    return load_vocoder(args.vocoder, audio_config=audio_config, device=device, **_vocoder_options(args))
+def load_cli_vocoder(args: argparse.Namespace, audio_config: AudioConfig, device: str | torch.device | None = None,
+                     *, checkpoint: Path | None = None) -> Vocoder:
+    """The vocoder :func:`add_vocoder_arguments`' options describe, for ``audio_config``'s mels;
+    ``--vocoder auto`` looks beside ``checkpoint`` (None: nothing recorded, Griffin-Lim)."""
+    options = _vocoder_options(args)
+    if args.vocoder == AUTO and checkpoint is None:
+        options.pop("config_path", None)
+        return load_vocoder(GRIFFIN_LIM, audio_config=audio_config, **options)
+    vocoder, description = resolve_vocoder(args.vocoder, checkpoint=checkpoint or Path(), audio_config=audio_config,
+                                           device=device, **options)
+    log.info("vocoder: %s", description)
+    return vocoder
 
 
 def _vocoder_options(args: argparse.Namespace) -> dict[str, Any] | None:
-    """:func:`load_vocoder` keyword arguments from the vocoder group, checked; ``None`` without the group."""
+    """:func:`resolve_vocoder` keyword arguments from the vocoder group, checked; ``None`` without the group."""
     if getattr(args, "griffin_lim_iters", None) is None:
         return None
-    if args.vocoder != GRIFFIN_LIM:
+    if args.vocoder not in (GRIFFIN_LIM, AUTO):
         if not Path(args.vocoder).is_file():
-            raise VocoderError(f"--vocoder {args.vocoder}: no such file (give {GRIFFIN_LIM} or a vocoder file)")
+            raise VocoderError(f"--vocoder {args.vocoder}: no such file (give {AUTO}, {GRIFFIN_LIM} or a vocoder file)")
         return dict(config_path=args.vocoder_config)
     if args.vocoder_config is not None:
-        raise VocoderError(f"--vocoder-config applies to a HiFi-GAN --vocoder file, not to {GRIFFIN_LIM}")
+        raise VocoderError(f"--vocoder-config applies to a HiFi-GAN --vocoder file, not to {args.vocoder}")
     if args.griffin_lim_iters < 1:
         raise GstTtsError(f"--griffin-lim-iters must be at least 1, got {args.griffin_lim_iters}")
     if not 0.0 <= args.griffin_lim_momentum < 1.0:
@@ -168,12 +357,11 @@ def _option_errors(option: str) -> Iterator[None]:
 # ---------------------------------------------------------------- decoding
 
 
-def add_decoding_arguments(p: argparse.ArgumentParser, *, batch_size: int = 16, batch_what: str = "chunks") -> None:
+def add_decoding_arguments(p: argparse.ArgumentParser, *, batch_what: str = "chunks") -> None:
     """The decoding group: ``DecodingConfig``'s fields, ``--max-chunk-chars`` or ``--no-split``,
-    and ``--batch-size``.
+    and ``--batch-size`` (:func:`add_batch_size_argument`).
 
     Args:
-        batch_size: this command's default ``--batch-size``. Default 16.
         batch_what: what a batch holds, for the help text. Default "chunks".
     """
     d = DecodingConfig()
@@ -199,7 +387,7 @@ def add_decoding_arguments(p: argparse.ArgumentParser, *, batch_size: int = 16, 
     split.add_argument("--no-split", action="store_true",
                        help="read every text as one utterance however long: shows what the attention does on "
                             "lengths it never saw in training")
-    g.add_argument("--batch-size", type=int, default=batch_size, help=f"{batch_what} decoded together (default {batch_size})")
+    add_batch_size_argument(g, batch_what)
 
 
 def decoding_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -17,7 +17,7 @@ import argparse
 from pathlib import Path
 import shlex
 
-from gst_tts.cli.args import positive_int
+from gst_tts.cli.args import add_progress_argument, positive_int
 from gst_tts.demo.pipeline import DemoBudget, run_demo
 
 _DEFAULTS = DemoBudget()
@@ -42,10 +42,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="cap on the acoustic model's training time (default none); running the demo again trains on")
     p.add_argument("--train-args", default="", metavar="OVERRIDES",
                    help="extra Hydra overrides for the acoustic model, e.g. 'loss.mel_loss=mse'")
+    add_progress_argument(p)  # passed on to every stage
 
 
 def run(args: argparse.Namespace) -> int:
     budget = DemoBudget(steps=args.steps, vocoder_steps=args.vocoder_steps, vocoder_gta_steps=args.vocoder_gta_steps,
                         utterances=args.utterances, threads=args.threads, minutes=args.minutes,
                         train_args=tuple(shlex.split(args.train_args)))
-    return run_demo(args.out, budget)
+    return run_demo(args.out, budget, progress=not args.no_progress)

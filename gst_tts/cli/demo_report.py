@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from gst_tts.cli.args import (
-    add_decoding_arguments, add_model_arguments, check_transfer_counts, decoding_options, load_synthesizer,
+    add_decoding_arguments, add_model_arguments, add_progress_argument, add_seed_argument, check_transfer_counts,
+    decoding_options, load_synthesizer,
 )
 from gst_tts.cli.outputs import check_writable_location
 from gst_tts.files import write_json, write_text
@@ -31,8 +32,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--espeak", type=int, default=DEFAULT_REFERENCES, metavar="N",
                    help=f"unseen espeak-ng references, at least 2 (default {DEFAULT_REFERENCES})")
     p.add_argument("--sentences", type=int, default=4, help="held-out sentences per reference (default 4)")
-    p.add_argument("--seed", type=int, default=1, help="seed of the references and of synthesis (default 1)")
+    add_seed_argument(p, "the references and of synthesis")
     add_decoding_arguments(p)
+    add_progress_argument(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -61,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
         write_wav(wav, result.audio, result.sample_rate)
         save_figure(result.figure(title=f"{name}: {result.text}"), wav.with_suffix(".alignment.png"))
 
-    report = evaluate_style_transfer(synth, references, texts, seed=args.seed, on_output=save, **options)
+    report = evaluate_style_transfer(synth, references, texts, seed=args.seed, on_output=save,
+                                     progress=not args.no_progress, **options)
     summary = mean_health(report.healths)
     summary["stopped_on_token_rate"] = float(np.mean([reason == "stop_token" for reason in report.stop_reasons]))
     summary["aligned_criteria"] = ALIGNED_CRITERIA

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import torch
 
+from gst_tts.cli.args import add_batch_size_argument, add_progress_argument, add_seed_argument
 from gst_tts.cli.outputs import check_writable_location
 from gst_tts.errors import GstTtsError
 from gst_tts.progress import progress_bar
@@ -31,9 +32,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--corpus", type=Path, required=True, help="LJSpeech-format corpus (the vocoder's training corpus)")
     p.add_argument("--out", type=Path, required=True, help="folder for <id>.npy and manifest.json")
     p.add_argument("--cache-dir", type=Path, default=None, help="feature cache (default: ~/.cache/gst-tts/<corpus>-<hash>)")
-    p.add_argument("--batch-size", type=int, default=16, help="utterances decoded together (default 16)")
+    add_batch_size_argument(p, "utterances")
     p.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cuda when available, else cpu)")
-    p.add_argument("--seed", type=int, default=1, help="seed of the prenet dropout (default 1)")
+    add_seed_argument(p, "the prenet dropout")
+    add_progress_argument(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -62,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     order = sorted(range(len(dataset)), key=lambda i: dataset.lengths[i])  # similar lengths: little padding
     entries: dict[str, int] = {}
     torch.manual_seed(args.seed)
-    bar = progress_bar(total=len(order), desc="GTA mels", unit="utt")
+    bar = progress_bar(total=len(order), desc="GTA mels", unit="utt", enabled=not args.no_progress)
     with torch.no_grad():
         for start in range(0, len(order), args.batch_size):
             batch = collate([dataset[i] for i in order[start : start + args.batch_size]])

@@ -23,7 +23,8 @@ import numpy as np
 from gst_tts.analysis.alignment import alignment_health
 from gst_tts.analysis.plots import plot_alignment, save_figure
 from gst_tts.cli.args import (
-    add_decoding_arguments, add_model_arguments, add_style_arguments, decoding_options, load_synthesizer, resolve_cli_style,
+    add_decoding_arguments, add_model_arguments, add_seed_argument, add_style_arguments, add_text_arguments, decoding_options,
+    load_synthesizer, one_text, resolve_cli_style,
 )
 from gst_tts.cli.outputs import check_writable_location
 from gst_tts.errors import GstTtsError
@@ -31,11 +32,12 @@ from gst_tts.errors import GstTtsError
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_arguments(p, checkpoint_required=False)
-    p.add_argument("--text", help="text to synthesize and plot (with --checkpoint)")
+    add_text_arguments(p, text_help="text to synthesize and plot (with --checkpoint)",
+                       file_help="the text to synthesize and plot, its lines joined (with --checkpoint)")
     add_style_arguments(p)
     p.add_argument("--alignment", type=Path, help="a saved X.alignment.npy (instead of --checkpoint/--text)")
     p.add_argument("--out", type=Path, required=True, help="image file (.png, .pdf, .svg)")
-    p.add_argument("--seed", type=int, default=None, help="make the output repeatable (prenet dropout is random at inference)")
+    add_seed_argument(p, "the prenet dropout, random at inference: the same seed, the same figure")
     add_decoding_arguments(p)
 
 
@@ -64,7 +66,8 @@ def _sidecar(path: Path) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from_model = args.checkpoint is not None or args.text is not None
+    text = one_text(args)
+    from_model = args.checkpoint is not None or text is not None
     if from_model == (args.alignment is not None):
         raise GstTtsError("give either --checkpoint with --text, or --alignment")
     check_writable_location(args.out, "--out")
@@ -81,13 +84,13 @@ def run(args: argparse.Namespace) -> int:
         title = str(side.get("text", args.alignment.name))[:100]
         save_figure(plot_alignment(a, input_labels=labels, hop_seconds=hop, title=title, health=health), args.out)
     else:
-        if args.checkpoint is None or args.text is None:
+        if args.checkpoint is None or text is None:
             raise GstTtsError("--checkpoint and --text go together")
         options = decoding_options(args)
         synth = load_synthesizer(args)
         weights, _ = resolve_cli_style(synth, args)
         # Mel and alignment are all the figure needs: skip the vocoder.
-        result = synth.synthesize(args.text, style_weights=weights, seed=args.seed, vocode=False, names=["--text"], **options)
+        result = synth.synthesize(text, style_weights=weights, seed=args.seed, vocode=False, names=["--text"], **options)
         health = result.health
         save_figure(result.figure(title=result.text[:100]), args.out)
     print(f"wrote {args.out}: {health.summary()}")

@@ -2,7 +2,7 @@
 
 Example::
 
-    gst-tts plot-style --checkpoint last.pt calm.wav angry.wav fast.wav --out styles.png --csv styles.csv
+    gst-tts plot-style --checkpoint last.pt --references calm.wav angry.wav more_refs/ --out styles.png --csv styles.csv
 
 Each reference gets one row per attention head and one column per token; rows that look alike
 mean the model hears the references as the same style.
@@ -16,15 +16,18 @@ from pathlib import Path
 import numpy as np
 
 from gst_tts.analysis.plots import plot_style_weights, save_figure
-from gst_tts.cli.args import add_model_arguments, load_synthesizer
+from gst_tts.cli.args import add_model_arguments, add_progress_argument, deprecated_positional, load_synthesizer, reference_files
 from gst_tts.cli.outputs import check_writable_location, write_csv
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_arguments(p)
-    p.add_argument("references", type=Path, nargs="+", help="reference recordings (any rate, stereo ok)")
+    p.add_argument("--references", type=Path, nargs="+", action="extend", default=[], metavar="PATH",
+                   help="reference recordings (any rate, stereo ok), or folders of them (their .wav / .flac files)")
+    deprecated_positional(p, new="--references", new_dest="references", metavar="REFERENCE", nargs="*", type=Path)
     p.add_argument("--out", type=Path, required=True, help="image file (.png, .pdf, .svg)")
     p.add_argument("--csv", type=Path, default=None, help="also write the weights as CSV (reference, head, token_0, …)")
+    add_progress_argument(p)  # accepted like every long command's; reading references shows no bar
 
 
 def _labels(paths: list[Path]) -> list[str]:
@@ -37,10 +40,11 @@ def run(args: argparse.Namespace) -> int:
     check_writable_location(args.out, "--out")
     if args.csv is not None:
         check_writable_location(args.csv, "--csv")
+    references = reference_files(args.references)
     synth = load_synthesizer(args)
     # Every reference is checked before anything is written.
-    weights = np.stack([synth.styles.reference_weights(ref).numpy() for ref in args.references])  # (refs, heads, tokens)
-    labels = _labels(args.references)
+    weights = np.stack([synth.styles.reference_weights(ref).numpy() for ref in references])  # (refs, heads, tokens)
+    labels = _labels(references)
     rows = [[label, h, *np.round(weights[i, h].astype(float), 6).tolist()] for i, label in enumerate(labels) for h in range(weights.shape[1])]
     header = ["reference", "head", *[f"token_{k}" for k in range(weights.shape[2])]]
     if args.csv is not None:

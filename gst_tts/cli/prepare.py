@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from gst_tts.audio.features import AudioConfig
+from gst_tts.cli.args import add_progress_argument, deprecated_positional
 from gst_tts.data.batching import encode_texts
 from gst_tts.data.cache import FeatureCache, default_cache_dir
 from gst_tts.data.corpus import read_corpus
@@ -13,19 +14,21 @@ from gst_tts.text.symbols import SymbolTable
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("root", type=Path, help="corpus folder with metadata.csv and wavs/")
+    p.add_argument("--corpus", type=Path, default=None, metavar="FOLDER", help="corpus folder with metadata.csv and wavs/")
+    deprecated_positional(p, new="--corpus", new_dest="corpus", metavar="ROOT", type=Path)
     p.add_argument("--cache-dir", type=Path, default=None, help="feature cache (default: ~/.cache/gst-tts/<corpus>-<hash>)")
     p.add_argument("--sample-rate", type=int, default=AudioConfig.sample_rate)
     p.add_argument("--trim-top-db", type=float, default=AudioConfig.trim_top_db, help="silence trim threshold; negative disables")
     p.add_argument("--cleaner", default="english")
+    add_progress_argument(p)
 
 
 def run(args: argparse.Namespace) -> int:
     config = AudioConfig(sample_rate=args.sample_rate, trim_top_db=None if args.trim_top_db < 0 else args.trim_top_db)
-    utterances = read_corpus(args.root)
+    utterances = read_corpus(args.corpus)
     encode_texts(utterances, SymbolTable(cleaner=args.cleaner))
-    cache = FeatureCache(args.cache_dir or default_cache_dir(args.root), config)
-    frames = cache.prepare(utterances)
+    cache = FeatureCache(args.cache_dir or default_cache_dir(args.corpus), config)
+    frames = cache.prepare(utterances, progress=not args.no_progress)
     total_s = sum(frames.values()) / config.frames_per_second
     print(f"{len(frames)} utterances, {total_s / 60:.1f} min of speech; features in {cache.dir}")
     return 0

@@ -2,7 +2,7 @@
 
 The measures are :func:`gst_tts.analysis.prosody.measure_prosody`'s. Example::
 
-    gst-tts probe-tokens --checkpoint last.pt --scales 0.25,0.5,1,2 --repeats 3 --out tokens.csv
+    gst-tts probe-tokens --checkpoint last.pt --scales 0.25,0.5,1,2 --repeats 3 --csv tokens.csv
 
 A fixed sentence is synthesized in the neutral default style and with each token turned up at a
 few scales, all in one batch. How a token is turned up (``--control``):
@@ -42,7 +42,10 @@ from tqdm.contrib.logging import logging_redirect_tqdm
 
 from gst_tts.analysis.prosody import measure_prosody
 from gst_tts.audio.io import write_wav
-from gst_tts.cli.args import add_decoding_arguments, add_model_arguments, decoding_options, load_synthesizer
+from gst_tts.cli.args import (
+    add_decoding_arguments, add_model_arguments, add_progress_argument, add_seed_argument, add_text_arguments, decoding_options,
+    deprecated_flag, load_synthesizer, one_text,
+)
 from gst_tts.cli.outputs import check_writable_location, write_csv
 from gst_tts.errors import GstTtsError
 from gst_tts.inference.results import SynthesisResult
@@ -57,17 +60,21 @@ COLUMNS = ["head", "token", "scale", "f0_hz", "d_f0_semitones", "rate_letters_pe
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_arguments(p, vocoder=True)
-    p.add_argument("--sentence", default=DEFAULT_SENTENCE, help="the fixed sentence to speak")
+    text = add_text_arguments(p, default=DEFAULT_SENTENCE, text_help="the fixed sentence to speak (default: a pangram)",
+                              file_help="the fixed sentence to speak, its lines joined")
+    deprecated_flag(text, "--sentence", "--text", dest="text")
     p.add_argument("--control", choices=("dial", "weight"), default="dial",
                    help="dial: each head alone, moved from neutral toward the token (--style-dials);"
                    " weight: the token alone in every head (--style-weights). Default dial")
     p.add_argument("--scales", default="0.5,1,2", help="dial amounts or weights tried, comma-separated (default 0.5,1,2)")
     p.add_argument("--tokens", default=None, help="only these tokens, e.g. 0,3,7 (default: all)")
     p.add_argument("--repeats", type=int, default=1, help="syntheses per style, medians reported (default 1)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the first repeat (default 0)")
-    p.add_argument("--out", type=Path, default=None, help="also write the table as CSV")
+    add_seed_argument(p, "the first repeat")
+    p.add_argument("--csv", type=Path, default=None, help="also write the table as CSV")
+    deprecated_flag(p, "--out", "--csv", dest="csv", type=Path)
     p.add_argument("--audio-dir", type=Path, default=None, help="also write every synthesized wav here")
-    add_decoding_arguments(p, batch_size=32, batch_what="styles")
+    add_decoding_arguments(p, batch_what="styles")
+    add_progress_argument(p)
 
 
 def _number_list(spec: str, what: str, cast=float) -> list:
@@ -114,15 +121,16 @@ def run(args: argparse.Namespace) -> int:
     if args.repeats < 1:
         raise GstTtsError(f"--repeats must be at least 1, got {args.repeats}")
     options = decoding_options(args)
-    for path, what in ((args.out, "--out"), (args.audio_dir, "--audio-dir")):
+    sentence = one_text(args)
+    for path, what in ((args.csv, "--csv"), (args.audio_dir, "--audio-dir")):
         if path is not None:
-            check_writable_location(path if what == "--out" else path / "x", what)
+            check_writable_location(path if what == "--csv" else path / "x", what)
     synth = load_synthesizer(args)
     tokens = list(range(synth.n_tokens)) if args.tokens is None else _number_list(args.tokens, "--tokens", int)
     bad = [t for t in tokens if not 0 <= t < synth.n_tokens]
     if bad:
         raise GstTtsError(f"--tokens: {bad} not in 0..{synth.n_tokens - 1}")
-    synth.symbols.encode(args.sentence)  # TextError before any work
+    synth.symbols.encode(sentence)  # TextError before any work
 
     # Style 0 is neutral; then every control (a head's dial, or a token in every head) at every scale.
     heads: list[int | None] = list(range(synth.n_heads)) if args.control == "dial" else [None]
@@ -132,10 +140,10 @@ def run(args: argparse.Namespace) -> int:
     names = ["neutral"] + [f"{'' if h is None else f'head {h} '}token {t} × {s:g}" for h, t in controls for s in scales]
     measured: list[list[dict[str, float]]] = [[] for _ in styles]
     with logging_redirect_tqdm():
-        bar = progress_bar(total=len(styles) * args.repeats, desc="probe tokens", unit="clip")
+        bar = progress_bar(total=len(styles) * args.repeats, desc="probe tokens", unit="clip", enabled=not args.no_progress)
         for r in range(args.repeats):
             results = synth.synthesize(
-                [args.sentence] * len(styles), styles=styles, seed=args.seed + r, names=names, **options
+                [sentence] * len(styles), styles=styles, seed=args.seed + r, names=names, **options
             )
             for i, res in enumerate(results):
                 measured[i].append(measure(res))  # pyin is the slow part
@@ -158,8 +166,8 @@ def run(args: argparse.Namespace) -> int:
             "duration_s": m["duration_s"], "stopped_on_bound": bool(m["stopped_on_bound"] >= 0.5),
         })
 
-    if args.out is not None:
-        write_csv(args.out, COLUMNS, [
+    if args.csv is not None:
+        write_csv(args.csv, COLUMNS, [
             [round(v, 4) if isinstance(v, float) and math.isfinite(v) else v for v in (row[c] for c in COLUMNS)]
             for row in rows
         ])
@@ -175,9 +183,9 @@ def run(args: argparse.Namespace) -> int:
     for r in table:
         print("  ".join(c.rjust(w) for c, w in zip(r, widths)))
     n_bound = sum(row["stopped_on_bound"] for row in rows)
-    print(f"{len(rows)} styles × {args.repeats} repeat(s) of {args.sentence!r}; {n_bound} stopped on the step bound"
+    print(f"{len(rows)} styles × {args.repeats} repeat(s) of {sentence!r}; {n_bound} stopped on the step bound"
           + (" (their numbers describe a failure, not a style)" if n_bound else "")
-          + (f"; table in {args.out}" if args.out is not None else ""))
+          + (f"; table in {args.csv}" if args.csv is not None else ""))
     for line in graded_controls(rows, scales):
         print(line)
     return 0

@@ -12,8 +12,8 @@ sets of 24 unseen references), more than recipes differ. The training loss does 
 teacher-forced, the swings are in free-running synthesis.
 
 Every candidate speaks ``--sentences`` held-out sentences in the styles of ``--espeak`` unseen
-espeak-ng references of seed ``--seed`` (default
-:data:`~gst_tts.analysis.style_transfer.SELECTION_SEED`, apart from the seeds the reports use, so
+espeak-ng references of seed ``--seed`` (default 0; the demo gives
+:data:`~gst_tts.analysis.style_transfer.SELECTION_SEED`, apart from the seeds its reports use, so
 that the chosen checkpoint is judged afterwards on references that did not choose it). Its figures
 (:func:`~gst_tts.analysis.style_transfer.selection_figures`): r of log F0 and of log rate, their
 slopes as 1 - |1 - slope|, and the share of outputs aligned. The candidate whose weakest figure is
@@ -21,7 +21,7 @@ highest wins; candidates with the same step (``last.pt`` and the periodic checkp
 are measured once.
 
 Writes ``--out`` (a copy of the winner) and beside it ``<out>.json`` (every candidate's figures,
-and its fits as ``style-transfer`` reports them: r, Spearman and the slope itself).
+and its fits as ``measure-transfer`` reports them: r, Spearman and the slope itself).
 """
 
 from __future__ import annotations
@@ -31,9 +31,10 @@ import math
 from pathlib import Path
 import shutil
 
-from gst_tts.analysis.style_transfer import SELECTION_SEED, TEXT_SEED
+from gst_tts.analysis.style_transfer import TEXT_SEED
 from gst_tts.cli.args import (
-    add_decoding_arguments, add_vocoder_arguments, check_transfer_counts, decoding_options, load_cli_vocoder,
+    add_decoding_arguments, add_progress_argument, add_seed_argument, add_vocoder_arguments, check_transfer_counts,
+    decoding_options, load_cli_vocoder,
 )
 from gst_tts.cli.outputs import check_writable_location
 from gst_tts.errors import GstTtsError
@@ -54,10 +55,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"unseen espeak-ng references, at least 2 (default {DEFAULT_ESPEAK})")
     p.add_argument("--sentences", type=int, default=DEFAULT_SENTENCES,
                    help=f"held-out sentences per reference (default {DEFAULT_SENTENCES})")
-    p.add_argument("--seed", type=int, default=SELECTION_SEED,
-                   help=f"seed of the references, their sentences and synthesis (default {SELECTION_SEED})")
+    add_seed_argument(p, "the references, their sentences and synthesis (keep it apart from the seeds the candidates "
+                         "are judged by afterwards)")
     p.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cuda when available, else cpu)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_progress_argument(p)
     add_vocoder_arguments(p)
     add_decoding_arguments(p)
 
@@ -88,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     for step, path in progress_bar(sorted(by_step.items()), desc="checkpoints", unit="ckpt", enabled=not args.no_progress):
         synth = Synthesizer.from_checkpoint(path, device=args.device)
         if vocoder is None:  # one vocoder for every candidate: a run's checkpoints share their features
-            vocoder = load_cli_vocoder(args, synth.audio_config, synth.device)
+            vocoder = load_cli_vocoder(args, synth.audio_config, synth.device, checkpoint=path)
         synth.vocoder = vocoder
         report = evaluate_style_transfer(synth, references, texts, seed=args.seed, progress=False, **options)
         figures = selection_figures(report)

@@ -2,13 +2,15 @@
 
 Examples::
 
-    gst-tts serve --checkpoint demo_out/checkpoints/last.pt            # http://127.0.0.1:5002/
+    gst-tts serve --checkpoint demo_out/checkpoints/best.pt            # http://127.0.0.1:5002/
     curl -o hi.wav 'http://127.0.0.1:5002/api/tts?text=Hello%20there.'
     GST_TTS_API_KEY=secret gst-tts serve --checkpoint last.pt --host 0.0.0.0
 
 The server listens on the loopback interface unless ``--host`` says otherwise; any other host
 needs an API key (``--api-key`` or the ``GST_TTS_API_KEY`` environment variable, which unlike an
 option does not show in the process list). Needs the optional extra: ``pip install gst-tts[serve]``.
+``--vocoder auto`` (the default) speaks with the vocoder recorded beside the checkpoint (``make demo``
+records its GTA-tuned one), else Griffin-Lim; the first log line and the page say which and why.
 
 Against hostile clients the app checks the key before reading a body, cuts bodies at their limit
 and times them out (``--body-timeout``); see ``gst_tts/serve/app.py``. What it cannot bound is a
@@ -25,7 +27,7 @@ import logging
 import os
 import socket
 
-from gst_tts.cli.args import add_decoding_arguments, add_model_arguments, decoding_options, load_synthesizer
+from gst_tts.cli.args import add_decoding_arguments, add_model_arguments, decoding_options, load_synthesizer_described
 from gst_tts.errors import GstTtsError
 
 log = logging.getLogger("gst_tts.serve")
@@ -48,7 +50,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--request-timeout", type=float, default=60.0, help="seconds a synthesis may take before a 408 (default 60)")
     g.add_argument("--body-timeout", type=float, default=60.0,
                    help="seconds a request body may take to arrive before a 408 and a closed connection (default 60)")
-    add_decoding_arguments(p, batch_size=8, batch_what="requests")
+    add_decoding_arguments(p, batch_what="requests")
 
 
 def _is_loopback(host: str) -> bool:
@@ -90,12 +92,12 @@ def run(args: argparse.Namespace) -> int:
                              body_timeout_s=args.body_timeout)
     except GstTtsError as exc:
         raise GstTtsError(f"serving limits: {exc}") from None
-    synth = load_synthesizer(args)
+    synth, vocoder_line = load_synthesizer_described(args)
     name = getattr(synth.vocoder, "kind", "custom")  # griffin-lim, hifigan or spectral
     queue = BatchingQueue(synth, vocoders={name: synth.vocoder}, max_batch=options["batch_size"],
                           max_queue=args.max_queue, batch_window_s=args.batch_window_ms / 1000.0,
                           decoding=options["decoding"], max_chunk_chars=options["max_chunk_chars"])
-    app = create_app(queue, limits=limits, api_key=api_key)
+    app = create_app(queue, limits=limits, api_key=api_key, vocoder_description=vocoder_line)
     sock = _bind(args.host, args.port)
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host

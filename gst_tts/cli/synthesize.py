@@ -5,9 +5,12 @@ Examples::
     gst-tts synthesize --checkpoint last.pt --text "Hello there." --reference calm.wav --out hello.wav
     gst-tts synthesize --checkpoint last.pt --text-file lines.txt --style-weights "3=0.4,7=-0.2" --out out/ --plot
     gst-tts synthesize --checkpoint last.pt --text "Hi." --style-mix "a.wav=0.5,b.wav=0.5" --out hi.wav --seed 1
+    echo "Read from a pipe." | gst-tts synthesize --checkpoint last.pt --text-file - --out piped/
 
+``--vocoder auto`` (the default) speaks with the vocoder recorded beside the checkpoint (``make demo``
+records its GTA-tuned one), else Griffin-Lim; the first log line says which and why.
 ``--text`` writes the one ``--out X.wav``; ``--text-file`` (one utterance per line, blank lines
-skipped) writes ``DIR/0001.wav``, ``DIR/0002.wav``, … numbered by line. Beside every wav go a
+skipped; ``-`` reads standard input) writes ``DIR/0001.wav``, ``DIR/0002.wav``, … numbered by line. Beside every wav go a
 ``.json`` sidecar and, on request, ``.alignment.npy`` / ``.alignment.png``.
 
 Everything (texts, checkpoint, references, weights, output locations) is checked before the
@@ -25,7 +28,8 @@ import warnings
 from tqdm.contrib.logging import logging_redirect_tqdm
 
 from gst_tts.cli.args import (
-    add_decoding_arguments, add_model_arguments, add_style_arguments, decoding_options, load_synthesizer, resolve_cli_style,
+    STDIN, add_decoding_arguments, add_model_arguments, add_progress_argument, add_seed_argument, add_style_arguments,
+    add_text_arguments, decoding_options, load_synthesizer, read_text_input, resolve_cli_style,
 )
 from gst_tts.cli.outputs import check_writable_location, write_outputs
 from gst_tts.errors import GstTtsError, TextError
@@ -49,16 +53,17 @@ class _Utterance:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_arguments(p, vocoder=True)
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--text", help=f"the text to speak, at most {MAX_TEXT_CHARS:,} characters (--out is then a .wav file)")
-    src.add_argument("--text-file", type=Path,
-                     help=f"one utterance per line, at most {MAX_TEXT_CHARS:,} characters each (--out is then a folder)")
+    add_text_arguments(p, required=True,
+                       text_help=f"the text to speak, at most {MAX_TEXT_CHARS:,} characters (--out is then a .wav file)",
+                       file_help=f"one utterance per line, at most {MAX_TEXT_CHARS:,} characters each (--out is then a folder)")
     add_style_arguments(p)
     p.add_argument("--out", type=Path, required=True, help="X.wav for --text; a folder for --text-file")
     p.add_argument("--plot", action="store_true", help="also write X.alignment.png (attention, stop token, mel)")
     p.add_argument("--save-alignment", action="store_true", help="also write X.alignment.npy (float32, decoder steps × input symbols)")
-    p.add_argument("--seed", type=int, default=None, help="make the output repeatable (prenet dropout is random at inference)")
+    add_seed_argument(p, "the prenet dropout, random at inference: the same seed, the same output; each batch of lines "
+                         "takes the next seed")
     add_decoding_arguments(p)
+    add_progress_argument(p)
     p.add_argument("--pause", type=float, default=DEFAULT_PAUSE_S,
                    help=f"seconds of silence between chunks of a long text, at most {MAX_PAUSE_S:g} (default {DEFAULT_PAUSE_S})")
 
@@ -73,14 +78,11 @@ def _read_utterances(args: argparse.Namespace) -> list[_Utterance]:
         check_writable_location(out, "--out")
         return [_Utterance(args.text, out.name, out, None)]
     path: Path = args.text_file
-    if not path.is_file():
-        raise GstTtsError(f"{path}: text file not found")
-    try:
-        # "\n" alone ends a line (read_text turns "\r\n" and "\r" into it): splitlines() would also break
-        # at form feeds, U+2028 and other separators, and number the wavs apart from the editor's lines.
-        lines = path.read_text(encoding="utf-8").split("\n")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise GstTtsError(f"{path}: not readable as UTF-8 text ({type(exc).__name__})") from None
+    # "\n" alone ends a line (reading turns "\r\n" and "\r" into it): splitlines() would also break
+    # at form feeds, U+2028 and other separators, and number the wavs apart from the editor's lines.
+    lines = read_text_input(path).split("\n")
+    if str(path) == STDIN:
+        path = Path("<stdin>")
     if out.exists() and not out.is_dir():
         raise GstTtsError(f"--out {out} exists and is not a folder; --text-file writes one wav per line into a folder")
     check_writable_location(out / "x", "--out")
@@ -117,13 +119,14 @@ def run(args: argparse.Namespace) -> int:
     options = decoding_options(args)
     if not 0 <= args.pause <= MAX_PAUSE_S:  # NaN fails too
         raise GstTtsError(f"--pause must be from 0 to {MAX_PAUSE_S:g} seconds, got {args.pause}")
-    if args.seed is not None:  # each batch of lines takes the next seed: the last one must fit too
-        last_seed = args.seed + (len(utterances) - 1) // options["batch_size"]
-        if not SEED_RANGE[0] <= args.seed <= last_seed <= SEED_RANGE[1]:
-            raise GstTtsError(f"--seed must be from {SEED_RANGE[0]} to {SEED_RANGE[1] - last_seed + args.seed} "
-                              f"for {len(utterances)} lines, got {args.seed}")
+    # Each batch of lines takes the next seed: the last one must fit too.
+    last_seed = args.seed + (len(utterances) - 1) // options["batch_size"]
+    if not SEED_RANGE[0] <= args.seed <= last_seed <= SEED_RANGE[1]:
+        raise GstTtsError(f"--seed must be from {SEED_RANGE[0]} to {SEED_RANGE[1] - last_seed + args.seed} "
+                          f"for {len(utterances)} lines, got {args.seed}")
     synth = load_synthesizer(args)
-    _validate_texts(synth, utterances, str(args.text_file) if args.text_file is not None else "--text")
+    source = "--text" if args.text_file is None else "<stdin>" if str(args.text_file) == STDIN else str(args.text_file)
+    _validate_texts(synth, utterances, source)
     weights, style_info = resolve_cli_style(synth, args)
 
     # 2. Synthesize a batch of lines at a time and write its files, so memory stays bounded.
@@ -132,12 +135,12 @@ def run(args: argparse.Namespace) -> int:
     multi = len(utterances) > 1
     with logging_redirect_tqdm(), warnings.catch_warnings():
         warnings.simplefilter("ignore", DroppedCharacterWarning)  # already reported above
-        bar = progress_bar(total=len(utterances), desc="synthesize", unit="utt", enabled=multi)
+        bar = progress_bar(total=len(utterances), desc="synthesize", unit="utt", enabled=multi and not args.no_progress)
         for g, start in enumerate(range(0, len(utterances), group)):
             batch = utterances[start : start + group]
             results = synth.synthesize(
                 [u.text for u in batch], style_weights=weights,
-                seed=None if args.seed is None else args.seed + g,
+                seed=args.seed + g,
                 pause_s=args.pause, names=[u.name for u in batch], **options,
             )
             for u, r in zip(batch, results):

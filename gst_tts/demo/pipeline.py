@@ -139,13 +139,22 @@ class DemoPlan:
         return [s for s in self.stages if s.status != "done"]
 
 
-def _stages(out: Path, b: DemoBudget, cores: int) -> list[Stage]:
+#: Seeds and batch size the stages ran with before their commands' defaults became 0 and 16; given
+#: explicitly, so that the demo trains and reports the same numbers (the selection's seed is
+#: ``SELECTION_SEED``, apart from the report's).
+GTA_SEED, REPORT_SEED, CORPUS_SEED, BATCH_SIZE = 1, 1, 0, 16
+
+
+def _stages(out: Path, b: DemoBudget, cores: int, progress: bool = True) -> list[Stage]:
     """The demo's stages in order. With cores for both, the vocoder of the recordings trains
     alongside the acoustic model (it needs only the features); with fewer, after it, so that their
-    threads do not wait on each other."""
+    threads do not wait on each other. ``progress``: False silences every stage's progress bars."""
     corpus, cache = out / "corpus", out / "feature_cache"
-    threads = ["--threads", str(b.threads)]
+    threads = ["--threads", str(b.threads)] + ([] if progress else ["--no-progress"])
     common = [f"data.root={corpus}", f"data.cache_dir={cache}", f"trainer.threads={b.threads}"]
+    common += [] if progress else ["trainer.progress=false"]
+    batch = ["--batch-size", str(BATCH_SIZE)]
+    from gst_tts.analysis.style_transfer import SELECTION_SEED
     acoustic_fixed = {"utterances": b.utterances, "threads": b.threads, "train_args": list(b.train_args)}
     vocoder_fixed = {"utterances": b.utterances, "threads": b.threads}
     # The kept periodic checkpoints, and last.pt where it is not one of them.
@@ -154,10 +163,11 @@ def _stages(out: Path, b: DemoBudget, cores: int) -> list[Stage]:
     vocoder = out / "vocoder" / "checkpoints"
     stages = [
         Stage("corpus", "demo corpus", f"{b.utterances:,} utterances", "gst-tts",
-              ["make-demo-corpus", str(corpus), "--utterances", str(b.utterances), *threads], {"utterances": b.utterances},
+              ["make-demo-corpus", "--out", str(corpus), "--utterances", str(b.utterances), "--seed", str(CORPUS_SEED),
+               *threads], {"utterances": b.utterances},
               b.utterances),
         Stage("features", "log-mel features", f"{b.utterances:,} utterances", "gst-tts",
-              ["prepare", str(corpus), "--cache-dir", str(cache), *threads], {"utterances": b.utterances}, b.utterances),
+              ["prepare", "--corpus", str(corpus), "--cache-dir", str(cache), *threads], {"utterances": b.utterances}, b.utterances),
         Stage("acoustic", "acoustic model", f"{b.steps:,} steps", "gst-tts-train",
               [*common, "data=demo", "trainer=demo", "loss=demo", f"trainer.max_steps={b.steps}",
                f"trainer.max_minutes={f'{b.minutes:g}' if b.minutes else 'null'}", f"hydra.run.dir={out}", *b.train_args],
@@ -169,11 +179,11 @@ def _stages(out: Path, b: DemoBudget, cores: int) -> list[Stage]:
               alongside="acoustic" if cores >= 2 * b.threads else None),
         Stage("select", "checkpoint selection", f"{candidates} candidate{'s' if candidates != 1 else ''}", "gst-tts",
               ["select-checkpoint", "--checkpoints", "CANDIDATES", "--vocoder", str(vocoder / "last.pt"),
-               "--corpus", str(corpus), "--out", str(best), *threads], {}, candidates,
+               "--corpus", str(corpus), "--out", str(best), "--seed", str(SELECTION_SEED), *batch, *threads], {}, candidates,
               outputs=[best, best.with_suffix(".json")]),
         Stage("gta", "GTA mels", f"{b.utterances:,} utterances", "gst-tts",
               ["dump-gta-mels", "--checkpoint", str(best), "--corpus", str(corpus), "--cache-dir", str(cache),
-               "--out", str(out / "gta_mels"), *threads], {}, b.utterances, outputs=[out / "gta_mels"]),
+               "--out", str(out / "gta_mels"), "--seed", str(GTA_SEED), *batch, *threads], {}, b.utterances, outputs=[out / "gta_mels"]),
         Stage("vocoder_gta", "vocoder tuned on GTA mels", f"{b.vocoder_gta_steps:,} steps", "gst-tts-train-vocoder",
               ["vocoder=cpu_small", *common, "data.val_size=24", f"data.gta_dir={out / 'gta_mels'}",
                f"trainer.init_from={vocoder / 'generator.pt'}", f"trainer.max_steps={b.vocoder_gta_steps}", "trainer.max_minutes=null",
@@ -182,7 +192,8 @@ def _stages(out: Path, b: DemoBudget, cores: int) -> list[Stage]:
               checkpoint=out / "vocoder_gta" / "checkpoints" / "last.pt"),
         Stage("report", "held-out report", f"{REPORT_SYNTHESES} syntheses", "gst-tts",
               ["demo-report", "--checkpoint", str(best), "--corpus", str(corpus),
-               "--vocoder", str(out / "vocoder_gta" / "checkpoints" / "last.pt"), "--out", str(out / "samples"), *threads],
+               "--vocoder", str(out / "vocoder_gta" / "checkpoints" / "last.pt"), "--out", str(out / "samples"),
+               "--seed", str(REPORT_SEED), *batch, *threads],
               {}, REPORT_SYNTHESES, outputs=[out / "samples"]),
     ]
     return stages
@@ -207,16 +218,16 @@ def read_state(out: Path) -> dict[str, Any]:
     return state["stages"]
 
 
-def plan_demo(out: str | os.PathLike, budget: DemoBudget) -> DemoPlan:
+def plan_demo(out: str | os.PathLike, budget: DemoBudget, *, progress: bool = True) -> DemoPlan:
     """The stages of a demo in ``out`` and what each needs: ``done``, ``to do``, ``resume`` or
     ``redo``, with a note saying why. Stages after one that will run are judged as if it had
-    reached its budget.
+    reached its budget. ``progress``: False gives every stage its ``--no-progress``.
 
     Raises:
         GstTtsError: ``out`` holds a model trained with other settings, or further than the budget.
     """
     out = Path(out)
-    plan = DemoPlan(out, budget, _stages(out, budget, available_cores()), read_state(out))
+    plan = DemoPlan(out, budget, _stages(out, budget, available_cores(), progress), read_state(out))
     expected = dict(plan.state)
     for stage in plan.stages:
         judge(stage, expected)
@@ -408,7 +419,7 @@ def _minutes(seconds: float) -> str:
 
 
 def run_demo(out: str | os.PathLike, budget: DemoBudget, *, probe: Callable[[int], float] = probe_step_seconds,
-             say: Callable[[str], None] = print) -> int:
+             say: Callable[[str], None] = print, progress: bool = True) -> int:
     """Plans the demo in ``out`` (:func:`plan_demo`), prints the plan, then runs every stage that is
     not done, each judged again just before it runs (from what the stages before it really made).
     Returns 0, or the exit code of the stage that failed (130 when interrupted).
@@ -416,8 +427,9 @@ def run_demo(out: str | os.PathLike, budget: DemoBudget, *, probe: Callable[[int
     Raises:
         GstTtsError: see :func:`plan_demo`.
     """
-    plan = plan_demo(out, budget)
+    plan = plan_demo(out, budget, progress=progress)
     if not plan.pending:
+        _record_gta_vocoder(plan.out)
         say(format_plan(plan, None, None))
         say(f"Nothing to do: {plan.out}/ is complete. To train on, give more steps (make demo DEMO_STEPS=N, now "
             f"{budget.steps:,}): training resumes where it stopped and the stages after it are redone.")
@@ -434,6 +446,8 @@ def run_demo(out: str | os.PathLike, budget: DemoBudget, *, probe: Callable[[int
             continue
         judge(stage, plan.state)
         if stage.status == "done":
+            if stage.name == "vocoder_gta":
+                _record_gta_vocoder(plan.out)
             continue
         for follower in plan.stages:
             if follower.alongside == stage.name:
@@ -458,6 +472,8 @@ def run_demo(out: str | os.PathLike, budget: DemoBudget, *, probe: Callable[[int
                 say(f"gst-tts demo: the {stage.title} failed (exit {code}); what finished is kept, and running the "
                     "demo again goes on from there")
             return code
+        if stage.name == "vocoder_gta":
+            _record_gta_vocoder(plan.out)
     say(f"\ndemo finished in {(time.monotonic() - started) / 60:.1f} min")
     unfinished = [s for s in plan.stages if s.steps and not (plan.state.get(s.name) or {}).get("done")]
     for stage in unfinished:
@@ -465,6 +481,16 @@ def run_demo(out: str | os.PathLike, budget: DemoBudget, *, probe: Callable[[int
             "running the demo again trains it on and redoes the stages after it")
     say(outputs_listing(plan.out))
     return 0
+
+
+def _record_gta_vocoder(out: Path) -> None:
+    """Records the GTA-tuned vocoder beside the acoustic checkpoints (``checkpoints/vocoder.json``), so
+    that ``synthesize`` and ``serve`` of ``best.pt`` speak with it by default (``--vocoder auto``)."""
+    from gst_tts.inference.vocoder_choice import record_vocoder
+
+    generator = out / "vocoder_gta" / "checkpoints" / "generator.pt"
+    if generator.is_file() and (out / "checkpoints").is_dir():
+        record_vocoder(out / "checkpoints", generator)
 
 
 def _wait(process: subprocess.Popen) -> int:
@@ -557,7 +583,8 @@ def outputs_listing(out: Path) -> str:
         f"Demo outputs in {out}/:",
         f"  checkpoint        {out}/checkpoints/best.pt (chosen among the last ones: best.json; last.pt is the last step)",
         f"  vocoders          {out}/vocoder/checkpoints/last.pt (recordings: gst-tts vocode), "
-        f"{out}/vocoder_gta/checkpoints/last.pt (this model's mels: synthesize --vocoder ...); griffin-lim stays available",
+        f"{out}/vocoder_gta/checkpoints/generator.pt (this model's mels: recorded in checkpoints/vocoder.json, so synthesize "
+        "and serve of best.pt speak with it; --vocoder griffin-lim to compare)",
         f"  TensorBoard       tensorboard --logdir {out}/tensorboard",
         f"  held-out samples  {out}/samples/<reference>/NN.wav (+ .alignment.png)",
         f"  references        {out}/samples/references/<reference>.wav (voices the corpus never used)",

@@ -42,7 +42,7 @@ def test_writes_teacher_forced_mels_and_a_manifest(tiny_checkpoint, tmp_path, ca
     first = min(range(3), key=lambda i: dataset.lengths[i])
     batch = Collate(2, symbols.pad_id)([dataset[first]])
     model = model_from_checkpoint(ckpt).eval()
-    torch.manual_seed(1)
+    torch.manual_seed(0)  # --seed's default
     with torch.no_grad():
         expected = stats.denormalize(model(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"]).mel_postnet[0])
     np.testing.assert_allclose(gta.load(utterances[first].id), expected.numpy(), atol=1e-5)

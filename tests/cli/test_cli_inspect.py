@@ -94,7 +94,7 @@ def test_plot_alignment_bad_input(kind, tiny_checkpoint, tmp_path, capsys):
 
 def test_plot_style_heatmap_and_csv(tiny_checkpoint, tmp_path, capsys, refs):
     out, table = tmp_path / "style.png", tmp_path / "style.csv"
-    rc, stdout, err = run(capsys, "plot-style", "--checkpoint", str(tiny_checkpoint), str(refs[0]), str(refs[1]),
+    rc, stdout, err = run(capsys, "plot-style", "--checkpoint", str(tiny_checkpoint), "--references", str(refs[0]), str(refs[1]),
                           "--out", str(out), "--csv", str(table))
     assert rc == 0, err
     assert out.is_file()
@@ -110,7 +110,7 @@ def test_plot_style_bad_reference_writes_nothing(tiny_checkpoint, tmp_path, caps
     short = tmp_path / "short.wav"
     sf.write(short, tone(0.2), 22050)
     out, table = tmp_path / "style.png", tmp_path / "style.csv"
-    rc, _, err = run(capsys, "plot-style", "--checkpoint", str(tiny_checkpoint), str(refs[0]), str(short),
+    rc, _, err = run(capsys, "plot-style", "--checkpoint", str(tiny_checkpoint), "--references", str(refs[0]), str(short),
                      "--out", str(out), "--csv", str(table))
     assert_one_line_error(rc, err, "plot-style")
     assert "short.wav" in err and not out.exists() and not table.exists()
@@ -122,7 +122,7 @@ def test_plot_style_bad_reference_writes_nothing(tiny_checkpoint, tmp_path, caps
 def test_probe_tokens_table_and_csv(tiny_checkpoint, tmp_path, capsys):
     table = tmp_path / "tokens.csv"
     rc, stdout, err = run(capsys, "probe-tokens", "--checkpoint", str(tiny_checkpoint), "--scales", "0.5,2",
-                          "--sentence", "A short probe.", "--griffin-lim-iters", "2", "--out", str(table), *FAST)
+                          "--text", "A short probe.", "--griffin-lim-iters", "2", "--csv", str(table), *FAST)
     assert rc == 0, err
     rows = list(csv.DictReader(table.open()))
     assert len(rows) == 1 + 2 * 5 * 2  # neutral + every head's dial of every token at every scale
@@ -143,7 +143,7 @@ def test_probe_tokens_table_and_csv(tiny_checkpoint, tmp_path, capsys):
 def test_probe_tokens_weight_control_is_the_token_alone_in_every_head(tiny_checkpoint, tmp_path, capsys):
     table = tmp_path / "tokens.csv"
     rc, _, err = run(capsys, "probe-tokens", "--checkpoint", str(tiny_checkpoint), "--control", "weight", "--scales", "1",
-                     "--tokens", "0,3", "--sentence", "A probe.", "--griffin-lim-iters", "2", "--out", str(table), *FAST)
+                     "--tokens", "0,3", "--text", "A probe.", "--griffin-lim-iters", "2", "--csv", str(table), *FAST)
     assert rc == 0, err
     rows = list(csv.DictReader(table.open()))
     assert [(r["head"], r["token"], r["scale"]) for r in rows] == [("", "neutral", ""), ("all", "0", "1"), ("all", "3", "1")]
@@ -166,9 +166,9 @@ def test_graded_controls_pick_the_monotone_control_with_the_largest_smallest_ste
 
 
 @pytest.mark.parametrize("args, message", [(["--scales", "a,b"], "--scales"), (["--tokens", "7"], "--tokens"),
-                                           (["--sentence", "@@@"], "no symbol")])
+                                           (["--text", "@@@"], "no symbol")])
 def test_probe_tokens_bad_input(args, message, tiny_checkpoint, tmp_path, capsys):
     table = tmp_path / "tokens.csv"
-    rc, _, err = run(capsys, "probe-tokens", "--checkpoint", str(tiny_checkpoint), "--out", str(table), *args, *FAST)
+    rc, _, err = run(capsys, "probe-tokens", "--checkpoint", str(tiny_checkpoint), "--csv", str(table), *args, *FAST)
     assert_one_line_error(rc, err, "probe-tokens")
     assert message in err and not table.exists()

@@ -58,10 +58,10 @@ MINIMAL_ARGS = {
     "synthesize": ["--checkpoint", "c.pt", "--text", "Hi.", "--out", "x.wav"],
     "plot-alignment": ["--out", "x.png"],
     "probe-tokens": ["--checkpoint", "c.pt"],
-    "evaluate": ["--checkpoint", "c.pt", "--corpus", "corpus"],
+    "check-alignment": ["--checkpoint", "c.pt", "--corpus", "corpus"],
     "demo-report": ["--checkpoint", "c.pt", "--corpus", "corpus", "--out", "out"],
     "serve": ["--checkpoint", "c.pt"],
-    "style-transfer": ["--checkpoint", "c.pt", "--out", "out"],
+    "measure-transfer": ["--checkpoint", "c.pt", "--out", "out"],
     "select-checkpoint": ["--checkpoints", "c.pt", "--out", "best.pt"],
 }
 
@@ -77,7 +77,7 @@ def test_every_decoding_command_defaults_to_decoding_config(command):
 
 @pytest.mark.parametrize("value, window", [("none", None), ("1,3", (1, 3)), (" 0 , 2 ", (0, 2))])
 def test_attention_window_option(value, window):
-    args = build_parser().parse_args(["style-transfer", *MINIMAL_ARGS["style-transfer"], "--attention-window", value])
+    args = build_parser().parse_args(["measure-transfer", *MINIMAL_ARGS["measure-transfer"], "--attention-window", value])
     assert decoding_options(args)["decoding"].attention_window == window
 
 
@@ -87,7 +87,7 @@ def test_attention_window_option(value, window):
     ("1,-2", "--attention-window must be None or (behind, ahead), two whole numbers >= 0, got (1, -2)"),
 ])
 def test_bad_attention_window_is_a_one_line_error(value, message):
-    args = build_parser().parse_args(["style-transfer", *MINIMAL_ARGS["style-transfer"], "--attention-window", value])
+    args = build_parser().parse_args(["measure-transfer", *MINIMAL_ARGS["measure-transfer"], "--attention-window", value])
     with pytest.raises(GstTtsError) as info:
         decoding_options(args)
     assert str(info.value) == message
@@ -95,7 +95,7 @@ def test_bad_attention_window_is_a_one_line_error(value, message):
 
 @pytest.mark.parametrize("value, tolerance", [("none", None), ("0", 0), (" 5 ", 5)])
 def test_stop_end_tolerance_option(value, tolerance):
-    args = build_parser().parse_args(["style-transfer", *MINIMAL_ARGS["style-transfer"], "--stop-end-tolerance", value])
+    args = build_parser().parse_args(["measure-transfer", *MINIMAL_ARGS["measure-transfer"], "--stop-end-tolerance", value])
     assert decoding_options(args)["decoding"].stop_end_tolerance == tolerance
 
 
@@ -104,7 +104,7 @@ def test_stop_end_tolerance_option(value, tolerance):
     ("-1", "--stop-end-tolerance must be None or a whole number >= 0, got -1"),
 ])
 def test_bad_stop_end_tolerance_is_a_one_line_error(value, message):
-    args = build_parser().parse_args(["style-transfer", *MINIMAL_ARGS["style-transfer"], "--stop-end-tolerance", value])
+    args = build_parser().parse_args(["measure-transfer", *MINIMAL_ARGS["measure-transfer"], "--stop-end-tolerance", value])
     with pytest.raises(GstTtsError) as info:
         decoding_options(args)
     assert str(info.value) == message
@@ -134,10 +134,10 @@ def test_threads_are_set_before_the_command_runs_and_a_bad_count_is_one_line(mon
     monkeypatch.setattr("gst_tts.cli.vocode.run", lambda args: seen.append(torch.get_num_threads()) or 0)
     before = torch.get_num_threads()
     try:
-        assert main(["vocode", "--wav", "x.wav", "--out", "y.wav", "--threads", "1"]) == 0 and seen == [1]
+        assert main(["vocode", "--reference", "x.wav", "--out", "y.wav", "--threads", "1"]) == 0 and seen == [1]
     finally:
         torch.set_num_threads(before)
     with pytest.raises(SystemExit) as exit:
-        main(["vocode", "--wav", "x.wav", "--out", "y.wav", "--threads", "0"])
+        main(["vocode", "--reference", "x.wav", "--out", "y.wav", "--threads", "0"])
     err = capsys.readouterr().err
     assert exit.value.code == 2 and "--threads: must be a whole number >= 1, got '0'" in err and len(err.strip().splitlines()) == 1

@@ -74,7 +74,7 @@ BEFORE_FEATURES = [_columns, _duplicate, _empty_text, _missing_audio, _bad_utf8,
 
 
 def _prepare(capsys, root: Path, cache: Path) -> tuple[int, str, str]:
-    code = main(["prepare", str(root), "--cache-dir", str(cache)])
+    code = main(["prepare", "--corpus", str(root), "--cache-dir", str(cache)])
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -148,7 +148,7 @@ def test_prepare_happy_path(tmp_path, capsys):
 
 def test_prepare_bad_arguments_exit_2(tmp_path, capsys):
     with pytest.raises(SystemExit) as info:
-        main(["prepare", str(tmp_path), "--sample-rate", "fast"])
+        main(["prepare", "--corpus", str(tmp_path), "--sample-rate", "fast"])
     assert info.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--sample-rate" in err
@@ -168,7 +168,7 @@ def test_prepare_subprocess_bad_corpus(tmp_path):
     root = write_corpus(tmp_path / "corpus", n=3)
     line_no = _duplicate_small(root)
     proc = subprocess.run(
-        [sys.executable, "-m", "gst_tts.cli", "prepare", str(root), "--cache-dir", str(tmp_path / "cache")],
+        [sys.executable, "-m", "gst_tts.cli", "prepare", "--corpus", str(root), "--cache-dir", str(tmp_path / "cache")],
         capture_output=True, text=True, timeout=120, env=_env(), cwd=tmp_path,
     )
     assert proc.returncode == 2, proc.stderr
@@ -227,11 +227,11 @@ def _main_and_exit(argv: list[str]) -> None:
 
 
 def _forked(root: Path, cache: Path) -> _Forked:
-    return _Forked(["prepare", str(root), "--cache-dir", str(cache), "--threads", "1"])
+    return _Forked(["prepare", "--corpus", str(root), "--cache-dir", str(cache), "--threads", "1"])
 
 
 def _interpreter(root: Path, cache: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "gst_tts.cli", "prepare", str(root), "--cache-dir", str(cache), "--threads", "1"],
+    return subprocess.Popen([sys.executable, "-m", "gst_tts.cli", "prepare", "--corpus", str(root), "--cache-dir", str(cache), "--threads", "1"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env(), cwd=root.parent)
 
 
@@ -277,7 +277,7 @@ def _killed_then_finished(tmp_path: Path, launch: Callable, *, kills: int, seed:
     clean = FeatureCache(tmp_path / "clean", AudioConfig())
     threads = torch.get_num_threads()
     try:  # here, the same command with the same threads: it also imports what a forked run needs
-        assert main(["prepare", str(root), "--cache-dir", str(clean.dir.parent), "--threads", "1"]) == 0
+        assert main(["prepare", "--corpus", str(root), "--cache-dir", str(clean.dir.parent), "--threads", "1"]) == 0
     finally:
         torch.set_num_threads(threads)
     expected, expected_manifest = _features(clean.dir), json.loads(clean.manifest_path.read_text())

@@ -1,4 +1,4 @@
-"""``gst-tts demo-report`` and ``evaluate`` in-process on a tiny random model."""
+"""``gst-tts demo-report`` and ``check-alignment`` in-process on a tiny random model."""
 
 from __future__ import annotations
 
@@ -95,10 +95,10 @@ def test_demo_report_summarises_style_transfer_from_unseen_references(demo_repor
         assert ref["info"]["label"] in text
 
 
-def test_evaluate_states_the_aligned_definition(checkpoint_16k, tmp_path, capsys):
+def test_check_alignment_states_the_aligned_definition(checkpoint_16k, tmp_path, capsys):
     corpus = write_corpus(tmp_path / "corpus", n=2, rate=demo_corpus.SAMPLE_RATE)
     out = tmp_path / "eval"
-    rc = main(["evaluate", "--checkpoint", str(checkpoint_16k), "--corpus", str(corpus), "--split", "train",
+    rc = main(["check-alignment", "--checkpoint", str(checkpoint_16k), "--corpus", str(corpus), "--split", "train",
                "--out", str(out), "--device", "cpu", "--max-decoder-steps", "8"])
     stdout, err = capsys.readouterr()
     assert rc == 0, err
@@ -108,7 +108,7 @@ def test_evaluate_states_the_aligned_definition(checkpoint_16k, tmp_path, capsys
     assert summary["count"] == 2 and np.isfinite(summary["focus"])
 
 
-def test_evaluate_decodes_in_batches_each_sentence_with_its_own_reference(checkpoint_16k, tmp_path, capsys, monkeypatch):
+def test_check_alignment_decodes_in_batches_each_sentence_with_its_own_reference(checkpoint_16k, tmp_path, capsys, monkeypatch):
     corpus = write_corpus(tmp_path / "corpus", n=5)
     calls = []
     synthesize = Synthesizer.synthesize
@@ -118,7 +118,7 @@ def test_evaluate_decodes_in_batches_each_sentence_with_its_own_reference(checkp
         return synthesize(self, texts, **kwargs)
 
     monkeypatch.setattr(Synthesizer, "synthesize", recording)
-    rc = main(["evaluate", "--checkpoint", str(checkpoint_16k), "--corpus", str(corpus), "--split", "train",
+    rc = main(["check-alignment", "--checkpoint", str(checkpoint_16k), "--corpus", str(corpus), "--split", "train",
                "--device", "cpu", "--max-decoder-steps", "4", "--batch-size", "2", "--out", str(tmp_path / "eval")])
     assert rc == 0, capsys.readouterr().err
     assert [len(texts) for texts, *_ in calls] == [2, 2, 1]
@@ -133,20 +133,20 @@ def test_evaluate_decodes_in_batches_each_sentence_with_its_own_reference(checkp
 
 @pytest.mark.parametrize("args, message", [(["--batch-size", "0"], "--batch-size"), (["--stop-threshold", "2"], "--stop-threshold"),
                                            (["--max-decoder-steps", "0"], "--max-decoder-steps")])
-def test_evaluate_bad_decoding_options_are_one_line_errors(checkpoint_16k, tmp_path, capsys, args, message):
+def test_check_alignment_bad_decoding_options_are_one_line_errors(checkpoint_16k, tmp_path, capsys, args, message):
     corpus = write_corpus(tmp_path / "corpus", n=1)
-    rc = main(["evaluate", "--checkpoint", str(checkpoint_16k), "--corpus", str(corpus), "--split", "train", *args])
+    rc = main(["check-alignment", "--checkpoint", str(checkpoint_16k), "--corpus", str(corpus), "--split", "train", *args])
     err = capsys.readouterr().err
-    assert rc == 2 and err.startswith("gst-tts evaluate: error: " + message) and err.count("\n") == 1
+    assert rc == 2 and err.startswith("gst-tts check-alignment: error: " + message) and err.count("\n") == 1
 
 
-@pytest.mark.parametrize("command", ["evaluate", "demo-report"])
+@pytest.mark.parametrize("command", ["check-alignment", "demo-report"])
 def test_an_out_that_is_a_file_is_refused_before_any_decoding(checkpoint_16k, tmp_path, capsys, monkeypatch, command):
     corpus = write_corpus(tmp_path / "corpus", n=1)
     blocker = tmp_path / "taken"
     blocker.write_text("a file, not a folder")
     monkeypatch.setattr(Synthesizer, "synthesize", lambda *a, **k: pytest.fail("decoded before checking --out"))
-    extra = ["--split", "train"] if command == "evaluate" else []
+    extra = ["--split", "train"] if command == "check-alignment" else []
     rc = main([command, "--checkpoint", str(checkpoint_16k), "--corpus", str(corpus), "--device", "cpu",
                "--out", str(blocker), *extra])
     err = capsys.readouterr().err

@@ -67,7 +67,7 @@ def recording(tmp_path) -> Path:
 
 def test_vocode_with_hifigan_writes_hop_times_frames_samples(hifigan, recording, tmp_path, capsys):
     out = tmp_path / "out" / "copy.wav"
-    rc, stdout, err = run(capsys, "vocode", "--vocoder", str(hifigan), "--wav", str(recording), "--out", str(out), "--device", "cpu")
+    rc, stdout, err = run(capsys, "vocode", "--vocoder", str(hifigan), "--reference", str(recording), "--out", str(out), "--device", "cpu")
     assert rc == 0, err
     audio, rate = sf.read(out)
     frames = 1 + 11025 // 256  # 0.5 s at 22050 Hz, centred frames
@@ -78,12 +78,12 @@ def test_vocode_with_hifigan_writes_hop_times_frames_samples(hifigan, recording,
 
 def test_vocode_with_griffin_lim_and_a_named_config(hifigan, recording, tmp_path, capsys):
     out = tmp_path / "gl.wav"
-    rc, _, err = run(capsys, "vocode", "--wav", str(recording), "--out", str(out), "--griffin-lim-iters", "2")
+    rc, _, err = run(capsys, "vocode", "--reference", str(recording), "--out", str(out), "--griffin-lim-iters", "2")
     assert rc == 0, err
     assert sf.read(out)[1] == 22050
     moved = tmp_path / "elsewhere.json"
     (hifigan.parent / "config.json").rename(moved)
-    rc, _, err = run(capsys, "vocode", "--vocoder", str(hifigan), "--vocoder-config", str(moved), "--wav", str(recording),
+    rc, _, err = run(capsys, "vocode", "--vocoder", str(hifigan), "--vocoder-config", str(moved), "--reference", str(recording),
                      "--out", str(tmp_path / "named.wav"), "--device", "cpu")
     assert rc == 0, err
 
@@ -95,12 +95,12 @@ def test_vocode_with_a_gst_tts_vocoder_checkpoint_needs_no_config(recording, tmp
     path = save_vocoder_checkpoint(tmp_path / "voc" / "generator.pt", vocoder_payload(
         generator_state=generator.state_dict(), generator_config=config, audio_config=AudioConfig()))
     out = tmp_path / "copy.wav"
-    rc, _, err = run(capsys, "vocode", "--vocoder", str(path), "--wav", str(recording), "--out", str(out), "--device", "cpu")
+    rc, _, err = run(capsys, "vocode", "--vocoder", str(path), "--reference", str(recording), "--out", str(out), "--device", "cpu")
     assert rc == 0, err
     assert sf.read(out)[0].size == (1 + 11025 // 256) * 256
     (tmp_path / "config.json").write_text("{}")
     rc, _, err = run(capsys, "vocode", "--vocoder", str(path), "--vocoder-config", str(tmp_path / "config.json"),
-                     "--wav", str(recording), "--out", str(tmp_path / "other.wav"), "--device", "cpu")
+                     "--reference", str(recording), "--out", str(tmp_path / "other.wav"), "--device", "cpu")
     assert rc == 2 and err.count("\n") == 1 and "records its own settings" in err, err
 
 
@@ -118,7 +118,7 @@ def write_spectral(path: Path, audio_config: AudioConfig = AudioConfig()) -> Pat
 def test_vocode_with_a_spectral_vocoder_checkpoint(recording, tmp_path, capsys):
     path = write_spectral(tmp_path / "spectral" / "generator.pt")
     out = tmp_path / "copy.wav"
-    rc, stdout, err = run(capsys, "vocode", "--vocoder", str(path), "--wav", str(recording), "--out", str(out), "--device", "cpu")
+    rc, stdout, err = run(capsys, "vocode", "--vocoder", str(path), "--reference", str(recording), "--out", str(out), "--device", "cpu")
     assert rc == 0, err
     audio, rate = sf.read(out)
     frames = 1 + 11025 // 256
@@ -126,7 +126,7 @@ def test_vocode_with_a_spectral_vocoder_checkpoint(recording, tmp_path, capsys):
     assert f"from {frames} frames" in stdout and str(path) in stdout
     (tmp_path / "config.json").write_text("{}")
     rc, _, err = run(capsys, "vocode", "--vocoder", str(path), "--vocoder-config", str(tmp_path / "config.json"),
-                     "--wav", str(recording), "--out", str(tmp_path / "other.wav"), "--device", "cpu")
+                     "--reference", str(recording), "--out", str(tmp_path / "other.wav"), "--device", "cpu")
     assert rc == 2 and err.count("\n") == 1 and "records its own settings" in err, err
     assert not (tmp_path / "other.wav").exists()
 
@@ -152,16 +152,16 @@ def _bad_vocode_cases(tmp_path: Path, hifigan: Path, recording: Path) -> dict[st
     (no_config.parent / "config.json").unlink()
     voc = ["--vocoder", str(hifigan)]
     return {
-        "missing wav": ([*voc, "--wav", str(tmp_path / "nope.wav")], "audio file not found"),
-        "not audio": ([*voc, "--wav", str(text)], "not readable as audio"),
-        "too short": ([*voc, "--wav", str(short)], "too short to vocode"),
-        "out not a wav": ([*voc, "--wav", str(recording), "--out", str(tmp_path / "out" / "x.mp3")], "--out must be a .wav"),
-        "missing vocoder": (["--vocoder", str(tmp_path / "g_missing"), "--wav", str(recording)], "no such file"),
-        "config with griffin-lim": (["--vocoder-config", str(hifigan.parent / "config.json"), "--wav", str(recording)],
+        "missing wav": ([*voc, "--reference", str(tmp_path / "nope.wav")], "audio file not found"),
+        "not audio": ([*voc, "--reference", str(text)], "not readable as audio"),
+        "too short": ([*voc, "--reference", str(short)], "too short to vocode"),
+        "out not a wav": ([*voc, "--reference", str(recording), "--out", str(tmp_path / "out" / "x.mp3")], "--out must be a .wav"),
+        "missing vocoder": (["--vocoder", str(tmp_path / "g_missing"), "--reference", str(recording)], "no such file"),
+        "config with griffin-lim": (["--vocoder-config", str(hifigan.parent / "config.json"), "--reference", str(recording)],
                                     "applies to a HiFi-GAN --vocoder file"),
-        "discriminator file": (["--vocoder", str(do), "--wav", str(recording)], "discriminator"),
-        "mismatched config": (["--vocoder", str(mismatch), "--wav", str(recording)], "fmax 7600 (acoustic model fmax 8000.0)"),
-        "missing config": (["--vocoder", str(no_config), "--wav", str(recording)], "HiFi-GAN config not found"),
+        "discriminator file": (["--vocoder", str(do), "--reference", str(recording)], "discriminator"),
+        "mismatched config": (["--vocoder", str(mismatch), "--reference", str(recording)], "fmax 7600 (acoustic model fmax 8000.0)"),
+        "missing config": (["--vocoder", str(no_config), "--reference", str(recording)], "HiFi-GAN config not found"),
     }
 
 
@@ -205,10 +205,10 @@ def test_synthesize_refuses_a_vocoder_that_does_not_match_the_checkpoint(tiny_ch
 
 def test_every_waveform_command_has_the_vocoder_group():
     for command, extra in (("synthesize", ["--text", "Hi.", "--out", "x.wav"]), ("serve", []), ("probe-tokens", []),
-                           ("demo-report", ["--corpus", "c", "--out", "o"]), ("evaluate", ["--corpus", "c"]),
-                           ("style-transfer", ["--out", "o"])):
+                           ("demo-report", ["--corpus", "c", "--out", "o"]), ("check-alignment", ["--corpus", "c"]),
+                           ("measure-transfer", ["--out", "o"])):
         args = build_parser().parse_args([command, "--checkpoint", "c.pt", *extra])
-        assert args.vocoder == "griffin-lim" and args.vocoder_config is None, command
+        assert args.vocoder == "auto" and args.vocoder_config is None, command  # recorded beside the checkpoint, else Griffin-Lim
         args = build_parser().parse_args([command, "--checkpoint", "c.pt", *extra, "--vocoder", "g_1", "--vocoder-config", "c.json"])
         assert args.vocoder == "g_1" and args.vocoder_config == Path("c.json"), command
 
@@ -246,14 +246,14 @@ def _command_args(command: str, checkpoint: Path, tmp_path: Path) -> list[str]:
         write_corpus(corpus, n=4)
     extra = {
         "synthesize": ["--text", "Hello.", "--out", str(tmp_path / "out" / "hi.wav")],
-        "evaluate": ["--corpus", str(corpus), "--split", "val", "--limit", "1", "--out", str(tmp_path / "out")],
+        "check-alignment": ["--corpus", str(corpus), "--split", "val", "--limit", "1", "--out", str(tmp_path / "out")],
         "demo-report": ["--corpus", str(corpus), "--out", str(tmp_path / "out"), "--espeak", "2", "--sentences", "1"],
-        "probe-tokens": ["--tokens", "0", "--scales", "1", "--sentence", "A probe.", "--out", str(tmp_path / "out" / "t.csv")],
+        "probe-tokens": ["--tokens", "0", "--scales", "1", "--text", "A probe.", "--csv", str(tmp_path / "out" / "t.csv")],
     }[command]
     return [command, "--checkpoint", str(checkpoint), "--device", "cpu", "--max-decoder-steps", "8", *extra]
 
 
-VOCODER_COMMANDS = ["synthesize", "evaluate", "demo-report", "probe-tokens"]
+VOCODER_COMMANDS = ["synthesize", "check-alignment", "demo-report", "probe-tokens"]
 
 
 @pytest.mark.parametrize("command", VOCODER_COMMANDS)
@@ -279,22 +279,22 @@ def test_a_hifigan_file_is_the_vocoder_used(command, checkpoint_with_val, hifiga
     monkeypatch.setattr(GriffinLimVocoder, "__call__", lambda *a: pytest.fail("Griffin-Lim used"))
     monkeypatch.setattr(demo_corpus, "render_sentence", lambda text, settings: tone(1.0, demo_corpus.SAMPLE_RATE, settings.f0_hz))
     args = _command_args(command, checkpoint_with_val, tmp_path)
-    if command == "evaluate":
+    if command == "check-alignment":
         args += ["--vocoder-quality", "1"]
     rc, _, err = run(capsys, *args, "--vocoder", str(hifigan))
     assert rc == 0, err
     assert calls and all(n > 0 for n in calls)
 
 
-def test_evaluate_measures_the_vocoder_on_held_out_recordings(checkpoint_with_val, hifigan, tmp_path, capsys):
+def test_check_alignment_measures_the_vocoder_on_held_out_recordings(checkpoint_with_val, hifigan, tmp_path, capsys):
     write_corpus(tmp_path / "corpus", n=4)
     out = tmp_path / "eval"
-    rc, stdout, err = run(capsys, "evaluate", "--checkpoint", str(checkpoint_with_val), "--corpus", str(tmp_path / "corpus"),
+    rc, stdout, err = run(capsys, "check-alignment", "--checkpoint", str(checkpoint_with_val), "--corpus", str(tmp_path / "corpus"),
                           "--split", "train", "--limit", "1", "--vocoder-quality", "5", "--vocoder", str(hifigan),
                           "--device", "cpu", "--max-decoder-steps", "8", "--out", str(out))
     assert rc == 0, err
     report = json.loads((out / "summary.json").read_text())["vocoder"]
-    assert report["vocoder"] == str(hifigan)
+    assert report["vocoder"] == f"HiFi-GAN {hifigan} (--vocoder)"  # which vocoder and why
     assert [r["id"] for r in report["utterances"]] == ["UT-001", "UT-002"]  # the held-out ones, at most N
     summary = report["summary"]
     assert summary["count"] == 2 and summary["mcd_db"] > 0 and 0 <= summary["vde"] <= 1
@@ -303,11 +303,11 @@ def test_evaluate_measures_the_vocoder_on_held_out_recordings(checkpoint_with_va
     assert "copy synthesis of 2 held-out recordings" in stdout and "MCD dB" in stdout and "synthesized sentences" in stdout
 
 
-def test_evaluate_vocoder_quality_needs_validation_ids(tiny_checkpoint, tmp_path, capsys):
+def test_check_alignment_vocoder_quality_needs_validation_ids(tiny_checkpoint, tmp_path, capsys):
     write_corpus(tmp_path / "corpus", n=2)
-    rc, _, err = run(capsys, "evaluate", "--checkpoint", str(tiny_checkpoint), "--corpus", str(tmp_path / "corpus"),
+    rc, _, err = run(capsys, "check-alignment", "--checkpoint", str(tiny_checkpoint), "--corpus", str(tmp_path / "corpus"),
                      "--split", "train", "--vocoder-quality", "2", "--device", "cpu")
     assert rc == 2 and err.count("\n") == 1 and "--vocoder-quality" in err, err
-    rc, _, err = run(capsys, "evaluate", "--checkpoint", str(tiny_checkpoint), "--corpus", str(tmp_path / "corpus"),
+    rc, _, err = run(capsys, "check-alignment", "--checkpoint", str(tiny_checkpoint), "--corpus", str(tmp_path / "corpus"),
                      "--split", "train", "--vocoder-quality", "-1", "--device", "cpu")
     assert rc == 2 and "--vocoder-quality must be at least 0" in err, err

@@ -1,4 +1,4 @@
-"""``gst-tts style-transfer`` in-process on a tiny random model: espeak and folder references, files, errors."""
+"""``gst-tts measure-transfer`` in-process on a tiny random model: espeak and folder references, files, errors."""
 
 from __future__ import annotations
 
@@ -19,14 +19,14 @@ FAST = ["--device", "cpu", "--max-decoder-steps", "8", "--griffin-lim-iters", "2
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:
-    rc = main(["style-transfer", *args])
+    rc = main(["measure-transfer", *args])
     out, err = capsys.readouterr()
     return rc, out, err
 
 
 def assert_one_line_error(rc: int, err: str, starts: str = "") -> None:
     assert rc == 2, err
-    assert err.startswith(f"gst-tts style-transfer: error: {starts}") and err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith(f"gst-tts measure-transfer: error: {starts}") and err.count("\n") == 1 and "Traceback" not in err, err
 
 
 def hidden_files(root) -> list:
@@ -99,7 +99,7 @@ def test_augmented_recordings_and_texts_file(tiny_checkpoint, tmp_path, capsys):
     texts.write_text("First sentence.\n\n   Second   one.  \n")
     out = tmp_path / "transfer"
     rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--out", str(out), "--references", str(folder),
-                     "--augment-real", "--max-per-folder", "1", "--texts", str(texts), "--plots", *FAST)
+                     "--augment-real", "--max-per-folder", "1", "--text-file", str(texts), "--plots", *FAST)
     assert rc == 0, err
     report = json.loads((out / "transfer.json").read_text())
     assert report["texts"] == ["First sentence.", "Second one."]
@@ -137,8 +137,8 @@ def test_an_interrupted_run_leaves_no_report(tiny_checkpoint, tmp_path, capsys, 
     (["--references", "{tmp}/missing"], "reference folder"),
     (["--references", "{tmp}/empty"], "reference folder"),
     (["--augment-real"], "--augment-real needs --references"),
-    (["--texts", "{tmp}/no-texts.txt"], "--texts"),
-    (["--texts", "{tmp}/blank.txt"], "--texts"),
+    (["--text-file", "{tmp}/no-texts.txt"], "--text-file"),
+    (["--text-file", "{tmp}/blank.txt"], "--text-file"),
     (["--sentences", "0"], "--sentences"),
     (["--reference-sentences", "0"], "--reference-sentences must be at least 1"),
     (["--references", "{tmp}/empty", "--max-per-folder", "0"], "--max-per-folder"),

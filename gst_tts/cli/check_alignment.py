@@ -1,5 +1,11 @@
 """Judge a checkpoint's alignments on corpus sentences: synthesize, grade, plot, summarise.
 
+Example::
+
+    gst-tts check-alignment --checkpoint demo_out/checkpoints/best.pt --corpus demo_out/corpus --out alignment/
+
+(It was ``gst-tts evaluate``; that name still works, with a deprecation line.)
+
 Each sentence is synthesized free-running with its own recording as the style reference; the
 sentences of a split are decoded in batches (``--batch-size``), each text with its own style.
 The alignment health (focus, coverage, monotonicity, end reached, stop token) is averaged per
@@ -20,7 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
-from gst_tts.cli.args import add_decoding_arguments, add_model_arguments, decoding_options, load_synthesizer
+from gst_tts.cli.args import (
+    add_decoding_arguments, add_model_arguments, add_progress_argument, add_seed_argument, decoding_options,
+    load_synthesizer_described,
+)
 from gst_tts.cli.outputs import check_writable_location
 from gst_tts.errors import GstTtsError
 from gst_tts.files import write_json
@@ -34,12 +43,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="training sentences, held-out validation sentences (ids stored in the checkpoint), or both")
     p.add_argument("--limit", type=int, default=16, help="at most this many sentences per split (default 16)")
     p.add_argument("--out", type=Path, default=None, help="write alignment PNGs and summary.json here")
-    p.add_argument("--seed", type=int, default=1, help="seed of the first batch; batch k uses seed + k (default 1)")
+    add_seed_argument(p, "the first batch; batch k uses seed + k")
     p.add_argument("--vocoder-quality", type=int, default=0, metavar="N",
                    help="also measure --vocoder on N held-out recordings: copy synthesis against the recordings "
                         "(mean PESQ, MCD, F0 RMSE, voicing error), and the voiced share of the same sentences "
                         "synthesized (default 0: off)")
     add_decoding_arguments(p, batch_what="sentences")
+    add_progress_argument(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -61,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         raise GstTtsError(f"{args.checkpoint}: the checkpoint records no validation ids; use --split train")
     if args.vocoder_quality and not val_ids:
         raise GstTtsError(f"{args.checkpoint}: the checkpoint records no validation ids, which --vocoder-quality measures")
-    synth = load_synthesizer(args)
+    synth, vocoder_line = load_synthesizer_described(args)
     utterances = read_corpus(args.corpus)
     splits = {"train": [u for u in utterances if u.id not in val_ids][: args.limit],
               "val": [u for u in utterances if u.id in val_ids][: args.limit]}
@@ -74,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     predicted: dict[str, np.ndarray] = {}  # held-out mels kept for --vocoder-quality
     for split, utts in splits.items():
         rows, healths = [], []
-        bar = progress_bar(total=len(utts), desc=f"evaluate {split}", unit="utt")
+        bar = progress_bar(total=len(utts), desc=f"check alignment {split}", unit="utt", enabled=not args.no_progress)
         for k, start in enumerate(range(0, len(utts), batch_size)):
             batch = utts[start : start + batch_size]
             results = synth.synthesize(
@@ -100,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
               f"stopped on token {summary['stopped_on_token_rate']:.0%}  aligned {summary['ok_rate']:.0%}")
     print(f"aligned: {ALIGNED_CRITERIA}")
     if measured:
-        report["vocoder"] = _vocoder_quality(synth, measured, predicted, args, options)
+        report["vocoder"] = _vocoder_quality(synth, measured, predicted, args, options, vocoder_line)
     if args.out:
         write_json(args.out / "summary.json", report)
         print(f"alignment plots and summary.json in {args.out}")
@@ -108,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _vocoder_quality(synth, utterances: list, predicted: dict[str, np.ndarray], args: argparse.Namespace,
-                     options: dict) -> dict:
+                     options: dict, vocoder_line: str) -> dict:
     """Copy synthesis of ``utterances``' recordings through the synthesizer's vocoder, measured against
     them, and the voiced share of their sentences as the model says them (mels in ``predicted``, the
     missing ones synthesized here, each with its own recording as the reference), vocoded."""
@@ -123,7 +133,7 @@ def _vocoder_quality(synth, utterances: list, predicted: dict[str, np.ndarray], 
         predicted.update({u.id: res.mel for u, res in zip(missing, results)})
     config, extractor = synth.audio_config, MelExtractor(synth.audio_config)
     clips, rows = [], []
-    for utt in progress_bar(utterances, desc="vocoder quality", unit="utt"):
+    for utt in progress_bar(utterances, desc="vocoder quality", unit="utt", enabled=not args.no_progress):
         recording = load_recording(utt.audio_path, config)
         quality = vocoder_quality(recording, copy_synthesis(synth.vocoder, recording, config, extractor=extractor),
                                   config.sample_rate, config, name=utt.id, extractor=extractor)
@@ -136,8 +146,8 @@ def _vocoder_quality(synth, utterances: list, predicted: dict[str, np.ndarray], 
     means = "  ".join(f"{label} {summary[key]:.3f}" if key in ("pesq", "vde") else f"{label} {summary[key]:.1f}"
                       for key, label in MEASURES.items())
     unscored = summary["count"] - summary["scored"]["pesq"]
-    print(f"vocoder {args.vocoder}, copy synthesis of {summary['count']} held-out recordings: {means}"
+    print(f"vocoder {vocoder_line}, copy synthesis of {summary['count']} held-out recordings: {means}"
           + (f" (PESQ could not score {unscored})" if unscored else ""))
     print(f"voiced share: recordings {summary['voiced_share_reference']:.0%}  copy synthesis "
           f"{summary['voiced_share_vocoded']:.0%}  synthesized sentences {summary['voiced_share_synthesized']:.0%}")
-    return {"vocoder": str(args.vocoder), "summary": summary, "utterances": rows}
+    return {"vocoder": vocoder_line, "summary": summary, "utterances": rows}

@@ -2,10 +2,13 @@
 
 Example::
 
-    gst-tts style-transfer --checkpoint last.pt --out transfer/                  # 24 unseen espeak references
-    gst-tts style-transfer --checkpoint last.pt --out transfer/ --references shared/data/reference-clips
-    gst-tts style-transfer --checkpoint last.pt --out transfer/ --references shared/data/ljspeech-mini \\
+    gst-tts measure-transfer --checkpoint last.pt --out transfer/                  # 24 unseen espeak references
+    gst-tts measure-transfer --checkpoint last.pt --out transfer/ --references my-clips/
+    gst-tts measure-transfer --checkpoint last.pt --out transfer/ --references LJSpeech-1.1 \\
         --max-per-folder 6 --augment-real
+
+(It was ``gst-tts style-transfer``, and ``--text-file`` was ``--texts``; the old spellings still
+work, with a deprecation line.)
 
 For every reference, a fixed set of held-out sentences is synthesized in its style and vocoded;
 reference and outputs are measured (median F0, F0 range in semitones, articulation rate in letters
@@ -35,7 +38,8 @@ from pathlib import Path
 
 from gst_tts.analysis.style_transfer import REFERENCE_SENTENCES
 from gst_tts.cli.args import (
-    add_decoding_arguments, add_model_arguments, check_transfer_counts, decoding_options, load_synthesizer,
+    add_decoding_arguments, add_model_arguments, add_progress_argument, add_seed_argument, check_transfer_counts,
+    decoding_options, deprecated_flag, load_synthesizer, read_text_input,
 )
 from gst_tts.cli.outputs import check_writable_location, write_csv
 from gst_tts.errors import GstTtsError
@@ -52,29 +56,28 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="folders of reference recordings (any rate)")
     p.add_argument("--espeak", type=int, default=None, metavar="N",
                    help=f"N unseen espeak-ng references, N ≥ 2 (default {DEFAULT_ESPEAK} without --references, else none)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the espeak references and of synthesis (default 0)")
+    add_seed_argument(p, "the espeak references and of synthesis")
     p.add_argument("--reference-sentences", type=int, default=REFERENCE_SENTENCES, metavar="N",
                    help=f"held-out sentences each espeak reference reads (default {REFERENCE_SENTENCES})")
-    p.add_argument("--texts", type=Path, default=None, help="sentences to synthesize, one per line (default: generated)")
+    p.add_argument("--text-file", type=Path, default=None, metavar="PATH",
+                   help="sentences to synthesize, one per line; - reads standard input (default: generated)")
+    deprecated_flag(p, "--texts", "--text-file", dest="text_file", type=Path)
     p.add_argument("--sentences", type=int, default=DEFAULT_SENTENCES,
-                   help=f"generated held-out sentences without --texts (default {DEFAULT_SENTENCES})")
+                   help=f"generated held-out sentences without --text-file (default {DEFAULT_SENTENCES})")
     p.add_argument("--max-per-folder", type=int, default=None, metavar="N",
                    help="only the first N recordings (by name) of each --references folder (default all)")
     p.add_argument("--augment-real", action="store_true",
                    help="also pitch-shifted and time-stretched copies of the --references recordings (librosa)")
     p.add_argument("--plots", action="store_true", help="also an alignment PNG beside every output")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    add_decoding_arguments(p, batch_size=16, batch_what="sentences")
+    add_progress_argument(p)
+    add_decoding_arguments(p, batch_what="sentences")
 
 
 def _read_texts(path: Path) -> list[str]:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise GstTtsError(f"--texts {path}: cannot read ({type(error).__name__})") from None
+    lines = read_text_input(path).split("\n")
     texts = [" ".join(line.split()) for line in lines if line.strip()]
     if not texts:
-        raise GstTtsError(f"--texts {path}: no sentence in the file")
+        raise GstTtsError(f"--text-file {path}: no sentence in the file")
     return texts
 
 
@@ -98,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
         raise GstTtsError(f"--max-per-folder must be at least 1, got {args.max_per_folder}")
     options = decoding_options(args)
     check_writable_location(args.out / "transfer.json", "--out")  # before minutes of decoding, not after
-    texts = _read_texts(args.texts) if args.texts is not None else held_out_sentences(args.sentences)
+    texts = _read_texts(args.text_file) if args.text_file is not None else held_out_sentences(args.sentences)
     real = [clip for folder in args.references for clip in folder_references(folder)[: args.max_per_folder]]
     synth = load_synthesizer(args)
 
