@@ -74,7 +74,8 @@ class _VersionAction(argparse.Action):
         super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
 
     def __call__(self, parser, namespace, values, option_string=None):
-        parser.exit(0, f"gst-tts {version()}\n")
+        print(f"gst-tts {version()}")  # on stdout, as --help is
+        parser.exit(0)
 
 
 class _TopParser(_Parser):

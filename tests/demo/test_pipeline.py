@@ -266,3 +266,33 @@ def test_the_plan_knows_the_demo_configs_budget_and_checkpoint_cadence():
     assert cfg.trainer.max_steps == DemoBudget().steps and cfg.trainer.max_minutes is None
     assert cfg.trainer.checkpoint_every == pipeline.DEMO_CHECKPOINT_EVERY
     assert cfg.trainer.keep_checkpoints == pipeline.DEMO_KEEP_CHECKPOINTS
+
+
+def test_every_gst_tts_stage_parses_with_the_cli_and_passes_the_seeds_it_used_before(tmp_path):
+    from gst_tts.analysis.style_transfer import SELECTION_SEED
+    from gst_tts.cli import build_parser
+
+    plan = plan_demo(tmp_path / "demo", DemoBudget(), progress=False)
+    parsed = {s.name: build_parser().parse_args(s.args) for s in plan.stages if s.program == "gst-tts"}
+    assert set(parsed) == {"corpus", "features", "select", "gta", "report"}
+    assert all(args.no_progress for args in parsed.values())
+    # The seeds and batch sizes the stages had as defaults before those became 0 and 16: the same demo.
+    assert (parsed["corpus"].seed, parsed["select"].seed, parsed["gta"].seed, parsed["report"].seed) == (0, SELECTION_SEED, 1, 1)
+    assert parsed["select"].batch_size == parsed["gta"].batch_size == parsed["report"].batch_size == 16
+    assert parsed["features"].corpus == parsed["corpus"].out == tmp_path / "demo" / "corpus"
+    trainers = [s.args for s in plan.stages if s.program != "gst-tts"]
+    assert trainers and all("trainer.progress=false" in args for args in trainers)
+
+
+def test_the_gta_vocoder_is_recorded_beside_the_checkpoints(fake_stages, tmp_path):
+    from gst_tts.inference.vocoder_choice import recorded_vocoder
+
+    out = tmp_path / "demo"
+    generator = out / "vocoder_gta" / "checkpoints" / "generator.pt"
+    assert run(out, fake_stages)[0] == 0
+    if not generator.is_file():  # the stand-in trainer wrote no generator: nothing is recorded
+        assert recorded_vocoder(out / "checkpoints" / "best.pt") is None
+        generator.parent.mkdir(parents=True, exist_ok=True)
+        generator.write_bytes(b"stand-in")
+        assert run(out, fake_stages)[0] == 0  # nothing to do, and the record is written
+    assert recorded_vocoder(out / "checkpoints" / "best.pt") == generator
