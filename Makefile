@@ -17,7 +17,7 @@ DEMO_OPTIONS = $(if $(DEMO_STEPS),--steps $(DEMO_STEPS)) $(if $(DEMO_VOCODER_STE
 # Exact versions the tests ran with (pip freeze of a verified venv), installed as constraints.
 LOCK := requirements.lock
 
-.PHONY: setup lock demo test test-all bench bench-attention clean-demo
+.PHONY: setup lock demo test test-all bench bench-attention clean-demo docs
 
 setup: $(VENV)/.installed
 
@@ -62,3 +62,7 @@ bench-attention: setup
 
 clean-demo:
 	rm -rf $(DEMO_DIR)
+
+# docs/cli.md, the command reference, from the argparse definitions (tests/docs/test_cli_reference.py fails while it is stale).
+docs: setup
+	$(BIN)/python docs/make_cli_reference.py

@@ -17,9 +17,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--corpus", type=Path, default=None, metavar="FOLDER", help="corpus folder with metadata.csv and wavs/")
     deprecated_positional(p, new="--corpus", new_dest="corpus", metavar="ROOT", type=Path)
     p.add_argument("--cache-dir", type=Path, default=None, help="feature cache (default: ~/.cache/gst-tts/<corpus>-<hash>)")
-    p.add_argument("--sample-rate", type=int, default=AudioConfig.sample_rate)
+    p.add_argument("--sample-rate", type=int, default=AudioConfig.sample_rate, help="sample rate the recordings are resampled to, Hz")
     p.add_argument("--trim-top-db", type=float, default=AudioConfig.trim_top_db, help="silence trim threshold; negative disables")
-    p.add_argument("--cleaner", default="english")
+    p.add_argument("--cleaner", default="english", help="text normalisation the symbols are read with")
     add_progress_argument(p)
 
 
