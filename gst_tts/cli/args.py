@@ -308,7 +308,7 @@ def _vocoder_options(args: argparse.Namespace) -> dict[str, Any] | None:
 def add_style_arguments(p: argparse.ArgumentParser) -> None:
     """``--reference``, ``--style-weights``, ``--style-dials``, ``--style-mix`` (at most one; none: the neutral style)."""
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--reference", type=Path, help="style transfer: speak in the style of this recording (any rate, stereo ok)")
+    g.add_argument("--reference", type=Path, metavar="FILE", help="style transfer: speak in the style of this recording (any rate, stereo ok)")
     g.add_argument(
         "--style-weights", metavar="SPEC",
         help='style control by token weights, e.g. "3=0.4,7=-0.2" (every head) or "1:3=0.4" (head 1 only);'

@@ -10,7 +10,7 @@ from gst_tts.cli.args import add_progress_argument, add_seed_argument, deprecate
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", type=Path, default=None, metavar="FOLDER", help="folder to create (reused if it holds the same corpus)")
+    p.add_argument("--out", type=Path, default=None, metavar="FOLDER", help="folder to create, reused if it holds the same corpus (required)")
     deprecated_positional(p, new="--out", new_dest="out", metavar="OUT_DIR", type=Path)
     p.add_argument("--utterances", type=int, default=2400, help="number of sentences (default 2400)")
     add_seed_argument(p, "the sentences and of every utterance's style")

@@ -23,7 +23,7 @@ from gst_tts.cli.outputs import check_writable_location, write_csv
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_arguments(p)
     p.add_argument("--references", type=Path, nargs="+", action="extend", default=[], metavar="PATH",
-                   help="reference recordings (any rate, stereo ok), or folders of them (their .wav / .flac files)")
+                   help="reference recordings (any rate, stereo ok), or folders of them (their .wav / .flac files) (required)")
     deprecated_positional(p, new="--references", new_dest="references", metavar="REFERENCE", nargs="*", type=Path)
     p.add_argument("--out", type=Path, required=True, help="image file (.png, .pdf, .svg)")
     p.add_argument("--csv", type=Path, default=None, help="also write the weights as CSV (reference, head, token_0, …)")

@@ -14,7 +14,7 @@ from gst_tts.text.symbols import SymbolTable
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--corpus", type=Path, default=None, metavar="FOLDER", help="corpus folder with metadata.csv and wavs/")
+    p.add_argument("--corpus", type=Path, default=None, metavar="FOLDER", help="corpus folder with metadata.csv and wavs/ (required)")
     deprecated_positional(p, new="--corpus", new_dest="corpus", metavar="ROOT", type=Path)
     p.add_argument("--cache-dir", type=Path, default=None, help="feature cache (default: ~/.cache/gst-tts/<corpus>-<hash>)")
     p.add_argument("--sample-rate", type=int, default=AudioConfig.sample_rate, help="sample rate the recordings are resampled to, Hz")

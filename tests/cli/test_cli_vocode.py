@@ -10,6 +10,7 @@ parametrization (``*.parametrizations.weight.original0/1``); the published ``wei
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 from conftest import tone, write_corpus
@@ -192,6 +193,32 @@ def test_synthesize_with_a_hifigan_file(tiny_checkpoint, hifigan, tmp_path, caps
     assert rc == 0, err
     side = json.loads(out.with_suffix(".json").read_text())
     assert sf.read(out)[0].size == side["n_frames"] * 256  # HiFi-GAN: exactly a hop per frame
+
+
+def test_synthesize_speaks_with_the_vocoder_recorded_beside_the_checkpoint_and_says_so_first(
+        tiny_checkpoint, hifigan, tmp_path, capsys, caplog):
+    from gst_tts.inference.vocoder_choice import record_vocoder
+
+    checkpoint = tmp_path / "run" / "checkpoints" / "best.pt"
+    checkpoint.parent.mkdir(parents=True)
+    checkpoint.write_bytes(tiny_checkpoint.read_bytes())
+    out = tmp_path / "hi.wav"
+
+    def speak(*extra: str) -> str:
+        caplog.clear()
+        rc, _, err = run(capsys, "synthesize", "--checkpoint", str(checkpoint), "--text", "Hello.", "--out", str(out),
+                         "--max-decoder-steps", "8", "--device", "cpu", "--griffin-lim-iters", "2", *extra)
+        assert rc == 0, err
+        return caplog.records[0].getMessage()  # the first log line
+
+    caplog.set_level(logging.INFO)
+    assert speak() == ("vocoder: Griffin-Lim (no vocoder recorded beside the checkpoint (vocoder.json); "
+                       "--vocoder PATH to use a trained one)")
+    record_vocoder(checkpoint.parent, hifigan)
+    assert speak() == f"vocoder: HiFi-GAN {hifigan} (recorded beside the checkpoint; --vocoder griffin-lim to use Griffin-Lim)"
+    side = json.loads(out.with_suffix(".json").read_text())
+    assert sf.read(out)[0].size == side["n_frames"] * 256  # HiFi-GAN spoke: exactly a hop per frame
+    assert speak("--vocoder", "griffin-lim") == "vocoder: Griffin-Lim (--vocoder griffin-lim)"
 
 
 def test_synthesize_refuses_a_vocoder_that_does_not_match_the_checkpoint(tiny_checkpoint, tmp_path, capsys):
