@@ -3,6 +3,7 @@ real server on loopback answering Coqui's GET to a plain ``curl``."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 import re
@@ -69,6 +70,12 @@ def test_served_checkpoint_answers_coqui_get_to_plain_curl(tiny_checkpoint, tmp_
         assert curl.stdout == "200 audio/wav", curl.stdout + curl.stderr
         info = sf.info(str(out))
         assert info.samplerate == 22050 and info.frames > 0
+        # --vocoder auto with nothing recorded beside the checkpoint: Griffin-Lim, said first in the log and by the API.
+        why = "Griffin-Lim (no vocoder recorded beside the checkpoint (vocoder.json); --vocoder PATH to use a trained one)"
+        assert seen[0] == f"INFO gst_tts.cli: vocoder: {why}\n", "".join(seen)
+        model = subprocess.run(["curl", "-sS", "--max-time", "30", f"http://127.0.0.1:{port}/api/model"],
+                               capture_output=True, text=True, timeout=60)
+        assert json.loads(model.stdout)["vocoder"] == why, model.stdout + model.stderr
     finally:
         proc.terminate()
         rest = proc.communicate(timeout=30)[0]

@@ -5,6 +5,7 @@ command, and a top-level --help that imports neither torch nor any command modul
 from __future__ import annotations
 
 import io
+import os
 from pathlib import Path
 import subprocess
 import sys
@@ -124,14 +125,31 @@ def test_seed_and_batch_size_have_one_default_everywhere():
     assert seeded >= 8 and batched >= 8  # the check saw the commands that have them
 
 
+def modules_after(argv: list[str], tmp_path: Path) -> tuple[subprocess.CompletedProcess, set[str]]:
+    """Runs ``python -m gst_tts.cli ARGV`` as the gst-tts command runs; returns it and the modules it had
+    imported when it exited (reported by an exit hook that a sitecustomize on PYTHONPATH installs)."""
+    (tmp_path / "sitecustomize.py").write_text(
+        "import atexit, sys\n"
+        "atexit.register(lambda: print('MODULES ' + ' '.join(sorted(sys.modules)), file=sys.stderr))\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    result = subprocess.run([sys.executable, "-m", "gst_tts.cli", *argv], capture_output=True, text=True, timeout=120, env=env)
+    lines = [line for line in result.stderr.splitlines() if line.startswith("MODULES ")]
+    assert len(lines) == 1, result.stderr  # the hook ran
+    return result, set(lines[0].split()[1:])
+
+
+COMMAND_MODULES = {f"gst_tts.cli.{module}" for module, _ in COMMANDS.values()}
+
+
 @pytest.mark.parametrize("argv", [["--help"], ["--version"]])
-def test_top_level_help_imports_no_torch_and_no_command(argv):
-    # Started as the gst-tts command starts (python -m gst_tts.cli), with Python's own import log.
-    result = subprocess.run([sys.executable, "-X", "importtime", "-m", "gst_tts.cli", *argv], capture_output=True, text=True,
-                            timeout=120)
+def test_top_level_help_imports_no_torch_and_no_command(argv, tmp_path):
+    result, modules = modules_after(argv, tmp_path)
     assert result.returncode == 0 and "gst-tts" in result.stdout, result.stderr
-    imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
-    assert "gst_tts.cli" in imported  # the import log is there to read
-    assert not {m for m in imported if m == "torch" or m.startswith("torch.")}
-    modules = {module for module, _ in COMMANDS.values()} | {"args"}
-    assert not {m for m in imported if m.startswith("gst_tts.cli.") and m.split(".")[2] in modules}
+    assert "gst_tts.cli" in modules
+    assert "torch" not in modules and not modules & (COMMAND_MODULES | {"gst_tts.cli.args"})
+
+
+def test_a_commands_help_imports_that_command_only(tmp_path):
+    result, modules = modules_after(["synthesize", "--help"], tmp_path)
+    assert result.returncode == 0 and "--text-file" in result.stdout, result.stderr
+    assert modules & COMMAND_MODULES == {"gst_tts.cli.synthesize"}
