@@ -276,8 +276,7 @@ def load_cli_vocoder(args: argparse.Namespace, audio_config: AudioConfig, device
     """The vocoder :func:`add_vocoder_arguments`' options describe, for ``audio_config``'s mels;
     ``--vocoder auto`` looks beside ``checkpoint`` (None: nothing recorded, Griffin-Lim)."""
     options = _vocoder_options(args)
-    if args.vocoder == AUTO and checkpoint is None:
-        options.pop("config_path", None)
+    if args.vocoder == AUTO and checkpoint is None:  # nowhere to look for a record
         return load_vocoder(GRIFFIN_LIM, audio_config=audio_config, **options)
     vocoder, description = resolve_vocoder(args.vocoder, checkpoint=checkpoint or Path(), audio_config=audio_config,
                                            device=device, **options)
