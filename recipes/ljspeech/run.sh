@@ -23,7 +23,7 @@ if [[ ! -f "$DATA/metadata.csv" ]]; then
 fi
 
 if [[ " $STAGES " == *" prepare "* ]]; then
-  "$BIN/gst-tts" prepare "$DATA" --cache-dir "$CACHE"
+  "$BIN/gst-tts" prepare --corpus "$DATA" --cache-dir "$CACHE"
 fi
 
 if [[ " $STAGES " == *" train "* ]]; then
@@ -36,7 +36,7 @@ if [[ " $STAGES " == *" train "* ]]; then
 fi
 
 if [[ " $STAGES " == *" synthesize "* ]]; then
-  "$BIN/gst-tts" evaluate --checkpoint "$RUN/checkpoints/last.pt" --corpus "$DATA" --limit "${EVAL_LIMIT:-8}" --out "$RUN/evaluation"
+  "$BIN/gst-tts" check-alignment --checkpoint "$RUN/checkpoints/last.pt" --corpus "$DATA" --limit "${EVAL_LIMIT:-8}" --out "$RUN/evaluation"
   "$BIN/gst-tts" synthesize --checkpoint "$RUN/checkpoints/last.pt" \
     --text "Printing, in the only sense with which we are at present concerned, differs from most arts." \
     --reference "$(ls "$DATA"/wavs/*.wav | head -n 1)" --out "$RUN/samples/example.wav" --plot

@@ -35,5 +35,5 @@ while IFS='|' read -r id style; do
   "$BIN/gst-tts" synthesize --checkpoint "$RUN/checkpoints/last.pt" --text "$TEXT" \
     --reference "$DATA/wavs/$id.wav" --out "$RUN/samples/$style.wav" --plot
 done < "$DATA/styles.csv"
-"$BIN/gst-tts" plot-style --checkpoint "$RUN/checkpoints/last.pt" "${refs[@]}" --out "$RUN/samples/style_weights.png"
+"$BIN/gst-tts" plot-style --checkpoint "$RUN/checkpoints/last.pt" --references "${refs[@]}" --out "$RUN/samples/style_weights.png"
 echo "run.sh: done; samples per style and style_weights.png in $RUN/samples"
