@@ -65,7 +65,7 @@ from gst_tts.inference.style import Style  # noqa: E402
 from gst_tts.inference.synthesizer import Synthesizer  # noqa: E402
 from gst_tts.model.attention import ATTENTION_KINDS  # noqa: E402
 from gst_tts.text.symbols import SymbolTable  # noqa: E402
-from gst_tts.training.checkpoint import load_checkpoint  # noqa: E402
+from gst_tts.checkpoints.acoustic import load_checkpoint  # noqa: E402
 
 LENGTHS = (2, 4, 8)  # paragraph length in multiples of the longest training utterance
 #: Long-form decoding: the per-symbol bound governs (the absolute cap is lifted, as with --no-split).

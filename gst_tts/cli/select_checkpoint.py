@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     from gst_tts.analysis.style_transfer import espeak_references, evaluate_style_transfer, held_out_sentences, selection_figures
     from gst_tts.data.corpus import read_corpus
     from gst_tts.inference.synthesizer import Synthesizer
-    from gst_tts.training.checkpoint import load_checkpoint
+    from gst_tts.checkpoints.acoustic import load_checkpoint
 
     options = decoding_options(args)
     check_transfer_counts(args.espeak, args.sentences)

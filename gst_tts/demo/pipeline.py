@@ -364,7 +364,7 @@ def _checkpoint_step(stage: Stage) -> int | None:
     """The step of a training stage's ``last.pt``, or None when there is none that loads."""
     if stage.checkpoint is None or not stage.checkpoint.exists():
         return None
-    from gst_tts.weights import load_weights_only
+    from gst_tts.checkpoints.weights import load_weights_only
 
     try:
         ckpt = load_weights_only(stage.checkpoint, error=GstTtsError, what="checkpoint", map_location="cpu")

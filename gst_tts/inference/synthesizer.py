@@ -45,7 +45,7 @@ from gst_tts.inference.style import Reference, Style, StyleMix, StyleResolver, S
 from gst_tts.model import GSTTacotron
 from gst_tts.text.split import DEFAULT_MAX_CHARS, split_text
 from gst_tts.text.symbols import DroppedCharacterWarning, SymbolTable, quote_text
-from gst_tts.training.checkpoint import checkpoint_parts, load_checkpoint, model_from_checkpoint
+from gst_tts.checkpoints.acoustic import checkpoint_parts, load_checkpoint, model_from_checkpoint
 
 log = logging.getLogger(__name__)
 

@@ -48,7 +48,7 @@ from gst_tts.training.builders import (
     find_resume_checkpoint,
     reference_seconds,
 )
-from gst_tts.training.checkpoint import checkpoint_payload, load_checkpoint, rng_state, save_checkpoint
+from gst_tts.checkpoints.acoustic import checkpoint_payload, load_checkpoint, rng_state, save_checkpoint
 from gst_tts.training.distributed import DistributedContext
 from gst_tts.training.logger import NullLogger, TrainingLogger, symbol_labels
 from gst_tts.training.loop import (
@@ -332,7 +332,7 @@ class Trainer(TrainingLoop):
 
     # ----------------------------------------------------------------------------------------
     def checkpoint(self) -> dict[str, Any]:
-        """This run's checkpoint (the layout is :func:`gst_tts.training.checkpoint.checkpoint_payload`'s)."""
+        """This run's checkpoint (the layout is :func:`gst_tts.checkpoints.acoustic.checkpoint_payload`'s)."""
         return checkpoint_payload(
             model_state=self.model.state_dict(), model_config=self.model_config, symbols=self.symbols,
             audio_config=self.audio_config, mel_stats=self.stats, step=self.state.step,

@@ -79,7 +79,7 @@ from gst_tts.training.builders import (
     find_resume_checkpoint,
     vocoder_kind,
 )
-from gst_tts.training.checkpoint import rng_state
+from gst_tts.checkpoints.acoustic import rng_state
 from gst_tts.training.distributed import DistributedContext
 from gst_tts.training.logger import NullLogger, VocoderLogger
 from gst_tts.training.loop import (
@@ -91,7 +91,7 @@ from gst_tts.training.loop import (
     seed_everything,
     to_device,
 )
-from gst_tts.weights import load_weights_only
+from gst_tts.checkpoints.weights import load_weights_only
 
 log = logging.getLogger("gst_tts.training.vocoder_trainer")
 

@@ -19,7 +19,7 @@ import torch
 import torch.multiprocessing as mp
 
 from gst_tts.errors import DataError, GstTtsError
-from gst_tts.training.checkpoint import load_checkpoint
+from gst_tts.checkpoints.acoustic import load_checkpoint
 from gst_tts.training.distributed import DistributedContext, check_shared_run_dir
 from gst_tts.training.trainer import Trainer
 from gst_tts.training.vocoder_trainer import VocoderTrainer
