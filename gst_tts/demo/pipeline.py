@@ -119,7 +119,7 @@ class Stage:
 
     def command(self) -> list[str]:
         """argv as this Python runs it."""
-        module = {"gst-tts": "gst_tts.cli", "gst-tts-train": "gst_tts.train", "gst-tts-train-vocoder": "gst_tts.train_vocoder"}
+        module = {"gst-tts": "gst_tts.cli", "gst-tts-train": "gst_tts.training.train", "gst-tts-train-vocoder": "gst_tts.training.train_vocoder"}
         return [sys.executable, "-m", module[self.program], *self.args]
 
     def shown(self) -> str:

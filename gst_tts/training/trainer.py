@@ -1,5 +1,5 @@
 """The training loop: ``Trainer`` takes a composed config and a run folder (the entry point is
-:mod:`gst_tts.train`).
+:mod:`gst_tts.training.train`).
 
 The run folder gets ``checkpoints/`` (``last.pt`` + periodic ones), TensorBoard event files and
 Hydra's resolved config. Running again with the same ``hydra.run.dir`` resumes from ``last.pt``

@@ -1,5 +1,5 @@
 """The vocoder training loop: ``VocoderTrainer`` takes a composed ``conf/vocoder_train.yaml`` config
-and a run folder (the entry point is :mod:`gst_tts.train_vocoder`).
+and a run folder (the entry point is :mod:`gst_tts.training.train_vocoder`).
 
 ``generator_kind`` picks what is trained. ``hifigan``, HiFi-GAN training (Kong et al. 2020): each
 step the generator turns a batch of mel segments into waveforms; the discriminators (multi-period

@@ -24,7 +24,7 @@ import torch
 from gst_tts.errors import GstTtsError, OutputError
 import gst_tts.files
 import gst_tts.checkpoints.weights
-from gst_tts.train import CONFIG_MODULE, main as train_main
+from gst_tts.training.train import CONFIG_MODULE, main as train_main
 from gst_tts.checkpoints.acoustic import load_checkpoint
 from gst_tts.training.trainer import Trainer
 
