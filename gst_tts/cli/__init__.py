@@ -14,7 +14,7 @@ import warnings
 
 from gst_tts.cli.args import positive_int
 from gst_tts.errors import GstTtsError
-from gst_tts.threads import configure_threads
+from gst_tts.runtime import configure_threads
 
 # Subcommand name → module in gst_tts.cli providing ``add_arguments(parser)`` and ``run(args)``.
 COMMANDS = {
