@@ -59,7 +59,7 @@ from gst_tts.audio.vocoders import GRIFFIN_LIM, load_vocoder  # noqa: E402
 from gst_tts.data.corpus import read_corpus  # noqa: E402
 from gst_tts.errors import GstTtsError, VocoderError  # noqa: E402
 from gst_tts.files import write_json, write_text  # noqa: E402
-from gst_tts.weights import load_weights_only  # noqa: E402
+from gst_tts.checkpoints.weights import load_weights_only  # noqa: E402
 
 GL, VOC, TTS = "griffin-lim", "vocoder", "tts vocoder"
 
@@ -196,7 +196,7 @@ def _run(args: argparse.Namespace) -> int:
 def _acoustic_checkpoint(path: Path) -> dict | None:
     if not path.is_file():
         return None
-    from gst_tts.training.checkpoint import load_checkpoint
+    from gst_tts.checkpoints.acoustic import load_checkpoint
 
     return load_checkpoint(path)
 

@@ -20,7 +20,7 @@ from gst_tts.data.batching import Collate  # noqa: E402
 from gst_tts.model import GSTTacotron, TacotronOutput  # noqa: E402
 from gst_tts.text.symbols import SymbolTable  # noqa: E402
 from gst_tts.training.builders import build_model  # noqa: E402
-from gst_tts.training.checkpoint import checkpoint_payload, save_checkpoint  # noqa: E402
+from gst_tts.checkpoints.acoustic import checkpoint_payload, save_checkpoint  # noqa: E402
 from gst_tts.training.losses import TacotronLoss  # noqa: E402
 
 N_MELS = 80

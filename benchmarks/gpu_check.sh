@@ -45,7 +45,7 @@ step() {  # step NAME LIMIT_S COMMAND...: runs it, appends its output to $OUT/st
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 $PY -c 'import torch, torchaudio; print("torch", torch.__version__, "torchaudio", torchaudio.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name(0))'
 
-TRAIN=($PY -m gst_tts.train data.root="$CORPUS" data.cache_dir="$RUNS/cache" data.val_size=8 trainer.progress=false
+TRAIN=($PY -m gst_tts.training.train data.root="$CORPUS" data.cache_dir="$RUNS/cache" data.val_size=8 trainer.progress=false
        trainer.val_every=100 trainer.checkpoint_every=100)
 step prepare 120 $PY -m gst_tts.cli prepare "$CORPUS" --cache-dir "$RUNS/cache"
 step train_t2_bf16 150 "${TRAIN[@]}" model=tacotron2 data.batch_size=32 trainer.amp=bf16 trainer.max_minutes=1 hydra.run.dir="$RUNS/t2"
@@ -53,12 +53,12 @@ step train_t2_bf16 150 "${TRAIN[@]}" model=tacotron2 data.batch_size=32 trainer.
 # model=tiny did under 100 steps of batch 16 in 75 s), so a step count says nothing about the time.
 step train_tiny_fp16 90 "${TRAIN[@]}" trainer.amp=fp16 trainer.max_minutes=0.5 hydra.run.dir="$RUNS/tiny"
 step resume_tiny_fp16 90 "${TRAIN[@]}" trainer.amp=fp16 trainer.max_minutes=0.25 hydra.run.dir="$RUNS/tiny"
-step torchrun_nccl 90 $PY -m torch.distributed.run --standalone --nproc_per_node=1 -m gst_tts.train \
+step torchrun_nccl 90 $PY -m torch.distributed.run --standalone --nproc_per_node=1 -m gst_tts.training.train \
   "${TRAIN[@]:3}" trainer.amp=none trainer.max_minutes=0.5 hydra.run.dir="$RUNS/ddp"
-VOC=($PY -m gst_tts.train_vocoder data.root="$CORPUS" data.cache_dir="$RUNS/cache" data.val_size=4 trainer.progress=false)
+VOC=($PY -m gst_tts.training.train_vocoder data.root="$CORPUS" data.cache_dir="$RUNS/cache" data.val_size=4 trainer.progress=false)
 step vocoder_v1_bf16 120 "${VOC[@]}" trainer.amp=bf16 trainer.max_minutes=0.75 hydra.run.dir="$RUNS/voc"
 step vocoder_v2_fp16 90 "${VOC[@]}" vocoder=hifigan_v2 trainer.amp=fp16 trainer.max_minutes=0.4 hydra.run.dir="$RUNS/voc2"
-step pytest_cuda 150 $PY -m pytest -q -x -p no:cacheprovider tests/training tests/inference tests/model tests/test_device.py
+step pytest_cuda 150 $PY -m pytest -q -x -p no:cacheprovider tests/training tests/inference tests/model tests/test_runtime.py
 REF=$(ls "$CORPUS"/wavs/*.wav | head -n 1)
 ACOUSTIC=$(ls "$RUNS"/t2/checkpoints/last.pt "$RUNS"/tiny/checkpoints/last.pt 2>/dev/null | head -n 1)
 VOCODER=$(ls "$RUNS"/voc/checkpoints/generator.pt "$RUNS"/voc2/checkpoints/generator.pt 2>/dev/null | head -n 1)

@@ -48,7 +48,7 @@ sys.path.insert(0, str(REPO))
 
 from gst_tts.errors import GstTtsError  # noqa: E402
 from gst_tts.files import TEMPORARY_GLOB, write_json  # noqa: E402
-from gst_tts.weights import check_digest, load_weights_only  # noqa: E402
+from gst_tts.checkpoints.weights import check_digest, load_weights_only  # noqa: E402
 
 RESUMED = re.compile(r"resumed from (\S+) at step (\d+)")
 STARTED = re.compile(r"resumed from |training [\d,]+ parameters|training the |nothing to train")

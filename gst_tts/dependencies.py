@@ -1,5 +1,5 @@
 """The environment check that ``import gst_tts`` runs first, so that every entry point
-(``gst-tts …``, ``gst-tts-train``, ``python -m gst_tts.train``, ``import gst_tts``) ends a broken
+(``gst-tts …``, ``gst-tts-train``, ``python -m gst_tts.training.train``, ``import gst_tts``) ends a broken
 install with one line and exit code 2 instead of a traceback from deep inside an import.
 
 torch and torchaudio are separate binary builds that must match: a torchaudio built for another

@@ -16,8 +16,8 @@ import torch
 from gst_tts.audio.features import AudioConfig, MelStats
 from gst_tts.model import GSTTacotron
 from gst_tts.text.symbols import SymbolTable
-from gst_tts.train import CONFIG_MODULE
-from gst_tts.training.checkpoint import checkpoint_payload, save_checkpoint
+from gst_tts.training.train import CONFIG_MODULE
+from gst_tts.checkpoints.acoustic import checkpoint_payload, save_checkpoint
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 # This checkout's configs. The packaged ones (CONFIG_MODULE) are the same files in a checkout with

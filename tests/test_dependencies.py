@@ -18,7 +18,7 @@ ENTRY_POINTS = {
     "gst-tts synthesize --help": [str(BIN / "gst-tts"), "synthesize", "--help"],
     "python -m gst_tts.cli": [sys.executable, "-m", "gst_tts.cli", "synthesize", "--help"],
     "gst-tts-train": [str(BIN / "gst-tts-train"), "--help"],
-    "python -m gst_tts.train": [sys.executable, "-m", "gst_tts.train", "--help"],
+    "python -m gst_tts.training.train": [sys.executable, "-m", "gst_tts.training.train", "--help"],
 }
 
 

@@ -77,13 +77,13 @@ def test_installed_wheel_composes_the_training_configs_from_any_folder(wheel, tm
     where = subprocess.run([sys.executable, "-c", "import gst_tts, gst_tts.conf; print(gst_tts.__file__); print(gst_tts.conf.__file__)"],
                            cwd=cwd, env=env, capture_output=True, text=True, check=True).stdout.split()
     assert all(path.startswith(str(target)) for path in where), where
-    job = subprocess.run([sys.executable, "-m", "gst_tts.train", "--cfg", "job", "model=tiny", "data=demo",
+    job = subprocess.run([sys.executable, "-m", "gst_tts.training.train", "--cfg", "job", "model=tiny", "data=demo",
                           "data.root=/nonexistent/corpus", f"hydra.run.dir={tmp_path / 'run'}"],
                          cwd=cwd, env=env, capture_output=True, text=True)
     assert job.returncode == 0, job.stderr
     assert "root: /nonexistent/corpus" in job.stdout
     assert "batch_size: 12" in job.stdout  # from conf/data/demo.yaml, read out of the wheel
-    job = subprocess.run([sys.executable, "-m", "gst_tts.train_vocoder", "--cfg", "job", "vocoder=cpu_small",
+    job = subprocess.run([sys.executable, "-m", "gst_tts.training.train_vocoder", "--cfg", "job", "vocoder=cpu_small",
                           "data.root=/nonexistent/corpus", f"hydra.run.dir={tmp_path / 'vocoder'}"],
                          cwd=cwd, env=env, capture_output=True, text=True)
     assert job.returncode == 0, job.stderr

@@ -37,7 +37,6 @@ from matplotlib.figure import Figure
 import numpy as np
 
 from gst_tts.analysis.alignment import AlignmentHealth, to_float_array
-from gst_tts.inference.decoding import DecodingConfig
 
 __all__ = [
     "plot_alignment",
@@ -274,7 +273,7 @@ def plot_inspection(
     frames_per_step: int = 1,
     title: str = "",
     health: AlignmentHealth | None = None,
-    stop_threshold: float | None = None,
+    stop_threshold: float,
 ) -> Figure:
     """Attention, stop token and mel of one utterance on a shared time axis.
 
@@ -290,7 +289,8 @@ def plot_inspection(
             when given, else in decoder steps.
         frames_per_step: mel frames per decoder step (reduction factor r).
         stop_threshold: the stop probability that ended decoding, drawn as a
-            line; default the decoding default (``DecodingConfig.stop_threshold``).
+            line (the caller's ``DecodingConfig.stop_threshold``: plots sit below
+            inference and know no decoding default).
 
     Returns:
         A figure with three stacked panels: attention map, stop probability
@@ -321,7 +321,7 @@ def plot_inspection(
 
     x = (np.arange(stop.size) + 0.5) * unit
     ax_stop.plot(x, stop, color="tab:blue", lw=1.2, drawstyle="steps-mid", label="stop prob.")
-    threshold = DecodingConfig.stop_threshold if stop_threshold is None else float(stop_threshold)
+    threshold = float(stop_threshold)
     ax_stop.axhline(threshold, color="tab:red", ls="--", lw=0.9, label=f"threshold {threshold:g}")
     above = np.flatnonzero(stop > threshold)
     if above.size:

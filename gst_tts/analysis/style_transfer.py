@@ -11,8 +11,10 @@ the output; 0 ignores it), the range in semitones.
 
 Reference sets: :func:`espeak_references` (voices and settings the demo corpus never used),
 :func:`folder_references` (recordings; transcripts where a folder has them) and
-:func:`augmented_references` (pitch-shifted and time-stretched copies of recordings). Used by
-``gst-tts style-transfer`` and ``gst-tts demo-report``.
+:func:`augmented_references` (pitch-shifted and time-stretched copies of recordings). The run
+that synthesizes in each reference's style is :func:`gst_tts.inference.transfer.evaluate_style_transfer`
+(analysis sits below inference and only measures). Used by ``gst-tts style-transfer``,
+``gst-tts demo-report`` and ``gst-tts select-checkpoint``.
 """
 
 from __future__ import annotations
@@ -21,21 +23,16 @@ from dataclasses import asdict, dataclass, field, replace
 import math
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
 from gst_tts.analysis.alignment import AlignmentHealth
 from gst_tts.analysis.prosody import Fit, articulation_rate, fit, pitch_stats
 from gst_tts.errors import GstTtsError
-from gst_tts.progress import progress_bar
-from gst_tts.text.split import DEFAULT_MAX_CHARS
 
-if TYPE_CHECKING:  # the synthesizer imports analysis; analysis needs it only for types
+if TYPE_CHECKING:
     from gst_tts.audio.features import AudioConfig
-    from gst_tts.inference.decoding import DecodingConfig
-    from gst_tts.inference.results import SynthesisResult
-    from gst_tts.inference.synthesizer import Synthesizer
 
 __all__ = [
     "TRANSFER_F0_RANGE_HZ", "TRANSFER_HIGHPASS_HZ", "MIN_VOICED_SHARE", "MEASURES", "TEXT_SEED", "REFERENCE_TEXT_SEED",
@@ -43,7 +40,7 @@ __all__ = [
     "ESPEAK_GROUP", "REAL_GROUP", "AUGMENTED_GROUP",
     "ReferenceClip", "ClipMeasures", "StyleTransferReport",
     "held_out_sentences", "espeak_references", "folder_references", "augmented_references",
-    "measure_clip", "evaluate_style_transfer", "SELECTION_SEED", "selection_figures",
+    "measure_clip", "median_measures", "transfer_fits", "SELECTION_SEED", "selection_figures",
 ]
 
 #: pyin's search range here (Hz): the corpus's F0 levels (90-260 Hz) with their intonation, and
@@ -407,109 +404,3 @@ def transfer_fits(references: Sequence[ClipMeasures], outputs: Sequence[ClipMeas
         return _transformed([getattr(m, name) for m in measures], how)
 
     return {name: fit(values(references, name, how), values(outputs, name, how)) for name, (how, _) in MEASURES.items()}
-
-
-def evaluate_style_transfer(
-    synth: Synthesizer,
-    references: Sequence[ReferenceClip],
-    texts: Sequence[str],
-    *,
-    seed: int = 0,
-    decoding: DecodingConfig | None = None,
-    batch_size: int = 16,
-    max_chunk_chars: int | None = DEFAULT_MAX_CHARS,
-    f0_range_hz: tuple[float, float] = TRANSFER_F0_RANGE_HZ,
-    progress: bool = True,
-    on_output: Callable[[int, int, SynthesisResult], None] | None = None,
-) -> StyleTransferReport:
-    """Speaks every text in the style of every reference and compares the prosody.
-
-    Every reference is encoded before anything is decoded, so a bad one fails at once.
-
-    Args:
-        synth: the model.
-        references: at least two.
-        texts: the sentences each reference's style is applied to (at least one).
-        seed: synthesis seed, the same for every reference (prenet dropout), so outputs differ
-            by style only. Default 0.
-        decoding: stop threshold and step bounds. Default ``DecodingConfig()``.
-        batch_size: texts decoded together (references are grouped to fill batches). Default 16.
-        max_chunk_chars: longer texts are split (see ``Synthesizer.synthesize``; ``None``
-            never splits). Default ``DEFAULT_MAX_CHARS``.
-        f0_range_hz: pyin's search range. Default :data:`TRANSFER_F0_RANGE_HZ`.
-        progress: show a progress bar. Default True.
-        on_output: called as ``on_output(reference_index, text_index, result)`` for every
-            output (to write it), before it is measured.
-
-    Raises:
-        GstTtsError: fewer than two references, no text, duplicate reference names.
-        AudioError: a reference that is silent or too short.
-    """
-    from tqdm.contrib.logging import logging_redirect_tqdm
-
-    from gst_tts.inference.decoding import DecodingConfig
-    from gst_tts.inference.style import Style
-    if len(references) < 2:
-        raise GstTtsError(f"style transfer needs at least 2 references (a correlation needs two points), got {len(references)}")
-    if not texts:
-        raise GstTtsError("style transfer needs at least one sentence to synthesize")
-    names = [r.name for r in references]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise GstTtsError(f"reference names must be unique; repeated: {', '.join(duplicates)}")
-    decoding = decoding or DecodingConfig()
-    weights = [synth.styles.resolve(Style(reference=(r.audio, r.sample_rate))) for r in references]
-
-    texts = list(texts)
-    per_call = max(1, batch_size // len(texts))  # references per synthesize call
-    rows: list[dict[str, Any]] = []
-    measured: list[tuple[ClipMeasures, ClipMeasures]] = []
-    results_health: list[tuple[AlignmentHealth, str]] = []
-    with logging_redirect_tqdm(), progress_bar(total=len(references), desc="style transfer", unit="ref",
-                                               enabled=progress) as bar:
-        for first in range(0, len(references), per_call):
-            batch = list(range(first, min(first + per_call, len(references))))
-            results = synth.synthesize(
-                [t for _ in batch for t in texts], styles=[Style(weights=weights[i]) for i in batch for _ in texts],
-                seed=seed, batch_size=batch_size, decoding=decoding, max_chunk_chars=max_chunk_chars,
-                names=[f"{references[i].name} / sentence {k + 1}" for i in batch for k in range(len(texts))],
-            )
-            for j, i in enumerate(batch):
-                mine = results[j * len(texts):(j + 1) * len(texts)]
-                if on_output is not None:
-                    for k, result in enumerate(mine):
-                        on_output(i, k, result)
-                row, pair = _reference_row(synth, references[i], mine, f0_range_hz)
-                rows.append(row)
-                measured.append(pair)
-                results_health += [(r.health, r.stop_reason) for r in mine]
-                bar.update(1)
-    fits = {}
-    for group in dict.fromkeys(g for row in rows for g in row["groups"]):  # in order of appearance
-        mine = [pair for row, pair in zip(rows, measured) if group in row["groups"]]
-        fits[group] = transfer_fits([m[0] for m in mine], [m[1] for m in mine])
-    return StyleTransferReport(texts=texts, rows=rows, fits=fits, healths=[h for h, _ in results_health],
-                               stop_reasons=[r for _, r in results_health])
-
-
-def _reference_row(
-    synth: Synthesizer, ref: ReferenceClip, results: Sequence[SynthesisResult], f0_range_hz: tuple[float, float]
-) -> tuple[dict[str, Any], tuple[ClipMeasures, ClipMeasures]]:
-    """The report row of one reference and its outputs, and (reference, median output) measures."""
-    ref_text = synth.symbols.clean(ref.text) if ref.text else None
-    ref_measures = measure_clip(ref.audio, ref.sample_rate, ref_text, synth.audio_config, f0_range_hz=f0_range_hz)
-    outputs, output_rows = [], []
-    for result in results:
-        m = measure_clip(result.audio, result.sample_rate, result.cleaned_text, synth.audio_config,
-                         log_mel=result.mel, f0_range_hz=f0_range_hz)
-        outputs.append(m)
-        output_rows.append({"text": result.text, **m.to_dict(), "stop_reason": result.stop_reason,
-                            "focus": round(result.health.focus, 4), "coverage": round(result.health.coverage, 4),
-                            "aligned": result.ok})
-    output = median_measures(outputs)
-    row = {
-        "name": ref.name, "groups": list(ref.groups), "text": ref.text, "path": None if ref.path is None else str(ref.path),
-        "info": ref.info, "reference": ref_measures.to_dict(), "output": output.to_dict(), "outputs": output_rows,
-        "aligned_share": float(np.mean([o["aligned"] for o in output_rows])),
-    }
-    return row, (ref_measures, output)

@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     warnings.filterwarnings("ignore", message=".*weights_only.*")
     try:
-        from gst_tts.threads import configure_threads
+        from gst_tts.runtime import configure_threads
 
         configure_threads(args.threads)
         return int(args._run(args) or 0)

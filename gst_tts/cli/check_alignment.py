@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     from gst_tts.analysis.plots import save_figure
     from gst_tts.data.corpus import id_file, read_corpus
     from gst_tts.inference.style import Style
-    from gst_tts.training.checkpoint import load_checkpoint
+    from gst_tts.checkpoints.acoustic import load_checkpoint
 
     options = decoding_options(args)
     if args.limit < 1:

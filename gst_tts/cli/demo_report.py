@@ -40,9 +40,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from gst_tts.analysis.alignment import ALIGNED_CRITERIA, mean_health
     from gst_tts.analysis.plots import save_figure
-    from gst_tts.analysis.style_transfer import MEASURES, espeak_references, evaluate_style_transfer, held_out_sentences
+    from gst_tts.analysis.style_transfer import MEASURES, espeak_references, held_out_sentences
     from gst_tts.audio.io import write_wav
     from gst_tts.data.corpus import read_corpus
+    from gst_tts.inference.transfer import evaluate_style_transfer
 
     options = decoding_options(args)
     check_transfer_counts(args.espeak, args.sentences)

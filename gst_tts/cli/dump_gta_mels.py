@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from gst_tts.data.gta import MANIFEST, write_gta_manifest
     from gst_tts.files import write_npy
     from gst_tts.inference.synthesizer import Synthesizer
-    from gst_tts.training.checkpoint import load_checkpoint
+    from gst_tts.checkpoints.acoustic import load_checkpoint
 
     if args.batch_size < 1:
         raise GstTtsError(f"--batch-size must be at least 1, got {args.batch_size}")

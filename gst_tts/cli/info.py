@@ -75,7 +75,7 @@ def describe_checkpoint(path: Path) -> dict[str, Any]:
             vocoder checkpoint (or is one that loading refuses: corrupted, newer, incomplete).
     """
     from gst_tts.audio.vocoders.checkpoint import is_vocoder_checkpoint
-    from gst_tts.weights import load_weights_only
+    from gst_tts.checkpoints.weights import load_weights_only
 
     stored = load_weights_only(path, error=CheckpointError, what="gst-tts checkpoint or vocoder checkpoint")
     if is_vocoder_checkpoint(stored):
@@ -88,7 +88,7 @@ def describe_checkpoint(path: Path) -> dict[str, Any]:
 
 def _acoustic_info(stored: Any, path: Path) -> dict[str, Any]:
     from gst_tts.model import GSTTacotron
-    from gst_tts.training.checkpoint import check_checkpoint, checkpoint_parts
+    from gst_tts.checkpoints.acoustic import check_checkpoint, checkpoint_parts
 
     ckpt = check_checkpoint(stored, path)
     symbols, audio_config, stats = checkpoint_parts(ckpt, path)

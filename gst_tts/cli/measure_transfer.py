@@ -85,10 +85,10 @@ def run(args: argparse.Namespace) -> int:
     from gst_tts.analysis.style_transfer import (
         augmented_references,
         espeak_references,
-        evaluate_style_transfer,
         folder_references,
         held_out_sentences,
     )
+    from gst_tts.inference.transfer import evaluate_style_transfer
     from gst_tts.audio.io import write_wav
 
     n_espeak = args.espeak if args.espeak is not None else (0 if args.references else DEFAULT_ESPEAK)

@@ -64,10 +64,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gst_tts.analysis.style_transfer import espeak_references, evaluate_style_transfer, held_out_sentences, selection_figures
+    from gst_tts.analysis.style_transfer import espeak_references, held_out_sentences, selection_figures
+    from gst_tts.inference.transfer import evaluate_style_transfer
     from gst_tts.data.corpus import read_corpus
     from gst_tts.inference.synthesizer import Synthesizer
-    from gst_tts.training.checkpoint import load_checkpoint
+    from gst_tts.checkpoints.acoustic import load_checkpoint
 
     options = decoding_options(args)
     check_transfer_counts(args.espeak, args.sentences)

@@ -31,7 +31,7 @@ from gst_tts.audio.features import AudioConfig
 from gst_tts.data.corpus import id_file
 from gst_tts.errors import DataError
 from gst_tts.files import write_json
-from gst_tts.weights import check_versioned
+from gst_tts.checkpoints.weights import check_versioned
 
 GTA_FORMAT = "gst-tts-gta-mels"
 GTA_VERSION = 1

@@ -32,7 +32,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from gst_tts.errors import GstTtsError
 from gst_tts.files import write_json
-from gst_tts.threads import available_cores
+from gst_tts.runtime import available_cores
 
 __all__ = ["DemoBudget", "Stage", "DemoPlan", "plan_demo", "run_demo", "STATE_NAME"]
 
@@ -119,7 +119,7 @@ class Stage:
 
     def command(self) -> list[str]:
         """argv as this Python runs it."""
-        module = {"gst-tts": "gst_tts.cli", "gst-tts-train": "gst_tts.train", "gst-tts-train-vocoder": "gst_tts.train_vocoder"}
+        module = {"gst-tts": "gst_tts.cli", "gst-tts-train": "gst_tts.training.train", "gst-tts-train-vocoder": "gst_tts.training.train_vocoder"}
         return [sys.executable, "-m", module[self.program], *self.args]
 
     def shown(self) -> str:
@@ -375,7 +375,7 @@ def _checkpoint_step(stage: Stage) -> int | None:
     """The step of a training stage's ``last.pt``, or None when there is none that loads."""
     if stage.checkpoint is None or not stage.checkpoint.exists():
         return None
-    from gst_tts.weights import load_weights_only
+    from gst_tts.checkpoints.weights import load_weights_only
 
     try:
         ckpt = load_weights_only(stage.checkpoint, error=GstTtsError, what="checkpoint", map_location="cpu")

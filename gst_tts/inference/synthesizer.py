@@ -37,7 +37,7 @@ from gst_tts.analysis.alignment import alignment_health
 from gst_tts.audio.features import AudioConfig, MelStats
 from gst_tts.audio.vocoders import Vocoder, load_vocoder
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
-from gst_tts.device import resolve_device
+from gst_tts.runtime import resolve_device
 from gst_tts.errors import CheckpointError, GstTtsError, TextError, first_line
 from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.inference.results import ChunkReport, SynthesisResult
@@ -45,7 +45,7 @@ from gst_tts.inference.style import Reference, Style, StyleMix, StyleResolver, S
 from gst_tts.model import GSTTacotron
 from gst_tts.text.split import DEFAULT_MAX_CHARS, split_text
 from gst_tts.text.symbols import DroppedCharacterWarning, SymbolTable, quote_text
-from gst_tts.training.checkpoint import checkpoint_parts, load_checkpoint, model_from_checkpoint
+from gst_tts.checkpoints.acoustic import checkpoint_parts, load_checkpoint, model_from_checkpoint
 
 log = logging.getLogger(__name__)
 

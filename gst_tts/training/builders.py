@@ -38,7 +38,7 @@ from gst_tts.data.split import split_train_val
 from gst_tts.errors import CheckpointError, GstTtsError, first_line
 from gst_tts.model import GSTTacotron
 from gst_tts.text.symbols import SymbolTable
-from gst_tts.training.checkpoint import load_checkpoint
+from gst_tts.checkpoints.acoustic import load_checkpoint
 from gst_tts.training.distributed import DistributedContext
 from gst_tts.training.vocoder_losses import HiFiGANLoss
 

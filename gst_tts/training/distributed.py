@@ -1,6 +1,6 @@
 """Distributed data parallel context for ``torchrun``; a no-op in a single process.
 
-    torchrun --nproc_per_node=4 -m gst_tts.train data.root=… hydra.run.dir=runs/lj
+    torchrun --nproc_per_node=4 -m gst_tts.training.train data.root=… hydra.run.dir=runs/lj
 
 torchrun sets WORLD_SIZE, RANK and LOCAL_RANK; NCCL is used on CUDA, gloo on CPU. Every rank
 needs the same ``hydra.run.dir`` (:func:`check_shared_run_dir`).

@@ -11,6 +11,7 @@ from torch.utils.tensorboard import SummaryWriter
 
 from gst_tts.analysis.alignment import AlignmentHealth
 from gst_tts.analysis.plots import figure_to_array, plot_inspection, plot_mel_pair, plot_style_weights
+from gst_tts.inference.decoding import DecodingConfig
 
 
 class EventLogger:
@@ -91,7 +92,7 @@ class TrainingLogger(EventLogger):
         fig = plot_inspection(
             sample["alignment"], sample["mel"], sample["stop_probs"], input_labels=sample.get("labels"),
             hop_seconds=self.hop_seconds * self.reduction_factor, frames_per_step=self.reduction_factor,
-            title=f"step {step}", health=h,
+            title=f"step {step}", health=h, stop_threshold=DecodingConfig.stop_threshold,
         )
         self.writer.add_image("val/alignment", figure_to_array(fig), step, dataformats="HWC")
         fig = plot_mel_pair(sample["mel"], sample["target_mel"], title=f"step {step}: predicted (free-running) vs target")

@@ -17,7 +17,7 @@ import torch
 
 from gst_tts.errors import CheckpointError, GstTtsError
 from gst_tts.files import remove_temporaries
-from gst_tts.training.checkpoint import restore_rng_state
+from gst_tts.checkpoints.acoustic import restore_rng_state
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """The training loop: ``Trainer`` takes a composed config and a run folder (the entry point is
-:mod:`gst_tts.train`).
+:mod:`gst_tts.training.train`).
 
 The run folder gets ``checkpoints/`` (``last.pt`` + periodic ones), TensorBoard event files and
 Hydra's resolved config. Running again with the same ``hydra.run.dir`` resumes from ``last.pt``
@@ -24,12 +24,12 @@ from torch import nn
 from gst_tts.analysis.alignment import alignment_health, mean_health
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
 from gst_tts.data.batching import Collate
-from gst_tts.device import resolve_device
+from gst_tts.runtime import resolve_device
 from gst_tts.errors import GstTtsError
 from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.model import count_parameters
 from gst_tts.progress import progress_bar
-from gst_tts.threads import configure_threads
+from gst_tts.runtime import configure_threads
 from gst_tts.training.builders import (
     ResumePoint,
     build_audio_config,
@@ -48,7 +48,7 @@ from gst_tts.training.builders import (
     find_resume_checkpoint,
     reference_seconds,
 )
-from gst_tts.training.checkpoint import checkpoint_payload, load_checkpoint, rng_state, save_checkpoint
+from gst_tts.checkpoints.acoustic import checkpoint_payload, load_checkpoint, rng_state, save_checkpoint
 from gst_tts.training.distributed import DistributedContext
 from gst_tts.training.logger import NullLogger, TrainingLogger, symbol_labels
 from gst_tts.training.loop import (
@@ -332,7 +332,7 @@ class Trainer(TrainingLoop):
 
     # ----------------------------------------------------------------------------------------
     def checkpoint(self) -> dict[str, Any]:
-        """This run's checkpoint (the layout is :func:`gst_tts.training.checkpoint.checkpoint_payload`'s)."""
+        """This run's checkpoint (the layout is :func:`gst_tts.checkpoints.acoustic.checkpoint_payload`'s)."""
         return checkpoint_payload(
             model_state=self.model.state_dict(), model_config=self.model_config, symbols=self.symbols,
             audio_config=self.audio_config, mel_stats=self.stats, step=self.state.step,

@@ -1,5 +1,5 @@
 """The vocoder training loop: ``VocoderTrainer`` takes a composed ``conf/vocoder_train.yaml`` config
-and a run folder (the entry point is :mod:`gst_tts.train_vocoder`).
+and a run folder (the entry point is :mod:`gst_tts.training.train_vocoder`).
 
 ``generator_kind`` picks what is trained. ``hifigan``, HiFi-GAN training (Kong et al. 2020): each
 step the generator turns a batch of mel segments into waveforms; the discriminators (multi-period
@@ -62,11 +62,11 @@ from gst_tts.data.cache import FeatureCache, default_cache_dir
 from gst_tts.data.corpus import read_corpus
 from gst_tts.data.gta import GtaMels
 from gst_tts.data.segments import SegmentDataset, SegmentSampler, collate_segments
-from gst_tts.device import resolve_device
+from gst_tts.runtime import resolve_device
 from gst_tts.errors import GstTtsError, VocoderError
 from gst_tts.model import count_parameters
 from gst_tts.progress import progress_bar
-from gst_tts.threads import configure_threads
+from gst_tts.runtime import configure_threads
 from gst_tts.training.builders import (
     GENERATOR_CLASSES,
     ResumePoint,
@@ -79,7 +79,7 @@ from gst_tts.training.builders import (
     find_resume_checkpoint,
     vocoder_kind,
 )
-from gst_tts.training.checkpoint import rng_state
+from gst_tts.checkpoints.acoustic import rng_state
 from gst_tts.training.distributed import DistributedContext
 from gst_tts.training.logger import NullLogger, VocoderLogger
 from gst_tts.training.loop import (
@@ -91,7 +91,7 @@ from gst_tts.training.loop import (
     seed_everything,
     to_device,
 )
-from gst_tts.weights import load_weights_only
+from gst_tts.checkpoints.weights import load_weights_only
 
 log = logging.getLogger("gst_tts.training.vocoder_trainer")
 

@@ -29,7 +29,7 @@ fi
 if [[ " $STAGES " == *" train "* ]]; then
   args=(data.root="$DATA" data.cache_dir="$CACHE" model="$MODEL" hydra.run.dir="$RUN" "$@")
   if (( NGPU > 1 )); then
-    "$BIN/torchrun" --standalone --nproc_per_node="$NGPU" -m gst_tts.train "${args[@]}"
+    "$BIN/torchrun" --standalone --nproc_per_node="$NGPU" -m gst_tts.training.train "${args[@]}"
   else
     "$BIN/gst-tts-train" "${args[@]}"
   fi

@@ -21,7 +21,7 @@ fi
 
 args=(data.root="$DATA" data.cache_dir="$RUN/feature_cache" model="$MODEL" hydra.run.dir="$RUN" "$@")
 if (( NGPU > 1 )); then
-  "$BIN/torchrun" --standalone --nproc_per_node="$NGPU" -m gst_tts.train "${args[@]}"
+  "$BIN/torchrun" --standalone --nproc_per_node="$NGPU" -m gst_tts.training.train "${args[@]}"
 else
   "$BIN/gst-tts-train" "${args[@]}"
 fi

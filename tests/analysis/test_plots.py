@@ -68,7 +68,7 @@ def test_plot_inspection_torch_and_save(tmp_path):
     mel = torch.randn(60, 20)
     stop = torch.linspace(0, 1, 30)
     fig = plot_inspection(a, mel, stop, input_labels=TEXT, hop_seconds=0.025,
-                          frames_per_step=2, title="utt", health=alignment_health(a))
+                          frames_per_step=2, title="utt", health=alignment_health(a), stop_threshold=0.5)
     assert isinstance(fig, Figure)
     out = save_figure(fig, tmp_path / "sub" / "insp.png")
     assert out.read_bytes()[:8] == PNG_MAGIC
@@ -83,7 +83,7 @@ def _stop_panel_threshold(fig) -> tuple[float, str]:
 
 def test_plot_inspection_draws_the_stop_threshold_it_decoded_with():
     a, mel, stop = alignment(), np.zeros((30, 8)), np.linspace(0, 1, 30)
-    assert _stop_panel_threshold(plot_inspection(a, mel, stop)) == (0.5, "threshold 0.5")  # DecodingConfig's default
+    assert _stop_panel_threshold(plot_inspection(a, mel, stop, stop_threshold=0.5)) == (0.5, "threshold 0.5")
     assert _stop_panel_threshold(plot_inspection(a, mel, stop, stop_threshold=0.8)) == (0.8, "threshold 0.8")
 
 

@@ -19,7 +19,6 @@ from gst_tts.analysis.style_transfer import (
     StyleTransferReport,
     augmented_references,
     espeak_references,
-    evaluate_style_transfer,
     folder_references,
     held_out_sentences,
     MIN_VOICED_SHARE,
@@ -30,7 +29,6 @@ from gst_tts.analysis.style_transfer import (
 from gst_tts.audio.features import AudioConfig
 from gst_tts.demo import corpus as demo_corpus
 from gst_tts.errors import AudioError, GstTtsError
-from gst_tts.inference.synthesizer import Synthesizer
 
 
 def measures(f0: float, range_st: float = 3.0, rate: float = 12.0) -> ClipMeasures:
@@ -173,17 +171,3 @@ def test_selection_figures_count_over_and_undershoot_alike_and_nan_as_worst():
     assert selection_figures(report(1.0, float("nan"), [True]))["log rate r"] == -math.inf  # F0 range never counts
     with pytest.raises(GstTtsError, match="no reference set 'real'"):
         selection_figures(report(1.0, 0.9, [True]), REAL_GROUP)
-
-
-def test_evaluation_refuses_bad_sets(tiny_checkpoint):
-    synth = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu")
-    clip = ReferenceClip("a", tone(1.0, 22050, 150.0), 22050, None, (REAL_GROUP,))
-    with pytest.raises(GstTtsError, match="at least 2 references"):
-        evaluate_style_transfer(synth, [clip], ["Hello."], progress=False)
-    with pytest.raises(GstTtsError, match="at least one sentence"):
-        evaluate_style_transfer(synth, [clip, clip], [], progress=False)
-    with pytest.raises(GstTtsError, match="unique"):
-        evaluate_style_transfer(synth, [clip, clip], ["Hello."], progress=False)
-    short = ReferenceClip("b", tone(0.2, 22050, 150.0), 22050, None, (REAL_GROUP,))
-    with pytest.raises(AudioError):  # before any decoding
-        evaluate_style_transfer(synth, [clip, short], ["Hello."], progress=False)

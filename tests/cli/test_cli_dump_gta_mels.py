@@ -16,7 +16,7 @@ from gst_tts.data.batching import Collate, TTSDataset, encode_texts
 from gst_tts.data.cache import FeatureCache
 from gst_tts.data.corpus import read_corpus
 from gst_tts.data.gta import GtaMels
-from gst_tts.training.checkpoint import checkpoint_parts, load_checkpoint, model_from_checkpoint
+from gst_tts.checkpoints.acoustic import checkpoint_parts, load_checkpoint, model_from_checkpoint
 
 
 def test_writes_teacher_forced_mels_and_a_manifest(tiny_checkpoint, tmp_path, capsys):

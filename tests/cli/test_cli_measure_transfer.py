@@ -13,6 +13,7 @@ import soundfile as sf
 from gst_tts.analysis import style_transfer
 from gst_tts.cli import main
 from gst_tts.demo import corpus as demo_corpus
+from gst_tts.inference import transfer
 
 # An untrained model rarely stops on its own; a short bound and few Griffin-Lim iterations keep it fast.
 FAST = ["--device", "cpu", "--max-decoder-steps", "8", "--griffin-lim-iters", "2", "--no-progress", "--sentences", "2"]
@@ -147,7 +148,7 @@ def test_bad_input_is_a_one_line_error(tiny_checkpoint, tmp_path, capsys, monkey
     (tmp_path / "empty").mkdir()
     (tmp_path / "empty" / "readme.txt").write_text("no audio here")
     (tmp_path / "blank.txt").write_text("\n  \n")
-    monkeypatch.setattr(style_transfer, "evaluate_style_transfer", lambda *a, **k: pytest.fail("evaluated bad input"))
+    monkeypatch.setattr(transfer, "evaluate_style_transfer", lambda *a, **k: pytest.fail("evaluated bad input"))
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
     rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--out", str(tmp_path / "out"), *FAST, *args)
     assert_one_line_error(rc, err, message)

@@ -1,4 +1,4 @@
-"""``gst-tts prepare`` and ``python -m gst_tts.train`` on bad corpora: exit 2, one line, no traceback;
+"""``gst-tts prepare`` and ``python -m gst_tts.training.train`` on bad corpora: exit 2, one line, no traceback;
 ``gst-tts prepare`` killed at random moments, then run again, ends with the cache a clean run makes."""
 
 from __future__ import annotations
@@ -187,7 +187,7 @@ def test_train_subprocess_bad_corpus(tmp_path):
     root = write_corpus(tmp_path / "corpus", n=3)
     _set_line(root, 2, "UT-001|a|b|c|d")
     proc = subprocess.run(
-        [sys.executable, "-m", "gst_tts.train", f"data.root={root}", f"data.cache_dir={tmp_path / 'cache'}",
+        [sys.executable, "-m", "gst_tts.training.train", f"data.root={root}", f"data.cache_dir={tmp_path / 'cache'}",
          f"hydra.run.dir={tmp_path / 'run'}", "trainer.device=cpu"],
         capture_output=True, text=True, timeout=180, env=_env(), cwd=tmp_path,
     )

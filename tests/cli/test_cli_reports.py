@@ -15,7 +15,7 @@ from gst_tts.audio.features import AudioConfig
 from gst_tts.cli import main
 from gst_tts.demo import corpus as demo_corpus
 from gst_tts.inference.synthesizer import Synthesizer
-from gst_tts.training.checkpoint import load_checkpoint, save_checkpoint
+from gst_tts.checkpoints.acoustic import load_checkpoint, save_checkpoint
 
 MODEL_RATE = 16000  # anything but espeak's rate, so that mixing the two up shows
 REFERENCE_SECONDS = 1.0

@@ -20,7 +20,7 @@ import torch
 from gst_tts.cli import main
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.model import int8_weight
-from gst_tts.training.checkpoint import save_checkpoint
+from gst_tts.checkpoints.acoustic import save_checkpoint
 
 FAST = ["--max-decoder-steps", "8", "--griffin-lim-iters", "4"]
 

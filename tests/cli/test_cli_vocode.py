@@ -30,7 +30,7 @@ from gst_tts.demo import corpus as demo_corpus
 from gst_tts.errors import GstTtsError, VocoderError
 from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.inference.synthesizer import Synthesizer
-from gst_tts.training.checkpoint import load_checkpoint, save_checkpoint
+from gst_tts.checkpoints.acoustic import load_checkpoint, save_checkpoint
 
 # A v3-like generator small enough to run in milliseconds, with the LJSpeech features.
 SMALL = dict(HIFIGAN_CONFIGS["v3"], upsample_initial_channel=16, resblock_kernel_sizes=[3], resblock_dilation_sizes=[[1, 2]])

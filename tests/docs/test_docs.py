@@ -30,7 +30,7 @@ DOC_PAGES = [README, *sorted((REPO / "docs").glob("*.md"))]
 LINKED_PAGES = [README, *sorted((REPO / "docs").rglob("*.md"))]
 MAX_README_LINES = 320
 TRAINERS = {"gst-tts-train": "config.yaml", "gst-tts-train-vocoder": "vocoder_train.yaml"}
-TRAINER_MODULES = {"gst_tts.train": "gst-tts-train", "gst_tts.train_vocoder": "gst-tts-train-vocoder"}
+TRAINER_MODULES = {"gst_tts.training.train": "gst-tts-train", "gst_tts.training.train_vocoder": "gst-tts-train-vocoder"}
 
 
 def _rel(path: Path) -> str:

@@ -20,7 +20,7 @@ from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.inference.results import SynthesisResult
 from gst_tts.inference.style import Style
 from gst_tts.inference.synthesizer import Synthesizer
-from gst_tts.training.checkpoint import load_checkpoint, save_checkpoint
+from gst_tts.checkpoints.acoustic import load_checkpoint, save_checkpoint
 
 STEPS = 12
 FAST = DecodingConfig(max_decoder_steps=STEPS)

@@ -15,7 +15,7 @@ import pytest
 from gst_tts.audio.features import AudioConfig
 from gst_tts.errors import GstTtsError
 from gst_tts.model import GSTTacotron
-from gst_tts.train import CONFIG_MODULE
+from gst_tts.training.train import CONFIG_MODULE
 from gst_tts.training.builders import (
     MODEL_FROM_DATA, build_audio_config, build_loss, build_model, complete_model_config, constructor_kwargs,
 )
@@ -152,7 +152,7 @@ def test_trainer_settings_that_would_crash_later_are_refused_first(make_cfg, tmp
 def test_train_command_reports_an_unknown_model_key_in_one_line_with_exit_code_2(tmp_path):
     corpus = write_corpus(tmp_path / "corpus", n=4)
     result = subprocess.run(
-        [sys.executable, "-m", "gst_tts.train", f"data.root={corpus}", f"data.cache_dir={tmp_path / 'cache'}",
+        [sys.executable, "-m", "gst_tts.training.train", f"data.root={corpus}", f"data.cache_dir={tmp_path / 'cache'}",
          f"hydra.run.dir={tmp_path / 'run'}", "+model.encoder_dimm=64"],
         capture_output=True, text=True, cwd=REPO, timeout=300,
     )

@@ -19,7 +19,7 @@ import torch
 import torch.multiprocessing as mp
 
 from gst_tts.errors import DataError, GstTtsError
-from gst_tts.training.checkpoint import load_checkpoint
+from gst_tts.checkpoints.acoustic import load_checkpoint
 from gst_tts.training.distributed import DistributedContext, check_shared_run_dir
 from gst_tts.training.trainer import Trainer
 from gst_tts.training.vocoder_trainer import VocoderTrainer
@@ -145,7 +145,7 @@ def test_a_run_folder_named_from_the_clock_is_refused_under_torchrun(monkeypatch
         check_shared_run_dir("/data/runs/lj")
 
 
-@pytest.mark.parametrize("entry", ["gst_tts.train", "gst_tts.train_vocoder"])
+@pytest.mark.parametrize("entry", ["gst_tts.training.train", "gst_tts.training.train_vocoder"])
 def test_torchrun_without_hydra_run_dir_ends_each_rank_in_one_line_before_training(entry, tmp_path, monkeypatch, capsys):
     """The entry points as torchrun starts them (WORLD_SIZE, RANK set), in this process: the
     default folder is refused before a trainer exists; a given one is passed on."""

@@ -23,9 +23,9 @@ import torch
 
 from gst_tts.errors import GstTtsError, OutputError
 import gst_tts.files
-import gst_tts.weights
-from gst_tts.train import CONFIG_MODULE, main as train_main
-from gst_tts.training.checkpoint import load_checkpoint
+import gst_tts.checkpoints.weights
+from gst_tts.training.train import CONFIG_MODULE, main as train_main
+from gst_tts.checkpoints.acoustic import load_checkpoint
 from gst_tts.training.trainer import Trainer
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -43,7 +43,7 @@ def mark(phase):
     print(phase, flush=True)
 from hydra import compose, initialize_config_module
 import gst_tts.training.trainer as trainer_module
-import gst_tts.weights as weights
+import gst_tts.checkpoints.weights as weights
 Trainer = trainer_module.Trainer
 atomic_write, find_resume = weights.atomic_write, trainer_module.find_resume_checkpoint
 def slow_atomic_write(path, write):
@@ -267,7 +267,7 @@ def test_a_refused_checkpoint_write_ends_training_in_one_line_and_keeps_last_pt(
     before = last.read_bytes()
     overrides = _overrides(small_corpus, tmp_path / "cache", max_steps=2, val_every=1000)
     trainer = Trainer(_compose(overrides), run)
-    monkeypatch.setattr(gst_tts.weights, "atomic_write", _refused_write(code))
+    monkeypatch.setattr(gst_tts.checkpoints.weights, "atomic_write", _refused_write(code))
     with pytest.raises(OutputError) as info:
         trainer.fit()
     assert str(info.value) == f"{last}: cannot write: {reason}"
@@ -279,7 +279,7 @@ def test_gst_tts_train_on_a_full_disk_exits_2_with_one_line(tmp_path, small_corp
     run = tmp_path / "run"
     monkeypatch.setattr(sys, "argv", ["gst-tts-train", *_overrides(small_corpus, tmp_path / "cache", max_steps=1,
                                                                       val_every=1000), f"hydra.run.dir={run}"])
-    monkeypatch.setattr(gst_tts.weights, "atomic_write", _refused_write(errno.ENOSPC))  # checkpoints only
+    monkeypatch.setattr(gst_tts.checkpoints.weights, "atomic_write", _refused_write(errno.ENOSPC))  # checkpoints only
     with pytest.raises(SystemExit) as info:
         train_main()
     assert info.value.code == 2

@@ -12,7 +12,7 @@ import soundfile as sf
 import torch
 
 from gst_tts.errors import GstTtsError
-from gst_tts.training.checkpoint import checkpoint_payload, load_checkpoint, restore_rng_state, save_checkpoint
+from gst_tts.checkpoints.acoustic import checkpoint_payload, load_checkpoint, restore_rng_state, save_checkpoint
 from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.training.trainer import Trainer, validation_decoding
 
@@ -243,7 +243,7 @@ def test_cuda_random_state_that_cannot_be_restored_is_reported(tmp_path, monkeyp
     monkeypatch.setattr(torch.cuda, "set_rng_state_all", restored.append)
     rng = {"torch": torch.get_rng_state(), "python": random.getstate()}
     two_gpus = dict(rng, cuda=[torch.zeros(16, dtype=torch.uint8)] * 2)
-    with caplog.at_level(logging.WARNING, logger="gst_tts.training.checkpoint"):
+    with caplog.at_level(logging.WARNING, logger="gst_tts.checkpoints.acoustic"):
         restore_rng_state(two_gpus, tmp_path / "a.pt", on_cuda=True)
         assert "2 CUDA devices but 1" in caplog.text
         caplog.clear()

@@ -342,7 +342,7 @@ def test_bad_corpus_ends_the_command_with_one_line_and_exit_2(tmp_path):
     corpus = write_corpus(tmp_path / "corpus", n=3)
     (corpus / "metadata.csv").write_text("UT-000|one|one\nUT-001|two\nUT-002|x|y|z\n")
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
-    result = subprocess.run([sys.executable, "-m", "gst_tts.train_vocoder", "--config-dir", str(CONF_DIR),
+    result = subprocess.run([sys.executable, "-m", "gst_tts.training.train_vocoder", "--config-dir", str(CONF_DIR),
                              f"data.root={corpus}", f"data.cache_dir={tmp_path / 'cache'}", "trainer.device=cpu",
                              f"hydra.run.dir={tmp_path / 'run'}"], capture_output=True, text=True, env=env, timeout=300)
     assert result.returncode == 2, result.stderr[-2000:]

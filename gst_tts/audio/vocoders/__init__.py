@@ -16,7 +16,7 @@ import torch
 from gst_tts.audio.features import AudioConfig
 from gst_tts.audio.vocoders.checkpoint import SPECTRAL_KIND, check_vocoder_checkpoint, generator_kind, is_vocoder_checkpoint
 from gst_tts.errors import VocoderError
-from gst_tts.weights import load_weights_only
+from gst_tts.checkpoints.weights import load_weights_only
 
 #: The ``vocoder`` name that means Griffin-Lim; anything else names a vocoder file (a gst-tts
 #: vocoder checkpoint, HiFi-GAN or spectral, or a published HiFi-GAN generator).

@@ -5,7 +5,7 @@ This module is the only place that knows the layout. :func:`vocoder_payload` ass
 :func:`save_vocoder_checkpoint` writes it atomically; :func:`check_vocoder_checkpoint` checks a
 loaded one (format marker, version, parts, generator kind); :func:`rebuild_generator`
 rebuilds its generator, checked against the acoustic model's features. Reading goes through
-:mod:`gst_tts.weights` (never runs code).
+:mod:`gst_tts.checkpoints.weights` (never runs code).
 
 Two kinds of generator share the layout: ``"hifigan"``
 (:class:`~gst_tts.audio.vocoders.hifigan.HiFiGANGenerator`) and ``"spectral"``
@@ -46,7 +46,7 @@ from torch import nn
 
 from gst_tts.audio.features import AudioConfig
 from gst_tts.errors import VocoderError, first_line
-from gst_tts.weights import check_fitting_state, check_versioned, named_tensor_state, run_parts, save_versioned
+from gst_tts.checkpoints.weights import check_fitting_state, check_versioned, named_tensor_state, run_parts, save_versioned
 
 __all__ = ["VOCODER_FORMAT", "VOCODER_VERSION", "HIFIGAN_KIND", "SPECTRAL_KIND", "GENERATOR_KINDS", "FEATURE_FIELDS",
            "vocoder_payload", "save_vocoder_checkpoint", "check_vocoder_checkpoint", "is_vocoder_checkpoint",
@@ -102,7 +102,7 @@ def vocoder_payload(
         optimizer, scheduler, scaler: ``{"generator": state_dict, "discriminator": state_dict}``
             each, for resuming. Default: left out.
         train_state: the loop's position (step, epoch, batch, skipped batches). Default: left out.
-        rng: ``gst_tts.training.checkpoint.rng_state()``, for an exact resume. Default: left out.
+        rng: ``gst_tts.checkpoints.acoustic.rng_state()``, for an exact resume. Default: left out.
 
     Raises:
         ValueError: an unknown ``generator_kind`` (a programming error).

@@ -5,7 +5,7 @@ against the acoustic model's features, and :class:`HiFiGANVocoder`.
 The files are those the HiFi-GAN authors publish (github.com/jik876/hifi-gan): a generator file
 (``g_02500000``, ``generator_v1``, …; legacy or zip torch format) holding ``{"generator":
 state_dict}``, and the ``config.json`` that ships beside it. They are read without running code
-(:mod:`gst_tts.weights`).
+(:mod:`gst_tts.checkpoints.weights`).
 
 The features already match the published LJSpeech models: 22050 Hz, n_fft 1024, hop 256, window
 1024, 80 slaney mels from 0 to 8000 Hz, ``log(clamp(mel, 1e-5))`` of the magnitude
@@ -42,9 +42,9 @@ from gst_tts.audio.vocoders.checkpoint import (
     same_number,
 )
 from gst_tts.audio.vocoders.hifigan import FEATURE_CONFIG_KEYS, GENERATOR_CONFIG_KEYS, HiFiGANGenerator, fold_weight_norm
-from gst_tts.device import resolve_device
+from gst_tts.runtime import resolve_device
 from gst_tts.errors import VocoderError, first_line
-from gst_tts.weights import load_fitting_state, load_weights_only, named_tensor_state
+from gst_tts.checkpoints.weights import load_fitting_state, load_weights_only, named_tensor_state
 
 __all__ = ["HiFiGANVocoder", "load_hifigan", "hifigan_vocoder", "check_hifigan_config", "generator_from_checkpoint",
            "DEFAULT_CONFIG_NAME"]

@@ -15,19 +15,11 @@ class AdditiveAttention(ScoredAttention):
     With ``location``, the scalar location term ``l_i`` (:class:`~gst_tts.model.attention.scored.LocationTerm`)
     is added to the energy; location features inside the ``tanh`` are ``location_sensitive``.
 
-    Args:
-        query_dim: size of ``s`` (the attention LSTM's output).
-        memory_dim: size of each encoder state ``h_i``.
-        attention_dim: size of the energy space (rows of ``W`` and ``U``).
-        location: add the location term.
-        location_filters, location_kernel_size: its convolution (used only with ``location``).
+    Arguments: :class:`~gst_tts.model.attention.scored.ScoredAttention`'s; ``attention_dim`` is the
+    rows of ``W`` and ``U``.
     """
 
-    def __init__(
-        self, *, query_dim: int, memory_dim: int, attention_dim: int, location: bool, location_filters: int,
-        location_kernel_size: int,
-    ) -> None:
-        super().__init__(location=location, location_filters=location_filters, location_kernel_size=location_kernel_size)
+    def build_score(self, *, query_dim: int, memory_dim: int, attention_dim: int) -> None:
         self.query_layer = nn.Linear(query_dim, attention_dim, bias=False)
         self.memory_layer = nn.Linear(memory_dim, attention_dim, bias=False)
         self.energy = nn.Linear(attention_dim, 1, bias=False)

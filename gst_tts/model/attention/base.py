@@ -24,7 +24,20 @@ class DecoderAttention(nn.Module):
     over the real symbols, finite in fp16/bf16 (mask with :data:`MASK_VALUE`, never ``-inf``).
 
     Class attribute ``takes_location``: whether the constructor has the ``location`` switch
-    (the optional location term of the classic kinds).
+    (the optional location term of the classic kinds and ``forward``).
+
+    Constructor arguments, the same keywords for every kind so that ``build_attention`` builds
+    any of them (a kind accepts and ignores those it has no use for, and its docstring says which
+    and what ``attention_dim`` is to it). Every one is required: the defaults are
+    :class:`~gst_tts.model.tacotron.GSTTacotron`'s, so each is set in one place.
+
+    - ``query_dim``: size of the query ``s`` (the attention LSTM's output).
+    - ``memory_dim``: size of each encoder state ``h_i``.
+    - ``attention_dim``: size of the kind's energy space.
+    - ``location`` (only where ``takes_location``): add the location term ``l_i``
+      (:class:`~gst_tts.model.attention.scored.LocationTerm`) to the energies.
+    - ``location_filters``, ``location_kernel_size``: the location convolution over the
+      [previous, cumulative] weights: its filters and its (odd) kernel size.
     """
 
     takes_location: bool = False

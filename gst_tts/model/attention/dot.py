@@ -16,19 +16,11 @@ class DotAttention(ScoredAttention):
     differ, ``s`` goes through a linear map to ``memory_dim`` first (then it is ``general`` with a
     factor on the query side). No scaling: that is ``scaled_dot``.
 
-    Args:
-        query_dim: size of ``s`` (the attention LSTM's output).
-        memory_dim: size of each encoder state ``h_i``.
-        attention_dim: unused (the score lives in memory space); accepted so every kind takes the same arguments.
-        location: add the location term ``l_i`` (:class:`~gst_tts.model.attention.scored.LocationTerm`).
-        location_filters, location_kernel_size: its convolution (used only with ``location``).
+    Arguments: :class:`~gst_tts.model.attention.scored.ScoredAttention`'s; ``attention_dim`` is
+    unused (the score lives in memory space).
     """
 
-    def __init__(
-        self, *, query_dim: int, memory_dim: int, attention_dim: int, location: bool, location_filters: int,
-        location_kernel_size: int,
-    ) -> None:
-        super().__init__(location=location, location_filters=location_filters, location_kernel_size=location_kernel_size)
+    def build_score(self, *, query_dim: int, memory_dim: int, attention_dim: int) -> None:
         self.query_layer = nn.Identity() if query_dim == memory_dim else nn.Linear(query_dim, memory_dim, bias=False)
 
     def keys(self, memory: torch.Tensor) -> torch.Tensor:

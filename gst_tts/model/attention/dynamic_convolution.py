@@ -39,13 +39,12 @@ class DynamicConvolutionAttention(DecoderAttention):
 
     The memory is only attended (the context), never scored. State: ``(a_{t-1}, cumulative weights)``.
 
+    Arguments: the keywords every kind takes (:class:`~gst_tts.model.attention.base.DecoderAttention`),
+    of which ``memory_dim`` (the energies do not read the memory), ``location_filters`` and
+    ``location_kernel_size`` (DCA has its own filters below) are unused and ``attention_dim`` is
+    the energy space and the dynamic filters' hidden layer; and its own:
+
     Args:
-        query_dim: size of ``s`` (the attention LSTM's output).
-        memory_dim: size of each encoder state (unused by the energies; accepted so every kind
-            takes the same arguments).
-        attention_dim: size of the energy space and of the dynamic filters' hidden layer.
-        location_filters, location_kernel_size: unused (DCA has its own filters below); accepted
-            so every kind takes the same arguments.
         static_filters: static filters. Default 8 (the paper's).
         static_kernel_size: their length, odd. Default 21.
         dynamic_filters: dynamic filters. Default 8.

@@ -40,12 +40,9 @@ class ForwardAttention(DecoderAttention):
 
     State: ``(a_{t-1} (batch, symbols), u_{t-1} (batch, 1), cumulative weights (batch, symbols))``.
 
-    Args:
-        query_dim: size of ``s`` (the attention LSTM's output).
-        memory_dim: size of each encoder state ``h_i``.
-        attention_dim: size of the content energy space.
-        location: add the location term to the content energies.
-        location_filters, location_kernel_size: its convolution (used only with ``location``).
+    Arguments: the keywords every kind takes (:class:`~gst_tts.model.attention.base.DecoderAttention`);
+    ``attention_dim`` is the content energy space, the location term is added to the content
+    energies, and its convolution is used only with ``location``.
     """
 
     takes_location = True

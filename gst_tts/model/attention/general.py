@@ -14,19 +14,11 @@ class GeneralAttention(ScoredAttention):
 
     ``W h_i`` does not depend on the step, so it is computed once per utterance (the keys).
 
-    Args:
-        query_dim: size of ``s`` (the attention LSTM's output).
-        memory_dim: size of each encoder state ``h_i``.
-        attention_dim: unused (``W`` is ``query_dim x memory_dim``); accepted so every kind takes the same arguments.
-        location: add the location term ``l_i`` (:class:`~gst_tts.model.attention.scored.LocationTerm`).
-        location_filters, location_kernel_size: its convolution (used only with ``location``).
+    Arguments: :class:`~gst_tts.model.attention.scored.ScoredAttention`'s; ``attention_dim`` is
+    unused (``W`` is ``query_dim x memory_dim``).
     """
 
-    def __init__(
-        self, *, query_dim: int, memory_dim: int, attention_dim: int, location: bool, location_filters: int,
-        location_kernel_size: int,
-    ) -> None:
-        super().__init__(location=location, location_filters=location_filters, location_kernel_size=location_kernel_size)
+    def build_score(self, *, query_dim: int, memory_dim: int, attention_dim: int) -> None:
         self.memory_layer = nn.Linear(memory_dim, query_dim, bias=False)
 
     def keys(self, memory: torch.Tensor) -> torch.Tensor:

@@ -23,15 +23,8 @@ class LocationSensitiveAttention(DecoderAttention):
     Location features come from a convolution over the previous and the cumulative attention
     weights, so the alignment is pushed to move forward monotonically.
 
-    Every argument is required: the defaults (Tacotron 2 sizes) are
-    :class:`~gst_tts.model.tacotron.GSTTacotron`'s, so each is set in one place.
-
-    Args:
-        query_dim: size of the query (the attention LSTM's hidden state).
-        memory_dim: size of each encoder state.
-        attention_dim: size of the energy space.
-        location_filters: convolution filters over [previous, cumulative] weights.
-        location_kernel_size: their kernel size (odd).
+    Arguments: the keywords every kind takes (:class:`~gst_tts.model.attention.base.DecoderAttention`),
+    but no ``location`` switch: the location features are always there.
     """
 
     def __init__(

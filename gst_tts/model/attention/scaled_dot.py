@@ -16,19 +16,11 @@ class ScaledDotAttention(ScoredAttention):
     Query and keys are projected to ``attention_dim`` as in the paper's single head; the
     ``1/sqrt(d)`` keeps the energies' spread independent of ``d`` so the softmax does not saturate.
 
-    Args:
-        query_dim: size of ``s`` (the attention LSTM's output).
-        memory_dim: size of each encoder state ``h_i``.
-        attention_dim: ``d``, the size of the projected query and keys.
-        location: add the location term ``l_i`` (:class:`~gst_tts.model.attention.scored.LocationTerm`).
-        location_filters, location_kernel_size: its convolution (used only with ``location``).
+    Arguments: :class:`~gst_tts.model.attention.scored.ScoredAttention`'s; ``attention_dim`` is
+    ``d``, the size of the projected query and keys.
     """
 
-    def __init__(
-        self, *, query_dim: int, memory_dim: int, attention_dim: int, location: bool, location_filters: int,
-        location_kernel_size: int,
-    ) -> None:
-        super().__init__(location=location, location_filters=location_filters, location_kernel_size=location_kernel_size)
+    def build_score(self, *, query_dim: int, memory_dim: int, attention_dim: int) -> None:
         self.query_layer = nn.Linear(query_dim, attention_dim, bias=False)
         self.memory_layer = nn.Linear(memory_dim, attention_dim, bias=False)
         self.scale = 1.0 / math.sqrt(attention_dim)

@@ -44,17 +44,29 @@ class LocationTerm(nn.Module):
 
 
 class ScoredAttention(DecoderAttention):
-    """A softmax over ``score(s, h_i)`` (+ the location term): subclasses give keys and the score.
+    """A softmax over ``score(s, h_i)`` (+ the location term): subclasses give their layers, the
+    keys and the score.
 
     State: the previous and the cumulative weights (kept even without the location term: two
     additions per step, and every kind's state then looks the same to tests and tools).
+
+    Args: the keywords every kind takes (:class:`~gst_tts.model.attention.base.DecoderAttention`);
+    ``location_filters`` and ``location_kernel_size`` are used only with ``location``.
     """
 
     takes_location = True
 
-    def __init__(self, *, location: bool, location_filters: int, location_kernel_size: int) -> None:
+    def __init__(
+        self, *, query_dim: int, memory_dim: int, attention_dim: int, location: bool, location_filters: int,
+        location_kernel_size: int,
+    ) -> None:
         super().__init__()
         self.location = LocationTerm(filters=location_filters, kernel_size=location_kernel_size) if location else None
+        self.build_score(query_dim=query_dim, memory_dim=memory_dim, attention_dim=attention_dim)
+
+    def build_score(self, *, query_dim: int, memory_dim: int, attention_dim: int) -> None:
+        """Creates the kind's own layers (after the location term's, so parameters are drawn in one order)."""
+        raise NotImplementedError
 
     def keys(self, memory: torch.Tensor) -> torch.Tensor:
         """``(batch, symbols, memory_dim)`` → ``(batch, symbols, key_dim)``, once per utterance."""

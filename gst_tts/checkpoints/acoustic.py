@@ -20,7 +20,7 @@ Layout, version 1 (a plain dict of containers and tensors)::
     train_ids     training utterance ids, sorted           (optional)
     optimizer, scheduler, scaler, train_state, rng        (optional: resuming training)
     digest        "crc32:…" of all the above, written by save_checkpoint and checked at load
-                  (gst_tts.weights.payload_digest; absent in files written before it: not checked)
+                  (gst_tts.checkpoints.weights.payload_digest; absent in files written before it: not checked)
 
 An optional part that is not given is left out rather than stored as ``None``.
 """
@@ -42,11 +42,11 @@ from gst_tts.audio.features import AudioConfig, MelStats
 from gst_tts.errors import CheckpointError, GstTtsError, first_line
 from gst_tts.model import GSTTacotron
 from gst_tts.text.symbols import SymbolTable
-from gst_tts.weights import (
+from gst_tts.checkpoints.weights import (
     check_fitting_state, check_versioned, load_weights_only, named_tensor_state, run_parts, save_versioned,
 )
 
-log = logging.getLogger("gst_tts.training.checkpoint")
+log = logging.getLogger("gst_tts.checkpoints.acoustic")
 
 FORMAT = "gst-tts-checkpoint"
 VERSION = 1
@@ -109,7 +109,7 @@ def checkpoint_payload(
 def save_checkpoint(path: str | os.PathLike, payload: Mapping[str, Any]) -> Path:
     """Write a :func:`checkpoint_payload` (or a loaded checkpoint) to ``path`` via a temp file + rename."""
     return save_versioned(path, payload, marker=FORMAT, required=REQUIRED, kind="checkpoint",
-                          builder="gst_tts.training.checkpoint.checkpoint_payload")
+                          builder="gst_tts.checkpoints.acoustic.checkpoint_payload")
 
 
 def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = "cpu") -> dict[str, Any]:
@@ -137,7 +137,7 @@ def model_from_checkpoint(ckpt: dict[str, Any], path: str | os.PathLike = "check
     The model_config must hold plain values (numbers, strings, lists of them); the model is first
     built on the meta device and the weights' names and shapes checked against it, so a config of
     absurd sizes is refused before anything is allocated; weights holding NaN or infinity are
-    refused too (see :func:`gst_tts.weights.check_fitting_state`).
+    refused too (see :func:`gst_tts.checkpoints.weights.check_fitting_state`).
 
     Raises:
         CheckpointError: one line, for any of these, a symbol count other than the table's, or a

@@ -1,4 +1,4 @@
-"""Training entry point (``gst-tts-train`` / ``python -m gst_tts.train``), a Hydra app.
+"""Training entry point (``gst-tts-train`` / ``python -m gst_tts.training.train``), a Hydra app.
 
     gst-tts-train data.root=/data/LJSpeech-1.1 model=tacotron2 hydra.run.dir=runs/lj
 

@@ -35,7 +35,7 @@ from torch import nn
 from gst_tts.errors import GstTtsError, first_line
 from gst_tts.files import atomic_write
 
-log = logging.getLogger("gst_tts.weights")
+log = logging.getLogger("gst_tts.checkpoints.weights")
 
 #: The payload key holding :func:`payload_digest` of the rest.
 DIGEST_KEY = "digest"

@@ -1,4 +1,5 @@
-"""CPU threads: the one place that sets how many threads torch computes with.
+"""Where torch computes: the one device resolver (:func:`resolve_device`) that training, inference
+and every command use, and the one place that sets how many CPU threads torch computes with.
 
 torch's default, one thread per core, is the fastest setting on an idle machine and the slowest as
 soon as anything else runs: every parallel operation waits for its slowest thread, and a thread
@@ -21,7 +22,7 @@ import torch
 
 from gst_tts.errors import GstTtsError
 
-__all__ = ["available_cores", "configure_threads", "default_threads"]
+__all__ = ["available_cores", "configure_threads", "default_threads", "resolve_device"]
 
 
 def available_cores() -> int:
@@ -58,3 +59,17 @@ def configure_threads(threads: int | None) -> int:
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
     return threads
+
+
+def resolve_device(device: str | torch.device | None = None) -> torch.device:
+    """``None`` or ``"auto"`` → CUDA when available, else CPU; an unknown name, or a CUDA device
+    on a machine without CUDA, is a one-line :class:`GstTtsError`."""
+    if device is None or device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        resolved = torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise GstTtsError(f"unknown device {device!r} ({exc})") from None
+    if resolved.type == "cuda" and not torch.cuda.is_available():
+        raise GstTtsError(f"device {device!r} requested but CUDA is not available")
+    return resolved

@@ -1,4 +1,4 @@
-"""Vocoder training entry point (``gst-tts-train-vocoder`` / ``python -m gst_tts.train_vocoder``), a Hydra app.
+"""Vocoder training entry point (``gst-tts-train-vocoder`` / ``python -m gst_tts.training.train_vocoder``), a Hydra app.
 
     gst-tts-train-vocoder data.root=/data/LJSpeech-1.1 vocoder=hifigan_v1 hydra.run.dir=runs/voc
     gst-tts-train-vocoder data.root=… data.gta_dir=gta trainer.init_from=runs/voc/checkpoints/last.pt hydra.run.dir=runs/voc_gta
@@ -6,7 +6,7 @@
 
 The run folder gets ``checkpoints/`` (``last.pt`` + periodic ones; ``generator.pt`` for
 ``--vocoder``), TensorBoard event files and Hydra's resolved config. Running again with the same
-``hydra.run.dir`` resumes, which torchrun requires (see ``gst_tts.train``).
+``hydra.run.dir`` resumes, which torchrun requires (see ``gst_tts.training.train``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
-from gst_tts.train import hydra_app
+from gst_tts.training.train import hydra_app
 from gst_tts.training.loop import TrainState
 from gst_tts.training.vocoder_trainer import GENERATOR_EXPORT, VocoderTrainer
 

@@ -18,7 +18,7 @@ from gst_tts.cli import main
 from gst_tts.errors import CheckpointError
 from gst_tts.model import GSTTacotron
 from gst_tts.text.symbols import SymbolTable
-from gst_tts.training.checkpoint import (
+from gst_tts.checkpoints.acoustic import (
     VERSION, checkpoint_parts, checkpoint_payload, load_checkpoint, model_from_checkpoint, save_checkpoint,
 )
 
