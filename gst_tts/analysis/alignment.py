@@ -57,7 +57,7 @@ END_WINDOW_FRACTION = 0.05
 
 #: The project's one definition of "aligned": the default thresholds of
 #: :meth:`AlignmentHealth.problems`, hence of :attr:`AlignmentHealth.ok`, the ``ok`` counts of
-#: :func:`mean_health`, the synthesizer's attention warnings, plot titles and the evaluate /
+#: :func:`mean_health`, the synthesizer's attention warnings, plot titles and the check-alignment /
 #: demo-report summaries.  The README and the recipes quote these numbers (and the acceptance
 #: figures were judged by them), so a change here must be made there too.
 MIN_FOCUS = 0.5

@@ -1,7 +1,7 @@
 """Prosody of a waveform and its log-mel: F0 level, range and voicing, speaking rate, energy;
 and how well one set of measures follows another (Pearson, Spearman, slope).
 
-What ``probe-tokens`` reports per style token and ``style-transfer`` / ``demo-report`` per
+What ``probe-tokens`` reports per style token and ``measure-transfer`` / ``demo-report`` per
 reference. F0 is tracked on the audio (``librosa.pyin``); rate and energy are read off the (not
 normalised) log-mel, because Griffin-Lim output is peak-normalised and its level says nothing.
 """

@@ -13,7 +13,7 @@ Reference sets: :func:`espeak_references` (voices and settings the demo corpus n
 :func:`folder_references` (recordings; transcripts where a folder has them) and
 :func:`augmented_references` (pitch-shifted and time-stretched copies of recordings). The run
 that synthesizes in each reference's style is :func:`gst_tts.inference.transfer.evaluate_style_transfer`
-(analysis sits below inference and only measures). Used by ``gst-tts style-transfer``,
+(analysis sits below inference and only measures). Used by ``gst-tts measure-transfer``,
 ``gst-tts demo-report`` and ``gst-tts select-checkpoint``.
 """
 

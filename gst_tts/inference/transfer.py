@@ -3,7 +3,7 @@ far the outputs follow each reference's pitch level, pitch range and speaking ra
 
 The reference sets, the measures and the fits are :mod:`gst_tts.analysis.style_transfer`'s; this
 module is the part that runs a :class:`~gst_tts.inference.synthesizer.Synthesizer`, so it sits in
-inference, above analysis. Used by ``gst-tts style-transfer``, ``gst-tts demo-report`` and
+inference, above analysis. Used by ``gst-tts measure-transfer``, ``gst-tts demo-report`` and
 ``gst-tts select-checkpoint``.
 """
 
