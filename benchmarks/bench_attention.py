@@ -96,8 +96,8 @@ def main(argv: list[str] | None = None) -> int:
 
     out: Path = args.out
     corpus, cache = out / "corpus", out / "feature_cache"
-    _run([sys.executable, "-m", "gst_tts.cli", "make-demo-corpus", str(corpus), "--utterances", str(args.utterances)])
-    _run([sys.executable, "-m", "gst_tts.cli", "prepare", str(corpus), "--cache-dir", str(cache)])  # not inside a timed run
+    _run([sys.executable, "-m", "gst_tts.cli", "make-demo-corpus", "--out", str(corpus), "--utterances", str(args.utterances)])
+    _run([sys.executable, "-m", "gst_tts.cli", "prepare", "--corpus", str(corpus), "--cache-dir", str(cache)])  # not inside a timed run
 
     results_path = out / "results.json"
     results: dict = json.loads(results_path.read_text()) if args.reuse and results_path.is_file() else {}

@@ -47,7 +47,7 @@ $PY -c 'import torch, torchaudio; print("torch", torch.__version__, "torchaudio"
 
 TRAIN=($PY -m gst_tts.training.train data.root="$CORPUS" data.cache_dir="$RUNS/cache" data.val_size=8 trainer.progress=false
        trainer.val_every=100 trainer.checkpoint_every=100)
-step prepare 120 $PY -m gst_tts.cli prepare "$CORPUS" --cache-dir "$RUNS/cache"
+step prepare 120 $PY -m gst_tts.cli prepare --corpus "$CORPUS" --cache-dir "$RUNS/cache"
 step train_t2_bf16 150 "${TRAIN[@]}" model=tacotron2 data.batch_size=32 trainer.amp=bf16 trainer.max_minutes=1 hydra.run.dir="$RUNS/t2"
 # Budgets in minutes, not steps: the decoder's step loop is launch-bound on a GPU (2026-11-27, H100:
 # model=tiny did under 100 steps of batch 16 in 75 s), so a step count says nothing about the time.

@@ -250,25 +250,34 @@ def add_vocoder_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"Griffin-Lim momentum, 0 ≤ m < 1 (default {momentum})")
 
 
-def load_synthesizer(args: argparse.Namespace) -> Synthesizer:
+def load_synthesizer(args: argparse.Namespace, *, vocoder: bool = True) -> Synthesizer:
     """The checkpoint's :class:`Synthesizer`, with the vocoder the vocoder options describe when
-    the command has them (logged in one line: which vocoder and why); see :func:`load_synthesizer_described`."""
-    return load_synthesizer_described(args)[0]
+    the command has them (logged in one line: which vocoder and why); see :func:`load_synthesizer_described`.
+    ``vocoder=False`` leaves that to a later :func:`attach_vocoder`, once the inputs are checked."""
+    return load_synthesizer_described(args, vocoder=vocoder)[0]
 
 
-def load_synthesizer_described(args: argparse.Namespace) -> tuple[Synthesizer, str | None]:
+def load_synthesizer_described(args: argparse.Namespace, *, vocoder: bool = True) -> tuple[Synthesizer, str | None]:
     """The checkpoint's :class:`Synthesizer` and the line saying which vocoder speaks and why (None
-    for a command without the vocoder options). ``--vocoder auto`` takes the vocoder recorded
-    beside the checkpoint, else Griffin-Lim. The options are checked before the checkpoint is
-    read, a vocoder file's features against the checkpoint's after; the line is logged."""
-    options = _vocoder_options(args)
+    for a command without the vocoder options, or with ``vocoder=False``). The options are checked
+    before the checkpoint is read; :func:`attach_vocoder` does the rest."""
+    _vocoder_options(args)
     synth = Synthesizer.from_checkpoint(args.checkpoint, device=args.device, int8=args.int8)
+    return synth, attach_vocoder(synth, args) if vocoder else None
+
+
+def attach_vocoder(synth: Synthesizer, args: argparse.Namespace) -> str | None:
+    """Gives ``synth`` the vocoder the options describe and logs the line saying which and why
+    (returned; None for a command without the vocoder options). ``--vocoder auto`` takes the vocoder
+    recorded beside the checkpoint, else Griffin-Lim; a vocoder file's features are checked
+    against the checkpoint's."""
+    options = _vocoder_options(args)
     if options is None:
-        return synth, None
+        return None
     synth.vocoder, description = resolve_vocoder(args.vocoder, checkpoint=args.checkpoint, audio_config=synth.audio_config,
                                                  device=synth.device, **options)
     log.info("vocoder: %s", description)
-    return synth, description
+    return description
 
 
 def load_cli_vocoder(args: argparse.Namespace, audio_config: AudioConfig, device: str | torch.device | None = None,

@@ -29,7 +29,7 @@ from tqdm.contrib.logging import logging_redirect_tqdm
 
 from gst_tts.cli.args import (
     STDIN, add_decoding_arguments, add_model_arguments, add_progress_argument, add_seed_argument, add_style_arguments,
-    add_text_arguments, decoding_options, load_synthesizer, read_text_input, resolve_cli_style,
+    add_text_arguments, decoding_options, attach_vocoder, load_synthesizer, read_text_input, resolve_cli_style,
 )
 from gst_tts.cli.outputs import check_writable_location, write_outputs
 from gst_tts.errors import GstTtsError, TextError
@@ -124,10 +124,11 @@ def run(args: argparse.Namespace) -> int:
     if not SEED_RANGE[0] <= args.seed <= last_seed <= SEED_RANGE[1]:
         raise GstTtsError(f"--seed must be from {SEED_RANGE[0]} to {SEED_RANGE[1] - last_seed + args.seed} "
                           f"for {len(utterances)} lines, got {args.seed}")
-    synth = load_synthesizer(args)
+    synth = load_synthesizer(args, vocoder=False)  # its line is logged once the inputs have passed
     source = "--text" if args.text_file is None else "<stdin>" if str(args.text_file) == STDIN else str(args.text_file)
     _validate_texts(synth, utterances, source)
     weights, style_info = resolve_cli_style(synth, args)
+    attach_vocoder(synth, args)
 
     # 2. Synthesize a batch of lines at a time and write its files, so memory stays bounded.
     group = options["batch_size"]

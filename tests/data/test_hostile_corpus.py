@@ -356,7 +356,7 @@ def test_prepare(tmp_path, capsys, caplog, monkeypatch, case, touched):
     cache = tmp_path / "cache"
     touched.clear()
     with caplog.at_level(logging.WARNING, logger="gst_tts"):
-        code = main(["prepare", str(root), "--cache-dir", str(cache)])
+        code = main(["prepare", "--corpus", str(root), "--cache-dir", str(cache)])
     out, err = capsys.readouterr()
     assert "Traceback" not in out + err
     warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING and r.name.startswith("gst_tts")]
@@ -399,7 +399,7 @@ def test_prepare_in_a_process(tmp_path, case):
     """The real command: exit code 2 and one line on stderr for a refused case; for an accepted
     one, exit 0 and a single warning line where a conversion is documented."""
     root, _ = _broken(tmp_path, case)
-    proc = subprocess.run([sys.executable, "-m", "gst_tts.cli", "prepare", str(root), "--cache-dir", str(tmp_path / "cache")],
+    proc = subprocess.run([sys.executable, "-m", "gst_tts.cli", "prepare", "--corpus", str(root), "--cache-dir", str(tmp_path / "cache")],
                           capture_output=True, text=True, timeout=300, env=_env(), cwd=tmp_path)
     assert "Traceback" not in proc.stdout + proc.stderr
     lines = [line for line in proc.stderr.splitlines() if line.strip() and not line.startswith("features:")]
