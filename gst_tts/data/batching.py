@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import random
 from typing import Iterator, Mapping, Sequence
 import warnings
@@ -13,12 +14,40 @@ import torch
 from torch.utils.data import Dataset, Sampler
 
 from gst_tts.audio.features import MelStats
-from gst_tts.data.cache import FeatureCache
+from gst_tts.data.cache import FeatureCache, PhonemeCache
 from gst_tts.data.corpus import Utterance
 from gst_tts.errors import DataError, TextError
+from gst_tts.text.frontends import PhonemeFrontend, TextFrontend
 from gst_tts.text.symbols import SymbolTable
 
 log = logging.getLogger(__name__)
+
+
+def corpus_symbol_table(utterances: Sequence[Utterance], frontend: TextFrontend,
+                        cache_dir: str | os.PathLike | None = None) -> SymbolTable:
+    """The symbol table for the corpus read with ``frontend`` (:meth:`SymbolTable.for_corpus`).
+
+    The phoneme frontend's output is cached in ``cache_dir`` (:class:`PhonemeCache`), when given.
+    A transcript the frontend refuses (an unmatched brace) is a ``DataError`` naming its
+    ``file:line``; an unknown language a one-line ``GstTtsError``.
+    """
+    if not isinstance(frontend, PhonemeFrontend):
+        return SymbolTable(frontend=frontend)
+    frontend.check()
+    cache = PhonemeCache(cache_dir, frontend) if cache_dir is not None else None
+    if cache is not None:
+        frontend.remember(cache.load())
+    known = len(frontend.memo)
+    for utt in utterances:  # each transcript once, so that an error names its line
+        try:
+            frontend.to_symbols(utt.text)
+        except TextError as exc:
+            raise DataError(f"{utt.where}: {exc}") from None
+    if cache is not None and len(frontend.memo) != known:
+        cache.save(frontend.memo)
+    table = SymbolTable.for_corpus(frontend, [u.text for u in utterances])
+    log.info("phonemes (%s, espeak-ng %s): %d symbols", frontend.language, frontend.espeak_version, len(table))
+    return table
 
 
 def encode_texts(utterances: Sequence[Utterance], symbols: SymbolTable) -> list[torch.Tensor]:

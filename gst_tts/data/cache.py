@@ -1,4 +1,5 @@
-"""The on-disk cache of log-mel features and the per-channel normalisation statistics."""
+"""The on-disk cache of a corpus: log-mel features, the per-channel normalisation statistics, and
+the phonemes of its transcripts."""
 
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ from gst_tts.audio.features import AudioConfig, MelExtractor, MelStats, wav_to_l
 from gst_tts.audio.io import WAV_FORMATS, load_audio, read_audio_header, trim_silence
 from gst_tts.data.corpus import Utterance, id_file
 from gst_tts.errors import AudioError, DataError
-from gst_tts.files import atomic_write, remove_temporaries, write_npy, write_text
+from gst_tts.files import atomic_write, remove_temporaries, write_json, write_npy, write_text
+from gst_tts.text.frontends import PhonemeFrontend
+from gst_tts.text.phonemes import PHONEMIZER_REVISION
 from gst_tts.progress import progress_bar
 
 log = logging.getLogger(__name__)
@@ -150,6 +153,37 @@ class FeatureCache:
         stats = MelStats.from_sums(total, total_sq, count)
         atomic_write(path, lambda f: np.savez(f, mean=stats.mean.numpy(), std=stats.std.numpy()))
         return stats
+
+
+class PhonemeCache:
+    """The phonemes of a corpus's texts, in one JSON file per frontend setting beside the features.
+
+    The file's name is keyed by everything the phonemes depend on (language, cleaner, espeak-ng
+    version, gst-tts's own phonemizer revision), so a changed frontend or language reads another
+    file and stale phonemes are never used. Written atomically; an unreadable file is ignored
+    (phonemes are made again).
+    """
+
+    def __init__(self, cache_dir: str | os.PathLike, frontend: PhonemeFrontend) -> None:
+        key = json.dumps({**frontend.to_dict(), "revision": PHONEMIZER_REVISION}, sort_keys=True)
+        self.path = Path(cache_dir) / f"phonemes-{hashlib.sha1(key.encode()).hexdigest()[:12]}.json"
+
+    def load(self) -> dict[str, str]:
+        """``{cleaned text: phonemes}`` saved earlier; empty when there is none."""
+        if not self.path.is_file():
+            return {}
+        try:
+            entries = json.loads(self.path.read_text(encoding="utf-8"))
+            if isinstance(entries, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in entries.items()):
+                return entries
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            pass
+        log.warning("%s: unreadable phoneme cache, phonemizing again", self.path)
+        return {}
+
+    def save(self, entries: dict[str, str]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        write_json(self.path, dict(sorted(entries.items())))
 
 
 def default_cache_dir(root: str | os.PathLike) -> Path:

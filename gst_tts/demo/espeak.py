@@ -9,33 +9,22 @@ the bundled variant files to start from.
 
 from __future__ import annotations
 
-import _ctypes
-import atexit
 import ctypes
 import functools
 import os
-import shutil
-import tempfile
 import threading
 
 import numpy as np
 
 from gst_tts.errors import GstTtsError, first_line
+from gst_tts.text import espeak as library
+from gst_tts.text.espeak import EE_OK as _EE_OK
 
 # Values from espeak-ng's speak_lib.h.
-_AUDIO_OUTPUT_SYNCHRONOUS = 0x02  # espeak_Synth returns once all audio went to the callback
-
-
-_INITIALIZE_DONT_EXIT = 0x8000  # report errors instead of calling exit()
-
-
 _CHARS_UTF8 = 1
 
 
 _POS_CHARACTER = 1
-
-
-_EE_OK = 0
 
 
 _PARAM_RATE = 1
@@ -49,7 +38,6 @@ _PARAM_RANGE = 4
 
 _PARAM_WORDGAP = 7  # extra pause between words, in units of 10 ms at the default rate
 
-_VARIANT_DIR = os.path.join("voices", "!v")  # variant files, relative to the data folder
 _CUSTOM_VARIANT = "gst-tts-variant"  # file-name stem of the variant synthesize(variant=...) writes
 
 
@@ -57,12 +45,6 @@ _CUSTOM_VARIANT = "gst-tts-variant"  # file-name stem of the variant synthesize(
 _SynthCallback = ctypes.CFUNCTYPE(
     ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.c_void_p
 )
-
-
-def _unload_library(handle: int) -> None:
-    """Unmaps a library opened with ctypes, so that the next load starts from fresh statics."""
-    close = getattr(_ctypes, "dlclose", None) or getattr(_ctypes, "FreeLibrary")
-    close(handle)
 
 
 class EspeakSynth:
@@ -73,18 +55,16 @@ class EspeakSynth:
     depend on every clip rendered before it in the process. To make each clip a pure
     function of its text and settings, every :meth:`synthesize` loads a private copy of the
     library, initialises it, renders, and unloads it again (about a millisecond). The copy
-    is made lazily, once per process; being private, it shares no state with other users of
-    espeak-ng in the process (a phonemizer, say). A lock serialises synthesis across threads.
+    is made lazily, once per process (:func:`gst_tts.text.espeak.private_library`); being private,
+    it shares no state with other users of espeak-ng in the process (the phonemizer, say). A lock
+    serialises synthesis across threads.
 
-    The data folder is private as well: links to the bundled ``espeak-ng-data`` entries, with a
-    ``voices/!v`` folder of its own that also holds the variant given to :meth:`synthesize` as
-    text.
+    The data folder is the process's private one (:func:`gst_tts.text.espeak.data_path`), whose
+    ``voices/!v`` folder also holds the variant given to :meth:`synthesize` as text.
     """
 
     _lock = threading.Lock()
-    _library_path: str | None = None  # the private copy
-    _data_path: str = ""
-    _owner_pid: int = 0  # process that made the copy; a forked child makes its own
+    _owner_pid: int = 0  # process whose data folder holds the custom variant files counted below
     _custom_text: str | None = None  # what the custom variant file holds now
     _custom_count: int = 0  # custom variant files written so far; the last one is f"{_CUSTOM_VARIANT}-{count}"
     _sample_rate: int = 0
@@ -169,10 +149,10 @@ class EspeakSynth:
         is removed, rather than rewriting one file in place: a truncating rewrite makes ext4 flush
         it to disk on close (milliseconds per utterance), a new file does not.
         """
-        if cls._library_path is None or cls._owner_pid != os.getpid():
-            cls._prepare()
+        if cls._owner_pid != os.getpid():  # a forked child has a data folder of its own
+            cls._owner_pid, cls._custom_text, cls._custom_count = os.getpid(), None, 0
         if cls._custom_text != text:
-            folder = os.path.join(cls._data_path, _VARIANT_DIR)
+            folder = os.path.join(library.data_path(), library.VARIANT_DIR)
             name = f"{_CUSTOM_VARIANT}-{cls._custom_count + 1}"
             try:
                 with open(os.path.join(folder, name), "x", encoding="utf-8") as f:
@@ -185,49 +165,16 @@ class EspeakSynth:
         return f"{_CUSTOM_VARIANT}-{cls._custom_count}"
 
     @classmethod
-    def _prepare(cls) -> None:
-        """Finds the bundled library and data, copies the library to a private file and makes the
-        private data folder."""
-        try:
-            import espeakng_loader
-
-            source = espeakng_loader.get_library_path()
-            bundled_data = espeakng_loader.get_data_path()
-            copy_dir = tempfile.mkdtemp(prefix="gst-tts-espeak-")
-            atexit.register(shutil.rmtree, copy_dir, True)
-            library_path = os.path.join(copy_dir, os.path.basename(source))
-            shutil.copyfile(source, library_path)
-            data_path = os.path.join(copy_dir, "espeak-ng-data")
-            _link_tree(bundled_data, data_path, keep=_VARIANT_DIR)
-        except (ImportError, OSError, RuntimeError) as error:
-            raise GstTtsError(f"cannot load espeak-ng from espeakng-loader: {first_line(error)}") from None
-        cls._library_path, cls._data_path, cls._owner_pid = library_path, data_path, os.getpid()
-        cls._custom_text, cls._custom_count = None, 0
-
-    @classmethod
     def _open(cls) -> ctypes.CDLL:
-        """Loads a fresh instance of the library and initialises it; the caller holds ``_lock``."""
-        if cls._library_path is None or cls._owner_pid != os.getpid():
-            cls._prepare()
-        try:
-            lib = ctypes.CDLL(cls._library_path)
-        except OSError as error:
-            raise GstTtsError(f"cannot load espeak-ng: {first_line(error)}") from None
-        lib.espeak_Initialize.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
+        """Loads a fresh instance of the private library and initialises it; the caller holds ``_lock``."""
+        lib, sample_rate = library.load_library(library.private_library("synth"), library.AUDIO_OUTPUT_SYNCHRONOUS)
         lib.espeak_SetSynthCallback.argtypes = [_SynthCallback]
         lib.espeak_SetSynthCallback.restype = None
-        lib.espeak_SetVoiceByName.argtypes = [ctypes.c_char_p]
         lib.espeak_SetParameter.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int]
         lib.espeak_Synth.argtypes = [
             ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint, ctypes.c_int,
             ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p,
         ]  # fmt: skip
-        sample_rate = lib.espeak_Initialize(
-            _AUDIO_OUTPUT_SYNCHRONOUS, 0, cls._data_path.encode("utf-8"), _INITIALIZE_DONT_EXIT
-        )
-        if sample_rate <= 0:
-            _unload_library(lib._handle)
-            raise GstTtsError(f"cannot initialise espeak-ng with data at {cls._data_path} (error {sample_rate})")
         lib.espeak_SetSynthCallback(cls._callback)
         cls._sample_rate = sample_rate
         return lib
@@ -235,33 +182,7 @@ class EspeakSynth:
     @staticmethod
     def _close(lib: ctypes.CDLL) -> None:
         lib.espeak_Terminate()
-        _unload_library(lib._handle)
-
-
-def _link_tree(source: str, target: str, keep: str) -> None:
-    """Makes ``target`` a folder of links to the entries of ``source``, except along the path
-    ``keep`` (relative), which becomes real folders so that files can be added to it. Copies
-    where the system refuses links."""
-    os.makedirs(target)
-    head, _, rest = keep.partition(os.sep)
-    for entry in os.listdir(source):
-        src, dst = os.path.join(source, entry), os.path.join(target, entry)
-        if entry == head:
-            if rest:
-                _link_tree(src, dst, rest)
-            else:  # the folder to add to: links to its files
-                os.makedirs(dst)
-                for name in os.listdir(src):
-                    _link_or_copy(os.path.join(src, name), os.path.join(dst, name))
-        else:
-            _link_or_copy(src, dst)
-
-
-def _link_or_copy(src: str, dst: str) -> None:
-    try:
-        os.symlink(src, dst)
-    except OSError:
-        (shutil.copytree if os.path.isdir(src) else shutil.copyfile)(src, dst)
+        library.unload_library(lib)
 
 
 @functools.lru_cache(maxsize=None)
@@ -274,7 +195,7 @@ def builtin_variant(name: str) -> str:
     try:
         import espeakng_loader
 
-        path = os.path.join(espeakng_loader.get_data_path(), _VARIANT_DIR, name)
+        path = os.path.join(espeakng_loader.get_data_path(), library.VARIANT_DIR, name)
         with open(path, encoding="utf-8") as f:
             return f.read()
     except (ImportError, OSError, RuntimeError, UnicodeDecodeError) as error:

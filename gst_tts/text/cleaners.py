@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import re
 from typing import Callable
+import unicodedata
 
 from unidecode import unidecode
 
@@ -282,6 +283,12 @@ def basic_cleaners(text: str) -> str:
     return collapse_whitespace(to_ascii(text).lower())
 
 
+def whitespace_cleaners(text: str) -> str:
+    """Compose Unicode (NFC) and collapse whitespace; case, letters and numbers are left to the
+    phonemizer, which normalises them by its language's own rules."""
+    return collapse_whitespace(unicodedata.normalize("NFC", text))
+
+
 def english_cleaners(text: str) -> str:
     """Normalise English text: ASCII, lowercase, abbreviations and numbers spelled out."""
     text = expand_currency(text)
@@ -294,6 +301,7 @@ def english_cleaners(text: str) -> str:
 CLEANERS: dict[str, Callable[[str], str]] = {
     "english": english_cleaners,
     "basic": basic_cleaners,
+    "whitespace": whitespace_cleaners,
 }
 
 

@@ -1,21 +1,30 @@
-"""The character symbol table: turns cleaned text into ids for the encoder and back.
+"""The symbol table: turns a text, through its frontend, into ids for the encoder and back.
 
 Entry 0 of a table is the padding symbol and entry 1 the end-of-sequence
-symbol; every other entry is one character. The padding and end-of-sequence
-characters themselves are never read from a text, so a "_" or "~" in the input
-is dropped like any other character that is not in the table.
+symbol; every other entry is one character (a letter, or one code point of IPA
+for the phoneme frontend). The padding and end-of-sequence characters themselves
+are never read from a text, so a "_" or "~" in the input is dropped like any
+other character that is not in the table.
+
+The character table is fixed (:data:`DEFAULT_SYMBOLS`); a phoneme table is built from the
+corpus (:meth:`SymbolTable.for_corpus`) and saved in the checkpoint with its frontend,
+language and espeak-ng version.
 """
 
 from __future__ import annotations
 
 import string
+import logging
 from typing import Any, Iterable, Sequence
 import warnings
 
 import torch
 
 from gst_tts.errors import GstTtsError, TextError
-from gst_tts.text.cleaners import get_cleaner
+from gst_tts.text.frontends import CharacterFrontend, PhonemeFrontend, TextFrontend, frontend_from_dict, symbols_of
+from gst_tts.text.phonemes import CLAUSE_PUNCTUATION, espeak_version
+
+log = logging.getLogger(__name__)
 
 PAD = "_"
 EOS = "~"
@@ -48,21 +57,38 @@ def _listing(chars: Iterable[str], most: int = 10) -> str:
 
 
 class SymbolTable:
-    """Maps characters to integer ids, after cleaning the text with a named cleaner.
+    """Maps the symbols of a text (its frontend's output) to integer ids.
 
     ``symbols[0]`` is the padding symbol and ``symbols[1]`` the end-of-sequence
     symbol; the rest are the characters the model can read. ``cleaner`` is a
-    name from ``gst_tts.text.cleaners.CLEANERS``.
+    name from ``gst_tts.text.cleaners.CLEANERS``, for the default ``characters``
+    frontend; ``frontend`` (:mod:`gst_tts.text.frontends`) replaces both.
     """
 
-    def __init__(self, symbols: Sequence[str] | None = None, cleaner: str = "english") -> None:
+    def __init__(self, symbols: Sequence[str] | None = None, cleaner: str = "english", *,
+                 frontend: TextFrontend | None = None) -> None:
         symbols = DEFAULT_SYMBOLS if symbols is None else tuple(symbols)
         _check_symbols(symbols)
         self._symbols: tuple[str, ...] = symbols
-        self._cleaner_name = cleaner
-        self._cleaner = get_cleaner(cleaner)  # fail now on an unknown name, not at first encode
+        # The cleaner's name is checked now, not at first encode.
+        self._frontend = frontend if frontend is not None else CharacterFrontend(cleaner)
         # Pad and eos are left out: they are added by the model, never read from text.
         self._ids = {symbol: i for i, symbol in enumerate(symbols) if i > 1}
+
+    @classmethod
+    def for_corpus(cls, frontend: TextFrontend, texts: Iterable[str]) -> SymbolTable:
+        """The table for a corpus read with ``frontend``: the default characters for the
+        ``characters`` frontend; for ``phonemes``, space and clause punctuation, then every
+        phoneme symbol of ``texts`` (through the frontend, ``{…}`` overrides included), sorted.
+
+        Raises ``TextError`` or ``GstTtsError`` as the frontend does (an unmatched brace, an
+        unknown language).
+        """
+        if not isinstance(frontend, PhonemeFrontend):
+            return cls(frontend=frontend)
+        fixed = (" ", *CLAUSE_PUNCTUATION)
+        found = symbols_of(frontend.to_symbols(text) for text in texts) - {PAD, EOS, *fixed}
+        return cls((PAD, EOS, *fixed, *sorted(found)), frontend=frontend)
 
     @property
     def pad_id(self) -> int:
@@ -82,7 +108,17 @@ class SymbolTable:
     @property
     def cleaner(self) -> str:
         """Name of the cleaner applied by ``clean`` and ``encode``."""
-        return self._cleaner_name
+        return self._frontend.cleaner
+
+    @property
+    def frontend(self) -> TextFrontend:
+        """What turns a text into this table's symbols."""
+        return self._frontend
+
+    @property
+    def language(self) -> str | None:
+        """The phoneme frontend's espeak-ng language; None for characters."""
+        return getattr(self._frontend, "language", None)
 
     def __len__(self) -> int:
         return len(self._symbols)
@@ -90,32 +126,49 @@ class SymbolTable:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, SymbolTable):
             return NotImplemented
-        return self._symbols == other._symbols and self._cleaner_name == other._cleaner_name
+        return self._symbols == other._symbols and self.to_dict() == other.to_dict()
 
     def __hash__(self) -> int:
-        return hash((self._symbols, self._cleaner_name))
+        return hash((self._symbols, self.cleaner, self.language))
 
     def __repr__(self) -> str:
-        return f"SymbolTable({len(self)} symbols, cleaner={self._cleaner_name!r})"
+        language = f", language={self.language!r}" if self.language else ""
+        return f"SymbolTable({len(self)} symbols, {self._frontend.name}, cleaner={self.cleaner!r}{language})"
 
     def clean(self, text: str) -> str:
-        """Normalise ``text`` with this table's cleaner; raises ``TextError`` for a non-string.
+        """Normalise ``text`` with this table's cleaner (the words, not yet phonemes; ``{…}``
+        overrides kept as written); raises ``TextError`` for a non-string.
 
         The cleaners' work is linear in the text's length (``tests/text/test_hostile_text.py``
         cleans 100,000-character adversarial inputs), so bounding a text's length bounds it.
         """
         if not isinstance(text, str):
             raise TextError(f"text must be a string, got {type(text).__name__}")
-        return self._cleaner(text)
+        return self._frontend.clean(text)
+
+    def to_symbols(self, text: str) -> str:
+        """What the model reads for ``text``: the cleaned characters, or the phonemes."""
+        if not isinstance(text, str):
+            raise TextError(f"text must be a string, got {type(text).__name__}")
+        return self._frontend.to_symbols(text)
 
     def encode(self, text: str) -> torch.Tensor:
-        """Clean ``text`` and return its ids followed by ``eos_id``, a LongTensor of shape (n,).
+        """Turn ``text`` into its ids followed by ``eos_id``, a LongTensor of shape (n,).
 
         Characters that are not in the table are dropped, with one
-        ``DroppedCharacterWarning`` naming them (the first ten). Raises ``TextError`` when
-        the cleaned text is empty or keeps no symbol other than spaces.
+        ``DroppedCharacterWarning`` naming them (the first ten); in a ``{…}`` pronunciation
+        they are a ``TextError`` naming the phoneme. Raises ``TextError`` when the cleaned
+        text is empty or keeps no symbol other than spaces.
         """
-        cleaned = self.clean(text)
+        if not isinstance(text, str):
+            raise TextError(f"text must be a string, got {type(text).__name__}")
+        segments = self._frontend.segments(text)
+        for symbols, override in segments:
+            unknown = [c for c in symbols if c not in self._ids] if override else []
+            if unknown:
+                raise TextError(f"unknown phoneme {unknown[0]!r} in {{{symbols}}}: this model reads "
+                                f"{_listing(s for s in self._symbols[2:] if not s.isspace())}")
+        cleaned = "".join(symbols for symbols, _ in segments)
         if not cleaned.strip():
             raise TextError(f"text is empty after cleaning: {quote_text(text)}")
         ids = [self._ids[char] for char in cleaned if char in self._ids]
@@ -150,16 +203,37 @@ class SymbolTable:
         """A plain dict (a list and strings) that ``from_dict`` turns back into this table.
 
         It holds no custom class, so a checkpoint that stores it loads with
-        ``torch.load(..., weights_only=True)``.
+        ``torch.load(..., weights_only=True)``. A character table's dict is ``symbols`` and
+        ``cleaner``, as before frontends existed; a phoneme table's adds ``frontend``,
+        ``language`` and ``espeak_version``.
         """
-        return {"symbols": list(self._symbols), "cleaner": self._cleaner_name}
+        return {"symbols": list(self._symbols), **self._frontend.to_dict()}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SymbolTable:
-        """Rebuild a table saved with ``to_dict``; raises ``GstTtsError`` for a malformed dict."""
+        """Rebuild a table saved with ``to_dict``; raises ``GstTtsError`` for a malformed dict.
+
+        A phoneme table made with another espeak-ng version than the installed one loads with
+        one warning: its pronunciations may differ from what the model learnt.
+        """
         if not isinstance(d, dict) or "symbols" not in d or "cleaner" not in d:
             raise GstTtsError("symbol table dict needs the keys 'symbols' and 'cleaner'")
-        return cls(d["symbols"], cleaner=d["cleaner"])
+        table = cls(d["symbols"], frontend=frontend_from_dict(d))
+        if isinstance(table.frontend, PhonemeFrontend):
+            _warn_on_other_espeak(table.frontend.espeak_version)
+        return table
+
+
+_warned_versions: set[tuple[str, str]] = set()
+
+
+def _warn_on_other_espeak(recorded: str) -> None:
+    """One warning per process when the espeak-ng that phonemizes now is not the recorded one."""
+    installed = espeak_version()
+    if installed != recorded and (recorded, installed) not in _warned_versions:
+        _warned_versions.add((recorded, installed))
+        log.warning("this model's phonemes were made with espeak-ng %s and %s is installed: "
+                    "some words may be pronounced differently", recorded, installed)
 
 
 def _check_symbols(symbols: tuple[str, ...]) -> None:

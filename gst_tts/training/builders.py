@@ -30,13 +30,14 @@ from gst_tts.audio.vocoders.checkpoint import GENERATOR_KINDS, HIFIGAN_KIND, SPE
 from gst_tts.audio.vocoders.discriminators import HiFiGANDiscriminator
 from gst_tts.audio.vocoders.hifigan import HiFiGANGenerator
 from gst_tts.audio.vocoders.spectral import MagnitudeEstimator, edge_frames
-from gst_tts.data.batching import Collate, LengthBucketSampler, TTSDataset, encode_texts
+from gst_tts.data.batching import Collate, LengthBucketSampler, TTSDataset, corpus_symbol_table, encode_texts
 from gst_tts.data.cache import FeatureCache, default_cache_dir
 from gst_tts.data.corpus import Utterance, read_corpus
 from gst_tts.data.prosody import PROSODY, ProsodyTargets, prosody_spec, read_prosody
 from gst_tts.data.split import split_train_val
 from gst_tts.errors import CheckpointError, GstTtsError, first_line
 from gst_tts.model import GSTTacotron
+from gst_tts.text.frontends import make_frontend
 from gst_tts.text.symbols import SymbolTable
 from gst_tts.checkpoints.acoustic import load_checkpoint
 from gst_tts.training.distributed import DistributedContext
@@ -49,8 +50,8 @@ MODEL_TARGET = "gst_tts.model.GSTTacotron"
 LOSS_TARGET = "gst_tts.training.losses.TacotronLoss"
 
 # Model arguments that the data decides; a model config that sets them would contradict the data.
-MODEL_FROM_DATA = {"n_symbols": "the symbol table (data.cleaner)", "n_mels": "data.audio.n_mels",
-                   "pad_id": "the symbol table (data.cleaner)",
+MODEL_FROM_DATA = {"n_symbols": "the symbol table (data.text, data.cleaner)", "n_mels": "data.audio.n_mels",
+                   "pad_id": "the symbol table (data.text, data.cleaner)",
                    "style_prosody_dim": "the prosody measures (data.prosody)"}
 
 
@@ -90,11 +91,15 @@ def build_audio_config(audio: DictConfig | Mapping[str, Any]) -> AudioConfig:
 
 
 def build_corpus(data: DictConfig) -> Corpus:
-    """Reads and validates ``data.root`` and encodes its texts with the ``data.cleaner`` symbol table."""
+    """Reads and validates ``data.root`` and encodes its texts with the symbol table of
+    ``data.text`` (frontend, language) and ``data.cleaner``; phonemes are cached beside the features."""
     if not data.root:
         raise GstTtsError("data.root is not set: give data.root=/path/to/corpus (LJSpeech format)")
-    symbols = SymbolTable(cleaner=str(data.cleaner))
+    text = data.get("text") or {}
+    frontend = make_frontend(str(text.get("frontend", "characters")), text.get("language"), str(data.cleaner))
     utterances = read_corpus(data.root)
+    cache_dir = Path(data.cache_dir) if data.cache_dir else default_cache_dir(data.root)
+    symbols = corpus_symbol_table(utterances, frontend, cache_dir)
     return Corpus(utterances, encode_texts(utterances, symbols), symbols)
 
 

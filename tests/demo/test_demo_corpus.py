@@ -265,7 +265,9 @@ def test_variant_text_scales_formants_and_replaces_the_pitch_line() -> None:
 def test_unloadable_library_raises_gst_tts_error(monkeypatch: pytest.MonkeyPatch) -> None:
     import espeakng_loader
 
-    monkeypatch.setattr(EspeakSynth, "_library_path", None)
+    from gst_tts.text import espeak
+
+    monkeypatch.setattr(espeak, "_folder", None)  # a new private folder: the library is copied again
     monkeypatch.setattr(espeakng_loader, "get_library_path", lambda: "/nonexistent/libespeak-ng.so")
     with pytest.raises(GstTtsError, match="espeak-ng"):
         EspeakSynth().synthesize("Hello.", "en-us", 175, 50)

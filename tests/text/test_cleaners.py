@@ -1,7 +1,7 @@
 import pytest
 
 from gst_tts.errors import GstTtsError
-from gst_tts.text.cleaners import CLEANERS, basic_cleaners, english_cleaners, get_cleaner
+from gst_tts.text.cleaners import CLEANERS, basic_cleaners, english_cleaners, get_cleaner, whitespace_cleaners
 
 
 @pytest.mark.parametrize(
@@ -132,10 +132,16 @@ def test_basic_cleaners_leaves_numbers():
     assert basic_cleaners("  Café  No. 5 \n") == "cafe no. 5"
 
 
+def test_whitespace_cleaners_leave_case_letters_and_numbers_to_the_phonemizer():
+    # "u" + combining diaeresis composes to "ü": espeak-ng and the symbol table see one code point.
+    assert whitespace_cleaners("  Herr Dr. Mu\u0308ller\tkam um 3.000  Uhr. ") == "Herr Dr. Müller kam um 3.000 Uhr."
+
+
 def test_get_cleaner():
     assert get_cleaner("english") is english_cleaners
     assert get_cleaner("basic") is basic_cleaners
-    assert set(CLEANERS) == {"english", "basic"}
+    assert get_cleaner("whitespace") is whitespace_cleaners
+    assert set(CLEANERS) == {"english", "basic", "whitespace"}
 
 
 def test_get_cleaner_unknown_name_lists_valid_names():
