@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import itertools
 import os
 import re
 import threading
@@ -160,3 +161,28 @@ def phonemize(text: str, language: str) -> str:
 def espeak_version() -> str:
     """The installed espeak-ng's version, as the phonemizer reports it."""
     return phonemizer().version
+
+
+def list_languages() -> list[tuple[str, str]]:
+    """espeak-ng's voices as ``(language code, name)`` (``("en-us", "English (America)")``), sorted
+    by code: each code is a ``language`` that :func:`phonemize` takes.
+
+    Raises:
+        GstTtsError: the library cannot be loaded.
+    """
+    phonemes = phonemizer()
+    found: dict[str, str] = {}
+    with phonemes._lock:  # the voice list is espeak-ng's static memory, rewritten by the next listing
+        lib = phonemes._library()
+        lib.espeak_ListVoices.argtypes = [ctypes.c_void_p]
+        lib.espeak_ListVoices.restype = ctypes.POINTER(ctypes.POINTER(_Voice))
+        voices = lib.espeak_ListVoices(None)  # NULL: every voice but the variants, NULL-terminated
+        for i in itertools.count():
+            if not voices[i]:
+                break
+            voice = voices[i].contents
+            # ``languages`` is (priority byte, name, NUL) pairs; the first name is the voice's own.
+            code = (voice.languages or b"")[1:].decode("ascii", "replace")
+            if _VOICE_NAME.match(code):  # the few others ("piqd", "chr-US-Qaaa-x-west") phonemize refuses
+                found.setdefault(code, (voice.name or b"").decode("utf-8", "replace"))
+    return sorted(found.items())
