@@ -25,6 +25,7 @@ COMMANDS = {
     "demo": ("demo", "run the whole demo (make demo): corpus, training, vocoders, checkpoint selection, report"),
     "make-demo-corpus": ("demo_corpus", "render the built-in many-style espeak-ng demo corpus"),
     "prepare": ("prepare", "compute and cache log-mel features of a corpus"),
+    "phonemize": ("phonemize", "print the symbols the model reads for a text: espeak-ng phonemes (or characters)"),
     "info": ("info", "print what a checkpoint holds: model, sizes, audio settings, tokens and heads, vocoders that fit"),
     "synthesize": ("synthesize", "speak text with a reference style, token weights or the neutral style"),
     "vocode": ("vocode", "copy synthesis: a recording's log-mel through a vocoder (Griffin-Lim or HiFi-GAN)"),
@@ -38,6 +39,9 @@ COMMANDS = {
     "demo-report": ("demo_report", "synthesize held-out sentences in unseen styles; summarise alignment and style transfer"),
     "serve": ("serve", "serve a checkpoint over HTTP: a synthesis API and a web page with style controls"),
 }
+
+#: Commands whose module imports no torch (nor gst_tts.cli.args): no environment check and no --threads.
+TORCH_FREE_COMMANDS = frozenset({"phonemize"})
 
 #: Old command name → its new name. The old ones still work, hidden from --help, with one deprecation line.
 RENAMED_COMMANDS = {"evaluate": "check-alignment", "style-transfer": "measure-transfer"}
@@ -112,19 +116,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 def load_command(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
     """Adds command ``name``'s arguments to ``parser`` (a :func:`build_parser` parser), once, and returns
-    its subparser. Imports the command's module, and so torch: the environment is checked first."""
+    its subparser. Imports the command's module, and so torch: the environment is checked first
+    (except for :data:`TORCH_FREE_COMMANDS`, which check it themselves if they come to need torch)."""
     from gst_tts.dependencies import require_dependencies
 
     sub = parser.subparsers.choices[name]
     if getattr(sub, "_loaded", False):
         return sub
-    require_dependencies()
-    from gst_tts.cli.args import positive_int
-
+    if name not in TORCH_FREE_COMMANDS:
+        require_dependencies()
     mod = importlib.import_module(f"gst_tts.cli.{COMMANDS[name][0]}")
     sub.description = (mod.__doc__ or COMMANDS[name][1]).strip().splitlines()[0]
     mod.add_arguments(sub)
-    if not getattr(mod, "OWN_THREADS_OPTION", False):
+    if name not in TORCH_FREE_COMMANDS and not getattr(mod, "OWN_THREADS_OPTION", False):
+        from gst_tts.cli.args import positive_int
+
         sub.add_argument("--threads", type=positive_int, default=None, metavar="N",
                          help="torch CPU threads (default: every core but one, or OMP_NUM_THREADS when set)")
     sub.set_defaults(_run=mod.run)
@@ -137,9 +143,10 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     warnings.filterwarnings("ignore", message=".*weights_only.*")
     try:
-        from gst_tts.runtime import configure_threads
+        if args.command not in TORCH_FREE_COMMANDS:
+            from gst_tts.runtime import configure_threads
 
-        configure_threads(args.threads)
+            configure_threads(args.threads)
         return int(args._run(args) or 0)
     except GstTtsError as exc:
         print(f"gst-tts {args.command}: error: {exc}", file=sys.stderr)

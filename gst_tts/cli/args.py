@@ -27,6 +27,8 @@ from gst_tts.inference.decoding import UNSPLIT_MAX_DECODER_STEPS, DecodingConfig
 from gst_tts.inference.style import Style, parse_style_mix, parse_style_weights
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.inference.vocoder_choice import AUTO, resolve_vocoder
+# The text options need no torch, so they live apart for the commands that load none (phonemize).
+from gst_tts.cli.text_input import STDIN, add_text_arguments, one_text, read_text_input
 from gst_tts.text.split import DEFAULT_MAX_CHARS
 
 __all__ = [
@@ -42,8 +44,6 @@ log = logging.getLogger("gst_tts.cli")
 DEFAULT_SEED = 0
 #: ``--batch-size``'s default on every command that has one.
 DEFAULT_BATCH_SIZE = 16
-#: ``--text-file``'s name for standard input.
-STDIN = "-"
 
 
 def add_seed_argument(p: argparse.ArgumentParser, what: str) -> None:
@@ -60,59 +60,6 @@ def add_batch_size_argument(p: argparse.ArgumentParser, what: str) -> None:
 def add_progress_argument(p: argparse.ArgumentParser) -> None:
     """``--no-progress``: the command's progress bars show nothing."""
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-
-
-# ---------------------------------------------------------------- text
-
-
-def add_text_arguments(p: argparse.ArgumentParser, *, text_help: str, file_help: str, required: bool = False,
-                       default: str | None = None) -> argparse._MutuallyExclusiveGroup:
-    """``--text TEXT`` or ``--text-file PATH`` (``-``: standard input), at most one. Returns the group,
-    for a hidden deprecated alias of either.
-
-    Args:
-        text_help, file_help: what the text is to this command.
-        required: one of them must be given. Default False.
-        default: ``--text``'s default. Default None.
-    """
-    g = p.add_mutually_exclusive_group(required=required)
-    g.add_argument("--text", default=default, help=text_help)
-    g.add_argument("--text-file", type=Path, default=None, metavar="PATH", help=f"{file_help}; - reads standard input")
-    return g
-
-
-def read_text_input(path: Path, option: str = "--text-file") -> str:
-    """The UTF-8 text of ``path``, or of standard input when ``path`` is ``-``; line ends as ``\n``.
-
-    Raises:
-        GstTtsError: missing or unreadable (one line naming the file and the option).
-    """
-    if str(path) == STDIN:
-        try:
-            return sys.stdin.buffer.read().decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise GstTtsError(f"{option} -: standard input is not readable as UTF-8 text ({type(exc).__name__})") from None
-    if not Path(path).is_file():
-        raise GstTtsError(f"{option} {path}: text file not found")
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise GstTtsError(f"{option} {path}: not readable as UTF-8 text ({type(exc).__name__})") from None
-
-
-def one_text(args: argparse.Namespace) -> str | None:
-    """The one text of :func:`add_text_arguments`' options: ``--text``, or ``--text-file``'s non-blank
-    lines joined by spaces; None when neither is given.
-
-    Raises:
-        GstTtsError: a text file that is unreadable or blank.
-    """
-    if args.text_file is None:
-        return args.text
-    text = " ".join(line.strip() for line in read_text_input(args.text_file).split("\n") if line.strip())
-    if not text:
-        raise GstTtsError(f"--text-file {args.text_file}: no text (every line is blank)")
-    return text
 
 
 # ---------------------------------------------------------------- references

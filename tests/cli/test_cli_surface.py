@@ -20,6 +20,7 @@ MINIMAL = {
     "demo": [],
     "make-demo-corpus": ["--out", "corpus"],
     "prepare": ["--corpus", "corpus"],
+    "phonemize": ["Hi."],
     "info": ["c.pt"],
     "synthesize": ["--checkpoint", "c.pt", "--text", "Hi.", "--out", "x.wav"],
     "vocode": ["--reference", "r.wav", "--out", "x.wav"],
@@ -56,7 +57,7 @@ def parse(argv: list[str]):
 
 
 def test_every_command_is_listed_in_workflow_order_and_parses():
-    assert list(COMMANDS)[:4] == ["demo", "make-demo-corpus", "prepare", "info"] and list(COMMANDS)[-1] == "serve"
+    assert list(COMMANDS)[:5] == ["demo", "make-demo-corpus", "prepare", "phonemize", "info"] and list(COMMANDS)[-1] == "serve"
     assert set(MINIMAL) == set(COMMANDS)
     for command, argv in MINIMAL.items():
         assert parse([command, *argv]).command == command
