@@ -112,7 +112,7 @@ def _acoustic_info(stored: Any, path: Path) -> dict[str, Any]:
         "reduction_factor": config["reduction_factor"],
         "audio": _audio(asdict(audio_config)),
         "symbols": {"count": len(symbols), "cleaner": symbols.cleaner, "pad": symbols.symbols[0], "end": symbols.symbols[1],
-                    "characters": "".join(symbols.symbols[2:])},
+                    "characters": "".join(symbols.symbols[2:]), **_frontend(symbols)},
         "step": ckpt.get("step"),
         "style": {"tokens": tokens, "heads": heads, "count_from": 0, "token_ids": f"0-{tokens - 1}", "head_ids": f"0-{heads - 1}"},
         "mel_normalisation": {"present": True, "channels": int(stats.mean.numel())},
@@ -122,6 +122,23 @@ def _acoustic_info(stored: Any, path: Path) -> dict[str, Any]:
         "digest": _digest(ckpt),
         "vocoders": _fitting_vocoders(path, audio_config),
     }
+
+
+def _frontend(symbols: Any) -> dict[str, Any]:
+    """What the model reads: ``frontend``, ``language`` and ``espeak_version`` (``recorded``, the one its
+    phonemes were made with, and ``installed``, the one synthesis would phonemize with); the last
+    two None for characters."""
+    from gst_tts.text.frontends import PhonemeFrontend
+    from gst_tts.text.phonemes import espeak_version
+
+    if not isinstance(symbols.frontend, PhonemeFrontend):
+        return {"frontend": symbols.frontend.name, "language": None, "espeak_version": None}
+    try:
+        installed = espeak_version()
+    except GstTtsError as exc:  # no usable espeak-ng here: still worth reading the rest
+        installed = f"unavailable ({exc})"
+    return {"frontend": symbols.frontend.name, "language": symbols.language,
+            "espeak_version": {"recorded": symbols.frontend.espeak_version, "installed": installed}}
 
 
 def _fitting_vocoders(path: Path, audio_config: Any) -> list[dict[str, Any]]:
@@ -263,6 +280,7 @@ def _rows(info: Mapping[str, Any]) -> list[tuple[str, str]]:
             f"{k.removeprefix('attention_')} {_plain(v)}" for k, v in attention.items() if k != "kind") + ")"),
         ("r (frames per step)", str(info["reduction_factor"])),
         ("audio", audio_line),
+        ("text frontend", _frontend_line(symbols)),
         ("symbols", f"{symbols['count']} ({symbols['cleaner']} cleaner): pad {symbols['pad']!r}, end {symbols['end']!r}, "
                     f"characters {shown!r}" + (f" and {more} more" if more > 0 else "")),
         ("step", str(info["step"])),
@@ -284,6 +302,14 @@ def _rows(info: Mapping[str, Any]) -> list[tuple[str, str]]:
         else:
             rows.append((key, f"{vocoder['vocoder']} does not fit ({vocoder['source']}): {vocoder['problem']}"))
     return rows
+
+
+def _frontend_line(symbols: Mapping[str, Any]) -> str:
+    if symbols["language"] is None:
+        return symbols["frontend"]
+    version = symbols["espeak_version"]
+    same = "the same installed" if version["installed"] == version["recorded"] else f"{version['installed']} installed"
+    return f"{symbols['frontend']} ({symbols['language']}), espeak-ng {version['recorded']} when made, {same}"
 
 
 def _plain(value: Any) -> str:

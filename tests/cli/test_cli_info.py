@@ -15,13 +15,16 @@ from conftest import TINY_GENERATOR, TINY_MODEL, write_tiny_checkpoint
 import pytest
 import torch
 
-from gst_tts.audio.features import AudioConfig
+from gst_tts.audio.features import AudioConfig, MelStats
 from gst_tts.audio.vocoders.checkpoint import save_vocoder_checkpoint, vocoder_payload
 from gst_tts.audio.vocoders.hifigan import HiFiGANGenerator
+from gst_tts.checkpoints.acoustic import checkpoint_payload, save_checkpoint
 from gst_tts.cli import info
 from gst_tts.errors import GstTtsError
 from gst_tts.inference.vocoder_choice import record_vocoder
 from gst_tts.model import GSTTacotron
+from gst_tts.text.frontends import PhonemeFrontend
+from gst_tts.text.phonemes import espeak_version
 from gst_tts.text.symbols import SymbolTable
 
 
@@ -81,6 +84,7 @@ def test_an_acoustic_checkpoint_in_aligned_lines(capsys, demo_like):
     assert got["attention"].startswith("location_sensitive (dim 16, location False, location_filters 4, location_kernel_size 5")
     assert got["audio"] == "22050 Hz, 80 mels, hop 256, window 1024, n_fft 1024, 0-8000 Hz"
     assert got["symbols"].startswith(f"{n_symbols} (english cleaner): pad '_', end '~'")
+    assert got["text frontend"] == "characters"
     assert got["step"] == "7"
     assert got["style tokens"].startswith("5 per head, ids 0-4 (counted from 0)")
     assert got["style heads"].startswith("2, ids 0-1 (counted from 0)")
@@ -108,8 +112,27 @@ def test_json_holds_the_same(capsys, demo_like):
     assert data["kind"] == "acoustic" and data["reduction_factor"] == TINY_MODEL["reduction_factor"]
     assert data["style"] == {"tokens": 5, "heads": 2, "count_from": 0, "token_ids": "0-4", "head_ids": "0-1"}
     assert data["audio"]["n_mels"] == 80 and data["symbols"]["count"] == len(SymbolTable())
+    assert (data["symbols"]["frontend"], data["symbols"]["language"], data["symbols"]["espeak_version"]) == (
+        "characters", None, None)
     assert {v["vocoder"]: v["fits"] for v in data["vocoders"]} == {
         "griffin-lim": True, str(demo_like["fits"]): True, str(demo_like["other"]): False}
+
+
+def test_a_phoneme_checkpoint_shows_its_language_and_espeak_versions(capsys, tmp_path):
+    # Made with an older espeak-ng than the installed one, as a checkpoint from another machine may be.
+    symbols = SymbolTable.for_corpus(PhonemeFrontend("de", espeak_version="1.48.0"), ["Guten Tag, Welt!"])
+    config = dict(TINY_MODEL, n_symbols=len(symbols), n_mels=80)
+    path = save_checkpoint(tmp_path / "de.pt", checkpoint_payload(
+        model_state=GSTTacotron(**config).state_dict(), model_config=config, symbols=symbols, audio_config=AudioConfig(),
+        mel_stats=MelStats(torch.full((80,), -5.0), torch.full((80,), 2.0)), step=3))
+    installed = espeak_version()
+    assert installed != "1.48.0"
+    got = fields(run_info(capsys, str(path)))
+    assert got["text frontend"] == f"phonemes (de), espeak-ng 1.48.0 when made, {installed} installed"
+    assert got["symbols"].startswith(f"{len(symbols)} (whitespace cleaner)") and "ɡ" in got["symbols"]
+    data = json.loads(run_info(capsys, str(path), "--json"))["symbols"]
+    assert (data["frontend"], data["language"]) == ("phonemes", "de")
+    assert data["espeak_version"] == {"recorded": "1.48.0", "installed": installed}
 
 
 def test_a_vocoder_checkpoint(capsys, tmp_path):
