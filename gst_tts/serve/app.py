@@ -56,7 +56,7 @@ from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gst_tts.audio.io import wav_bytes
-from gst_tts.errors import AudioError, GstTtsError, first_line
+from gst_tts.errors import AudioError, GstTtsError, TextError, first_line
 from gst_tts.inference.results import SynthesisResult
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.inference.vocoder_choice import KIND_NAMES
@@ -376,7 +376,9 @@ class _Service:
     # ---------------------------------------------------------------- text and style
 
     def check_text(self, text: str) -> None:
-        """422 for a text the model cannot speak: empty, too long, unknown characters, punctuation only."""
+        """422 for a text the model cannot speak: empty, too long, a malformed or unknown ``{…}``
+        pronunciation, symbols the model lacks, punctuation only. The symbols judged are those the
+        model reads (its frontend's: the cleaned characters, or the phonemes)."""
         if not text.strip():
             raise ApiError(422, "text is empty")
         try:
@@ -385,22 +387,40 @@ class _Service:
             raise ApiError(422, "text is not valid Unicode (it holds a lone surrogate)") from None
         if len(text) > self.limits.max_text_chars:
             raise ApiError(422, f"text is {len(text)} characters; the limit is {self.limits.max_text_chars}")
-        try:
-            cleaned = self.synth.symbols.clean(text)
-        except Exception as exc:  # the cleaners' libraries (inflect, unidecode) raise assorted types on odd input
-            raise ApiError(422, f"text could not be normalised ({first_line(exc, 100)})") from None
-        # Numbers and abbreviations are spelled out: the spoken form is bounded too, since it sets the work.
+        table = self.synth.symbols
+        cleaned = self._read(table.clean, text)
+        # Numbers and abbreviations are spelled out: the spoken form is bounded too, since it sets the work
+        # (and, for phonemes, espeak-ng's).
         if len(cleaned) > 4 * self.limits.max_text_chars:
             raise ApiError(422, f"text is {len(cleaned)} characters once numbers and abbreviations are spelled out; "
                                 f"the limit is {4 * self.limits.max_text_chars}")
-        unknown = list(dict.fromkeys(c for c in cleaned if c not in self._readable))
+        segments = self._read(table.frontend.segments, text)
+        for symbols, override in segments:
+            unknown = [c for c in symbols if c not in self._readable] if override else []
+            if unknown:  # a pronunciation is taken as written: no symbol of it may be dropped
+                raise ApiError(422, f"unknown phoneme {unknown[0]!r} in {{{symbols if len(symbols) <= 40 else symbols[:40] + '…'}}}: "
+                                    f"this model reads {_reads(table)}")
+        symbols = "".join(piece for piece, _ in segments)
+        unknown = list(dict.fromkeys(c for c in symbols if c not in self._readable))
         if unknown:
             shown = ", ".join(repr(c) for c in unknown[:10]) + (f" and {len(unknown) - 10} more" if len(unknown) > 10 else "")
-            raise ApiError(422, f"text has characters the model cannot read: {shown}")
-        if not cleaned.strip():
+            what = "phonemes" if table.language else "characters"
+            raise ApiError(422, f"text has {what} the model cannot read: {shown}")
+        if not symbols.strip():
             raise ApiError(422, "text is empty after normalisation")
-        if not any(c.isalnum() for c in cleaned):
+        if not any(c.isalnum() for c in symbols):
             raise ApiError(422, "text has nothing to speak (only punctuation)")
+
+    @staticmethod
+    def _read(step: Any, text: str) -> Any:
+        """``step(text)`` (the frontend's cleaning or its symbols); a TextError (an unmatched brace) is a
+        422 with its own line, anything else the libraries raise on odd input one naming its kind."""
+        try:
+            return step(text)
+        except TextError as exc:
+            raise ApiError(422, str(exc)) from None
+        except Exception as exc:  # the cleaners' libraries (inflect, unidecode) raise assorted types on odd input
+            raise ApiError(422, f"text could not be normalised ({first_line(exc, 100)})") from None
 
     def style(self, *, style_weights: Mapping[str, float] | None, reference_id: str | None,
               mix: Mapping[str, float] | None, style_dials: Mapping[str, float] | None = None) -> np.ndarray:
@@ -559,7 +579,10 @@ class _Service:
             "tokens": list(range(synth.n_tokens)),
             "heads": list(range(synth.n_heads)),
             "neutral_weight": 1.0 / synth.n_tokens,
-            "frontend": {"cleaner": synth.symbols.cleaner, "characters": "".join(synth.symbols.symbols[2:])},
+            "frontend": {"cleaner": synth.symbols.cleaner, "characters": "".join(synth.symbols.symbols[2:]),
+                         "frontend": synth.symbols.frontend.name, "language": synth.symbols.language,
+                         # the version its phonemes were made with; None for characters
+                         "espeak_version": getattr(synth.symbols.frontend, "espeak_version", None)},
             "vocoders": list(self.queue.vocoders),
             "default_vocoder": self.queue.default_vocoder,
             "vocoder": self.vocoder_description,  # which speaks and why, in one line
@@ -583,6 +606,11 @@ def _path_id() -> Any:
     from fastapi import Path as PathParam
 
     return PathParam(max_length=64)
+
+
+def _reads(table: Any) -> str:
+    """What a symbol table's model reads, for a message: ``"phonemes (en-us)"`` or ``"characters"``."""
+    return f"phonemes ({table.language})" if table.language else "characters"
 
 
 def _quote(value: str, limit: int = 40) -> str:

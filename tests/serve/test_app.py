@@ -13,16 +13,23 @@ import threading
 import numpy as np
 import pytest
 import soundfile as sf
+import torch
 
 pytest.importorskip("fastapi", reason="the serve extra is not installed: pip install 'gst-tts[serve]'")
 from fastapi.testclient import TestClient  # noqa: E402
 
-from conftest import tone  # noqa: E402
+from conftest import TINY_MODEL, tone  # noqa: E402
+from gst_tts.audio.features import AudioConfig, MelStats  # noqa: E402
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder  # noqa: E402
+from gst_tts.checkpoints.acoustic import checkpoint_payload, save_checkpoint  # noqa: E402
 from gst_tts.inference.decoding import DecodingConfig  # noqa: E402
 from gst_tts.inference.synthesizer import Synthesizer  # noqa: E402
 from gst_tts.serve.app import STATIC_DIR, ServeLimits, create_app  # noqa: E402
 from gst_tts.serve.batching import BatchingQueue  # noqa: E402
+from gst_tts.model import GSTTacotron  # noqa: E402
+from gst_tts.text.frontends import PhonemeFrontend  # noqa: E402
+from gst_tts.text.phonemes import espeak_version, phonemize  # noqa: E402
+from gst_tts.text.symbols import SymbolTable  # noqa: E402
 
 # The random tiny model never emits its stop token: a low step bound keeps every synthesis short.
 DECODING = DecodingConfig(max_decoder_steps=40)
@@ -142,6 +149,7 @@ def test_model_and_health(client, synth):
     assert m["tokens"] == list(range(synth.n_tokens)) and m["heads"] == list(range(synth.n_heads))
     assert m["vocoders"] == ["griffin-lim"] and m["frontend"]["cleaner"] == synth.symbols.cleaner
     assert "a" in m["frontend"]["characters"] and m["limits"]["max_text_chars"] == 500
+    assert (m["frontend"]["frontend"], m["frontend"]["language"], m["frontend"]["espeak_version"]) == ("characters", None, None)
     h = client.get("/api/health").json()
     assert h["status"] == "ok" and h["queue"]["max_queue"] == 32
 
@@ -518,3 +526,49 @@ def test_references_are_encoded_on_the_worker_and_a_full_queue_is_503(synth, mon
         first.join(30), second.join(30)
     assert answers["Running."].status_code == answers["Waiting."].status_code == 200
     assert threads == ["gst-tts-synthesis"]  # the refused upload never reached the model
+
+
+# ---------------------------------------------------------------- a phoneme checkpoint
+
+PHONEME_CORPUS = ["Hello, world!", "The quick brown fox jumps over the lazy dog."]
+
+
+@pytest.fixture(scope="module")
+def phoneme_synth(tmp_path_factory) -> Synthesizer:
+    """An untrained tiny model reading en-us phonemes of :data:`PHONEME_CORPUS`."""
+    symbols = SymbolTable.for_corpus(PhonemeFrontend("en-us"), PHONEME_CORPUS)
+    config = dict(TINY_MODEL, n_symbols=len(symbols), n_mels=80)
+    path = save_checkpoint(tmp_path_factory.mktemp("phonemes") / "phonemes.pt", checkpoint_payload(
+        model_state=GSTTacotron(**config).state_dict(), model_config=config, symbols=symbols, audio_config=AudioConfig(),
+        mel_stats=MelStats(torch.full((80,), -5.0), torch.full((80,), 2.0)), step=0))
+    s = Synthesizer.from_checkpoint(path, device="cpu")
+    s.vocoder = GriffinLimVocoder(s.audio_config, n_iter=4)
+    return s
+
+
+def test_a_phoneme_model_reports_its_language(phoneme_synth):
+    with make_client(phoneme_synth) as client:
+        frontend = client.get("/api/model").json()["frontend"]
+    assert (frontend["frontend"], frontend["language"], frontend["espeak_version"]) == ("phonemes", "en-us", espeak_version())
+    assert frontend["characters"] == "".join(phoneme_synth.symbols.symbols[2:]) and "ˈ" in frontend["characters"]
+
+
+def test_a_phoneme_model_speaks_a_pronunciation_override(phoneme_synth):
+    # Spelled with this corpus's phonemes ("brown" + "dog"), not a word espeak-ng would give them for.
+    override = "bɹˈaʊn dˈɑːɡ"
+    assert set(override) <= set(phoneme_synth.symbols.symbols)
+    with make_client(phoneme_synth) as client:
+        r = client.post("/api/synthesize?format=json", json={"text": f"Hello, {{{override}}}!"})
+        assert r.status_code == 200, r.text
+        assert r.json()["cleaned_text"] == f"hello, {{{override}}}!"  # the words, the pronunciation as written
+        assert client.get("/api/tts", params={"text": f"The {{{override}}}."}).status_code == 200
+
+
+def test_a_phoneme_model_names_what_it_cannot_read(phoneme_synth):
+    assert "ʃ" in phonemize("shush", "en-us") and "ʃ" not in phoneme_synth.symbols.symbols
+    with make_client(phoneme_synth) as client:
+        assert_error(client.post("/api/synthesize", json={"text": "I met {ʃ} today."}), 422,
+                     "unknown phoneme 'ʃ' in {ʃ}", "phonemes (en-us)")
+        assert_error(client.post("/api/synthesize", json={"text": "Hello {wˈɜːld"}), 422, "unmatched '{'")
+        # A word whose phonemes the corpus lacks is refused as characters are, naming the phoneme.
+        assert_error(client.post("/api/synthesize", json={"text": "shush"}), 422, "phonemes the model cannot read: 'ʃ'")

@@ -5,23 +5,30 @@ and shows a server error readably. Skips with its reason where Chromium or Playw
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 import socket
 import threading
 
 import pytest
 import soundfile as sf
+import torch
 
 pytest.importorskip("fastapi", reason="the serve extra is not installed: pip install 'gst-tts[serve]'")
 uvicorn = pytest.importorskip("uvicorn", reason="the serve extra is not installed: pip install 'gst-tts[serve]'")
 playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (it comes with the dev extra)")
 
-from conftest import tone  # noqa: E402
+from conftest import TINY_MODEL, tone  # noqa: E402
+from gst_tts.audio.features import AudioConfig, MelStats  # noqa: E402
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder  # noqa: E402
 from gst_tts.inference.decoding import DecodingConfig  # noqa: E402
 from gst_tts.inference.synthesizer import Synthesizer  # noqa: E402
 from gst_tts.serve.app import create_app  # noqa: E402
 from gst_tts.serve.batching import BatchingQueue  # noqa: E402
+from gst_tts.checkpoints.acoustic import checkpoint_payload, save_checkpoint  # noqa: E402
+from gst_tts.model import GSTTacotron  # noqa: E402
+from gst_tts.text.frontends import PhonemeFrontend  # noqa: E402
+from gst_tts.text.symbols import SymbolTable  # noqa: E402
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} not found: apt-get install chromium (.ci/run does)")
@@ -32,9 +39,9 @@ BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networkin
                 "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream"]
 
 
-@pytest.fixture(scope="module")
-def server(tiny_checkpoint):
-    synth = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu")
+@contextlib.contextmanager
+def serving(synth: Synthesizer):
+    """A live server of ``synth`` on a free loopback port; yields its URL."""
     synth.vocoder = GriffinLimVocoder(synth.audio_config, n_iter=4)
     app = create_app(BatchingQueue(synth, decoding=DecodingConfig(max_decoder_steps=60)))
     sock = socket.socket()
@@ -47,9 +54,28 @@ def server(tiny_checkpoint):
             break
         threading.Event().wait(0.02)
     assert server.started
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}", synth
+    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
     server.should_exit = True
     thread.join(30)
+
+
+@pytest.fixture(scope="module")
+def server(tiny_checkpoint):
+    synth = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu")
+    with serving(synth) as url:
+        yield url, synth
+
+
+@pytest.fixture(scope="module")
+def phoneme_server(tmp_path_factory):
+    """A server of an untrained tiny model reading en-us phonemes of two sentences."""
+    symbols = SymbolTable.for_corpus(PhonemeFrontend("en-us"), ["Hello, world!", "The quick brown fox jumps over the lazy dog."])
+    config = dict(TINY_MODEL, n_symbols=len(symbols), n_mels=80)
+    path = save_checkpoint(tmp_path_factory.mktemp("phonemes") / "phonemes.pt", checkpoint_payload(
+        model_state=GSTTacotron(**config).state_dict(), model_config=config, symbols=symbols, audio_config=AudioConfig(),
+        mel_stats=MelStats(torch.full((80,), -5.0), torch.full((80,), 2.0)), step=0))
+    with serving(Synthesizer.from_checkpoint(path, device="cpu")) as url:
+        yield url
 
 
 @pytest.fixture
@@ -138,3 +164,22 @@ def test_page_says_which_vocoder_speaks(server, page):
     page.wait_for_function("document.getElementById('vocoder-line').textContent !== ''")
     assert page.locator("#vocoder-line").text_content() == "Vocoder: Griffin-Lim"
     assert "style tokens" in page.locator("#model-line").text_content()
+    # A characters model: no word about pronunciations in braces.
+    assert page.locator("#reads-line").text_content() == "This model reads characters"
+    assert page.locator("#override-hint").is_hidden()
+
+
+def test_page_of_a_phoneme_model_shows_its_language_and_speaks_a_pronunciation(phoneme_server, page):
+    page.goto(phoneme_server + "/")
+    page.wait_for_function("document.getElementById('reads-line').textContent !== ''")
+    assert page.locator("#reads-line").text_content() == "This model reads phonemes (en-us)"
+    assert page.locator("#override-hint").is_visible() and "{" in page.locator("#override-hint").text_content()
+    page.fill("#text", "Hello, {bɹˈaʊn dˈɑːɡ}!")
+    with page.expect_response("**/api/synthesize*") as answered:
+        page.click("#speak")
+    assert answered.value.status == 200, answered.value.text()
+    # A phoneme the model lacks, in braces: the server's one line, shown as the page's error.
+    page.fill("#text", "I met {ʃ} today.")
+    page.click("#speak")
+    page.wait_for_selector("#error:not([hidden])")
+    assert "unknown phoneme 'ʃ' in {ʃ}" in page.inner_text("#error")

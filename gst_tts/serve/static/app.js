@@ -97,6 +97,10 @@ async function loadModel() {
   $("model-line").textContent =
     `${m.n_tokens} style tokens × ${m.n_heads} heads · ${m.sample_rate} Hz`;
   $("vocoder-line").textContent = `Vocoder: ${m.vocoder}`;
+  // What the model reads; a {…} pronunciation means something only to a phoneme model.
+  const phonemes = m.frontend.frontend === "phonemes";
+  $("reads-line").textContent = phonemes ? `This model reads phonemes (${m.frontend.language})` : "This model reads characters";
+  $("override-hint").hidden = !phonemes;
   $("text").maxLength = m.limits.max_text_chars;
   $("text-limit").textContent = m.limits.max_text_chars;
   buildSliders();
