@@ -308,8 +308,8 @@ def _frontend_line(symbols: Mapping[str, Any]) -> str:
     if symbols["language"] is None:
         return symbols["frontend"]
     version = symbols["espeak_version"]
-    same = "the same installed" if version["installed"] == version["recorded"] else f"{version['installed']} installed"
-    return f"{symbols['frontend']} ({symbols['language']}), espeak-ng {version['recorded']} when made, {same}"
+    installed = "the same" if version["installed"] == version["recorded"] else version["installed"]
+    return f"{symbols['frontend']} ({symbols['language']}), made with espeak-ng {version['recorded']}; installed: {installed}"
 
 
 def _plain(value: Any) -> str:

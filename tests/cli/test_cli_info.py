@@ -128,7 +128,7 @@ def test_a_phoneme_checkpoint_shows_its_language_and_espeak_versions(capsys, tmp
     installed = espeak_version()
     assert installed != "1.48.0"
     got = fields(run_info(capsys, str(path)))
-    assert got["text frontend"] == f"phonemes (de), espeak-ng 1.48.0 when made, {installed} installed"
+    assert got["text frontend"] == f"phonemes (de), made with espeak-ng 1.48.0; installed: {installed}"
     assert got["symbols"].startswith(f"{len(symbols)} (whitespace cleaner)") and "ɡ" in got["symbols"]
     data = json.loads(run_info(capsys, str(path), "--json"))["symbols"]
     assert (data["frontend"], data["language"]) == ("phonemes", "de")
