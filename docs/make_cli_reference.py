@@ -16,10 +16,12 @@ OUT = Path(__file__).resolve().parent / "cli.md"
 
 def _flag(action: argparse.Action) -> str:
     """``--name VALUE`` (or ``--name``), as a user types it."""
-    names = ", ".join(action.option_strings) if action.option_strings else action.dest
+    if not action.option_strings:  # a positional argument: what the user types is its metavar
+        return action.metavar or action.dest
+    names = ", ".join(action.option_strings)
     if action.nargs == 0:
         return names
-    metavar = action.metavar or (action.dest.upper() if action.option_strings else action.dest)
+    metavar = action.metavar or action.dest.upper()
     many = " ..." if action.nargs in ("+", "*") else ""
     return f"{names} {metavar}{many}"
 

@@ -1,5 +1,6 @@
-"""Compute and cache log-mel features of an LJSpeech-format corpus, and its phonemes with
-``--frontend phonemes`` (training does this too)."""
+"""Compute and cache log-mel features of an LJSpeech-format corpus (training does this too).
+
+With ``--frontend phonemes`` the transcripts' phonemes are checked and cached as well."""
 
 from __future__ import annotations
 

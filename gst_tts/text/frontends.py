@@ -24,6 +24,8 @@ from gst_tts.text.phonemes import CLAUSE_PUNCTUATION, espeak_version, phonemize,
 
 FRONTENDS = ("characters", "phonemes")
 DEFAULT_LANGUAGE = "en-us"
+#: Most text pieces a phoneme frontend remembers the phonemes of (a corpus's, at most; LJSpeech has 13,100).
+MAX_REMEMBERED = 200_000
 
 _OVERRIDE = re.compile(r"\{([^{}]*)\}")
 _SPACES = re.compile(r"\s+")
@@ -146,7 +148,9 @@ class PhonemeFrontend(TextFrontend):
             return ""
         phonemes = self._memo.get(cleaned)
         if phonemes is None:
-            phonemes = self._memo[cleaned] = phonemize(cleaned, self.language)
+            phonemes = phonemize(cleaned, self.language)
+            if len(self._memo) < MAX_REMEMBERED:  # a server meets endless new texts: stay bounded
+                self._memo[cleaned] = phonemes
         return phonemes
 
     def to_dict(self) -> dict[str, Any]:

@@ -97,7 +97,7 @@ class EspeakPhonemizer:
                     != library.EE_OK):
                 self._voice = None
                 raise GstTtsError(f"espeak-ng has no language {language!r}; give an espeak-ng voice such as "
-                                  "en-us, en-gb, de, es, fr (`espeak-ng --voices` lists them)")
+                                  "en-us, en-gb, de, es, fr (`gst-tts phonemize --list-languages` lists them)")
             self._voice = language
         return lib
 

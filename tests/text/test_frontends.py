@@ -8,7 +8,7 @@ import logging
 import pytest
 
 from gst_tts.errors import GstTtsError, TextError
-from gst_tts.text import symbols as symbols_module
+from gst_tts.text import frontends, symbols as symbols_module
 from gst_tts.text.frontends import CharacterFrontend, PhonemeFrontend, frontend_from_dict, make_frontend
 from gst_tts.text.phonemes import espeak_version, phonemize
 from gst_tts.text.symbols import DEFAULT_SYMBOLS, SymbolTable
@@ -102,3 +102,12 @@ def test_frontend_names_and_languages_are_checked() -> None:
     with pytest.raises(GstTtsError, match="unknown text frontend"):
         frontend_from_dict({"cleaner": "english", "frontend": "morphemes"})
     assert isinstance(frontend_from_dict({"cleaner": "basic"}), CharacterFrontend)
+
+
+def test_a_frontend_remembers_a_bounded_number_of_texts(monkeypatch) -> None:
+    monkeypatch.setattr(frontends, "MAX_REMEMBERED", 2)
+    frontend = PhonemeFrontend("en-us")
+    for word in ("one", "two", "three", "four"):
+        frontend.to_symbols(word)
+    assert len(frontend.memo) == 2
+    assert frontend.to_symbols("four") == phonemize("four", "en-us")  # still phonemized, only not kept
