@@ -16,23 +16,29 @@ from torch.utils.data import Dataset, Sampler
 from gst_tts.audio.features import MelStats
 from gst_tts.data.cache import FeatureCache, PhonemeCache
 from gst_tts.data.corpus import Utterance
-from gst_tts.errors import DataError, TextError
-from gst_tts.text.frontends import PhonemeFrontend, TextFrontend
+from gst_tts.errors import DataError, GstTtsError, TextError
+from gst_tts.text.frontends import PhonemeFrontend, TextFrontend, describe_frontend, reads_alike
 from gst_tts.text.symbols import SymbolTable
 
 log = logging.getLogger(__name__)
 
 
 def corpus_symbol_table(utterances: Sequence[Utterance], frontend: TextFrontend,
-                        cache_dir: str | os.PathLike | None = None) -> SymbolTable:
-    """The symbol table for the corpus read with ``frontend`` (:meth:`SymbolTable.for_corpus`).
+                        cache_dir: str | os.PathLike | None = None, *, given: SymbolTable | None = None) -> SymbolTable:
+    """The symbol table for the corpus read with ``frontend`` (:meth:`SymbolTable.for_corpus`), or
+    ``given`` (a fine-tuning run's starting checkpoint's), which must read text the same way.
 
     The phoneme frontend's output is cached in ``cache_dir`` (:class:`PhonemeCache`), when given.
     A transcript the frontend refuses (an unmatched brace) is a ``DataError`` naming its
-    ``file:line``; an unknown language a one-line ``GstTtsError``.
+    ``file:line``; an unknown language or a ``given`` table of another frontend, language or
+    cleaner a one-line ``GstTtsError``. Symbols of the corpus that ``given`` lacks are dropped
+    when the texts are encoded, with one warning (:func:`encode_texts`).
     """
+    if given is not None and not reads_alike(given.frontend, frontend):
+        raise GstTtsError(f"the starting checkpoint reads {describe_frontend(given.frontend)}; this run reads "
+                          f"{describe_frontend(frontend)} (data.text.frontend, data.text.language, data.cleaner)")
     if not isinstance(frontend, PhonemeFrontend):
-        return SymbolTable(frontend=frontend)
+        return given or SymbolTable(frontend=frontend)
     frontend.check()
     cache = PhonemeCache(cache_dir, frontend) if cache_dir is not None else None
     if cache is not None:
@@ -45,6 +51,8 @@ def corpus_symbol_table(utterances: Sequence[Utterance], frontend: TextFrontend,
             raise DataError(f"{utt.where}: {exc}") from None
     if cache is not None and len(frontend.memo) != known:
         cache.save(frontend.memo)
+    if given is not None:
+        return given
     table = SymbolTable.for_corpus(frontend, [u.text for u in utterances])
     log.info("phonemes (%s, espeak-ng %s): %d symbols", frontend.language, frontend.espeak_version, len(table))
     return table

@@ -217,6 +217,21 @@ def frontend_from_dict(d: dict[str, Any]) -> TextFrontend:
     raise GstTtsError(f"unknown text frontend {kind!r} in the symbol table; valid: {', '.join(FRONTENDS)}")
 
 
+def reads_alike(a: TextFrontend, b: TextFrontend) -> bool:
+    """Whether two frontends turn text into the same symbols: same kind, language and cleaner (the
+    espeak-ng version aside: a table made with another one still loads, with a warning)."""
+    def key(f: TextFrontend) -> tuple:
+        return f.name, getattr(f, "language", None), f.cleaner
+
+    return key(a) == key(b)
+
+
+def describe_frontend(frontend: TextFrontend) -> str:
+    """``"phonemes in de"`` or ``"characters (cleaner english)"``, for messages."""
+    language = getattr(frontend, "language", None)
+    return f"phonemes in {language}" if language else f"{frontend.name} (cleaner {frontend.cleaner})"
+
+
 def symbols_of(strings: Iterable[str]) -> set[str]:
     """Every symbol (code point) in ``strings``."""
     return {char for s in strings for char in s}

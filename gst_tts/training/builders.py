@@ -90,16 +90,19 @@ def build_audio_config(audio: DictConfig | Mapping[str, Any]) -> AudioConfig:
     return AudioConfig(**constructor_kwargs(AudioConfig, _plain(audio), "data.audio"))
 
 
-def build_corpus(data: DictConfig) -> Corpus:
+def build_corpus(data: DictConfig, symbols: SymbolTable | None = None) -> Corpus:
     """Reads and validates ``data.root`` and encodes its texts with the symbol table of
-    ``data.text`` (frontend, language) and ``data.cleaner``; phonemes are cached beside the features."""
+    ``data.text`` (frontend, language) and ``data.cleaner``; phonemes are cached beside the features.
+
+    ``symbols``: the table to read with instead of the corpus's own (a fine-tuning run keeps its
+    starting checkpoint's, whose embeddings it inherits); it must read text the same way."""
     if not data.root:
         raise GstTtsError("data.root is not set: give data.root=/path/to/corpus (LJSpeech format)")
     text = data.get("text") or {}
     frontend = make_frontend(str(text.get("frontend", "characters")), text.get("language"), str(data.cleaner))
     utterances = read_corpus(data.root)
     cache_dir = Path(data.cache_dir) if data.cache_dir else default_cache_dir(data.root)
-    symbols = corpus_symbol_table(utterances, frontend, cache_dir)
+    symbols = corpus_symbol_table(utterances, frontend, cache_dir, given=symbols)
     return Corpus(utterances, encode_texts(utterances, symbols), symbols)
 
 

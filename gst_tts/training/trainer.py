@@ -48,7 +48,7 @@ from gst_tts.training.builders import (
     find_resume_checkpoint,
     reference_seconds,
 )
-from gst_tts.checkpoints.acoustic import checkpoint_payload, load_checkpoint, rng_state, save_checkpoint
+from gst_tts.checkpoints.acoustic import checkpoint_parts, checkpoint_payload, load_checkpoint, rng_state, save_checkpoint
 from gst_tts.training.distributed import DistributedContext
 from gst_tts.training.logger import NullLogger, TrainingLogger, symbol_labels
 from gst_tts.training.loop import (
@@ -98,13 +98,17 @@ class Trainer(TrainingLoop):
         seed_everything(seed)
 
         self.audio_config = build_audio_config(cfg.data.audio)
-        corpus = build_corpus(cfg.data)
-        self.symbols = corpus.symbols
-        self.cache, n_frames = build_feature_cache(cfg.data, self.audio_config, corpus, self.dist, progress=bool(tr.progress))
         if self.dist.is_main:
             remove_killed_writes(self.ckpt_dir, log)
         # A resumed run keeps the split and normalisation it started with.
         resume = find_resume_checkpoint(self.ckpt_dir, self.device) if tr.resume else None
+        # A fine-tuning run reads text with its starting checkpoint's table: a phoneme table is the
+        # corpus's own, and another corpus's set of phonemes would not fit the embeddings it inherits.
+        start = None if resume is not None or not tr.init_from else (
+            Path(str(tr.init_from)), load_checkpoint(Path(str(tr.init_from)), map_location=self.device))
+        corpus = build_corpus(cfg.data, symbols=None if start is None else checkpoint_parts(start[1], start[0])[0])
+        self.symbols = corpus.symbols
+        self.cache, n_frames = build_feature_cache(cfg.data, self.audio_config, corpus, self.dist, progress=bool(tr.progress))
         split = build_split(cfg, corpus.utterances, n_frames, resume)
         # With data.reference_seconds no training reference is longer than its upper end, and inference
         # encodes longer ones in windows of that length (StyleResolver.reference_weights). A reference
@@ -142,8 +146,8 @@ class Trainer(TrainingLoop):
 
         if resume is not None:
             self._resume(resume)
-        elif tr.init_from:
-            self._init_from(Path(str(tr.init_from)))
+        elif start is not None:
+            self._init_from(*start)
         # Only rank 0 writes TensorBoard events and checkpoints.
         self.logger = TrainingLogger(
             self.run_dir / "tensorboard", self.audio_config.sample_rate,
@@ -374,9 +378,9 @@ class Trainer(TrainingLoop):
             self.scaler.load_state_dict(ckpt["scaler"])
         self._restore_position(path, ckpt)
 
-    def _init_from(self, path: Path) -> None:
-        """Starts from another run's model weights (fine-tuning); optimizer, schedule and step start fresh."""
-        ckpt = load_checkpoint(path, map_location=self.device)
+    def _init_from(self, path: Path, ckpt: dict[str, Any]) -> None:
+        """Starts from another run's model weights (``ckpt``, read from ``path``: fine-tuning);
+        optimizer, schedule and step start fresh."""
         if complete_model_config(ckpt["model_config"]) != self.model_config:
             raise GstTtsError(f"{path}: trainer.init_from needs the same model config as this run (model=..., r, sizes)")
         if ckpt.get("symbols") != self.symbols.to_dict():

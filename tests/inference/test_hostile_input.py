@@ -145,7 +145,7 @@ def test_nothing_to_speak_is_one_text_error(synth, text):
 
 def test_texts_past_the_length_limits_are_one_text_error_before_any_work(synth, monkeypatch):
     cleaned = []
-    monkeypatch.setattr(synth.symbols, "_cleaner", lambda t: cleaned.append(len(t)) or t.lower())
+    monkeypatch.setattr(synth.symbols.frontend, "_clean", lambda t: cleaned.append(len(t)) or t.lower())
     for text in ["a" * (MAX_TEXT_CHARS + 1), "word " * 1_000_000]:
         with pytest.raises(TextError, match="at most 10,000") as caught:
             synth.synthesize(text, decoding=BOUND)

@@ -9,10 +9,12 @@ import math
 from pathlib import Path
 import sys
 
+import pytest
 import torch
 
 from gst_tts.checkpoints.acoustic import load_checkpoint
 from gst_tts.data.cache import PhonemeCache
+from gst_tts.errors import GstTtsError
 from gst_tts.demo.sentences import generate_sentences
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.text.frontends import make_frontend
@@ -78,3 +80,17 @@ def test_a_german_corpus_trains_with_phonemes_and_the_checkpoint_reads_german(ma
     english_cache = PhonemeCache(cache, make_frontend("phonemes", "en-us", "english")).path
     assert english_cache.is_file() and english_cache != german_cache
     assert sorted(p.name for p in cache.glob("phonemes-*.json")) == sorted({german_cache.name, english_cache.name})
+
+    # Fine-tuning on another German corpus reads it with the starting checkpoint's table, whose
+    # embeddings it inherits, whatever phonemes the new corpus holds; another language is refused.
+    other = make_german_corpus(tmp_path / "german2", utterances=6, seed=11)
+    tuned_cfg = _german_cfg(make_cfg, other, cache)
+    tuned_cfg.trainer.init_from = str(tmp_path / "run" / "checkpoints" / "last.pt")
+    tuned = Trainer(tuned_cfg, tmp_path / "tuned")
+    assert tuned.symbols.to_dict() == stored
+    other_texts = [line.split("|")[1] for line in (other / "metadata.csv").read_text(encoding="utf-8").splitlines()]
+    assert SymbolTable.for_corpus(make_frontend("phonemes", "de", "english"), other_texts) != expected  # a table of its own
+    english_cfg = _german_cfg(make_cfg, other, cache, language="en-us")
+    english_cfg.trainer.init_from = tuned_cfg.trainer.init_from
+    with pytest.raises(GstTtsError, match="starting checkpoint reads phonemes in de; this run reads phonemes in en-us"):
+        Trainer(english_cfg, tmp_path / "english")
