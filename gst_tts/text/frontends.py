@@ -138,7 +138,7 @@ class PhonemeFrontend(TextFrontend):
             if not symbols:
                 continue
             # Words stay apart; punctuation stays on the word before it ("{ɡˈʊðrʌn},").
-            if out and not symbols[0] in _ATTACHED:
+            if out and symbols[0] not in _ATTACHED:
                 out.append((" ", False))
             out.append((symbols, override))
         return out
