@@ -284,12 +284,15 @@ def precision(name: str, device: torch.device) -> Iterator[Callable[[], ContextM
 
 @dataclass
 class Side:
-    """One model's steps in one configuration."""
+    """One model's steps in one configuration. ``graphs``: how many CUDA graphs the side holds (ours:
+    one per padded shape, captured on first sight); a step that captured one is a warm-up step."""
 
     step: Callable[[dict], float]
     optimizer: torch.optim.Optimizer
+    graphs: Callable[[], int] = lambda: 0
     seconds: list[float] = field(default_factory=list)
     frames: list[int] = field(default_factory=list)
+    capture_seconds: list[float] = field(default_factory=list)
     peak_bytes: int = 0
     oom: bool = False
 
@@ -307,19 +310,25 @@ def is_oom(exc: BaseException) -> bool:
 
 
 def run_config(sides: dict[str, Side], batches: Iterator[dict], warmup: int, repeats: int, device: torch.device) -> None:
-    """``warmup`` untimed then ``repeats`` timed steps of every side on the same batches, alternating
-    which side goes first; a side that runs out of memory stops there (``oom``)."""
+    """``warmup`` untimed steps, then timed steps until every side has ``repeats``, of every side on
+    the same batches, alternating which side goes first. A step in which a side captured a CUDA
+    graph (a padded shape it had not seen) is not timed: its time goes to ``capture_seconds`` and
+    the side needs another batch (at most ``3 * repeats`` more batches in all). A side that runs
+    out of memory stops there (``oom``)."""
     cuda = device.type == "cuda"
     names = list(sides)
-    for i in range(warmup + repeats):
+    for i in range(warmup + 3 * repeats):
+        if i >= warmup and all(s.oom or len(s.seconds) >= repeats for s in sides.values()):
+            break
         batch = to_device(next(batches), device)
         real_frames = int(batch["mel_lengths"].sum())
         for name in names if i % 2 == 0 else reversed(names):
             side = sides[name]
-            if side.oom:
+            if side.oom or (i >= warmup and len(side.seconds) >= repeats):
                 continue
             if cuda:
                 torch.cuda.reset_peak_memory_stats(device)
+            graphs = side.graphs()
             try:
                 synchronize(device)
                 t0 = time.perf_counter()
@@ -337,7 +346,9 @@ def run_config(sides: dict[str, Side], batches: Iterator[dict], warmup: int, rep
                 continue
             if cuda:
                 side.peak_bytes = max(side.peak_bytes, torch.cuda.max_memory_allocated(device))
-            if i >= warmup:
+            if side.graphs() > graphs:
+                side.capture_seconds.append(seconds)
+            elif i >= warmup:
                 side.seconds.append(seconds)
                 side.frames.append(real_frames)
         del batch
@@ -386,6 +397,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="torch CPU threads (the op count, --quick on cpu; default: gst-tts's, every core but one)")
     p.add_argument("--model-config", type=Path, default=ROOT / "conf" / "model" / "tacotron2.yaml")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--no-cuda-graphs", action="store_true",
+                   help="run ours' decoder eagerly on CUDA (trainer.cuda_graphs=false), as before the graphs")
     p.add_argument("--quick", action="store_true", help="batch 2, lengths / 16, 1 warm-up and 1 repeat: a smoke run, numbers not meaningful")
     args = p.parse_args(argv)
 
@@ -433,6 +446,9 @@ def main(argv: list[str] | None = None) -> int:
 
     ours.to(device)
     peer.to(device)
+    # Ours as gst-tts-train runs it on CUDA (trainer.cuda_graphs=auto): the decoder's pass as CUDA graphs.
+    graphed = device.type == "cuda" and not args.no_cuda_graphs
+    print(f"ours: decoder training pass {'as CUDA graphs (one per padded shape)' if graphed else 'eager (no CUDA graphs)'}")
     loss_fn = TacotronLoss(guided_attention_weight=0.0)
     ours_opt = torch.optim.Adam(ours.parameters(), lr=1e-3)
     peer_opt = torch.optim.Adam(peer.parameters(), lr=1e-3)
@@ -441,15 +457,23 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[tuple[int, str], dict[str, Side]] = {}
     for batch_size in batch_sizes:
         for name in args.precisions:
+            ours.set_cuda_graphs(graphed)  # drops the last configuration's graphs and their memory
+            gc.collect()
+            if device.type == "cuda":
+                torch.cuda.empty_cache()
             with precision(name, device) as context:
                 sides = {
-                    "ours": Side(lambda b, c=context: ours_train_step(ours, ours_opt, loss_fn, b, c), ours_opt),
+                    "ours": Side(lambda b, c=context: ours_train_step(ours, ours_opt, loss_fn, b, c), ours_opt,
+                                 graphs=lambda: ours.captured_cuda_graphs),
                     "torchaudio": Side(lambda b, c=context: peer_train_step(peer, peer_opt, loss_fn, b, c), peer_opt),
                 }
                 run_config(sides, batch_stream(lengths, batch_size, n_symbols, args.seed, shrink), warmup, repeats, device)
             results[batch_size, name] = sides
             cells = ["OOM" if s.oom else f"{s.frames_per_s:.0f} fr/s, {s.step_s:.3f} s" for s in sides.values()]
-            print(f"  batch {batch_size} {name}: ours {cells[0]}; torchaudio {cells[1]}", flush=True)
+            o = sides["ours"]
+            captured = (f" ({len(o.capture_seconds)} graph(s) captured, those steps {sum(o.capture_seconds):.1f} s, untimed)"
+                        if o.capture_seconds else "")
+            print(f"  batch {batch_size} {name}: ours {cells[0]}{captured}; torchaudio {cells[1]}", flush=True)
 
     print()
     header = (f"{'batch':>5} {'precision':<9} {'ours fr/s':>10} {'torchaudio fr/s':>15} {'ratio':>6}"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The CUDA paths in one short run on a GPU machine: acoustic training under bf16 and fp16 autocast
+# The CUDA paths in one short run on a GPU machine: bench_gpu_train.py (ours, its decoder as CUDA
+# graphs, against torchaudio's Tacotron 2), acoustic training under bf16 and fp16 autocast
 # (model=tacotron2 and model=tiny), resume, torchrun/NCCL, HiFi-GAN training under bf16 and fp16,
-# synthesis on CUDA, bench_speed.py --device cuda, and the training/inference/model tests with CUDA
-# present. Each step has its own time limit, so one that hangs does not hide the others; a table of
+# synthesis on CUDA, bench_speed.py --device cuda, and the tests that have CUDA cases. Each step has its own time limit, so one that hangs does not hide the others; a table of
 # what passed ends the output. The limits add up to about 15 minutes; most steps end well inside
 # theirs.
 #
@@ -47,18 +47,19 @@ $PY -c 'import torch, torchaudio; print("torch", torch.__version__, "torchaudio"
 
 TRAIN=($PY -m gst_tts.training.train data.root="$CORPUS" data.cache_dir="$RUNS/cache" data.val_size=8 trainer.progress=false
        trainer.val_every=100 trainer.checkpoint_every=100)
+step bench_gpu_train 300 $PY benchmarks/bench_gpu_train.py --corpus "$CORPUS" --repeats 3 --warmup 1
 step prepare 120 $PY -m gst_tts.cli prepare --corpus "$CORPUS" --cache-dir "$RUNS/cache"
 step train_t2_bf16 150 "${TRAIN[@]}" model=tacotron2 data.batch_size=32 trainer.amp=bf16 trainer.max_minutes=1 hydra.run.dir="$RUNS/t2"
 # Budgets in minutes, not steps: the decoder's step loop is launch-bound on a GPU (2026-11-27, H100:
 # model=tiny did under 100 steps of batch 16 in 75 s), so a step count says nothing about the time.
-step train_tiny_fp16 90 "${TRAIN[@]}" trainer.amp=fp16 trainer.max_minutes=0.5 hydra.run.dir="$RUNS/tiny"
-step resume_tiny_fp16 90 "${TRAIN[@]}" trainer.amp=fp16 trainer.max_minutes=0.25 hydra.run.dir="$RUNS/tiny"
+step train_tiny_fp16 90 "${TRAIN[@]}" model=tiny trainer.amp=fp16 trainer.max_minutes=0.3 hydra.run.dir="$RUNS/tiny"
+step resume_tiny_fp16 90 "${TRAIN[@]}" model=tiny trainer.amp=fp16 trainer.max_minutes=0.15 hydra.run.dir="$RUNS/tiny"
 step torchrun_nccl 90 $PY -m torch.distributed.run --standalone --nproc_per_node=1 -m gst_tts.training.train \
-  "${TRAIN[@]:3}" trainer.amp=none trainer.max_minutes=0.5 hydra.run.dir="$RUNS/ddp"
+  "${TRAIN[@]:3}" model=tiny trainer.amp=none trainer.max_minutes=0.3 hydra.run.dir="$RUNS/ddp"
 VOC=($PY -m gst_tts.training.train_vocoder data.root="$CORPUS" data.cache_dir="$RUNS/cache" data.val_size=4 trainer.progress=false)
 step vocoder_v1_bf16 120 "${VOC[@]}" trainer.amp=bf16 trainer.max_minutes=0.75 hydra.run.dir="$RUNS/voc"
 step vocoder_v2_fp16 90 "${VOC[@]}" vocoder=hifigan_v2 trainer.amp=fp16 trainer.max_minutes=0.4 hydra.run.dir="$RUNS/voc2"
-step pytest_cuda 150 $PY -m pytest -q -x -p no:cacheprovider tests/training tests/inference tests/model tests/test_runtime.py
+step pytest_cuda 150 $PY -m pytest -q -p no:cacheprovider tests/model tests/test_runtime.py tests/inference/test_synthesizer.py tests/cli/test_cli_synthesize.py
 REF=$(ls "$CORPUS"/wavs/*.wav | head -n 1)
 ACOUSTIC=$(ls "$RUNS"/t2/checkpoints/last.pt "$RUNS"/tiny/checkpoints/last.pt 2>/dev/null | head -n 1)
 VOCODER=$(ls "$RUNS"/voc/checkpoints/generator.pt "$RUNS"/voc2/checkpoints/generator.pt 2>/dev/null | head -n 1)
@@ -68,6 +69,6 @@ step synthesize_cuda 90 $PY -m gst_tts.cli synthesize --device cuda --checkpoint
 step bench_speed_cuda 120 $PY benchmarks/bench_speed.py --device cuda --repeats 2
 
 # Where each run ended (and whether the second tiny run resumed), for the note.
-grep -H -i -E "finished|resum" "$RUNS"/train_*.log "$RUNS"/resume_*.log "$RUNS"/torchrun_*.log "$RUNS"/vocoder_*.log 2>/dev/null | tail -n 20
+grep -H -i -E "finished|resum|trained [0-9]+ steps|skipped" "$RUNS"/train_*.log "$RUNS"/resume_*.log "$RUNS"/torchrun_*.log "$RUNS"/vocoder_*.log 2>/dev/null | tail -n 20
 echo "== summary"
 printf '%s\n' "${SUMMARY[@]}"

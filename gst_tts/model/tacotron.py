@@ -9,6 +9,7 @@ from torch import nn
 
 from gst_tts.model.decoder import Decoder
 from gst_tts.model.encoder import Encoder
+from gst_tts.model.graphed_decoder import GraphedDecoder
 from gst_tts.model.gst import GlobalStyleTokens
 from gst_tts.model.postnet import Postnet
 
@@ -166,6 +167,30 @@ class GSTTacotron(nn.Module):
         # Linear on purpose: the measures must be plain directions of the embedding the decoder reads.
         self.style_prosody = nn.Linear(gst_token_dim, style_prosody_dim) if style_prosody_dim else None
 
+        self._graphed_decoder: GraphedDecoder | None = None
+
+    def set_cuda_graphs(self, enabled: bool, *, symbol_bucket: int = 32, step_bucket: int = 64) -> None:
+        """Runs the decoder's teacher-forced training pass through CUDA graphs on a GPU
+        (:class:`~gst_tts.model.graphed_decoder.GraphedDecoder`; one graph per padded shape,
+        symbols padded to a multiple of ``symbol_bucket``, decoder steps to one of ``step_bucket``).
+
+        The numbers are the plain decoder's; only the launches change. Inference, validation and
+        the CPU always run the plain decoder. Off by default; the trainer turns it on for CUDA.
+        """
+        self._graphed_decoder = (
+            GraphedDecoder(self.decoder, symbol_bucket=symbol_bucket, step_bucket=step_bucket) if enabled else None
+        )
+
+    @property
+    def cuda_graphs(self) -> bool:
+        """Whether the training pass uses CUDA graphs on a GPU (see :meth:`set_cuda_graphs`)."""
+        return self._graphed_decoder is not None
+
+    @property
+    def captured_cuda_graphs(self) -> int:
+        """CUDA graphs captured so far (one per padded batch shape seen in training)."""
+        return 0 if self._graphed_decoder is None else self._graphed_decoder.graphs
+
     @property
     def n_tokens(self) -> int:
         return self.gst.token_layer.n_tokens
@@ -228,7 +253,7 @@ class GSTTacotron(nn.Module):
         style, weights = self.gst(reference_mel, reference_lengths)
         memory = self._memory(text, text_lengths, style)
         padding_mask = _padding_mask(text_lengths, text.shape[1])
-        decoded = self.decoder(memory, padding_mask, mel)
+        decoded = (self._graphed_decoder or self.decoder)(memory, padding_mask, mel)
         decoded_mel, mel_postnet = self._postnet(decoded.mel, mel_lengths)
         prosody = self.style_prosody(style) if self.style_prosody is not None else None
         return TacotronOutput(decoded_mel, mel_postnet, decoded.stop_logits, decoded.alignments, weights, prosody)

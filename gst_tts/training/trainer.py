@@ -67,6 +67,17 @@ log = logging.getLogger("gst_tts.training.trainer")
 VALIDATION_LENGTH_FACTOR = 2.0
 
 
+def cuda_graphs_enabled(setting: object, device: torch.device) -> bool:
+    """``trainer.cuda_graphs`` (auto | true | false) on ``device``: auto means on CUDA; off the GPU never.
+
+    Raises:
+        GstTtsError: another value.
+    """
+    if setting not in ("auto", True, False):
+        raise GstTtsError(f"trainer.cuda_graphs must be auto, true or false, got {setting!r}")
+    return device.type == "cuda" and setting in ("auto", True)
+
+
 def validation_decoding(target_frames: int, reduction_factor: int) -> DecodingConfig:
     """Decoding for validation's free-running syntheses of recordings at most ``target_frames`` long.
 
@@ -125,6 +136,7 @@ class Trainer(TrainingLoop):
             cfg.model, n_symbols=len(self.symbols), n_mels=self.audio_config.n_mels, pad_id=self.symbols.pad_id,
             style_prosody_dim=len(self.prosody_targets.columns) if self.prosody_targets else 0)
         self.model.to(self.device)
+        self.model.set_cuda_graphs(cuda_graphs_enabled(tr.get("cuda_graphs", "auto"), self.device))
         torch.manual_seed(seed + self.dist.rank)
         self.train_model = self.dist.wrap(self.model)
         self.r = self.model.reduction_factor
@@ -169,6 +181,7 @@ class Trainer(TrainingLoop):
             f"{count_parameters(self.model):,}", self.device, self.threads, "s" if self.threads != 1 else "",
             len(self.train_set), len(self.val_set), self.run_dir,
         )
+        started, start_step = time.monotonic(), self.state.step
         bar = progress_bar(total=max_steps, initial=self.state.step, desc="train", unit="step",
                            enabled=bool(tr.progress) and self.dist.is_main)
         last_val: dict[str, float] = {}
@@ -214,32 +227,45 @@ class Trainer(TrainingLoop):
         except KeyboardInterrupt:
             self._interrupted(bar)
             raise
+        seconds = time.monotonic() - started
+        log.info("trained %d steps in %.0f s (%.1f steps a minute, validations and checkpoints included%s)",
+                 self.state.step - start_step, seconds, 60 * (self.state.step - start_step) / max(seconds, 1e-9),
+                 f"; {self.model.captured_cuda_graphs} CUDA graphs captured" if self.model.cuda_graphs else "")
         return self._finish(bar, validated_at)
 
     def _train_step(self, batches: list[dict]) -> dict[str, float] | None:
-        """One optimizer update over ``batches`` (gradient accumulation); None when skipped."""
+        """One optimizer update over ``batches`` (gradient accumulation); None when skipped.
+
+        The loss terms stay on the device until the update is done: the host waits for the GPU once
+        per update (one copy of every term and the gradient norm), not at each term or check.
+        """
         self.model.train()
         # BatchNorm statistics move during the forward pass; a skipped batch must not move them.
         buffers = [b.detach().clone() for b in self.model.buffers()]
         self.optimizer.zero_grad(set_to_none=True)
-        sums: dict[str, float] = {}
+        sums: dict[str, torch.Tensor] = {}
         for i, batch in enumerate(batches):
             batch = to_device(batch, self.device)
             # Gradients are all-reduced once, on the last micro-batch.
             sync = self.dist.no_sync(self.train_model) if i < len(batches) - 1 else contextlib.nullcontext()
             with sync:
                 terms = self._loss_terms(self.train_model, batch)
-                # Every rank must agree to skip, or the others would wait forever in all-reduce.
-                if self.dist.any(not torch.isfinite(terms["total"])):
-                    self.optimizer.zero_grad(set_to_none=True)
-                    self._restore_buffers(buffers)
-                    return self._skip(f"non-finite loss in batch {batch['ids'][:3]}…")
+                # A non-finite loss is backpropagated like any other and then refused below: its
+                # gradients never reach the weights, and the check needs no wait for the GPU here.
                 self.scaler.scale(terms["total"] / len(batches)).backward()
             for k, v in terms.items():
-                sums[k] = sums.get(k, 0.0) + float(v.detach()) / len(batches)
+                sums[k] = sums.get(k, 0.0) + v.detach().float() / len(batches)
         self.scaler.unscale_(self.optimizer)
         grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.trainer.grad_clip)
-        if not torch.isfinite(grad_norm):  # gradients are all-reduced, so every rank sees the same norm
+        names = list(sums)
+        values = dict(zip(names + ["grad_norm"], torch.stack([*sums.values(), grad_norm.float()]).tolist()))
+        # Every rank must agree to skip, or the others would wait forever in the next all-reduce.
+        if self.dist.any(not math.isfinite(values["total"])):
+            self.optimizer.zero_grad(set_to_none=True)
+            self.scaler.update()  # unscale_ ran: the scaler must close this update (it counts it as overflow)
+            self._restore_buffers(buffers)
+            return self._skip(f"non-finite loss in batch {batches[-1]['ids'][:3]}…")
+        if not math.isfinite(values["grad_norm"]):  # gradients are all-reduced, so every rank sees the same norm
             self.optimizer.zero_grad(set_to_none=True)
             scale = self.scaler.get_scale()
             self.scaler.update()
@@ -255,8 +281,7 @@ class Trainer(TrainingLoop):
         self.scaler.update()
         self.scheduler.step()
         self.state.step += 1
-        sums["grad_norm"] = float(grad_norm)
-        return sums
+        return values
 
     def _loss_terms(self, model: nn.Module, batch: dict) -> dict[str, torch.Tensor]:
         """Teacher-forced loss terms of a batch on the device, under the run's autocast setting;

@@ -56,6 +56,7 @@ def test_int8_weights_stay_out_of_training_passes() -> None:
         float_mel = _teacher_forced(model).mel
     model.decoder.set_int8_inference(True)
     out = _teacher_forced(model)  # builds a graph: float weights, gradients flow
-    assert torch.equal(out.mel.detach(), float_mel)
+    # Not bit-equal: the decoder LSTM's kernel differs with and without autograd (int8 is ~1e-2 off).
+    torch.testing.assert_close(out.mel.detach(), float_mel, rtol=1e-5, atol=1e-6)
     out.mel.sum().backward()
     assert model.decoder.decoder_rnn.weight_hh.grad is not None
