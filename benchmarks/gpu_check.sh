@@ -51,10 +51,10 @@ step prepare 120 $PY -m gst_tts.cli prepare --corpus "$CORPUS" --cache-dir "$RUN
 step train_t2_bf16 150 "${TRAIN[@]}" model=tacotron2 data.batch_size=32 trainer.amp=bf16 trainer.max_minutes=1 hydra.run.dir="$RUNS/t2"
 # Budgets in minutes, not steps: the decoder's step loop is launch-bound on a GPU (2026-11-27, H100:
 # model=tiny did under 100 steps of batch 16 in 75 s), so a step count says nothing about the time.
-step train_tiny_fp16 90 "${TRAIN[@]}" trainer.amp=fp16 trainer.max_minutes=0.5 hydra.run.dir="$RUNS/tiny"
-step resume_tiny_fp16 90 "${TRAIN[@]}" trainer.amp=fp16 trainer.max_minutes=0.25 hydra.run.dir="$RUNS/tiny"
+step train_tiny_fp16 90 "${TRAIN[@]}" model=tiny trainer.amp=fp16 trainer.max_minutes=0.5 hydra.run.dir="$RUNS/tiny"
+step resume_tiny_fp16 90 "${TRAIN[@]}" model=tiny trainer.amp=fp16 trainer.max_minutes=0.25 hydra.run.dir="$RUNS/tiny"
 step torchrun_nccl 90 $PY -m torch.distributed.run --standalone --nproc_per_node=1 -m gst_tts.training.train \
-  "${TRAIN[@]:3}" trainer.amp=none trainer.max_minutes=0.5 hydra.run.dir="$RUNS/ddp"
+  "${TRAIN[@]:3}" model=tiny trainer.amp=none trainer.max_minutes=0.5 hydra.run.dir="$RUNS/ddp"
 VOC=($PY -m gst_tts.training.train_vocoder data.root="$CORPUS" data.cache_dir="$RUNS/cache" data.val_size=4 trainer.progress=false)
 step vocoder_v1_bf16 120 "${VOC[@]}" trainer.amp=bf16 trainer.max_minutes=0.75 hydra.run.dir="$RUNS/voc"
 step vocoder_v2_fp16 90 "${VOC[@]}" vocoder=hifigan_v2 trainer.amp=fp16 trainer.max_minutes=0.4 hydra.run.dir="$RUNS/voc2"

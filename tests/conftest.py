@@ -58,7 +58,7 @@ def _train_config(root: Path, cache: Path, **trainer) -> DictConfig:
     run, DDP ranks), which CUDA's non-deterministic kernels do not promise, and two gloo ranks cannot
     share one GPU. ``benchmarks/gpu_check.sh`` trains on CUDA."""
     with initialize_config_module(config_module=CONFIG_MODULE, version_base="1.3"):
-        cfg = compose("config", overrides=[f"data.root={root}", f"data.cache_dir={cache}", "data.batch_size=2",
+        cfg = compose("config", overrides=["model=tiny", f"data.root={root}", f"data.cache_dir={cache}", "data.batch_size=2",
                                            "data.val_size=2", "trainer.progress=false"])
     cfg.model = OmegaConf.merge(cfg.model, {k: list(v) if isinstance(v, tuple) else v for k, v in TINY_MODEL.items()})
     cfg.trainer = OmegaConf.merge(cfg.trainer, dict(
