@@ -69,7 +69,7 @@ from gst_tts.checkpoints.acoustic import load_checkpoint  # noqa: E402
 
 LENGTHS = (2, 4, 8)  # paragraph length in multiples of the longest training utterance
 #: Long-form decoding: the per-symbol bound governs (the absolute cap is lifted, as with --no-split).
-LONG_FORM_DECODING = DecodingConfig(max_decoder_steps=100_000)
+LONG_FORM_DECODING = DecodingConfig(max_seconds=3600.0)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -37,6 +37,14 @@ def tiny_model(n_symbols: int, n_mels: int = 80, **overrides) -> GSTTacotron:
     return GSTTacotron(n_symbols=n_symbols, n_mels=n_mels, **{**TINY_MODEL, **overrides})
 
 
+def seconds_for_steps(steps: int, *, reduction_factor: int = TINY_MODEL["reduction_factor"], sample_rate: int = 22050,
+                      hop_length: int = 256) -> float:
+    """The ``max_seconds`` that bounds decoding at exactly ``steps`` decoder steps of a model with
+    ``reduction_factor`` at ``sample_rate`` / ``hop_length`` (default: the tiny checkpoint's): the
+    random models never stop on their token, so this bound is how long they decode."""
+    return steps * reduction_factor * hop_length / sample_rate
+
+
 def write_tiny_checkpoint(path: Path, seed: int = 0, step: int = 0) -> Path:
     """A valid checkpoint of an untrained tiny model (good for wiring and error tests), as if
     written after ``step`` steps."""
