@@ -53,7 +53,7 @@ import soundfile as sf
 ROOT = Path(__file__).resolve().parents[1]
 API_KEY = "abuse-test-key"
 # The server's limits under attack: small enough that the bounded test stays cheap.
-SERVER_OPTIONS = ["--max-decoder-steps", "30", "--griffin-lim-iters", "4", "--max-queue", "16",
+SERVER_OPTIONS = ["--max-seconds", "0.7", "--griffin-lim-iters", "4", "--max-queue", "16",
                   "--max-text-chars", "200", "--max-upload-mb", "1"]
 BODY_TIMEOUT_S = 3.0  # --body-timeout: a trickled body is answered 408 after this
 MAX_TEXT_CHARS = 200

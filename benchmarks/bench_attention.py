@@ -69,7 +69,7 @@ from gst_tts.checkpoints.acoustic import load_checkpoint  # noqa: E402
 
 LENGTHS = (2, 4, 8)  # paragraph length in multiples of the longest training utterance
 #: Long-form decoding: the per-symbol bound governs (the absolute cap is lifted, as with --no-split).
-LONG_FORM_DECODING = DecodingConfig(max_decoder_steps=100_000)
+LONG_FORM_DECODING = DecodingConfig(max_seconds=3600.0)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -165,7 +165,7 @@ def _train(kind: str, run_dir: Path, corpus: Path, cache: Path, args: argparse.N
     if run_dir.exists():
         shutil.rmtree(run_dir)  # the trainer would resume an old run
     run_dir.mkdir(parents=True)
-    cmd = [sys.executable, "-m", "gst_tts.training.train", f"data.root={corpus}", f"data.cache_dir={cache}", "data=demo",
+    cmd = [sys.executable, "-m", "gst_tts.training.train", f"data.root={corpus}", f"data.cache_dir={cache}", "model=tiny", "data=demo",
            "trainer=demo", "loss=demo", f"trainer.max_minutes={args.minutes}", f"model.attention={kind}", f"seed={args.seed}",
            f"trainer.device={args.device}", "trainer.progress=false", f"hydra.run.dir={run_dir}", *args.extra]
     print(f"== {kind}: training for {args.minutes:g} min -> {run_dir}", flush=True)

@@ -12,7 +12,7 @@ each; the median of ``--runs`` runs is reported.
 
 Without the checkpoint, a random-weight model of the ``conf/model/tiny.yaml`` config is built and
 saved like ``tests/conftest.py`` does. Such a model never emits its stop token, so every
-sentence runs to its length bound (``min(max_decoder_steps, ceil(max_frames_per_symbol * symbols / r))``) in both
+sentence runs to its length bound (``ceil(min(max_frames, max_frames_per_symbol * symbols) / r)`` steps) in both
 modes: the same per-sentence work a trained model does, only longer.
 
 Prints a table and a last line ``batched_synthesis_speedup=X``.
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", type=int, default=3, help="timed runs per mode (median reported; more on a busy machine)")
     p.add_argument("--device", default="cpu")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's default)")
-    p.add_argument("--max-decoder-steps", type=int, default=DecodingConfig.max_decoder_steps)
+    p.add_argument("--max-seconds", type=float, default=DecodingConfig.max_seconds, help="bound on each sentence's audio")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     if args.threads:
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         note = (f"note: {args.checkpoint} not found; using a RANDOM-weight conf/model/tiny.yaml model. It never stops"
                 " on its token, so every sentence runs to its length bound in both modes.")
     synth = Synthesizer.from_checkpoint(checkpoint, device=args.device)
-    kw = dict(seed=args.seed, vocode=False, decoding=DecodingConfig(max_decoder_steps=args.max_decoder_steps),
+    kw = dict(seed=args.seed, vocode=False, decoding=DecodingConfig(max_seconds=args.max_seconds),
               batch_size=len(SENTENCES))
 
     def batched():

@@ -128,8 +128,8 @@ def median(values: list[float]) -> float:
 
 
 def ours_infer(model: GSTTacotron, text: torch.Tensor, lengths: torch.Tensor, frames: int) -> torch.Tensor:
-    """Exactly ``frames`` decoder steps: the stop probability never exceeds 1.0, the bounds are ``frames``."""
-    out = model.infer(text, lengths, stop_threshold=1.0, max_frames_per_symbol=float(frames), max_decoder_steps=frames,
+    """Exactly ``frames`` decoder steps (r = 1): the stop probability never exceeds 1.0, the bounds are ``frames``."""
+    out = model.infer(text, lengths, stop_threshold=1.0, max_frames_per_symbol=float(frames), max_frames=frames,
                       attention_window=None, stop_end_tolerance=None)
     assert out.mel_postnet.shape[1] == frames, out.mel_postnet.shape
     return out.mel_postnet  # (batch, frames, n_mels)

@@ -198,7 +198,7 @@ def _workloads() -> dict:
         model.eval()
         with torch.no_grad():
             out = model.infer(sentence, torch.tensor([45]), stop_threshold=1.0, max_frames_per_symbol=100.0,
-                              max_decoder_steps=100, attention_window=None, stop_end_tolerance=None)
+                              max_frames=100 * model.reduction_factor, attention_window=None, stop_end_tolerance=None)
         vocoder(out.mel_postnet[0].float() * 2.0 - 5.0)
 
     return {"train": train, "synthesize": synthesize}

@@ -64,7 +64,7 @@ REF=$(ls "$CORPUS"/wavs/*.wav | head -n 1)
 ACOUSTIC=$(ls "$RUNS"/t2/checkpoints/last.pt "$RUNS"/tiny/checkpoints/last.pt 2>/dev/null | head -n 1)
 VOCODER=$(ls "$RUNS"/voc/checkpoints/generator.pt "$RUNS"/voc2/checkpoints/generator.pt 2>/dev/null | head -n 1)
 step synthesize_cuda 90 $PY -m gst_tts.cli synthesize --device cuda --checkpoint "${ACOUSTIC:-none}" \
-  ${VOCODER:+--vocoder "$VOCODER"} --reference "$REF" --max-decoder-steps 200 \
+  ${VOCODER:+--vocoder "$VOCODER"} --reference "$REF" --max-seconds 2.5 \
   --text "Printing, in the only sense with which we are at present concerned." --out "$OUT/synthesized.wav"
 step bench_speed_cuda 120 $PY benchmarks/bench_speed.py --device cuda --repeats 2
 

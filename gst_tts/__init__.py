@@ -1,6 +1,6 @@
 """gst-tts: Tacotron with location-sensitive attention and Global Style Tokens.
 
-``from gst_tts import Synthesizer, Style, DecodingConfig, UNSPLIT_MAX_DECODER_STEPS`` gives the synthesis API; the import is
+``from gst_tts import Synthesizer, Style, DecodingConfig, UNSPLIT_MAX_SECONDS`` gives the synthesis API; the import is
 lazy because the synthesizer pulls in librosa and the model. Importing the package first checks that torch and
 torchaudio load together (:mod:`gst_tts.dependencies`).
 """
@@ -32,8 +32,10 @@ def __getattr__(name: str):
         from gst_tts.inference import synthesizer
 
         return getattr(synthesizer, name)
-    if name == "UNSPLIT_MAX_DECODER_STEPS":
+    if name == "UNSPLIT_MAX_SECONDS":
         from gst_tts.inference import decoding
 
-        return decoding.UNSPLIT_MAX_DECODER_STEPS
+        return decoding.UNSPLIT_MAX_SECONDS
+    if name == "UNSPLIT_MAX_DECODER_STEPS":  # the bound is in seconds of audio now, whatever the model's r
+        raise AttributeError("gst_tts.UNSPLIT_MAX_DECODER_STEPS is gone: use UNSPLIT_MAX_SECONDS with DecodingConfig(max_seconds=...)")
     raise AttributeError(f"module 'gst_tts' has no attribute {name!r}")

@@ -37,6 +37,14 @@ def tiny_model(n_symbols: int, n_mels: int = 80, **overrides) -> GSTTacotron:
     return GSTTacotron(n_symbols=n_symbols, n_mels=n_mels, **{**TINY_MODEL, **overrides})
 
 
+def seconds_for_steps(steps: int, *, reduction_factor: int = TINY_MODEL["reduction_factor"], sample_rate: int = 22050,
+                      hop_length: int = 256) -> float:
+    """The ``max_seconds`` that bounds decoding at exactly ``steps`` decoder steps of a model with
+    ``reduction_factor`` at ``sample_rate`` / ``hop_length`` (default: the tiny checkpoint's): the
+    random models never stop on their token, so this bound is how long they decode."""
+    return steps * reduction_factor * hop_length / sample_rate
+
+
 def write_tiny_checkpoint(path: Path, seed: int = 0, step: int = 0) -> Path:
     """A valid checkpoint of an untrained tiny model (good for wiring and error tests), as if
     written after ``step`` steps."""
@@ -58,7 +66,7 @@ def _train_config(root: Path, cache: Path, **trainer) -> DictConfig:
     run, DDP ranks), which CUDA's non-deterministic kernels do not promise, and two gloo ranks cannot
     share one GPU. ``benchmarks/gpu_check.sh`` trains on CUDA."""
     with initialize_config_module(config_module=CONFIG_MODULE, version_base="1.3"):
-        cfg = compose("config", overrides=[f"data.root={root}", f"data.cache_dir={cache}", "data.batch_size=2",
+        cfg = compose("config", overrides=["model=tiny", f"data.root={root}", f"data.cache_dir={cache}", "data.batch_size=2",
                                            "data.val_size=2", "trainer.progress=false"])
     cfg.model = OmegaConf.merge(cfg.model, {k: list(v) if isinstance(v, tuple) else v for k, v in TINY_MODEL.items()})
     cfg.trainer = OmegaConf.merge(cfg.trainer, dict(

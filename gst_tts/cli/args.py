@@ -23,7 +23,7 @@ from gst_tts.audio.vocoders import GRIFFIN_LIM, Vocoder, load_vocoder
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
 from gst_tts.audio.vocoders.hifigan_io import DEFAULT_CONFIG_NAME
 from gst_tts.errors import GstTtsError, VocoderError
-from gst_tts.inference.decoding import UNSPLIT_MAX_DECODER_STEPS, DecodingConfig
+from gst_tts.inference.decoding import UNSPLIT_MAX_SECONDS, DecodingConfig
 from gst_tts.inference.style import Style, parse_style_mix, parse_style_weights
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.inference.vocoder_choice import AUTO, resolve_vocoder
@@ -35,7 +35,7 @@ __all__ = [
     "positive_int", "add_model_arguments", "load_synthesizer", "add_vocoder_arguments", "load_cli_vocoder", "add_style_arguments", "resolve_cli_style",
     "add_decoding_arguments", "decoding_options", "check_transfer_counts", "DEFAULT_SEED", "DEFAULT_BATCH_SIZE",
     "add_seed_argument", "add_batch_size_argument", "add_progress_argument", "add_text_arguments", "read_text_input", "one_text",
-    "deprecated_flag", "deprecated_positional", "reference_files", "load_synthesizer_described",
+    "deprecated_flag", "deprecated_positional", "removed_flag", "reference_files", "load_synthesizer_described",
 ]
 
 log = logging.getLogger("gst_tts.cli")
@@ -113,6 +113,24 @@ def deprecated_flag(target: argparse.ArgumentParser | argparse._ArgumentGroup, o
     that giving both is refused."""
     target.add_argument(old, action=_DeprecatedFlag, new=new, dest=dest, store_nargs=nargs, type=type,
                         default=None if nargs is None else argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+
+class _RemovedFlag(argparse.Action):
+    """A hidden option that no longer exists: one line naming its replacement, exit 2 (argparse's
+    own error), rather than argparse's "unrecognized arguments" that names nothing."""
+
+    def __init__(self, option_strings, dest, new: str, why: str, **kwargs):
+        self.new, self.why = new, why
+        super().__init__(option_strings, dest, nargs="?", **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.error(f"{option_string} is gone; use {self.new} ({self.why})")
+
+
+def removed_flag(target: argparse.ArgumentParser | argparse._ArgumentGroup, old: str, new: str, why: str) -> None:
+    """Adds ``old``, hidden from --help, as an option that ends the command with one line naming ``new``."""
+    target.add_argument(old, action=_RemovedFlag, new=new, why=why, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                        help=argparse.SUPPRESS)
 
 
 class _DeprecatedPositional(argparse.Action):
@@ -323,9 +341,10 @@ def add_decoding_arguments(p: argparse.ArgumentParser, *, batch_what: str = "chu
     g = p.add_argument_group("decoding")
     g.add_argument("--stop-threshold", type=float, default=d.stop_threshold,
                    help=f"stop probability that ends a text (default {d.stop_threshold:g})")
-    g.add_argument("--max-decoder-steps", type=int, default=None,
-                   help=f"absolute decoder step bound per chunk (default {d.max_decoder_steps}; "
-                        f"{UNSPLIT_MAX_DECODER_STEPS} with --no-split, so that the per-symbol bound governs)")
+    g.add_argument("--max-seconds", type=float, default=None, metavar="S",
+                   help=f"absolute bound on each chunk's audio, seconds (default {d.max_seconds:g}; "
+                        f"{UNSPLIT_MAX_SECONDS:g} with --no-split, so that the per-symbol bound governs)")
+    removed_flag(g, "--max-decoder-steps", "--max-seconds", "a bound in seconds of audio, not decoder steps")
     g.add_argument("--max-frames-per-symbol", type=float, default=d.max_frames_per_symbol,
                    help=f"length bound per input symbol (default {d.max_frames_per_symbol:g})")
     g.add_argument("--attention-window", default=_format_window(d.attention_window), metavar="BEHIND,AHEAD|none",
@@ -351,8 +370,8 @@ def decoding_options(args: argparse.Namespace) -> dict[str, Any]:
     values = {f.name: getattr(args, f.name) for f in fields(DecodingConfig)}
     values["attention_window"] = _parse_window(args.attention_window)
     values["stop_end_tolerance"] = _parse_count(args.stop_end_tolerance, "--stop-end-tolerance")
-    if values["max_decoder_steps"] is None:
-        values["max_decoder_steps"] = UNSPLIT_MAX_DECODER_STEPS if args.no_split else DecodingConfig.max_decoder_steps
+    if values["max_seconds"] is None:
+        values["max_seconds"] = UNSPLIT_MAX_SECONDS if args.no_split else DecodingConfig.max_seconds
     for name, value in values.items():
         problem = DecodingConfig.problem(name, value)
         if problem:

@@ -169,7 +169,7 @@ def _stages(out: Path, b: DemoBudget, cores: int, progress: bool = True) -> list
         Stage("features", "log-mel features", f"{b.utterances:,} utterances", "gst-tts",
               ["prepare", "--corpus", str(corpus), "--cache-dir", str(cache), *threads], {"utterances": b.utterances}, b.utterances),
         Stage("acoustic", "acoustic model", f"{b.steps:,} steps", "gst-tts-train",
-              [*common, "data=demo", "trainer=demo", "loss=demo", f"trainer.max_steps={b.steps}",
+              [*common, "model=tiny", "data=demo", "trainer=demo", "loss=demo", f"trainer.max_steps={b.steps}",
                f"trainer.max_minutes={f'{b.minutes:g}' if b.minutes else 'null'}", f"hydra.run.dir={out}", *b.train_args],
               acoustic_fixed, b.steps, steps=b.steps, checkpoint=out / "checkpoints" / "last.pt"),
         Stage("vocoder", "vocoder of the recordings", f"{b.vocoder_steps:,} steps", "gst-tts-train-vocoder",
@@ -311,7 +311,7 @@ def probe_step_seconds(threads: int, steps: int = 3) -> float:
     torch.set_num_threads(threads)
     try:
         with initialize_config_module(config_module="gst_tts.conf", version_base="1.3"):
-            cfg = compose("config", overrides=["data=demo", "trainer=demo", "loss=demo"])
+            cfg = compose("config", overrides=["model=tiny", "data=demo", "trainer=demo", "loss=demo"])
         with torch.random.fork_rng():
             torch.manual_seed(0)
             model, _ = build_model(cfg.model, n_symbols=60, n_mels=80, pad_id=0, style_prosody_dim=len(cfg.data.prosody))

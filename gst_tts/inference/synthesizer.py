@@ -15,7 +15,7 @@ text's chunks are joined with a short pause.
 Every synthesis is bounded: a text holds at most :data:`MAX_TEXT_CHARS` characters as given and
 :data:`MAX_CLEANED_CHARS` once numbers and abbreviations are spelled out (a ``TextError`` past
 either), so cleaning, the number of chunks and, with
-:class:`~gst_tts.inference.decoding.DecodingConfig`'s per-chunk step bound, the frames decoded are
+:class:`~gst_tts.inference.decoding.DecodingConfig`'s per-chunk length bounds, the frames decoded are
 bounded too. A decoding that still ends in NaN or infinite values (a model pushed off its range)
 is a ``GstTtsError``, never a silent NaN waveform.
 """
@@ -259,11 +259,11 @@ class Synthesizer:
                 caller's RNG state is left as it was; a 64-bit whole number (``SEED_RANGE``).
                 Default None (not repeatable).
             batch_size: chunks decoded together. Default 16.
-            decoding: stop threshold and step bounds (per chunk). Default ``DecodingConfig()``.
+            decoding: stop threshold and length bounds (per chunk). Default ``DecodingConfig()``.
             max_chunk_chars: texts longer than this (cleaned characters) are split at sentence,
                 then clause boundaries; ``None`` never splits (``synthesize --no-split``; give
-                ``decoding=DecodingConfig(max_decoder_steps=UNSPLIT_MAX_DECODER_STEPS)`` with it, as
-                the command does, or a long text stops on the default absolute bound). Default
+                ``decoding=DecodingConfig(max_seconds=UNSPLIT_MAX_SECONDS)`` with it, as the
+                command does, or a long text stops on the default absolute bound). Default
                 ``DEFAULT_MAX_CHARS``.
             pause_s: silence between the chunks of a split text, 0 to ``MAX_PAUSE_S`` seconds. Default 0.25.
             vocode: run the vocoder; ``False`` leaves ``audio`` empty (mel, alignment only).
@@ -317,6 +317,29 @@ class Synthesizer:
                 shown = problems[:3] + ([f"and {len(problems) - 3} more"] if len(problems) > 3 else [])
                 log.warning("attention problem in %s: %s", name, "; ".join(shown))
         return results[0] if single else results
+
+    def frame_bounds(
+        self, text: str, *, decoding: DecodingConfig = DecodingConfig(), max_chunk_chars: int | None = DEFAULT_MAX_CHARS,
+    ) -> list[int]:
+        """The most mel frames each chunk of ``text`` may decode to (reading order), as
+        :meth:`synthesize` bounds them with ``decoding`` and ``max_chunk_chars``: the model's
+        per-item step bound (``GSTTacotron.step_bounds``) of ``decoding``'s bounds at this
+        checkpoint's frame rate, times r. Nothing is decoded; divide by
+        ``audio_config.frames_per_second`` for seconds.
+
+        Raises:
+            TextError: a text :meth:`check_text` refuses.
+        """
+        _check_options(1, max_chunk_chars, 0.0, decoding, None)
+        _, pieces = self._prepare_text(text, max_chunk_chars)
+        bounds = self._bounds(decoding)
+        lengths = torch.tensor([len(ids) for _, ids in pieces])
+        steps = self.model.step_bounds(lengths, max_frames_per_symbol=bounds["max_frames_per_symbol"], max_frames=bounds["max_frames"])
+        return (steps * self.model.reduction_factor).tolist()
+
+    def _bounds(self, decoding: DecodingConfig) -> dict:
+        """``decoding`` as ``GSTTacotron.infer``'s keyword arguments for this checkpoint's mels."""
+        return decoding.model_arguments(frames_per_second=self.audio_config.frames_per_second)
 
     def check_text(self, text: str) -> None:
         """Raise ``TextError`` for a text :meth:`synthesize` would refuse: not a string, longer than
@@ -378,12 +401,8 @@ class Synthesizer:
             for row, i in enumerate(idx):
                 text[row, : len(chunks[i].ids)] = chunks[i].ids
             style = torch.stack([chunks[i].weights for i in idx]).to(self.device)
-            result = self.model.infer(
-                text.to(self.device), lengths.to(self.device), style_weights=style,
-                stop_threshold=decoding.stop_threshold, max_frames_per_symbol=decoding.max_frames_per_symbol,
-                max_decoder_steps=decoding.max_decoder_steps, attention_window=decoding.attention_window,
-                stop_end_tolerance=decoding.stop_end_tolerance,
-            )
+            result = self.model.infer(text.to(self.device), lengths.to(self.device), style_weights=style,
+                                      **self._bounds(decoding))
             # One transfer per tensor, then cheap per-row slicing on the CPU.
             mel = result.mel_postnet.float().cpu()
             _check_finite(mel, result.mel_lengths.cpu(), [chunks[i].text for i in idx])

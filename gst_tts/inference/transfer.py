@@ -55,7 +55,7 @@ def evaluate_style_transfer(
         texts: the sentences each reference's style is applied to (at least one).
         seed: synthesis seed, the same for every reference (prenet dropout), so outputs differ
             by style only. Default 0.
-        decoding: stop threshold and step bounds. Default ``DecodingConfig()``.
+        decoding: stop threshold and length bounds. Default ``DecodingConfig()``.
         batch_size: texts decoded together (references are grouped to fill batches). Default 16.
         max_chunk_chars: longer texts are split (see ``Synthesizer.synthesize``; ``None``
             never splits). Default ``DEFAULT_MAX_CHARS``.

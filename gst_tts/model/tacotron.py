@@ -280,22 +280,23 @@ class GSTTacotron(nn.Module):
         *,
         stop_threshold: float,
         max_frames_per_symbol: float,
-        max_decoder_steps: int,
+        max_frames: int,
         attention_window: tuple[int, int] | None,
         stop_end_tolerance: int | None,
     ) -> SynthesisOutput:
         """Free-running synthesis of a batch, always bounded.
 
-        Each item may run for ``min(max_decoder_steps, ceil(max_frames_per_symbol * symbols / r))``
-        decoder steps; :attr:`SynthesisOutput.stopped_on_token` tells whether it ended on its
-        stop token or on that bound.
+        Each item may run for :meth:`step_bounds` decoder steps;
+        :attr:`SynthesisOutput.stopped_on_token` tells whether it ended on its stop token or on
+        that bound.
 
         Args:
             text: ``(batch, symbols)`` ids; text_lengths ``(batch,)``.
             reference_mel, reference_lengths, style_weights: see :meth:`style`.
             stop_threshold: stop probability above which an item ends.
-            max_frames_per_symbol: length bound per input symbol.
-            max_decoder_steps: absolute step cap.
+            max_frames_per_symbol: length bound per input symbol, mel frames.
+            max_frames: absolute length bound per item, mel frames (the caller turns seconds into
+                frames: the model knows no audio settings).
             attention_window: ``(behind, ahead)`` symbols around the previous step's most
                 attended one that each step may attend to, or None (see :meth:`Decoder.infer`).
             stop_end_tolerance: the stop token counts only once the attention has come within
@@ -307,10 +308,7 @@ class GSTTacotron(nn.Module):
         style, weights = self.style(reference_mel, reference_lengths, style_weights, batch_size=text.shape[0])
         memory = self._memory(text, text_lengths, style)
         padding_mask = _padding_mask(text_lengths, text.shape[1])
-        max_steps = torch.clamp(
-            torch.ceil(text_lengths.float() * max_frames_per_symbol / self.reduction_factor).long(),
-            min=1, max=max_decoder_steps,
-        )
+        max_steps = self.step_bounds(text_lengths, max_frames_per_symbol=max_frames_per_symbol, max_frames=max_frames)
         result = self.decoder.infer(
             memory, padding_mask, max_steps, stop_threshold=stop_threshold, attention_window=attention_window,
             stop_end_tolerance=stop_end_tolerance,
@@ -326,6 +324,13 @@ class GSTTacotron(nn.Module):
             result.stopped_on_token,
             weights if reference_mel is not None else None,
         )
+
+    def step_bounds(self, text_lengths: torch.Tensor, *, max_frames_per_symbol: float, max_frames: int) -> torch.Tensor:
+        """Each item's bound in decoder steps, ``(batch,)`` long: ``ceil(min(max_frames,
+        max_frames_per_symbol * symbols) / r)``, at least 1, for ``text_lengths`` ``(batch,)``
+        symbols (eos included). Whole steps, so an item may end up to ``r - 1`` frames past a bound."""
+        frames = torch.clamp(torch.ceil(text_lengths.double() * max_frames_per_symbol).long(), max=max_frames)
+        return torch.clamp(torch.div(frames + self.reduction_factor - 1, self.reduction_factor, rounding_mode="floor"), min=1)
 
 
 def _padding_mask(lengths: torch.Tensor, max_length: int) -> torch.Tensor | None:

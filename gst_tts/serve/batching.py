@@ -93,7 +93,7 @@ class BatchingQueue:
         max_queue: requests waiting (not yet started) before :meth:`submit` refuses, >= 1. Default 32.
         batch_window_s: how long the worker waits for company after a request arrives at an idle
             queue, >= 0. Default 0.005 (clients that send together arrive within a few ms).
-        decoding: stop threshold and step bounds. Default ``DecodingConfig()``.
+        decoding: stop threshold and length bounds. Default ``DecodingConfig()``.
         max_chunk_chars: longer texts are split (see ``Synthesizer.synthesize``). Default as there.
         chunk_batch_size: chunks decoded together inside one call (long texts have several). Default 16.
 

@@ -1,6 +1,6 @@
 """Training entry point (``gst-tts-train`` / ``python -m gst_tts.training.train``), a Hydra app.
 
-    gst-tts-train data.root=/data/LJSpeech-1.1 model=tacotron2 hydra.run.dir=runs/lj
+    gst-tts-train data.root=/data/LJSpeech-1.1 hydra.run.dir=runs/lj
 
 The run folder gets ``checkpoints/`` (``last.pt`` + periodic ones), TensorBoard event files and
 Hydra's resolved config. Running again with the same ``hydra.run.dir`` resumes. Under torchrun

@@ -78,8 +78,9 @@ def cuda_graphs_enabled(setting: object, device: torch.device) -> bool:
     return device.type == "cuda" and setting in ("auto", True)
 
 
-def validation_decoding(target_frames: int, reduction_factor: int) -> DecodingConfig:
-    """Decoding for validation's free-running syntheses of recordings at most ``target_frames`` long.
+def validation_decoding(target_frames: int, frames_per_second: float) -> DecodingConfig:
+    """Decoding for validation's free-running syntheses of recordings at most ``target_frames`` mel
+    frames long, at ``frames_per_second`` (the run's ``sample_rate / hop_length``).
 
     The defaults' bound (20 frames a symbol) is several times a sentence's length, and an untrained
     model, which never stops on its own, ran every utterance to it: early validations cost the
@@ -87,8 +88,8 @@ def validation_decoding(target_frames: int, reduction_factor: int) -> DecodingCo
     whatever follows, so validation stops there; what it reports of aligned outputs is unchanged.
     """
     default = DecodingConfig()
-    bound = math.ceil(VALIDATION_LENGTH_FACTOR * target_frames / reduction_factor)
-    return replace(default, max_decoder_steps=max(1, min(default.max_decoder_steps, bound)))
+    bound = VALIDATION_LENGTH_FACTOR * target_frames / frames_per_second
+    return replace(default, max_seconds=min(default.max_seconds, bound))
 
 
 class Trainer(TrainingLoop):
@@ -330,8 +331,10 @@ class Trainer(TrainingLoop):
         healths, sample = [], None
         if count:
             batch = to_device(self.collate([self.val_set[i] for i in range(count)]), self.device)
+            fps = self.audio_config.frames_per_second
+            decoding = validation_decoding(int(batch["mel_lengths"].max()), fps)
             out = self.model.infer(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"],
-                                   **validation_decoding(int(batch["mel_lengths"].max()), self.r).to_dict())
+                                   **decoding.model_arguments(frames_per_second=fps))
             alignments = [out.alignments[i, : int(out.steps[i]), : int(batch["text_lengths"][i])].float().cpu()
                           for i in range(count)]
             healths = [alignment_health(alignment) for alignment in alignments]

@@ -6,14 +6,14 @@ import csv
 import json
 
 from PIL import Image
-from conftest import tone
+from conftest import seconds_for_steps, tone
 import numpy as np
 import pytest
 import soundfile as sf
 
 from gst_tts.cli import main, probe_tokens
 
-FAST = ["--max-decoder-steps", "8"]
+FAST = ["--max-seconds", str(seconds_for_steps(8))]
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:

@@ -12,7 +12,7 @@ import gst_tts.cli
 from gst_tts.cli import COMMANDS, build_parser
 from gst_tts.cli.args import decoding_options
 from gst_tts.errors import GstTtsError
-from gst_tts.inference.decoding import UNSPLIT_MAX_DECODER_STEPS, DecodingConfig
+from gst_tts.inference.decoding import UNSPLIT_MAX_SECONDS, DecodingConfig
 
 CLI_DIR = Path(gst_tts.cli.__file__).parent
 COMMAND_MODULES = {module for module, _ in COMMANDS.values()}
@@ -70,9 +70,22 @@ MINIMAL_ARGS = {
 def test_every_decoding_command_defaults_to_decoding_config(command):
     args = build_parser().parse_args([command, *MINIMAL_ARGS[command]])
     assert decoding_options(args)["decoding"] == DecodingConfig()
-    args = build_parser().parse_args([command, *MINIMAL_ARGS[command], "--stop-threshold", "0.7", "--max-decoder-steps", "9",
+    args = build_parser().parse_args([command, *MINIMAL_ARGS[command], "--stop-threshold", "0.7", "--max-seconds", "9",
                                       "--max-frames-per-symbol", "3"])
-    assert decoding_options(args)["decoding"] == DecodingConfig(stop_threshold=0.7, max_frames_per_symbol=3.0, max_decoder_steps=9)
+    assert decoding_options(args)["decoding"] == DecodingConfig(stop_threshold=0.7, max_frames_per_symbol=3.0, max_seconds=9.0)
+    args = build_parser().parse_args([command, *MINIMAL_ARGS[command], "--no-split"])
+    assert decoding_options(args)["decoding"] == DecodingConfig(max_seconds=UNSPLIT_MAX_SECONDS)
+
+
+@pytest.mark.parametrize("command", sorted(MINIMAL_ARGS))
+@pytest.mark.parametrize("spelling", [["--max-decoder-steps", "9"], ["--max-decoder-steps=9"], ["--max-decoder-steps"]])
+def test_the_old_step_bound_option_is_one_line_naming_max_seconds(command, spelling, capsys):
+    # The bound is in seconds of audio now: a step count would mean another length at each r.
+    with pytest.raises(SystemExit) as info:
+        build_parser().parse_args([command, *MINIMAL_ARGS[command], *spelling])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and err.count("\n") == 1, err
+    assert err.startswith(f"gst-tts {command}: error: --max-decoder-steps is gone; use --max-seconds"), err
 
 
 @pytest.mark.parametrize("value, window", [("none", None), ("1,3", (1, 3)), (" 0 , 2 ", (0, 2))])
@@ -116,7 +129,8 @@ def test_decoding_help_shows_the_config_defaults(capsys):
     text = " ".join(capsys.readouterr().out.split())
     d = DecodingConfig()
     assert f"(default {d.stop_threshold:g})" in text
-    assert f"(default {d.max_decoder_steps}; {UNSPLIT_MAX_DECODER_STEPS} with --no-split" in text
+    assert f"(default {d.max_seconds:g}; {UNSPLIT_MAX_SECONDS:g} with --no-split" in text
+    assert "--max-decoder-steps" not in text
     assert f"(default {d.max_frames_per_symbol:g})" in text
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import json
 
-from conftest import tone
+from conftest import seconds_for_steps, tone
 import numpy as np
 import pytest
 import soundfile as sf
@@ -16,7 +16,7 @@ from gst_tts.demo import corpus as demo_corpus
 from gst_tts.inference import transfer
 
 # An untrained model rarely stops on its own; a short bound and few Griffin-Lim iterations keep it fast.
-FAST = ["--device", "cpu", "--max-decoder-steps", "8", "--griffin-lim-iters", "2", "--no-progress", "--sentences", "2"]
+FAST = ["--device", "cpu", "--max-seconds", str(seconds_for_steps(8)), "--griffin-lim-iters", "2", "--no-progress", "--sentences", "2"]
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:

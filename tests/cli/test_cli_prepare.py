@@ -188,7 +188,7 @@ def test_train_subprocess_bad_corpus(tmp_path):
     _set_line(root, 2, "UT-001|a|b|c|d")
     proc = subprocess.run(
         [sys.executable, "-m", "gst_tts.training.train", f"data.root={root}", f"data.cache_dir={tmp_path / 'cache'}",
-         f"hydra.run.dir={tmp_path / 'run'}", "trainer.device=cpu"],
+         f"hydra.run.dir={tmp_path / 'run'}", "model=tiny", "trainer.device=cpu"],
         capture_output=True, text=True, timeout=180, env=_env(), cwd=tmp_path,
     )
     assert proc.returncode == 2, proc.stderr[-2000:]

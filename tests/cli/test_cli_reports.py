@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 import json
 
-from conftest import tone, write_corpus, write_tiny_checkpoint
+from conftest import seconds_for_steps, tone, write_corpus, write_tiny_checkpoint
 import numpy as np
 import pytest
 import soundfile as sf
@@ -45,7 +45,7 @@ def demo_report(checkpoint_16k, tmp_path_factory):
         mp.setattr(demo_corpus, "render_sentence", fake_espeak_clip)
         # An untrained model rarely stops on its own; a short bound keeps the run fast.
         rc = main(["demo-report", "--checkpoint", str(checkpoint_16k), "--corpus", str(corpus), "--out", str(out),
-                   "--sentences", "1", "--espeak", str(N_REFERENCES), "--device", "cpu", "--max-decoder-steps", "8",
+                   "--sentences", "1", "--espeak", str(N_REFERENCES), "--device", "cpu", "--max-seconds", str(seconds_for_steps(8, sample_rate=MODEL_RATE)),
                    "--griffin-lim-iters", "2"])
     assert rc == 0
     return out
@@ -99,7 +99,7 @@ def test_check_alignment_states_the_aligned_definition(checkpoint_16k, tmp_path,
     corpus = write_corpus(tmp_path / "corpus", n=2, rate=demo_corpus.SAMPLE_RATE)
     out = tmp_path / "eval"
     rc = main(["check-alignment", "--checkpoint", str(checkpoint_16k), "--corpus", str(corpus), "--split", "train",
-               "--out", str(out), "--device", "cpu", "--max-decoder-steps", "8"])
+               "--out", str(out), "--device", "cpu", "--max-seconds", str(seconds_for_steps(8, sample_rate=MODEL_RATE))])
     stdout, err = capsys.readouterr()
     assert rc == 0, err
     summary = json.loads((out / "summary.json").read_text())["train"]["summary"]
@@ -119,7 +119,7 @@ def test_check_alignment_decodes_in_batches_each_sentence_with_its_own_reference
 
     monkeypatch.setattr(Synthesizer, "synthesize", recording)
     rc = main(["check-alignment", "--checkpoint", str(checkpoint_16k), "--corpus", str(corpus), "--split", "train",
-               "--device", "cpu", "--max-decoder-steps", "4", "--batch-size", "2", "--out", str(tmp_path / "eval")])
+               "--device", "cpu", "--max-seconds", str(seconds_for_steps(4, sample_rate=MODEL_RATE)), "--batch-size", "2", "--out", str(tmp_path / "eval")])
     assert rc == 0, capsys.readouterr().err
     assert [len(texts) for texts, *_ in calls] == [2, 2, 1]
     for texts, references, batch_size, vocode in calls:
@@ -132,7 +132,7 @@ def test_check_alignment_decodes_in_batches_each_sentence_with_its_own_reference
 
 
 @pytest.mark.parametrize("args, message", [(["--batch-size", "0"], "--batch-size"), (["--stop-threshold", "2"], "--stop-threshold"),
-                                           (["--max-decoder-steps", "0"], "--max-decoder-steps")])
+                                           (["--max-seconds", "0"], "--max-seconds must be positive")])
 def test_check_alignment_bad_decoding_options_are_one_line_errors(checkpoint_16k, tmp_path, capsys, args, message):
     corpus = write_corpus(tmp_path / "corpus", n=1)
     rc = main(["check-alignment", "--checkpoint", str(checkpoint_16k), "--corpus", str(corpus), "--split", "train", *args])

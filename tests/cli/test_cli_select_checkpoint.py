@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 
-from conftest import write_tiny_checkpoint
+from conftest import seconds_for_steps, write_tiny_checkpoint
 import pytest
 
 from gst_tts.analysis import style_transfer
 from gst_tts.cli import main
 
 # An untrained model rarely stops on its own; a short bound and few Griffin-Lim iterations keep it fast.
-FAST = ["--device", "cpu", "--max-decoder-steps", "8", "--griffin-lim-iters", "2", "--no-progress",
+FAST = ["--device", "cpu", "--max-seconds", str(seconds_for_steps(8)), "--griffin-lim-iters", "2", "--no-progress",
         "--espeak", "2", "--sentences", "1"]
 
 

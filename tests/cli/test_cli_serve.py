@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 
+from conftest import seconds_for_steps
 import pytest
 import soundfile as sf
 
@@ -52,7 +53,7 @@ def test_served_checkpoint_answers_coqui_get_to_plain_curl(tiny_checkpoint, tmp_
     env.pop("GST_TTS_API_KEY", None)
     proc = subprocess.Popen(
         [sys.executable, "-m", "gst_tts.cli", "serve", "--checkpoint", str(tiny_checkpoint), "--port", "0",
-         "--max-decoder-steps", "30", "--griffin-lim-iters", "4"],
+         "--max-seconds", str(seconds_for_steps(30)), "--griffin-lim-iters", "4"],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         port, seen, deadline = None, [], time.monotonic() + 90

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 import pickle
 
-from conftest import tone, write_tiny_checkpoint
+from conftest import seconds_for_steps, tone, write_tiny_checkpoint
 import numpy as np
 import pytest
 import soundfile as sf
@@ -22,7 +22,7 @@ from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.model import int8_weight
 from gst_tts.checkpoints.acoustic import save_checkpoint
 
-FAST = ["--max-decoder-steps", "8", "--griffin-lim-iters", "4"]
+FAST = ["--max-seconds", str(seconds_for_steps(8)), "--griffin-lim-iters", "4"]
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:
@@ -67,7 +67,7 @@ def test_text_writes_wav_sidecar_alignment_and_plot(tiny_checkpoint, tmp_path, c
     assert np.asarray(side["style_weights"]).shape == (2, 5)
     assert {"focus", "coverage", "backward_jumps", "reached_end"} <= side["health"].keys()
     assert len(side["chunks"]) == 1 and side["style"]["source"] == "neutral" and side["seed"] == 1
-    assert side["decoding"] == {"stop_threshold": 0.5, "max_frames_per_symbol": 20.0, "max_decoder_steps": 8,
+    assert side["decoding"] == {"stop_threshold": 0.5, "max_frames_per_symbol": 20.0, "max_seconds": seconds_for_steps(8),
                                 "attention_window": None, "stop_end_tolerance": 3}
     alignment = np.load(out.parent / "hello.alignment.npy")
     assert alignment.dtype == np.float32 and alignment.shape == (8, len("hello world.") + 1)
@@ -129,7 +129,7 @@ def test_two_thousand_character_paragraph_comes_out_whole(tiny_checkpoint, tmp_p
     paragraph = (sentence * 21)[:2000]
     out = tmp_path / "long.wav"
     rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--text", paragraph, "--out", str(out),
-                     "--max-decoder-steps", "3", "--griffin-lim-iters", "2", "--save-alignment")
+                     "--max-seconds", str(seconds_for_steps(3)), "--griffin-lim-iters", "2", "--save-alignment")
     assert rc == 0, err
     side = json.loads(out.with_suffix(".json").read_text())
     assert len(side["chunks"]) > 10
@@ -142,7 +142,7 @@ def test_two_thousand_character_paragraph_comes_out_whole(tiny_checkpoint, tmp_p
 def test_no_split_reads_a_long_paragraph_as_one_utterance_past_the_default_step_bound(tiny_checkpoint, tmp_path, capsys):
     paragraph = ("The old house on the hill stood silent, and its windows were dark. " * 18)[:1200]
     out = tmp_path / "whole.wav"
-    # The random model never stops: it runs to min(max_decoder_steps, ceil(3 * symbols / r)) steps.
+    # The random model never stops: it runs to ceil(min(max_frames, 3 * symbols) / r) steps.
     rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--text", paragraph, "--out", str(out),
                      "--no-split", "--max-frames-per-symbol", "3", "--griffin-lim-iters", "1", "--save-alignment")
     assert rc == 0, err
@@ -154,7 +154,7 @@ def test_no_split_reads_a_long_paragraph_as_one_utterance_past_the_default_step_
     assert alignment.shape == (steps, symbols) and steps > 1000  # past the default absolute bound of 1000
 
     rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--text", paragraph, "--out", str(out),
-                     "--no-split", "--max-decoder-steps", "7", "--griffin-lim-iters", "1", "--save-alignment")
+                     "--no-split", "--max-seconds", str(seconds_for_steps(7)), "--griffin-lim-iters", "1", "--save-alignment")
     assert rc == 0, err
     assert len(json.loads(out.with_suffix(".json").read_text())["chunks"]) == 1
     assert np.load(tmp_path / "whole.alignment.npy").shape == (7, symbols)  # an explicit bound still holds

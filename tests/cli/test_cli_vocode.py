@@ -13,7 +13,7 @@ import json
 import logging
 from pathlib import Path
 
-from conftest import tone, write_corpus
+from conftest import seconds_for_steps, tone, write_corpus
 import numpy as np
 import pytest
 import soundfile as sf
@@ -189,7 +189,7 @@ def test_bad_vocode_input_is_one_line_exit_2_and_writes_nothing(case, hifigan, r
 def test_synthesize_with_a_hifigan_file(tiny_checkpoint, hifigan, tmp_path, capsys):
     out = tmp_path / "hi.wav"
     rc, _, err = run(capsys, "synthesize", "--checkpoint", str(tiny_checkpoint), "--text", "Hello.", "--out", str(out),
-                     "--max-decoder-steps", "8", "--vocoder", str(hifigan), "--device", "cpu", "--seed", "1")
+                     "--max-seconds", str(seconds_for_steps(8)), "--vocoder", str(hifigan), "--device", "cpu", "--seed", "1")
     assert rc == 0, err
     side = json.loads(out.with_suffix(".json").read_text())
     assert sf.read(out)[0].size == side["n_frames"] * 256  # HiFi-GAN: exactly a hop per frame
@@ -207,7 +207,7 @@ def test_synthesize_speaks_with_the_vocoder_recorded_beside_the_checkpoint_and_s
     def speak(*extra: str) -> str:
         caplog.clear()
         rc, _, err = run(capsys, "synthesize", "--checkpoint", str(checkpoint), "--text", "Hello.", "--out", str(out),
-                         "--max-decoder-steps", "8", "--device", "cpu", "--griffin-lim-iters", "2", *extra)
+                         "--max-seconds", str(seconds_for_steps(8)), "--device", "cpu", "--griffin-lim-iters", "2", *extra)
         assert rc == 0, err
         return caplog.records[0].getMessage()  # the first log line
 
@@ -246,7 +246,7 @@ def test_from_checkpoint_takes_a_vocoder_name_or_path(tiny_checkpoint, hifigan):
     synth = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu", vocoder=hifigan)
     assert isinstance(synth.vocoder, HiFiGANVocoder) and synth.vocoder.device == torch.device("cpu")
     synth = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu", vocoder=str(hifigan), vocoder_config=hifigan.parent / "config.json")
-    result = synth.synthesize("Hi.", seed=0, decoding=DecodingConfig(max_decoder_steps=8))
+    result = synth.synthesize("Hi.", seed=0, decoding=DecodingConfig(max_seconds=seconds_for_steps(8)))
     assert result.audio.size == result.mel.shape[0] * 256
     with pytest.raises(VocoderError, match="vocoder file not found"):
         Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu", vocoder=hifigan.parent / "g_missing")
@@ -277,7 +277,7 @@ def _command_args(command: str, checkpoint: Path, tmp_path: Path) -> list[str]:
         "demo-report": ["--corpus", str(corpus), "--out", str(tmp_path / "out"), "--espeak", "2", "--sentences", "1"],
         "probe-tokens": ["--tokens", "0", "--scales", "1", "--text", "A probe.", "--csv", str(tmp_path / "out" / "t.csv")],
     }[command]
-    return [command, "--checkpoint", str(checkpoint), "--device", "cpu", "--max-decoder-steps", "8", *extra]
+    return [command, "--checkpoint", str(checkpoint), "--device", "cpu", "--max-seconds", str(seconds_for_steps(8)), *extra]
 
 
 VOCODER_COMMANDS = ["synthesize", "check-alignment", "demo-report", "probe-tokens"]
@@ -318,7 +318,7 @@ def test_check_alignment_measures_the_vocoder_on_held_out_recordings(checkpoint_
     out = tmp_path / "eval"
     rc, stdout, err = run(capsys, "check-alignment", "--checkpoint", str(checkpoint_with_val), "--corpus", str(tmp_path / "corpus"),
                           "--split", "train", "--limit", "1", "--vocoder-quality", "5", "--vocoder", str(hifigan),
-                          "--device", "cpu", "--max-decoder-steps", "8", "--out", str(out))
+                          "--device", "cpu", "--max-seconds", str(seconds_for_steps(8)), "--out", str(out))
     assert rc == 0, err
     report = json.loads((out / "summary.json").read_text())["vocoder"]
     assert report["vocoder"] == f"HiFi-GAN {hifigan} (--vocoder)"  # which vocoder and why

@@ -19,7 +19,7 @@ import pytest
 import soundfile
 import yaml
 
-from conftest import write_tiny_checkpoint
+from conftest import seconds_for_steps, write_tiny_checkpoint
 
 REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
@@ -214,7 +214,7 @@ def test_readme_python_example_runs(tmp_path, monkeypatch):
 
     synthesize = Synthesizer.synthesize
     monkeypatch.setattr(Synthesizer, "synthesize", lambda self, texts, **kwargs: synthesize(
-        self, texts, **{"decoding": DecodingConfig(max_decoder_steps=8), **kwargs}))
+        self, texts, **{"decoding": DecodingConfig(max_seconds=seconds_for_steps(8)), **kwargs}))
     namespace: dict = {}
     exec(compile(source.replace("demo_out/checkpoints/best.pt", str(checkpoint)), "README.md", "exec"), namespace)
     audio, rate = soundfile.read(tmp_path / "out.wav")

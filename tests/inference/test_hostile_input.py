@@ -19,7 +19,7 @@ import subprocess
 import sys
 import warnings
 
-from conftest import tone
+from conftest import seconds_for_steps, tone
 from hypothesis import HealthCheck, given, settings, strategies as st
 import numpy as np
 import pytest
@@ -37,7 +37,7 @@ from gst_tts.text.symbols import DroppedCharacterWarning
 from gst_tts.runtime import configure_threads
 
 STEPS = 3
-BOUND = DecodingConfig(max_decoder_steps=STEPS)
+BOUND = DecodingConfig(max_seconds=seconds_for_steps(STEPS))
 RATE = 22050
 
 
@@ -71,7 +71,9 @@ def check_result(synth: Synthesizer, r: SynthesisResult, decoding: DecodingConfi
     assert 1 <= len(r.chunks) <= len(r.cleaned_text)
     for c in r.chunks:
         symbols = c.health.input_symbols
-        steps = min(decoding.max_decoder_steps, math.ceil(decoding.max_frames_per_symbol * symbols / rf))
+        frames = min(decoding.max_frames(frames_per_second=synth.audio_config.frames_per_second),
+                     math.ceil(decoding.max_frames_per_symbol * symbols))
+        steps = -(-frames // rf)
         assert 0 < c.n_frames <= steps * rf and c.n_frames % rf == 0, (c.text, c.n_frames, steps)
     assert r.mel.shape == (sum(c.n_frames for c in r.chunks), synth.model.n_mels)
     assert np.isfinite(r.mel).all() and np.isfinite(r.audio).all() and np.isfinite(r.alignment).all()
@@ -161,8 +163,8 @@ def test_texts_past_the_length_limits_are_one_text_error_before_any_work(synth, 
 
 def test_a_text_at_the_length_limit_is_read_in_bounded_chunks(synth):
     text = ("Grand old 1,234 houses stood; the 3rd was dark. " * 300)[:MAX_TEXT_CHARS]
-    r = synth.synthesize(text, decoding=DecodingConfig(max_decoder_steps=1), batch_size=256, vocode=False)
-    check_result(synth, r, DecodingConfig(max_decoder_steps=1))
+    r = synth.synthesize(text, decoding=DecodingConfig(max_seconds=seconds_for_steps(1)), batch_size=256, vocode=False)
+    check_result(synth, r, DecodingConfig(max_seconds=seconds_for_steps(1)))
     assert len(r.cleaned_text) > MAX_TEXT_CHARS and all(len(c.text) <= 180 for c in r.chunks)
     assert r.mel.shape[0] == len(r.chunks) * synth.model.reduction_factor  # one step a chunk, the bound
     print(f"a {len(text):,}-character text: {len(r.cleaned_text):,} cleaned, {len(r.chunks)} chunks")
@@ -373,7 +375,7 @@ def test_ten_minutes_at_8_khz_are_encoded_in_windows(synth, monkeypatch):
 # ------------------------------------------------------------------ the command line
 
 GST_TTS = Path(sys.executable).with_name("gst-tts")
-CLI_FAST = ["--max-decoder-steps", "3", "--griffin-lim-iters", "2"]
+CLI_FAST = ["--max-seconds", str(seconds_for_steps(3)), "--griffin-lim-iters", "2"]
 
 
 def run_cli(checkpoint: Path, out: Path, *args: str) -> subprocess.CompletedProcess:

@@ -1,7 +1,7 @@
 """The Python synthesis API (gst_tts.inference.synthesizer) on a tiny random-weight checkpoint.
 
 The random model never stops on its token, so every call bounds decoding with a small
-``max_decoder_steps`` (``decoding=FAST``) to stay fast.
+``max_seconds`` (``decoding=FAST``) to stay fast.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import logging
 
-from conftest import tone
+from conftest import seconds_for_steps, tone
 import numpy as np
 import pytest
 import soundfile as sf
@@ -23,7 +23,7 @@ from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.checkpoints.acoustic import load_checkpoint, save_checkpoint
 
 STEPS = 12
-FAST = DecodingConfig(max_decoder_steps=STEPS)
+FAST = DecodingConfig(max_seconds=seconds_for_steps(STEPS))
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +112,7 @@ def test_batched_equals_one_by_one_when_texts_end_at_different_steps(synth, monk
 
         monkeypatch.setattr(decoder, "infer", infer_with_schedule)
         handle = decoder.stop_projection.register_forward_hook(stop_hook)
-        options = dict(decoding=DecodingConfig(max_decoder_steps=100))
+        options = dict(decoding=DecodingConfig(max_seconds=seconds_for_steps(100)))
     try:
         batched = synth.synthesize(texts, vocode=False, **options)
         single = [synth.synthesize(t, vocode=False, **options) for t in texts]
@@ -264,7 +264,7 @@ def test_unusable_text(synth, text):
 def test_long_text_is_split_batched_and_joined_whole(synth):
     sentence = "The old house on the hill, which nobody had visited for years, stood silent; its windows were dark. "
     paragraph = (sentence * 21)[:2000]
-    r = synth.synthesize(paragraph, decoding=DecodingConfig(max_decoder_steps=4), max_chunk_chars=150, pause_s=0.1)
+    r = synth.synthesize(paragraph, decoding=DecodingConfig(max_seconds=seconds_for_steps(4)), max_chunk_chars=150, pause_s=0.1)
     assert len(r.chunks) > 10
     assert all(len(c.text) <= 150 for c in r.chunks)
     assert " ".join(c.text for c in r.chunks) == r.cleaned_text  # nothing lost
@@ -321,7 +321,7 @@ def test_per_text_styles_encode_a_shared_reference_once(synth, ref_wav, monkeypa
     (dict(styles=[None, None], style_weights={1: 1.0}), "either styles"),
     (dict(styles=[None, {1: 1.0}]), "must be a gst_tts.inference.style.Style"),
     (dict(names=["only one"]), "1 names for 2 texts"),
-    (dict(decoding={"max_decoder_steps": 3}), "DecodingConfig"),
+    (dict(decoding={"max_seconds": 3}), "DecodingConfig"),
 ])
 def test_bad_per_text_styles_and_options(synth, kwargs, message):
     with pytest.raises(GstTtsError, match=message):
@@ -334,10 +334,10 @@ def test_a_style_is_one_option_at_most():
 
 
 def test_decoding_config_bounds_the_output_and_is_recorded(synth):
-    r = synth.synthesize("Bounded text here.", decoding=DecodingConfig(max_decoder_steps=5), vocode=False)
+    r = synth.synthesize("Bounded text here.", decoding=DecodingConfig(max_seconds=seconds_for_steps(5)), vocode=False)
     assert r.alignment.shape[0] == 5 and r.stop_reason == "max_steps"
-    assert r.decoding == DecodingConfig(max_decoder_steps=5)
-    assert r.to_dict()["decoding"] == {"stop_threshold": 0.5, "max_frames_per_symbol": 20.0, "max_decoder_steps": 5,
+    assert r.decoding == DecodingConfig(max_seconds=seconds_for_steps(5))
+    assert r.to_dict()["decoding"] == {"stop_threshold": 0.5, "max_frames_per_symbol": 20.0, "max_seconds": seconds_for_steps(5),
                                        "attention_window": None, "stop_end_tolerance": 3}
     # A per-symbol bound below the absolute cap wins: ceil(1.0 * symbols / r) steps.
     n_symbols = len(synth.symbols.encode("Bounded text here."))

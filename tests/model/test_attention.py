@@ -197,7 +197,7 @@ def test_every_kind_trains_and_synthesizes_within_the_bound(kind, location):
         optimizer.step()
     model.eval()
     out = model.infer(batch["text"], batch["text_lengths"], stop_threshold=0.99, max_frames_per_symbol=2.0,
-                      max_decoder_steps=50, attention_window=None, stop_end_tolerance=None)
+                      max_frames=100, attention_window=None, stop_end_tolerance=None)
     bound = torch.ceil(batch["text_lengths"] * 2.0 / 2).long()
     assert torch.all(out.steps <= bound) and torch.all(out.steps >= 1)
     assert torch.isfinite(out.mel_postnet).all()
@@ -257,9 +257,9 @@ def test_attention_window_keeps_each_step_near_the_last_peak(kind, location, win
     model = tiny_model(20, n_mels=10, attention=kind, attention_location=location).eval()
     batch = _batch()
     free = model.infer(batch["text"], batch["text_lengths"], stop_threshold=1.0, max_frames_per_symbol=4.0,
-                       max_decoder_steps=30, attention_window=None, stop_end_tolerance=None)
+                       max_frames=60, attention_window=None, stop_end_tolerance=None)
     out = model.infer(batch["text"], batch["text_lengths"], stop_threshold=1.0, max_frames_per_symbol=4.0,
-                      max_decoder_steps=30, attention_window=window, stop_end_tolerance=None)
+                      max_frames=60, attention_window=window, stop_end_tolerance=None)
     behind, ahead = window
     symbols = batch["text"].shape[1]
     positions = torch.arange(symbols)

@@ -2,14 +2,17 @@ from conftest import tiny_model
 import pytest
 import torch
 
+from gst_tts.audio.features import AudioConfig
 from gst_tts.data.batching import Collate
 from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.model import GSTTacotron
 
 
-def bounds(**overrides) -> dict:
-    """The model's required decoding keywords: the defaults, with ``overrides``."""
-    return DecodingConfig(**overrides).to_dict()
+def bounds(max_frames: int | None = None, **overrides) -> dict:
+    """The model's required decoding keywords: the defaults at 22,050 Hz and hop 256, with
+    ``overrides`` (``DecodingConfig`` fields) and the absolute bound ``max_frames`` when given."""
+    arguments = DecodingConfig(**overrides).model_arguments(frames_per_second=AudioConfig().frames_per_second)
+    return arguments if max_frames is None else {**arguments, "max_frames": max_frames}
 
 
 def _batch(model: GSTTacotron, batch=3, symbols=9, frames=12):
@@ -74,11 +77,11 @@ def test_inference_ends_at_the_bound_when_the_stop_token_never_fires():
     with torch.no_grad():
         model.decoder.stop_projection.bias.fill_(-50.0)  # never stop
     text = torch.randint(2, 20, (2, 6))
-    out = model.infer(text, torch.tensor([6, 3]), **bounds(max_frames_per_symbol=4.0, max_decoder_steps=100))
+    out = model.infer(text, torch.tensor([6, 3]), **bounds(max_frames_per_symbol=4.0, max_frames=200))
     assert not out.stopped_on_token.any()
     assert out.steps.tolist() == [12, 6]  # ceil(4 * symbols / r)
     assert out.mel_lengths.tolist() == [24, 12]
-    capped = model.infer(text, torch.tensor([6, 3]), **bounds(max_frames_per_symbol=4.0, max_decoder_steps=5))
+    capped = model.infer(text, torch.tensor([6, 3]), **bounds(max_frames_per_symbol=4.0, max_frames=10))
     assert capped.steps.tolist() == [5, 5]
 
 
@@ -99,7 +102,7 @@ def test_given_token_weights_and_neutral_style():
     assert weights.shape == (1, model.n_heads, model.n_tokens)
     style_n, _ = model.style(batch_size=1)
     assert not torch.allclose(style_a, style_n)
-    out = model.infer(text, torch.tensor([5]), style_weights=one_hot, **bounds(max_decoder_steps=3))
+    out = model.infer(text, torch.tensor([5]), style_weights=one_hot, **bounds(max_frames=6))
     assert out.mel_postnet.shape[0] == 1
 
 
@@ -107,12 +110,12 @@ def test_prenet_dropout_stays_on_at_inference_unless_disabled():
     torch.manual_seed(0)
     text, tl = torch.randint(2, 20, (1, 6)), torch.tensor([6])
     model = tiny_model(20, n_mels=10).eval()
-    a = model.infer(text, tl, **bounds(max_decoder_steps=4)).mel_postnet
-    b = model.infer(text, tl, **bounds(max_decoder_steps=4)).mel_postnet
+    a = model.infer(text, tl, **bounds(max_frames=8)).mel_postnet
+    b = model.infer(text, tl, **bounds(max_frames=8)).mel_postnet
     assert not torch.allclose(a, b)
     model = tiny_model(20, n_mels=10, prenet_dropout_at_inference=False).eval()
-    a = model.infer(text, tl, **bounds(max_decoder_steps=4)).mel_postnet
-    b = model.infer(text, tl, **bounds(max_decoder_steps=4)).mel_postnet
+    a = model.infer(text, tl, **bounds(max_frames=8)).mel_postnet
+    b = model.infer(text, tl, **bounds(max_frames=8)).mel_postnet
     assert torch.allclose(a, b)
 
 

@@ -18,7 +18,7 @@ import torch
 pytest.importorskip("fastapi", reason="the serve extra is not installed: pip install 'gst-tts[serve]'")
 from fastapi.testclient import TestClient  # noqa: E402
 
-from conftest import TINY_MODEL, tone  # noqa: E402
+from conftest import TINY_MODEL, seconds_for_steps, tone  # noqa: E402
 from gst_tts.audio.features import AudioConfig, MelStats  # noqa: E402
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder  # noqa: E402
 from gst_tts.checkpoints.acoustic import checkpoint_payload, save_checkpoint  # noqa: E402
@@ -32,7 +32,7 @@ from gst_tts.text.phonemes import espeak_version, phonemize  # noqa: E402
 from gst_tts.text.symbols import SymbolTable  # noqa: E402
 
 # The random tiny model never emits its stop token: a low step bound keeps every synthesis short.
-DECODING = DecodingConfig(max_decoder_steps=40)
+DECODING = DecodingConfig(max_seconds=seconds_for_steps(40))
 
 
 @pytest.fixture(scope="module")

@@ -4,6 +4,7 @@ alone, the bound on waiting requests, shutdown."""
 from __future__ import annotations
 
 
+from conftest import seconds_for_steps
 import numpy as np
 import pytest
 
@@ -13,7 +14,7 @@ from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.serve.batching import BatchingQueue, QueueClosed, QueueFull, SynthesisJob
 
-DECODING = DecodingConfig(max_decoder_steps=30)
+DECODING = DecodingConfig(max_seconds=seconds_for_steps(30))
 
 
 @pytest.fixture(scope="module")

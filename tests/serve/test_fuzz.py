@@ -10,6 +10,7 @@ import pytest
 
 pytest.importorskip("fastapi", reason="the serve extra is not installed: pip install 'gst-tts[serve]'")
 schemathesis = pytest.importorskip("schemathesis", reason="schemathesis is not installed (it comes with the dev extra)")
+from conftest import seconds_for_steps  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from schemathesis.generation import GenerationMode  # noqa: E402
 
@@ -28,7 +29,7 @@ def app(tiny_checkpoint):
     synth = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu")
     synth.vocoder = GriffinLimVocoder(synth.audio_config, n_iter=2)
     # Short bounds keep the many valid syntheses cheap; the limits are what the schema documents.
-    queue = BatchingQueue(synth, decoding=DecodingConfig(max_decoder_steps=20), max_chunk_chars=60)
+    queue = BatchingQueue(synth, decoding=DecodingConfig(max_seconds=seconds_for_steps(20)), max_chunk_chars=60)
     return create_app(queue, limits=ServeLimits(max_text_chars=120, request_timeout_s=SLOW_S))
 
 

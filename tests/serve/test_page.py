@@ -18,7 +18,7 @@ pytest.importorskip("fastapi", reason="the serve extra is not installed: pip ins
 uvicorn = pytest.importorskip("uvicorn", reason="the serve extra is not installed: pip install 'gst-tts[serve]'")
 playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (it comes with the dev extra)")
 
-from conftest import TINY_MODEL, tone  # noqa: E402
+from conftest import TINY_MODEL, seconds_for_steps, tone  # noqa: E402
 from gst_tts.audio.features import AudioConfig, MelStats  # noqa: E402
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder  # noqa: E402
 from gst_tts.inference.decoding import DecodingConfig  # noqa: E402
@@ -43,7 +43,7 @@ BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networkin
 def serving(synth: Synthesizer):
     """A live server of ``synth`` on a free loopback port; yields its URL."""
     synth.vocoder = GriffinLimVocoder(synth.audio_config, n_iter=4)
-    app = create_app(BatchingQueue(synth, decoding=DecodingConfig(max_decoder_steps=60)))
+    app = create_app(BatchingQueue(synth, decoding=DecodingConfig(max_seconds=seconds_for_steps(60))))
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))

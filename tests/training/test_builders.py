@@ -196,3 +196,23 @@ def test_attention_kind_is_chosen_from_the_command_line():
         build_model(_model_cfg(attention="luong"), **SIZES)
     assert "unknown attention 'luong'" in str(info.value) and "scaled_dot" in str(info.value)
     assert "\n" not in str(info.value)
+
+
+def test_gst_tts_train_with_only_the_corpus_builds_the_tacotron2_sizes(tmp_path):
+    # The LJSpeech recipe's one-liner (gst-tts-train data.root=...) is for a GPU: the paper's sizes,
+    # not the CPU demo's. Built on the meta device: the sizes are the point, not the weights.
+    import torch
+    import yaml
+
+    with initialize_config_module(config_module=CONFIG_MODULE, version_base="1.3"):
+        cfg = compose("config", overrides=[f"data.root={tmp_path / 'LJSpeech-1.1'}"])
+    preset = yaml.safe_load((REPO / "conf" / "model" / "tacotron2.yaml").read_text())
+    preset.pop("_target_")
+    with torch.device("meta"):
+        model, config = build_model(cfg.model, **SIZES)
+        expected = GSTTacotron(**preset, **SIZES)
+    assert {k: config[k] for k in preset} == preset
+    shapes = {name: tuple(p.shape) for name, p in model.state_dict().items()}
+    assert shapes == {name: tuple(p.shape) for name, p in expected.state_dict().items()}
+    assert model.reduction_factor == 1 and model.encoder.embedding.embedding_dim == 512
+    assert 28e6 < sum(p.numel() for p in model.parameters()) < 30e6

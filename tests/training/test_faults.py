@@ -108,7 +108,7 @@ def _overrides(corpus: Path, cache: Path, **trainer) -> list[str]:
              for k, v in TINY_MODEL.items()]
     settings = dict({"device": "cpu", "threads": 1, "learning_rate": 3e-3, "warmup_steps": 1, "log_every": 1,
                      "val_inference_utterances": 0}, **trainer)
-    return [f"data.root={corpus}", f"data.cache_dir={cache}", "data.batch_size=2", "data.val_size=2",
+    return ["model=tiny", f"data.root={corpus}", f"data.cache_dir={cache}", "data.batch_size=2", "data.val_size=2",
             "data.num_workers=0", "trainer.progress=false", *model, *(f"trainer.{k}={v}" for k, v in settings.items())]
 
 

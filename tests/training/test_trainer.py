@@ -11,6 +11,7 @@ import pytest
 import soundfile as sf
 import torch
 
+from gst_tts.audio.features import AudioConfig
 from gst_tts.errors import GstTtsError
 from gst_tts.checkpoints.acoustic import checkpoint_payload, load_checkpoint, restore_rng_state, save_checkpoint
 from gst_tts.inference.decoding import DecodingConfig
@@ -282,9 +283,10 @@ def test_a_run_at_its_step_budget_trains_validates_and_writes_nothing(make_cfg, 
 
 
 def test_validation_decodes_at_most_twice_the_longest_recording():
-    assert validation_decoding(target_frames=300, reduction_factor=3).max_decoder_steps == 200
-    assert validation_decoding(target_frames=5000, reduction_factor=1).max_decoder_steps == DecodingConfig().max_decoder_steps
-    assert validation_decoding(target_frames=300, reduction_factor=3).stop_threshold == DecodingConfig().stop_threshold
+    fps = AudioConfig().frames_per_second
+    assert validation_decoding(target_frames=300, frames_per_second=fps).max_frames(frames_per_second=fps) == 600
+    assert validation_decoding(target_frames=5000, frames_per_second=fps).max_seconds == DecodingConfig().max_seconds
+    assert validation_decoding(target_frames=300, frames_per_second=fps).stop_threshold == DecodingConfig().stop_threshold
 
 
 def test_an_untrained_models_validation_stops_at_the_cap(make_cfg, small_corpus, tmp_path, monkeypatch):
@@ -294,15 +296,15 @@ def test_an_untrained_models_validation_stops_at_the_cap(make_cfg, small_corpus,
 
     def spy(*args, **kwargs):
         out = infer(*args, **kwargs)
-        steps.append((int(out.steps.max()), kwargs["max_decoder_steps"]))
+        steps.append((int(out.steps.max()), kwargs["max_frames"]))
         return out
 
     monkeypatch.setattr(trainer.model, "infer", spy)
     trainer.validate()
     count = min(len(trainer.val_set), trainer.cfg.trainer.val_inference_utterances)
     longest = int(trainer.collate([trainer.val_set[i] for i in range(count)])["mel_lengths"].max())
-    (ran, bound), = steps
-    assert bound == math.ceil(2 * longest / trainer.r) and ran <= bound
+    (ran, max_frames), = steps
+    assert max_frames == 2 * longest and ran <= math.ceil(max_frames / trainer.r)
 
 
 def test_trainer_threads_sets_torch_threads(make_cfg, small_corpus, tmp_path):

@@ -17,7 +17,7 @@ BIN = Path(sys.executable).parent
 # Each trainer's own groups; the override proves that a group choice still composes under the help
 # template, and the marker is a value only that choice puts in the printed config.
 TRAINERS = {
-    "gst-tts-train": ({"data", "loss", "model", "trainer"}, "model=tacotron2", "decoder_rnn_dim: 1024"),
+    "gst-tts-train": ({"data", "loss", "model", "trainer"}, "model=tiny", "decoder_rnn_dim: 256"),
     "gst-tts-train-vocoder": ({"vocoder"}, "vocoder=cpu_small", "generator_kind: spectral"),
 }
 
