@@ -41,6 +41,7 @@ from gst_tts.text.frontends import make_frontend
 from gst_tts.text.symbols import SymbolTable
 from gst_tts.checkpoints.acoustic import load_checkpoint
 from gst_tts.training.distributed import DistributedContext
+from gst_tts.training.loop import loader_workers
 from gst_tts.training.vocoder_losses import HiFiGANLoss
 
 log = logging.getLogger("gst_tts.training.builders")
@@ -211,11 +212,12 @@ def build_train_loader(
         train_set.lengths, int(data.batch_size), seed=seed, bucket_batches=int(data.bucket_batches),
         num_replicas=dist.world_size, rank=dist.rank,
     )
+    workers = loader_workers(data.get("num_workers", "auto"), device)
     loader = torch.utils.data.DataLoader(
         # Workers pad; the training loop draws the references (collate.draw_references), in the
         # main process from the checkpointed global RNG, so workers and resuming change no draw.
-        train_set, batch_sampler=sampler, collate_fn=collate.pad, num_workers=int(data.num_workers),
-        pin_memory=device.type == "cuda",
+        train_set, batch_sampler=sampler, collate_fn=collate.pad, num_workers=workers,
+        pin_memory=device.type == "cuda", persistent_workers=workers > 0,
         # Its own generator: each new iterator draws a worker seed, which must not come from
         # the global stream that dropout uses (resuming would shift it).
         generator=torch.Generator().manual_seed(seed),

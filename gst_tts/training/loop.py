@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 import logging
+import os
 from pathlib import Path
 import random
 from typing import Any, Callable, Mapping, Sequence
@@ -95,6 +96,21 @@ def amp_dtype(amp: str, device: torch.device) -> torch.dtype | None:
     if amp not in ("bf16", "fp16"):
         raise GstTtsError(f"trainer.amp must be bf16, fp16 or none, got {amp!r}")
     return torch.bfloat16 if amp == "bf16" else torch.float16
+
+
+def loader_workers(setting: object, device: torch.device) -> int:
+    """``data.num_workers`` (auto or a whole number >= 0) on ``device``. auto: on CUDA, up to 4
+    workers (one core left to the training process), so that padding batches overlaps the GPU's
+    work; elsewhere none, since the CPU's cores are busy training.
+
+    Raises:
+        GstTtsError: another value.
+    """
+    if setting == "auto":
+        return min(4, max(1, (os.cpu_count() or 2) - 1)) if device.type == "cuda" else 0
+    if isinstance(setting, bool) or not isinstance(setting, int) or setting < 0:
+        raise GstTtsError(f"data.num_workers must be auto or a whole number >= 0, got {setting!r}")
+    return setting
 
 
 def to_device(batch: dict, device: torch.device) -> dict:

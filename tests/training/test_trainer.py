@@ -15,7 +15,8 @@ from gst_tts.audio.features import AudioConfig
 from gst_tts.errors import GstTtsError
 from gst_tts.checkpoints.acoustic import checkpoint_payload, load_checkpoint, restore_rng_state, save_checkpoint
 from gst_tts.inference.decoding import DecodingConfig
-from gst_tts.training.trainer import Trainer, validation_decoding
+from gst_tts.training.loop import loader_workers
+from gst_tts.training.trainer import Trainer, cuda_graphs_enabled, validation_decoding
 
 
 @pytest.fixture
@@ -468,3 +469,20 @@ def test_bad_reference_augmentation_settings_are_one_line_errors(make_cfg, small
     cfg.data[key] = value
     with pytest.raises(GstTtsError, match=message):
         Trainer(cfg, tmp_path / "run")
+
+
+def test_loader_workers_auto_is_on_with_cuda_and_off_on_the_cpu() -> None:
+    assert loader_workers("auto", torch.device("cpu")) == 0
+    assert 1 <= loader_workers("auto", torch.device("cuda")) <= 4
+    assert loader_workers(3, torch.device("cuda")) == 3 and loader_workers(0, torch.device("cpu")) == 0
+    for bad in (-1, "two", True, 1.5):
+        with pytest.raises(GstTtsError, match="data.num_workers"):
+            loader_workers(bad, torch.device("cpu"))
+
+
+def test_cuda_graphs_setting_is_on_only_with_cuda() -> None:
+    assert cuda_graphs_enabled("auto", torch.device("cuda")) and cuda_graphs_enabled(True, torch.device("cuda"))
+    assert not cuda_graphs_enabled("auto", torch.device("cpu")) and not cuda_graphs_enabled(True, torch.device("cpu"))
+    assert not cuda_graphs_enabled(False, torch.device("cuda"))
+    with pytest.raises(GstTtsError, match="trainer.cuda_graphs"):
+        cuda_graphs_enabled("yes", torch.device("cuda"))
