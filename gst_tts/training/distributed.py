@@ -9,7 +9,7 @@ named the same (:func:`check_shared_run_dir`) and, across nodes, one folder on a
 (:meth:`DistributedContext.check_shared_folder`).
 
     torchrun --nnodes=2 --nproc_per_node=8 --rdzv_backend=c10d --rdzv_endpoint=HOST:29500 --rdzv_id=lj \
-        -m gst_tts.training.train data.root=/shared/LJSpeech-1.1 hydra.run.dir=/shared/runs/lj   # on each node
+        -m gst_tts.training.train data.root=/nfs/LJSpeech-1.1 hydra.run.dir=/nfs/runs/lj   # on each node
 """
 
 from __future__ import annotations
