@@ -2,15 +2,25 @@
 
     torchrun --nproc_per_node=4 -m gst_tts.training.train data.root=… hydra.run.dir=runs/lj
 
-torchrun sets WORLD_SIZE, RANK and LOCAL_RANK; NCCL is used on CUDA, gloo on CPU. Every rank
-needs the same ``hydra.run.dir`` (:func:`check_shared_run_dir`).
+torchrun sets WORLD_SIZE, RANK (global: across every node) and LOCAL_RANK (this node's process,
+which picks the GPU); NCCL is used on CUDA, gloo on CPU. Only global rank 0 logs to TensorBoard and
+writes checkpoints, and every rank resumes from them, so every rank needs the same ``hydra.run.dir``:
+named the same (:func:`check_shared_run_dir`) and, across nodes, one folder on a shared file system
+(:meth:`DistributedContext.check_shared_folder`).
+
+    torchrun --nnodes=2 --nproc_per_node=8 --rdzv_backend=c10d --rdzv_endpoint=HOST:29500 --rdzv_id=lj \
+        -m gst_tts.training.train data.root=/nfs/LJSpeech-1.1 hydra.run.dir=/nfs/runs/lj   # on each node
 """
 
 from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
+import logging
 import os
+from pathlib import Path
+import secrets
+import socket
 from typing import Iterator
 
 import torch
@@ -18,6 +28,9 @@ from torch import nn
 import torch.distributed as dist
 
 from gst_tts.errors import GstTtsError
+from gst_tts.files import write_text
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -43,6 +56,8 @@ class DistributedContext:
             device = torch.device("cpu")
         if not dist.is_initialized():
             dist.init_process_group(backend="nccl" if use_cuda else "gloo")
+        log.info("rank %d of %d (local rank %d on %s), %s on %s", rank, world_size, local_rank, socket.gethostname(),
+                 dist.get_backend(), device)
         return cls(world_size, rank, local_rank, device)
 
     @property
@@ -73,6 +88,33 @@ class DistributedContext:
     def barrier(self) -> None:
         if self.enabled:
             dist.barrier()
+
+    def check_shared_folder(self, folder: Path) -> None:
+        """Refuse a run folder that is not one folder for every rank.
+
+        Rank 0 alone writes the checkpoints, and every rank resumes from them: on nodes that each
+        had their own folder of that name, the other nodes would start over while rank 0 resumed.
+        Rank 0 writes a marker file of a random name into ``folder``; every other rank must find it.
+
+        Raises:
+            GstTtsError: on every rank, naming the first rank (and its host) that did not find it.
+        """
+        if not self.enabled:
+            return
+        marker = folder / f".shared-check-{self._broadcast_from_main(secrets.token_hex(8) if self.is_main else None)}"
+        try:
+            with self.rank_zero_first():
+                if self.is_main:
+                    write_text(marker, f"written by rank 0 on {socket.gethostname()}\n")
+                elif not marker.is_file():
+                    raise GstTtsError(
+                        f"rank {self.rank} on {socket.gethostname()} does not see what rank 0 wrote into the run folder "
+                        f"{folder}: every node needs hydra.run.dir on one shared file system (rank 0 alone writes "
+                        "checkpoints)")
+        finally:
+            self.barrier()  # every rank has looked before the marker goes
+            if self.is_main:
+                marker.unlink(missing_ok=True)
 
     @contextlib.contextmanager
     def rank_zero_first(self) -> Iterator[None]:

@@ -19,6 +19,9 @@ import torch
 from gst_tts.errors import CheckpointError, GstTtsError
 from gst_tts.files import remove_temporaries
 from gst_tts.checkpoints.acoustic import restore_rng_state
+from gst_tts.checkpoints.weights import payload_digest
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -33,8 +36,8 @@ class TrainState:
 
 class TrainingLoop:
     """The parts of a trainer around its steps. A subclass sets ``cfg``, ``state``, ``dist``,
-    ``device``, ``audio_config``, ``logger`` and ``log`` (its module's logger) and defines
-    ``save(periodic)`` and ``validate()``."""
+    ``device``, ``audio_config``, ``logger``, ``log`` (its module's logger) and ``networks`` (name →
+    module, the weights being trained) and defines ``save(periodic)`` and ``validate()``."""
 
     log: logging.Logger
 
@@ -59,6 +62,10 @@ class TrainingLoop:
             self.validate()
         self.save(periodic=False)
         self.logger.close()
+        if self.dist.enabled:
+            # Ranks other than 0 save nothing: this line is how to see that they agree with it.
+            self.log.info("rank %d of %d finished at step %d: parameters %s", self.dist.rank, self.dist.world_size,
+                          self.state.step, parameter_digest(self.networks))
         self.dist.barrier()
         return self.state
 
@@ -118,6 +125,13 @@ def to_device(batch: dict, device: torch.device) -> dict:
     return {k: v.to(device, non_blocking=True) if isinstance(v, torch.Tensor) else v for k, v in batch.items()}
 
 
+def parameter_digest(networks: Mapping[str, torch.nn.Module]) -> str:
+    """``"crc32:<8 hex digits>"`` of every network's parameters (names, dtypes, shapes, values), not
+    its buffers: BatchNorm's running statistics are per rank under DDP by design."""
+    return payload_digest({f"{name}.{key}": value.detach().cpu() for name, net in networks.items()
+                           for key, value in net.named_parameters()})
+
+
 def save_rotating(
     ckpt_dir: Path, payload: Mapping[str, Any], *, step: int, periodic: bool, keep: int,
     save: Callable[[Path, Mapping[str, Any]], Path],
@@ -128,7 +142,9 @@ def save_rotating(
         save(ckpt_dir / f"step_{step:07d}.pt", payload)
         for stale in sorted(ckpt_dir.glob("step_*.pt"))[: -keep or None]:
             stale.unlink(missing_ok=True)
-    return save(ckpt_dir / "last.pt", payload)
+    path = save(ckpt_dir / "last.pt", payload)
+    log.info("step %d: saved %s", step, path)
+    return path
 
 
 def remove_killed_writes(ckpt_dir: Path, log: logging.Logger) -> None:

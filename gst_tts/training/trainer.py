@@ -110,6 +110,7 @@ class Trainer(TrainingLoop):
         seed_everything(seed)
 
         self.audio_config = build_audio_config(cfg.data.audio)
+        self.dist.check_shared_folder(self.run_dir)
         if self.dist.is_main:
             remove_killed_writes(self.ckpt_dir, log)
         # A resumed run keeps the split and normalisation it started with.
@@ -138,6 +139,7 @@ class Trainer(TrainingLoop):
             style_prosody_dim=len(self.prosody_targets.columns) if self.prosody_targets else 0)
         self.model.to(self.device)
         self.model.set_cuda_graphs(cuda_graphs_enabled(tr.get("cuda_graphs", "auto"), self.device))
+        self.networks = {"model": self.model}
         torch.manual_seed(seed + self.dist.rank)
         self.train_model = self.dist.wrap(self.model)
         self.r = self.model.reduction_factor

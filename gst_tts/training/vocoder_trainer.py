@@ -134,6 +134,7 @@ class VocoderTrainer(TrainingLoop):
         self.gta = GtaMels(data.gta_dir, self.audio_config) if data.gta_dir else None
         if self.gta is not None:
             self.gta.check_covers(u.id for u in utterances)
+        self.dist.check_shared_folder(self.run_dir)
         if self.dist.is_main:
             remove_killed_writes(self.ckpt_dir, log)
         resume = find_resume_checkpoint(self.ckpt_dir, self.device, load=load_vocoder_checkpoint) if tr.resume else None

@@ -1,6 +1,7 @@
 """DDP on CPU: two gloo processes stay identical (acoustic model and vocoder), their checkpoint
-resumes in one process, a failure on rank 0 ends every rank, and torchrun without hydra.run.dir
-is refused (each rank would name its folder from its own clock)."""
+resumes in one process, a failure on rank 0 ends every rank, torchrun without hydra.run.dir is
+refused (each rank would name its folder from its own clock), and so are ranks whose run folders
+are not one shared folder."""
 
 import importlib
 import os
@@ -101,6 +102,18 @@ def _block_error_worker(rank: int, world_size: int, port: int, failing_rank: int
     _report(rank, world_size, out_dir, message)
 
 
+def _shared_folder_worker(rank: int, world_size: int, port: int, out_dir: str) -> None:
+    """Each rank's own run folder, as on nodes without a shared file system."""
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(world_size),
+                      RANK=str(rank), LOCAL_RANK=str(rank))
+    try:
+        DistributedContext.from_environment("cpu").check_shared_folder(Path(out_dir) / f"node{rank}" / "run")
+        message = "no error"
+    except GstTtsError as exc:
+        message = str(exc)
+    _report(rank, world_size, out_dir, message)
+
+
 def _reports_of_two_ranks(worker, args: tuple, out_dir: Path, timeout: float = 120) -> list[str]:
     context = mp.spawn(worker, args=(2, _free_port(), *args, str(out_dir)), nprocs=2, join=False)
     deadline = time.monotonic() + timeout
@@ -129,6 +142,14 @@ def test_an_error_in_the_other_ranks_turn_reaches_rank_zero(tmp_path):
 
 # ---------------------------------------------------------------------------------------------
 # The run folder under torchrun: one for every rank
+
+
+def test_a_run_folder_that_is_not_shared_ends_every_rank_in_one_line(tmp_path):
+    messages = _reports_of_two_ranks(_shared_folder_worker, (), tmp_path)
+    assert messages[0] == messages[1], messages
+    assert messages[0].startswith("rank 1 on ") and "does not see what rank 0 wrote" in messages[0]
+    assert str(tmp_path / "node1" / "run") in messages[0] and "\n" not in messages[0]
+    assert not list((tmp_path / "node0" / "run").iterdir())  # rank 0 took its marker away
 
 
 def test_a_run_folder_named_from_the_clock_is_refused_under_torchrun(monkeypatch):
