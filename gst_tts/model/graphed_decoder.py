@@ -12,7 +12,8 @@ caller sees: padded symbols are masked out of the attention, padded steps come a
 
 :class:`GraphedDecoder` wraps a :class:`~gst_tts.model.decoder.Decoder` and is called like it. It
 runs the plain decoder wherever a graph does not apply (on the CPU, without autograd, in eval
-mode), so a model can hold one always. The graphs read the decoder's parameters in place, so
+mode), so a model can hold one always; a capture that fails turns the graphs off with one warning
+(the plain decoder computes the same). The graphs read the decoder's parameters in place, so
 optimizer updates are seen; they must not be replaced (``load_state_dict`` copies into them, which
 is fine). Every graph shares one memory pool: replays run one at a time, each pass's backward
 before the next pass.
@@ -24,6 +25,7 @@ import contextlib
 from dataclasses import dataclass, field
 import math
 from typing import Callable
+import warnings
 
 import torch
 from torch.nn import functional as F
@@ -188,7 +190,14 @@ class GraphedDecoder:
         padding_mask = F.pad(padding_mask, (0, padded_symbols - symbols), value=True)
         mel = F.pad(mel, (0, 0, 0, padded_frames - frames))
         if graphed is None:
-            graphed = self._capture(memory, padding_mask, mel)
+            try:
+                graphed = self._capture(memory, padding_mask, mel)
+            except Exception as exc:  # noqa: BLE001 (any failure: the plain decoder computes the same)
+                self.max_graphs = 0
+                self.clear()
+                warnings.warn(f"CUDA graph capture failed ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
+                              "the decoder's training pass runs without CUDA graphs from now on", RuntimeWarning, stacklevel=2)
+                return self.decoder(memory[:, :symbols], padding_mask[:, :symbols], mel[:, :frames])
             self._passes[key] = graphed
         out_mel, stop_logits, alignments = _Replay.apply(graphed, memory, padding_mask, mel, *graphed.params)
         return DecoderOutput(out_mel[:, :frames], stop_logits[:, :steps], alignments[:, :steps, :symbols])

@@ -85,3 +85,27 @@ def test_quick_cpu_run_prints_the_tool_lines(tiny_config, tmp_path, capsys):
     assert out.rstrip().splitlines()[-1].startswith("gpu_train_ratio_vs_torchaudio=")
     assert "headline: batch 3," in out  # the largest batch run
     assert len(re.findall(r"^ +[23] (bf16|tf32) ", out, re.M)) == 4
+
+
+def test_steps_that_capture_a_graph_are_not_timed():
+    """A side's step that captured a CUDA graph (a new padded shape) is a warm-up: timed steps
+    continue on further batches until each side has its repeats."""
+    captured = {"n": 0}
+
+    def capturing_step(batch):
+        if batch["mel_lengths"][0] in (5, 7):  # the first sight of two shapes
+            captured["n"] += 1
+
+    def batches():
+        for n in (5, 6, 7, 6, 6, 6, 6):
+            yield {"mel_lengths": torch.tensor([n]), "text": torch.zeros(1, 2)}
+
+    optimizer = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
+    sides = {
+        "ours": bench_gpu_train.Side(capturing_step, optimizer, graphs=lambda: captured["n"]),
+        "torchaudio": bench_gpu_train.Side(lambda batch: None, optimizer),
+    }
+    bench_gpu_train.run_config(sides, batches(), warmup=1, repeats=2, device=torch.device("cpu"))
+    assert len(sides["ours"].capture_seconds) == 2  # batches 1 (warm-up) and 3 captured
+    assert sides["ours"].frames == [6, 6]  # batches 2 and 4: timed; batch 3 was not
+    assert sides["torchaudio"].frames == [6, 7]  # timed from batch 2 on

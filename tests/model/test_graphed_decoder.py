@@ -3,6 +3,8 @@ a stand-in that reruns the recorded closure (``_EagerRecorder``), so what is tes
 around them: bucket padding and cutting back, static inputs and outputs, gradients of the memory and
 of every parameter, accumulation over passes, the fallbacks."""
 
+import warnings
+
 import pytest
 import torch
 
@@ -122,3 +124,21 @@ def test_real_cuda_graphs_match_the_plain_decoder_on_a_gpu(autocast) -> None:
         torch.testing.assert_close(fast[1], plain[1], **tolerance)
         for name, grad in plain[2].items():
             torch.testing.assert_close(fast[2][name], grad, **tolerance, msg=name)
+
+
+def test_a_failed_capture_falls_back_to_the_plain_decoder_with_one_warning() -> None:
+    class Broken(_EagerRecorder):
+        def record(self, fn):
+            raise RuntimeError("operation not permitted when stream is capturing\nmore detail")
+
+    decoder = _decoder()
+    graphed = GraphedDecoder(decoder, symbol_bucket=4, step_bucket=4, recorder=Broken)
+    memory, mask, mel = _inputs(7, 11, masked=True)
+    with pytest.warns(RuntimeWarning, match="capture failed .*stream is capturing\\); .* without CUDA graphs"):
+        out = graphed(memory, mask, mel)
+    torch.testing.assert_close(out.mel, decoder(memory, mask, mel).mel)
+    assert out.mel.shape == mel.shape and graphed.graphs == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no second warning: the graphs stay off
+        _loss(graphed(*_inputs(7, 11, masked=True))).backward()
+    assert graphed.graphs == 0
