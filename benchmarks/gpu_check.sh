@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
 # The CUDA paths in one short run on a GPU machine: bench_gpu_train.py (ours, its decoder as CUDA
 # graphs, against torchaudio's Tacotron 2), acoustic training under bf16 and fp16 autocast
-# (model=tacotron2 and model=tiny), resume, torchrun/NCCL, HiFi-GAN training under bf16 and fp16,
-# synthesis on CUDA, bench_speed.py --device cuda, and the tests that have CUDA cases. Each step has its own time limit, so one that hangs does not hide the others; a table of
-# what passed ends the output. The limits add up to about 15 minutes; most steps end well inside
-# theirs.
+# (model=tacotron2 and model=tiny) with its steps a minute, resume, torchrun/NCCL, synthesis on
+# CUDA, and the tests that have CUDA cases; on request also HiFi-GAN training under bf16 and fp16
+# and bench_speed.py --device cuda. Each step has its own time limit, so one that hangs does not
+# hide the others; a table of what passed ends the output. The default steps are sized for about 8
+# minutes of device time (their limits add up to 19; this list has not yet been timed on a GPU).
 #
 #   benchmarks/gpu_check.sh CORPUS OUT     # CORPUS: LJSpeech format (e.g. ljspeech-mini)
+#   SKIP= benchmarks/gpu_check.sh CORPUS OUT   # every step, the vocoders and bench_speed too
 #
 # Needs the project's dependencies importable by python3 (PYTHON=... to choose another); runs
-# from a checkout without installing it. SKIP="name ..." leaves steps out (names as in the summary),
-# to fit a shorter device budget; synthesis then uses whichever acoustic and vocoder runs exist.
+# from a checkout without installing it. SKIP="name ..." leaves steps out (names as in the summary;
+# default: vocoder_v1_bf16 vocoder_v2_fp16 bench_speed_cuda), to fit a device budget; synthesis
+# then uses whichever acoustic and vocoder runs exist.
 set -uo pipefail
 CORPUS=${1:?usage: gpu_check.sh CORPUS OUT}
 OUT=${2:?usage: gpu_check.sh CORPUS OUT}
 PY=${PYTHON:-python3}
+SKIP=${SKIP-vocoder_v1_bf16 vocoder_v2_fp16 bench_speed_cuda}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 mkdir -p "$OUT"
@@ -32,7 +36,7 @@ declare -a SUMMARY
 # Every step's whole output goes to one file, $OUT/steps.log (the device tool brings back few files).
 step() {  # step NAME LIMIT_S COMMAND...: runs it, appends its output to $OUT/steps.log, records rc and seconds
   local name=$1 limit=$2; shift 2
-  if [[ " ${SKIP:-} " == *" $name "* ]]; then SUMMARY+=("$(printf '%-22s skipped' "$name")"); return; fi
+  if [[ " $SKIP " == *" $name "* ]]; then SUMMARY+=("$(printf '%-22s skipped' "$name")"); return; fi
   local t0=$SECONDS
   echo "== $name: $*" | tee -a "$OUT/steps.log"
   timeout "$limit" "$@" >"$RUNS/$name.log" 2>&1
