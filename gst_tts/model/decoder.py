@@ -298,6 +298,10 @@ class Decoder(nn.Module):
         """The decoder LSTM cell's weights run as one LSTM layer over ``inputs (steps, batch,
         attention_rnn_dim + memory_dim)`` from a zero state: ``(steps, batch, decoder_rnn_dim)``."""
         cell = self.decoder_rnn
+        if inputs.device.type == "cpu" and torch.is_autocast_enabled("cpu"):
+            # oneDNN has no bf16 LSTM on CPUs without bf16 instructions: the CPU runs it in float32.
+            with torch.autocast("cpu", enabled=False):
+                return self._decoder_lstm(inputs.float())
         zeros = inputs.new_zeros(1, inputs.shape[1], self.decoder_rnn_dim)
         with warnings.catch_warnings():
             # cuDNN copies separately stored weights into one buffer per call and says so; these
