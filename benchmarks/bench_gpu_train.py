@@ -88,7 +88,7 @@ sys.path.insert(0, str(ROOT))
 
 from gst_tts.model import GSTTacotron  # noqa: E402
 from gst_tts.text.symbols import SymbolTable  # noqa: E402
-from gst_tts.runtime import configure_threads  # noqa: E402
+from gst_tts.compute import configure_threads  # noqa: E402
 from gst_tts.training.loop import to_device  # noqa: E402
 from gst_tts.training.losses import TacotronLoss  # noqa: E402
 

@@ -25,7 +25,7 @@ Configurations (``--configs``, comma-separated; default all):
   wait, instead of spinning);
 * ``1-thread``: ``torch.set_num_threads(1)``;
 * ``interop-1``: torch's default threads with ``torch.set_num_interop_threads(1)``;
-* ``gst-tts``: what ``gst_tts.runtime.configure_threads`` sets by default (the CLI and the trainers
+* ``gst-tts``: what ``gst_tts.compute.configure_threads`` sets by default (the CLI and the trainers
   call it);
 * ``spin-N`` (not in the default set): torch's threads with ``GOMP_SPINCOUNT=N``, how long a
   waiting libgomp thread spins before it sleeps.
@@ -137,7 +137,7 @@ def _child(name: str, repeats: int, budget: float) -> int:
 
     _, threads, interop, ours = CONFIGS[name]
     if ours:
-        from gst_tts.runtime import configure_threads
+        from gst_tts.compute import configure_threads
 
         configure_threads(None)
     if threads is not None:

@@ -63,7 +63,7 @@ step torchrun_nccl 90 $PY -m torch.distributed.run --standalone --nproc_per_node
 VOC=($PY -m gst_tts.training.train_vocoder data.root="$CORPUS" data.cache_dir="$RUNS/cache" data.val_size=4 trainer.progress=false)
 step vocoder_v1_bf16 120 "${VOC[@]}" trainer.amp=bf16 trainer.max_minutes=0.75 hydra.run.dir="$RUNS/voc"
 step vocoder_v2_fp16 90 "${VOC[@]}" vocoder=hifigan_v2 trainer.amp=fp16 trainer.max_minutes=0.4 hydra.run.dir="$RUNS/voc2"
-step pytest_cuda 150 $PY -m pytest -q -p no:cacheprovider tests/model tests/test_runtime.py tests/inference/test_synthesizer.py tests/cli/test_cli_synthesize.py
+step pytest_cuda 150 $PY -m pytest -q -p no:cacheprovider tests/model tests/test_compute.py tests/inference/test_synthesizer.py tests/cli/test_cli_synthesize.py
 REF=$(ls "$CORPUS"/wavs/*.wav | head -n 1)
 ACOUSTIC=$(ls "$RUNS"/t2/checkpoints/last.pt "$RUNS"/tiny/checkpoints/last.pt 2>/dev/null | head -n 1)
 VOCODER=$(ls "$RUNS"/voc/checkpoints/generator.pt "$RUNS"/voc2/checkpoints/generator.pt 2>/dev/null | head -n 1)

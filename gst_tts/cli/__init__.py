@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore", message=".*weights_only.*")
     try:
         if args.command not in TORCH_FREE_COMMANDS:
-            from gst_tts.runtime import configure_threads
+            from gst_tts.compute import configure_threads
 
             configure_threads(args.threads)
         return int(args._run(args) or 0)

@@ -32,7 +32,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from gst_tts.errors import GstTtsError
 from gst_tts.files import write_json
-from gst_tts.runtime import available_cores
+from gst_tts.compute import available_cores
 
 __all__ = ["DemoBudget", "Stage", "DemoPlan", "plan_demo", "run_demo", "STATE_NAME"]
 

@@ -37,7 +37,7 @@ from gst_tts.analysis.alignment import alignment_health
 from gst_tts.audio.features import AudioConfig, MelStats
 from gst_tts.audio.vocoders import Vocoder, load_vocoder
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
-from gst_tts.runtime import resolve_device
+from gst_tts.compute import resolve_device
 from gst_tts.errors import CheckpointError, GstTtsError, TextError, first_line
 from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.inference.results import ChunkReport, SynthesisResult

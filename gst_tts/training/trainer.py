@@ -24,12 +24,12 @@ from torch import nn
 from gst_tts.analysis.alignment import alignment_health, mean_health
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
 from gst_tts.data.batching import Collate
-from gst_tts.runtime import resolve_device
+from gst_tts.compute import resolve_device
 from gst_tts.errors import GstTtsError
 from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.model import count_parameters
 from gst_tts.progress import progress_bar
-from gst_tts.runtime import configure_threads
+from gst_tts.compute import configure_threads
 from gst_tts.training.builders import (
     ResumePoint,
     build_audio_config,

@@ -62,11 +62,11 @@ from gst_tts.data.cache import FeatureCache, default_cache_dir
 from gst_tts.data.corpus import read_corpus
 from gst_tts.data.gta import GtaMels
 from gst_tts.data.segments import SegmentDataset, SegmentSampler, collate_segments
-from gst_tts.runtime import resolve_device
+from gst_tts.compute import resolve_device
 from gst_tts.errors import GstTtsError, VocoderError
 from gst_tts.model import count_parameters
 from gst_tts.progress import progress_bar
-from gst_tts.runtime import configure_threads
+from gst_tts.compute import configure_threads
 from gst_tts.training.builders import (
     GENERATOR_CLASSES,
     ResumePoint,

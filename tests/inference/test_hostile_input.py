@@ -34,7 +34,7 @@ from gst_tts.inference.results import SynthesisResult
 from gst_tts.inference.style import MAX_REFERENCE_SECONDS, MAX_STYLE_WEIGHT, Style
 from gst_tts.inference.synthesizer import MAX_CLEANED_CHARS, MAX_TEXT_CHARS, Synthesizer
 from gst_tts.text.symbols import DroppedCharacterWarning
-from gst_tts.runtime import configure_threads
+from gst_tts.compute import configure_threads
 
 STEPS = 3
 BOUND = DecodingConfig(max_seconds=seconds_for_steps(STEPS))

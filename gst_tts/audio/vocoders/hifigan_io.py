@@ -42,7 +42,7 @@ from gst_tts.audio.vocoders.checkpoint import (
     same_number,
 )
 from gst_tts.audio.vocoders.hifigan import FEATURE_CONFIG_KEYS, GENERATOR_CONFIG_KEYS, HiFiGANGenerator, fold_weight_norm
-from gst_tts.runtime import resolve_device
+from gst_tts.compute import resolve_device
 from gst_tts.errors import VocoderError, first_line
 from gst_tts.checkpoints.weights import load_fitting_state, load_weights_only, named_tensor_state
 

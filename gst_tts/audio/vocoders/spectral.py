@@ -43,7 +43,7 @@ from gst_tts.audio.features import LOG_MEL_FLOOR, AudioConfig
 from gst_tts.audio.vocoders.checkpoint import SPECTRAL_KIND, rebuild_generator
 from gst_tts.audio.vocoders.harmonic import restore_harmonics
 from gst_tts.audio.vocoders.phase import fast_griffin_lim, pghi_phase
-from gst_tts.runtime import resolve_device
+from gst_tts.compute import resolve_device
 
 __all__ = ["MagnitudeEstimator", "SpectralVocoder", "SPECTRAL_KIND", "PITCH_CENTRE_HZ", "magnitude_loss", "pitch_loss",
            "stft_log_magnitude",

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from gst_tts.errors import GstTtsError
-from gst_tts.runtime import configure_threads, default_threads, resolve_device
+from gst_tts.compute import configure_threads, default_threads, resolve_device
 
 
 @pytest.fixture(autouse=True)
@@ -27,14 +27,14 @@ def test_an_explicit_count_is_set(monkeypatch):
 
 def test_the_default_is_set_when_the_environment_says_nothing(monkeypatch):
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    monkeypatch.setattr("gst_tts.runtime.available_cores", lambda: 3)
+    monkeypatch.setattr("gst_tts.compute.available_cores", lambda: 3)
     assert configure_threads(None) == 2 and torch.get_num_threads() == 2
 
 
 def test_omp_num_threads_stands_for_the_default(monkeypatch):
     torch.set_num_threads(2)
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
-    monkeypatch.setattr("gst_tts.runtime.available_cores", lambda: 8)
+    monkeypatch.setattr("gst_tts.compute.available_cores", lambda: 8)
     assert configure_threads(None) == 2 and torch.get_num_threads() == 2
 
 
