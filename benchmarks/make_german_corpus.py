@@ -21,9 +21,7 @@ import argparse
 import os
 from pathlib import Path
 import random
-import shutil
 import sys
-import tempfile
 from typing import Callable, Sequence
 
 import soundfile as sf
@@ -42,6 +40,7 @@ from gst_tts.demo.corpus import (  # noqa: E402
     render_sentence,
 )
 from gst_tts.errors import GstTtsError  # noqa: E402
+from gst_tts.files import write_folder  # noqa: E402
 from gst_tts.progress import progress_bar  # noqa: E402
 
 VOICE = "de"
@@ -455,23 +454,7 @@ def make_german_corpus(out_dir: str | os.PathLike, *, utterances: int, seed: int
     texts = german_sentences(utterances, seed)
     held = german_sentences(held_out, seed, exclude=texts, stream="heldout")
     settings = draw_settings(utterances, seed, voices=(VOICE,))
-    try:
-        out_dir.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.partial-", dir=out_dir.parent))
-    except OSError as error:
-        raise GstTtsError(f"cannot write German corpus to {out_dir}: {error}") from None
-    try:
-        staging.chmod(0o755)  # mkdtemp makes it private; the corpus is an ordinary folder
-        _write(staging, texts, settings, held, seed, progress)
-        if out_dir.exists():
-            out_dir.rmdir()  # empty (checked above); fails, as it should, if filled meanwhile
-        os.replace(staging, out_dir)
-    except OSError as error:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise GstTtsError(f"cannot write German corpus to {out_dir}: {error}") from None
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    write_folder(out_dir, lambda staging: _write(staging, texts, settings, held, seed, progress))
     return out_dir
 
 

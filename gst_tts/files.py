@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+import shutil
 import tempfile
 import time
 from typing import Any, BinaryIO, Callable
@@ -84,6 +85,37 @@ def output_error(path: str | os.PathLike, cause: OSError) -> OutputError:
     error = OutputError(f"{path}: cannot write: {reason[:1].lower()}{reason[1:]}")
     error.errno = cause.errno  # strerror stays unset: str(error) is the message above
     return error
+
+
+def write_folder(folder: str | os.PathLike, fill: Callable[[Path], Any]) -> Path:
+    """Call ``fill(staging)`` on a new temporary folder beside ``folder``, then rename it into place.
+
+    The folder-sized :func:`atomic_write`: a reader (or an interrupted run) sees no folder or the
+    whole one. ``folder`` must not exist or be empty (an empty one is replaced). On any error or
+    interrupt the staging folder is removed. Returns ``folder`` as a :class:`~pathlib.Path`.
+
+    Raises:
+        OutputError: the file system refused the write (creating, filling or renaming): one line
+            naming ``folder`` and the reason. ``fill``'s own :class:`GstTtsError` passes unchanged.
+    """
+    folder = Path(folder)
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.partial-", dir=folder.parent))
+    except OSError as exc:
+        raise output_error(folder, exc) from None
+    try:
+        staging.chmod(0o755)  # mkdtemp makes it private; outputs are ordinary folders
+        fill(staging)
+        if folder.exists():
+            folder.rmdir()  # empty (the caller's check); fails, as it should, if filled meanwhile
+        os.replace(staging, folder)
+    except BaseException as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        if isinstance(exc, OSError):
+            raise output_error(folder, exc) from None
+        raise
+    return folder
 
 
 def remove_temporaries(folder: str | os.PathLike, *, older_than: float | None = None) -> int:

@@ -21,8 +21,6 @@ import json
 import math
 import os
 from pathlib import Path
-import shutil
-import tempfile
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -31,6 +29,7 @@ import soundfile as sf
 from gst_tts.demo.espeak import _SHARED_SYNTH, builtin_variant
 from gst_tts.demo.sentences import generate_sentences
 from gst_tts.errors import GstTtsError
+from gst_tts.files import write_folder
 from gst_tts.progress import progress_bar
 
 SAMPLE_RATE = 22050
@@ -417,22 +416,9 @@ def make_demo_corpus(out_dir: str | os.PathLike, utterances: int = 2400, seed: i
                 f"{out_dir} exists and is not a demo corpus with {utterances} utterances and seed {seed} "
                 f"(format {CORPUS_FORMAT_VERSION}); choose another directory or remove it"
             )
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
     texts = generate_sentences(utterances, seed)
     settings = draw_settings(utterances, seed)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.partial-", dir=out_dir.parent))
-    try:
-        staging.chmod(0o755)  # mkdtemp makes it private; the corpus is an ordinary directory
-        _write_corpus(staging, texts, settings, manifest, progress)
-        if out_dir.exists():
-            out_dir.rmdir()  # empty (checked above); fails, as it should, if filled meanwhile
-        os.replace(staging, out_dir)
-    except OSError as error:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise GstTtsError(f"cannot write demo corpus to {out_dir}: {error}") from None
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    write_folder(out_dir, lambda staging: _write_corpus(staging, texts, settings, manifest, progress))
     return out_dir
 
 
