@@ -24,6 +24,22 @@ SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 # an editable install of itself; an install made from another checkout would hide new ones.
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 
+_ROOT_ENTRIES: set[str] = set()
+
+
+def pytest_sessionstart(session):
+    _ROOT_ENTRIES.update(p.name for p in Path.cwd().iterdir())
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Tests write under tmp_path only: a new visible entry in the working directory (a path
+    argument taken for a file name, a forgotten ``--out``) fails the run."""
+    left = sorted(p.name for p in Path.cwd().iterdir() if p.name not in _ROOT_ENTRIES and not p.name.startswith("."))
+    if left:
+        print(f"\ntests left {', '.join(left)} in {Path.cwd()}; write under tmp_path")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 # A model small enough that a test builds and runs it in well under a second.
 TINY_MODEL = dict(
     reduction_factor=2, embedding_dim=32, encoder_dim=32, attention_dim=16, attention_location_filters=4,

@@ -68,8 +68,8 @@ elif name in ("gta", "report"):
     assert not folder.exists(), f"{folder} was not cleared"
     folder.mkdir(parents=True)
     (folder / "done").write_text("")
-else:
-    pathlib.Path(args[1]).mkdir(parents=True, exist_ok=True)
+else:  # corpus (make-demo-corpus --out DIR), features (prepare --corpus DIR)
+    after("--out" if "--out" in args else "--corpus").mkdir(parents=True, exist_ok=True)
 '''
 
 SMALL = dict(steps=500, vocoder_steps=300, vocoder_gta_steps=200, utterances=12)
