@@ -161,7 +161,8 @@ class VocoderWindows:
         vocoder: any ``Vocoder``; Griffin-Lim runs unscaled (:meth:`GriffinLimVocoder.invert`) and
             is scaled here by one gain per utterance that only falls.
         hop_length: samples per frame.
-        chunk_frames: frames of audio per chunk (the last may have fewer).
+        chunk_frames: frames of audio per chunk (the last may have fewer); the first has a third
+            of them (at least 1), so that audio starts sooner: it waits for fewer decoder steps.
         context, crossfade: frames; see :func:`vocoder_overlap` (the crossfade at most ``context - 1``).
     """
 
@@ -196,11 +197,12 @@ class VocoderWindows:
     def _next(self, final: bool) -> np.ndarray | None:
         """The next chunk, or None while too little is ready."""
         ready = self._frames if final else self._frames - self.context
-        if not final and ready - self._emitted < self.chunk:
+        chunk = self.chunk if self._emitted else max(1, self.chunk // 3)
+        if not final and ready - self._emitted < chunk:
             return None
         if final and ready <= self._emitted and self._tail is None:
             return None
-        cut = ready if final else self._emitted + self.chunk
+        cut = ready if final else self._emitted + chunk
         start = max(0, self._emitted - self.context)
         end = self._frames if final else cut + self.context
         audio = self._vocode(torch.cat(self._mels)[start:end])

@@ -347,8 +347,9 @@ class Synthesizer:
         one (which decodes its chunks as one batch, so draws other dropout masks).
 
         Args:
-            chunk_frames: mel frames of audio per chunk, >= 1 (the last of each text chunk may
-                be shorter). Default ``DEFAULT_CHUNK_FRAMES`` (24, about 0.28 s at 22050 Hz).
+            chunk_frames: mel frames of audio per chunk, >= 1: the first of each text chunk has a
+                third of them (at least 1), for a sooner start, and the last may have fewer.
+                Default ``DEFAULT_CHUNK_FRAMES`` (24, about 0.28 s at 22050 Hz).
             vocode: ``False`` yields the postnet log-mel instead, ``(frames, n_mels)`` float32 blocks
                 (not normalised) as soon as each is exact; joined, they are ``synthesize(text,
                 ...).mel`` (a split text's chunks one after another, without pauses). Default True.
