@@ -19,7 +19,7 @@ The decoder runs step by step (``Decoder.infer_steps``, the loop one-shot synthe
 Tolerances, measured (``tests/inference/test_streaming.py``; CPU float32): the joined postnet mel
 equals the one-shot mel within 1e-5 (measured: 0, bit for bit); with a HiFi-GAN vocoder the joined
 audio equals the one-shot audio within :data:`HIFIGAN_STREAM_TOLERANCE`, 1e-5 (measured: 6e-8 on
-a random generator of peak 0.14, whose reach is 14 frames; 7 frames of context give 2e-4, 2 give 0.03). On a GPU,
+a random generator of peak 0.14, whose reach is 14 frames; on a random mel 7 frames of context give 2e-4, 2 give 0.03). On a GPU,
 convolutions of other lengths may pick other kernels (TF32 included), so expect more there.
 
 Prenet dropout stays on at inference and draws from torch's RNG, as does Griffin-Lim's first
