@@ -377,8 +377,7 @@ class Synthesizer:
         return [_Chunk(0, piece, ids, weights) for piece, ids in pieces]
 
     @torch.no_grad()
-    def _stream_mel(self, chunks: list[_Chunk], seed: int | None,
-                           decoding: DecodingConfig) -> Iterator[np.ndarray]:
+    def _stream_mel(self, chunks: list[_Chunk], seed: int | None, decoding: DecodingConfig) -> Iterator[np.ndarray]:
         lanes = RngLanes(seed, self.device)
         for chunk in chunks:
             for log_mel, _ in self._chunk_mel(chunk, lanes, decoding):
