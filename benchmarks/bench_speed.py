@@ -27,6 +27,11 @@ Measured:
   decoder steps (default 345 ≈ 4.0 s of audio, LJSpeech's ~15 characters/s; random weights never
   stop on their own). Ours is the headline (``rtf_cpu``); torchaudio's, through the same
   Griffin-Lim, is printed for reference.
+* time to first audio: seconds from ``Synthesizer.stream`` of the same 60-character sentence (our
+  model, neutral style, Griffin-Lim, the default chunks: a first one of 8 frames) to its first
+  audio chunk, which needs those 8 frames, the vocoder's 8 frames of context and the postnet's
+  reach (10 frames at paper sizes) decoded: 26 decoder steps at r = 1. The same measurement under
+  ``--quick`` (one repeat). Ours only: torchaudio's Tacotron2 does not stream.
 * ``--variants``: alternative numeric paths for OUR model's inference (bf16 autocast, int8
   dynamic quantization of Linear/LSTM modules, and ``int8-recurrent``: the two merged
   decoder-LSTM matmuls in int8, the model's own ``--int8`` path). For each: ms/frame as above, and the mean absolute
@@ -39,6 +44,7 @@ Prints a table (ours, torchaudio, ratio = ours / torchaudio) and then, for tools
     train_step_ratio_vs_torchaudio=X     (< 1: ours is faster)
     infer_frame_ratio_vs_torchaudio=X    (< 1: ours is faster)
     rtf_cpu=X                            (rtf_cuda=X with --device cuda: model on GPU, Griffin-Lim on CPU)
+    time_to_first_audio_s=X              (Synthesizer.stream of the 60-character sentence to its first chunk)
     infer_frame_ratio_vs_torchaudio_int8=X   (CPU only: ours with --int8, int8 recurrent weights)
     rtf_cpu_int8=X
     int8_mel_mad=X                       (teacher-forced postnet mel, --int8 vs fp32, mean |Δ|)
@@ -71,6 +77,7 @@ sys.path.insert(0, str(ROOT))
 
 from gst_tts.audio.features import AudioConfig, MelStats  # noqa: E402
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder  # noqa: E402
+from gst_tts.inference.synthesizer import Synthesizer  # noqa: E402
 from gst_tts.model import GSTTacotron  # noqa: E402
 from gst_tts.text.symbols import SymbolTable  # noqa: E402
 from gst_tts.training.losses import TacotronLoss  # noqa: E402
@@ -142,6 +149,22 @@ def peer_infer(model: nn.Module, text: torch.Tensor, lengths: torch.Tensor, fram
         mel_postnet, _, _ = model.infer(text, lengths)
     assert mel_postnet.shape[2] == frames, mel_postnet.shape
     return mel_postnet.transpose(1, 2)  # (batch, frames, n_mels)
+
+
+def time_to_first_audio(model: GSTTacotron, vocoder: GriffinLimVocoder, mel_stats: MelStats, repeats: int,
+                        device: torch.device) -> tuple[float, int]:
+    """Median seconds from ``Synthesizer.stream(SENTENCE)`` to its first audio chunk (style neutral,
+    default chunk size), and the samples in that chunk. The stream is closed after its first
+    chunk: only the decoder steps, postnet windows and vocoder window that chunk needs run."""
+    synth = Synthesizer(model, SymbolTable(), vocoder.config, mel_stats, device=device, vocoder=vocoder)
+    first: list[int] = []
+
+    def first_chunk() -> None:
+        stream = synth.stream(SENTENCE, seed=len(first))
+        first.append(len(next(stream)))
+        stream.close()
+
+    return median(time_side_by_side({"ours": first_chunk}, repeats, device)["ours"]), first[-1]
 
 
 # --------------------------------------------------------------------------- numeric variants (ours only)
@@ -306,6 +329,7 @@ def main(argv: list[str] | None = None) -> int:
         rtf_fns["ours_int8"] = lambda: ours_synthesize(ours_int8, "ours_int8")
     rtf_times = time_side_by_side(rtf_fns, repeats, device)
     rtf = {name: median(t) / audio_seconds[name] for name, t in rtf_times.items()}
+    first_audio_s, first_samples = time_to_first_audio(ours, vocoder, mel_stats, repeats, device)
 
     # ---- table
     params = {"ours": sum(x.numel() for x in ours.parameters()), "torchaudio": sum(x.numel() for x in peer.parameters())}
@@ -331,6 +355,9 @@ def main(argv: list[str] | None = None) -> int:
               f" {values['ours'] / values['torchaudio']:7.3f}")
     print(f"(ratio = ours / torchaudio; RTF sentence: {len(SENTENCE)} characters, {rtf_frames} forced frames ="
           f" {audio_seconds['ours']:.2f} s of audio; RTF uses the model on {device.type}, Griffin-Lim on cpu)")
+    print(f"(time to first audio, ours only (torchaudio's Tacotron2 does not stream): Synthesizer.stream of the"
+          f" {len(SENTENCE)}-character sentence to its first chunk ({first_samples} samples, Griffin-Lim"
+          f" {args.griffin_lim_iters} it): {first_audio_s:.3f} s)")
     int8_mad = None
     if ours_int8 is not None:
         valid_lengths = batch["mel_lengths"]
@@ -374,6 +401,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"train_step_ratio_vs_torchaudio={train_s['ours'] / train_s['torchaudio']:.3f}")
     print(f"infer_frame_ratio_vs_torchaudio={infer_ms['ours'] / infer_ms['torchaudio']:.3f}")
     print(f"rtf_{device.type}={rtf['ours']:.3f}")
+    print(f"time_to_first_audio_s={first_audio_s:.3f}")
     if ours_int8 is not None:
         print(f"infer_frame_ratio_vs_torchaudio_int8={infer_ms['ours_int8'] / infer_ms['torchaudio']:.3f}")
         print(f"rtf_cpu_int8={rtf['ours_int8']:.3f}")

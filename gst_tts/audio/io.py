@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 import io
 import math
+import struct
 import os
 from pathlib import Path
 
@@ -143,6 +144,25 @@ def write_wav(path: str | os.PathLike, samples: np.ndarray, sample_rate: int) ->
     """Write 16-bit PCM WAV atomically (temp file in the same folder, then rename)."""
     data = wav_bytes(samples, sample_rate)
     atomic_write(path, lambda f: f.write(data))
+
+
+#: The RIFF and data sizes of a WAV whose length is not known when its header is sent (a stream):
+#: the largest a 32-bit size can say, which readers (libsndfile, browsers) take as "to the end".
+STREAMING_WAV_SIZE = 0xFFFFFFFF
+
+
+def streaming_wav_header(sample_rate: int) -> bytes:
+    """The 44-byte header of a mono 16-bit PCM WAV of unknown length (:data:`STREAMING_WAV_SIZE`),
+    to send before :func:`wav_pcm16` chunks as they are made."""
+    fmt = struct.pack("<HHIIHH", 1, 1, sample_rate, 2 * sample_rate, 2, 16)  # PCM, mono, rate, bytes/s, block, bits
+    return (b"RIFF" + struct.pack("<I", STREAMING_WAV_SIZE) + b"WAVE" + b"fmt " + struct.pack("<I", len(fmt)) + fmt
+            + b"data" + struct.pack("<I", STREAMING_WAV_SIZE))
+
+
+def wav_pcm16(samples: np.ndarray) -> bytes:
+    """``(n,)`` float samples as little-endian 16-bit PCM (clipped to [-1, 1], scaled by 32767 and
+    rounded, as libsndfile writes float to 16 bits): the body of :func:`streaming_wav_header`'s WAV."""
+    return np.round(np.clip(samples, -1.0, 1.0) * 32767.0).astype("<i2").tobytes()
 
 
 def wav_bytes(samples: np.ndarray, sample_rate: int) -> bytes:

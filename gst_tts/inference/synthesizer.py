@@ -41,6 +41,7 @@ from gst_tts.compute import resolve_device
 from gst_tts.errors import CheckpointError, GstTtsError, TextError, first_line
 from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.inference.results import ChunkReport, SynthesisResult
+from gst_tts.inference.streaming import DEFAULT_CHUNK_FRAMES, PostnetWindows, RngLanes, VocoderWindows, decode_steps, vocoder_overlap
 from gst_tts.inference.style import Reference, Style, StyleMix, StyleResolver, StyleWeights
 from gst_tts.model import GSTTacotron
 from gst_tts.text.split import DEFAULT_MAX_CHARS, split_text
@@ -51,7 +52,7 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "Synthesizer", "SynthesisResult", "ChunkReport", "Style", "DecodingConfig", "DEFAULT_PAUSE_S", "DEFAULT_MAX_CHARS",
-    "MAX_TEXT_CHARS", "MAX_CLEANED_CHARS", "MAX_PAUSE_S", "SEED_RANGE",
+    "MAX_TEXT_CHARS", "MAX_CLEANED_CHARS", "MAX_PAUSE_S", "SEED_RANGE", "DEFAULT_CHUNK_FRAMES",
 ]
 
 #: Silence between the chunks of a long text, in seconds.
@@ -317,6 +318,97 @@ class Synthesizer:
                 shown = problems[:3] + ([f"and {len(problems) - 3} more"] if len(problems) > 3 else [])
                 log.warning("attention problem in %s: %s", name, "; ".join(shown))
         return results[0] if single else results
+
+    def stream(
+        self,
+        text: str,
+        *,
+        style: Style | None = None,
+        seed: int | None = None,
+        decoding: DecodingConfig = DecodingConfig(),
+        max_chunk_chars: int | None = DEFAULT_MAX_CHARS,
+        pause_s: float = DEFAULT_PAUSE_S,
+        chunk_frames: int = DEFAULT_CHUNK_FRAMES,
+        vocode: bool = True,
+    ) -> Iterator[np.ndarray]:
+        """Synthesize one text as a stream of float32 audio chunks at :attr:`sample_rate`, each
+        yielded as soon as the decoder steps it needs have run (:mod:`gst_tts.inference.streaming`).
+
+        The arguments are :meth:`synthesize`'s for one text (``style``: one
+        :class:`~gst_tts.inference.style.Style`, ``None`` neutral). A long text's chunks stream in
+        reading order, decoded one after another, with ``pause_s`` of silence between them (a
+        chunk of its own).
+
+        Joined, the chunks are the one-shot audio of ``synthesize(text, ...)`` with the same
+        arguments: its postnet mel exactly (within 1e-5; ``vocode=False``) and, with HiFi-GAN,
+        its samples within :data:`~gst_tts.inference.streaming.HIFIGAN_STREAM_TOLERANCE`; with
+        Griffin-Lim or the spectral vocoder the same spectrum with the phase built window by
+        window (see the module). A split text with prenet dropout on differs from the one-shot
+        one (which decodes its chunks as one batch, so draws other dropout masks).
+
+        Args:
+            chunk_frames: mel frames of audio per chunk, >= 1: the first of each text chunk has a
+                third of them (at least 1), for a sooner start, and the last may have fewer.
+                Default ``DEFAULT_CHUNK_FRAMES`` (24, about 0.28 s at 22050 Hz).
+            vocode: ``False`` yields the postnet log-mel instead, ``(frames, n_mels)`` float32 blocks
+                (not normalised) as soon as each is exact; joined, they are ``synthesize(text,
+                ...).mel`` (a split text's chunks one after another, without pauses). Default True.
+
+        Every input is checked here, before the first chunk (the same errors as
+        :meth:`synthesize`); a NaN mel or waveform is a ``GstTtsError`` from the iteration.
+        """
+        chunks = self._stream_chunks(text, style, seed, decoding, max_chunk_chars, pause_s)
+        if not _whole(chunk_frames) or chunk_frames < 1:
+            raise GstTtsError(f"chunk_frames must be a whole number >= 1, got {chunk_frames!r}")
+        if not vocode:
+            return self._stream_mel(chunks, seed, decoding)
+        return self._stream_audio(chunks, seed, decoding, pause_s, chunk_frames)
+
+    def _stream_chunks(self, text: str, style: Style | None, seed: int | None, decoding: DecodingConfig,
+                       max_chunk_chars: int | None, pause_s: float) -> list[_Chunk]:
+        """The chunks of one text with its resolved style, every check of :meth:`synthesize` passed."""
+        _check_options(1, max_chunk_chars, pause_s, decoding, seed)
+        if not isinstance(text, str):
+            raise TextError(f"stream takes one text (a string), got {type(text).__name__}")
+        if style is not None and not isinstance(style, Style):
+            raise GstTtsError(f"style must be a Style or None, got {type(style).__name__}")
+        _, pieces = self._prepare_text(text, max_chunk_chars)
+        weights = self.styles.resolve(style or Style())
+        return [_Chunk(0, piece, ids, weights) for piece, ids in pieces]
+
+    @torch.no_grad()
+    def _stream_mel(self, chunks: list[_Chunk], seed: int | None, decoding: DecodingConfig) -> Iterator[np.ndarray]:
+        lanes = RngLanes(seed, self.device)
+        for chunk in chunks:
+            for log_mel, _ in self._chunk_mel(chunk, lanes, decoding):
+                if log_mel is not None:
+                    yield log_mel.numpy()
+
+    @torch.no_grad()
+    def _stream_audio(self, chunks: list[_Chunk], seed: int | None, decoding: DecodingConfig, pause_s: float,
+                      chunk_frames: int) -> Iterator[np.ndarray]:
+        lanes = RngLanes(seed, self.device)
+        context, crossfade = vocoder_overlap(self.vocoder)
+        pause = np.zeros(int(round(pause_s * self.sample_rate)), dtype=np.float32)
+        for k, chunk in enumerate(chunks):
+            if k and pause.size:
+                yield pause.copy()
+            windows = VocoderWindows(self.vocoder, hop_length=self.audio_config.hop_length, chunk_frames=chunk_frames,
+                                     context=context, crossfade=crossfade)
+            for log_mel, final in self._chunk_mel(chunk, lanes, decoding):
+                with lanes.lane("vocoder"):  # not across a yield: the caller's RNG is its own between chunks
+                    pieces = windows.push(log_mel, final=final)
+                yield from (p for p in pieces if p.size)
+
+    def _chunk_mel(self, chunk: _Chunk, lanes: RngLanes,
+                   decoding: DecodingConfig) -> Iterator[tuple[torch.Tensor | None, bool]]:
+        """One text chunk's exact postnet log-mel blocks as the decoder's steps come:
+        ``(log_mel (frames, n_mels) or None, final)``, the last with ``final`` True."""
+        postnet = PostnetWindows(self.model, self.mel_stats, chunk.text)
+        for frames, final in decode_steps(self.model, chunk.ids, chunk.weights, self._bounds(decoding), lanes, self.device):
+            log_mel = postnet.push(frames, final=final)
+            if log_mel is not None or final:
+                yield log_mel, final
 
     def frame_bounds(
         self, text: str, *, decoding: DecodingConfig = DecodingConfig(), max_chunk_chars: int | None = DEFAULT_MAX_CHARS,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, Iterator, NamedTuple
 import warnings
 
 import torch
@@ -42,12 +42,15 @@ class DecoderOutput(NamedTuple):
     alignments: torch.Tensor  # (batch, steps, symbols)
 
 
-class InferenceResult(NamedTuple):
-    mel: torch.Tensor  # (batch, steps * r, n_mels); past an item's steps * r: decoded after it ended
-    stop_logits: torch.Tensor  # (batch, steps)
-    alignments: torch.Tensor  # (batch, steps, symbols)
-    steps: torch.Tensor  # (batch,) decoder steps each item ran
-    stopped_on_token: torch.Tensor  # (batch,) bool; False means it hit its step bound
+class DecodedStep(NamedTuple):
+    """One free-running step of the whole batch (:meth:`Decoder.infer_steps`)."""
+
+    frames: torch.Tensor  # (batch, r * n_mels); for an item that has ended: decoded after its end
+    stop_logit: torch.Tensor  # (batch,)
+    attention_weights: torch.Tensor  # (batch, symbols)
+    steps: torch.Tensor  # (batch,) steps each ended item ran; 0 while it runs
+    stopped_on_token: torch.Tensor  # (batch,) bool: ended on its stop token (so far)
+    done: torch.Tensor  # (batch,) bool: ended at this step or before
 
 
 class _Prenet(nn.Module):
@@ -314,7 +317,7 @@ class Decoder(nn.Module):
         return output
 
     @torch.no_grad()
-    def infer(
+    def infer_steps(
         self,
         memory: torch.Tensor,
         padding_mask: torch.Tensor | None,
@@ -323,8 +326,10 @@ class Decoder(nn.Module):
         stop_threshold: float,
         attention_window: tuple[int, int] | None,
         stop_end_tolerance: int | None,
-    ) -> InferenceResult:
-        """Free-running decoding; each item ends on its stop token or at its ``max_steps`` bound.
+    ) -> Iterator[DecodedStep]:
+        """Free-running decoding, one step at a time: a :class:`DecodedStep` as each step
+        completes, until every item has ended on its stop token or at its ``max_steps`` bound.
+        ``GSTTacotron.infer`` stacks the steps; streaming synthesis reads the frames as they come.
 
         Args:
             memory: ``(batch, symbols, memory_dim)``.
@@ -356,7 +361,6 @@ class Decoder(nn.Module):
         near_end = torch.full_like(done, stop_end_tolerance is None)
         steps = torch.zeros(batch, dtype=torch.long, device=memory.device)
         max_steps = max_steps.to(memory.device)
-        frames_out, stops, alignments = [], [], []
         for s in range(int(max_steps.max())):
             step_memory = attention_memory
             if attention_window is not None:
@@ -367,25 +371,15 @@ class Decoder(nn.Module):
             peak = state.attention_weights.argmax(-1, keepdim=True)
             if stop_end_tolerance is not None:
                 near_end |= peak[:, 0] >= symbol_counts - 1 - stop_end_tolerance
-            frames_out.append(out)
-            stops.append(stop)
-            alignments.append(state.attention_weights)
             frame = out.view(batch, r, n_mels)[:, -1]
             on_token = ~done & near_end & (torch.sigmoid(stop.float()) > stop_threshold)
             at_bound = ~done & ~on_token & (max_steps <= s + 1)
-            stopped |= on_token
+            stopped = stopped | on_token
             steps = torch.where(on_token | at_bound, torch.full_like(steps, s + 1), steps)
-            done |= on_token | at_bound
+            done = done | on_token | at_bound
+            yield DecodedStep(out, stop, state.attention_weights, steps, stopped, done)
             if bool(done.all()):
-                break
-        n = len(frames_out)
-        return InferenceResult(
-            torch.stack(frames_out, 1).view(batch, n * r, n_mels),
-            torch.stack(stops, 1),
-            torch.stack(alignments, 1),
-            steps,
-            stopped,
-        )
+                return
 
 
 def _lstm_update(gates: torch.Tensor, cell: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

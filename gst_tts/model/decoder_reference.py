@@ -12,7 +12,7 @@ The fast paths it checks (tests/model/test_decoder_reference.py):
   LSTM's gates for all steps at once, the merged recurrent weight with its gradient formed once
   (:class:`~gst_tts.model.shared_weight.SharedStepWeight`), and the decoder LSTM and the
   projections run once over all steps after the attention loop;
-* :meth:`Decoder.infer` through :meth:`Decoder.step` (synthesis), with int8 recurrent weights on
+* :meth:`Decoder.infer_steps` through :meth:`Decoder.step` (synthesis), with int8 recurrent weights on
   the CPU when turned on (:meth:`Decoder.set_int8_inference`);
 * :class:`~gst_tts.model.graphed_decoder.GraphedDecoder`: :meth:`Decoder.forward` as CUDA graphs.
 """

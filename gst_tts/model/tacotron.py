@@ -298,32 +298,59 @@ class GSTTacotron(nn.Module):
             max_frames: absolute length bound per item, mel frames (the caller turns seconds into
                 frames: the model knows no audio settings).
             attention_window: ``(behind, ahead)`` symbols around the previous step's most
-                attended one that each step may attend to, or None (see :meth:`Decoder.infer`).
+                attended one that each step may attend to, or None (see :meth:`Decoder.infer_steps`).
             stop_end_tolerance: the stop token counts only once the attention has come within
-                this many symbols of the text's end, or None: anywhere (see :meth:`Decoder.infer`).
+                this many symbols of the text's end, or None: anywhere (see :meth:`Decoder.infer_steps`).
 
         The five have no defaults here: they come from ``gst_tts.inference.decoding.DecodingConfig``,
         the one place that sets them (the model knows no config object).
         """
         style, weights = self.style(reference_mel, reference_lengths, style_weights, batch_size=text.shape[0])
-        memory = self._memory(text, text_lengths, style)
-        padding_mask = _padding_mask(text_lengths, text.shape[1])
-        max_steps = self.step_bounds(text_lengths, max_frames_per_symbol=max_frames_per_symbol, max_frames=max_frames)
-        result = self.decoder.infer(
-            memory, padding_mask, max_steps, stop_threshold=stop_threshold, attention_window=attention_window,
-            stop_end_tolerance=stop_end_tolerance,
-        )
-        mel_lengths = result.steps * self.reduction_factor
-        _, mel_postnet = self._postnet(result.mel, mel_lengths)
+        decoder_inputs = self.decoder_inputs(text, text_lengths, style, max_frames_per_symbol=max_frames_per_symbol,
+                                             max_frames=max_frames)
+        steps = list(self.decoder.infer_steps(*decoder_inputs, stop_threshold=stop_threshold,
+                                              attention_window=attention_window, stop_end_tolerance=stop_end_tolerance))
+        batch, last = text.shape[0], steps[-1]
+        mel = torch.stack([s.frames for s in steps], 1).view(batch, len(steps) * self.reduction_factor, self.n_mels)
+        mel_lengths = last.steps * self.reduction_factor
+        _, mel_postnet = self._postnet(mel, mel_lengths)
         return SynthesisOutput(
             mel_postnet,
             mel_lengths,
-            torch.sigmoid(result.stop_logits.float()),
-            result.alignments,
-            result.steps,
-            result.stopped_on_token,
+            torch.sigmoid(torch.stack([s.stop_logit for s in steps], 1).float()),
+            torch.stack([s.attention_weights for s in steps], 1),
+            last.steps,
+            last.stopped_on_token,
             weights if reference_mel is not None else None,
         )
+
+    def decoder_inputs(
+        self, text: torch.Tensor, text_lengths: torch.Tensor, style: torch.Tensor, *, max_frames_per_symbol: float,
+        max_frames: int,
+    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
+        """The inputs of :meth:`Decoder.infer_steps` for ``text`` read in ``style (batch, token_dim)``
+        (from :meth:`style`): memory, padding mask and step bounds (the bounds as :meth:`infer`'s).
+        :meth:`infer` runs those steps to the end; streaming synthesis runs them one at a time and
+        :meth:`postnet_mel` on windows of their frames."""
+        memory = self._memory(text, text_lengths, style)
+        padding_mask = _padding_mask(text_lengths, text.shape[1])
+        max_steps = self.step_bounds(text_lengths, max_frames_per_symbol=max_frames_per_symbol, max_frames=max_frames)
+        return memory, padding_mask, max_steps
+
+    def postnet_mel(self, mel: torch.Tensor, mel_lengths: torch.Tensor) -> torch.Tensor:
+        """The postnet's output mel ``(batch, frames, n_mels)`` for decoder frames ``mel`` of that
+        shape, zero past ``mel_lengths`` (as :meth:`infer` gives it).
+
+        A window of frames gives each frame at least :attr:`postnet_context` frames from the
+        window's edge exactly what the whole mel gives it, and so does a window that starts at
+        frame 0 or ends at the item's end (the convolutions pad with zeros there as well).
+        """
+        return self._postnet(mel, mel_lengths)[1]
+
+    @property
+    def postnet_context(self) -> int:
+        """The postnet's reach, in frames each side: the sum of its convolutions' half kernels."""
+        return sum(m.kernel_size[0] // 2 for m in self.postnet.modules() if isinstance(m, nn.Conv1d))
 
     def step_bounds(self, text_lengths: torch.Tensor, *, max_frames_per_symbol: float, max_frames: int) -> torch.Tensor:
         """Each item's bound in decoder steps, ``(batch,)`` long: ``ceil(min(max_frames,

@@ -27,6 +27,7 @@ annotations at run time, and the request model is built here with the limits it 
 """
 
 import asyncio
+from concurrent.futures import Future
 import contextlib
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, fields
@@ -43,7 +44,7 @@ from typing import Annotated, Any, AsyncIterator, Literal, Mapping, Optional
 
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from fastapi.security import APIKeyHeader
 from fastapi.staticfiles import StaticFiles
 import numpy as np
@@ -55,12 +56,12 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from gst_tts.audio.io import wav_bytes
+from gst_tts.audio.io import streaming_wav_header, wav_bytes, wav_pcm16
 from gst_tts.errors import AudioError, GstTtsError, TextError, first_line
 from gst_tts.inference.results import SynthesisResult
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.inference.vocoder_choice import KIND_NAMES
-from gst_tts.serve.batching import BatchingQueue, QueueClosed, QueueFull, ReferenceJob, SynthesisJob
+from gst_tts.serve.batching import BatchingQueue, QueueClosed, QueueFull, ReferenceJob, StreamJob, SynthesisJob
 
 __all__ = ["ServeLimits", "create_app", "STATIC_DIR"]
 
@@ -257,8 +258,22 @@ def create_app(
               "description": "WAV (headers X-Synthesis-Id, X-Stop-Reason, X-Alignment-Health, X-Alignment-Problems, "
                              "X-Style-Weights), or with ?format=json a JSON summary"},
         **_ERRORS})
-    async def synthesize(body: SynthesizeRequest, format: Literal["wav", "json"] = "wav") -> Response:
-        """Speak a text in a style; the alignment plot is then at ``/api/syntheses/{id}/alignment.png``."""
+    async def synthesize(body: SynthesizeRequest, format: Literal["wav", "json"] = "wav", stream: bool = False) -> Response:
+        """Speak a text in a style; the alignment plot is then at ``/api/syntheses/{id}/alignment.png``.
+
+        With ``?stream=true`` the WAV is sent as it is made (chunked): a header whose sizes say
+        "unknown" (``0xFFFFFFFF``), then 16-bit PCM as each chunk of audio is synthesized, so a
+        client can play it before synthesis ends. No synthesis id, plot or health headers then
+        (they need the whole alignment); a problem found before the first chunk is the usual 4xx
+        answer, one after it ends the stream early.
+        """
+        if stream:
+            if format == "json":
+                raise ApiError(422, "stream=true answers with WAV only: leave out format=json")
+            chunks = await service.stream(text=body.text, style_weights=body.style_weights, style_dials=body.style_dials,
+                                          reference_id=body.reference_id, mix=body.mix, seed=body.seed,
+                                          vocoder=body.vocoder)
+            return StreamingResponse(chunks, media_type="audio/wav", headers={"Cache-Control": "no-store", "X-Stream": "true"})
         syn_id, entry = await service.synthesize(text=body.text, style_weights=body.style_weights,
                                                  style_dials=body.style_dials, reference_id=body.reference_id,
                                                  mix=body.mix, seed=body.seed, vocoder=body.vocoder)
@@ -467,10 +482,8 @@ class _Service:
                          reference_id: str | None = None, mix: Mapping[str, float] | None = None,
                          seed: int | None = None, vocoder: str | None = None,
                          style_dials: Mapping[str, float] | None = None) -> tuple[str, _Synthesis]:
-        self.check_text(text)
-        weights = self.style(style_weights=style_weights, style_dials=style_dials, reference_id=reference_id, mix=mix)
-        if vocoder is not None and vocoder not in self.queue.vocoders:
-            raise ApiError(422, f"vocoder: {_quote(vocoder)} is not one of {', '.join(self.queue.vocoders)}")
+        weights = self.checked(text=text, style_weights=style_weights, reference_id=reference_id, mix=mix,
+                               vocoder=vocoder, style_dials=style_dials)
         try:
             result = await self.on_worker(SynthesisJob(text=text, weights=weights, seed=seed, vocoder=vocoder), "synthesis")
         except GstTtsError as exc:
@@ -479,19 +492,84 @@ class _Service:
         entry = _Synthesis(result=result, wav=wav, seed=seed, vocoder=vocoder or self.queue.default_vocoder)
         return self.syntheses.add(entry), entry
 
+    def checked(self, *, text: str, style_weights: Mapping[str, float] | None, reference_id: str | None,
+                mix: Mapping[str, float] | None, vocoder: str | None,
+                style_dials: Mapping[str, float] | None) -> np.ndarray:
+        """The request's ``(n_heads, n_tokens)`` token weights, its text and vocoder checked (422 otherwise)."""
+        self.check_text(text)
+        weights = self.style(style_weights=style_weights, style_dials=style_dials, reference_id=reference_id, mix=mix)
+        if vocoder is not None and vocoder not in self.queue.vocoders:
+            raise ApiError(422, f"vocoder: {_quote(vocoder)} is not one of {', '.join(self.queue.vocoders)}")
+        return weights
+
+    async def stream(self, *, text: str, style_weights: Mapping[str, float] | None = None,
+                     reference_id: str | None = None, mix: Mapping[str, float] | None = None,
+                     seed: int | None = None, vocoder: str | None = None,
+                     style_dials: Mapping[str, float] | None = None) -> AsyncIterator[bytes]:
+        """A streamed synthesis's WAV bytes: the header, then 16-bit PCM as the worker makes it.
+
+        Waits for the first chunk before returning, so that whatever refuses the request before
+        any audio (a text the synthesizer refuses, a full queue, the time limit) is an answer of
+        its own and not a cut stream.
+
+        Raises:
+            ApiError: as :meth:`synthesize`.
+        """
+        weights = self.checked(text=text, style_weights=style_weights, reference_id=reference_id, mix=mix,
+                               vocoder=vocoder, style_dials=style_dials)
+        loop = asyncio.get_running_loop()
+        inbox: asyncio.Queue = asyncio.Queue()
+        job = StreamJob(text=text, weights=weights, seed=seed, vocoder=vocoder,
+                        emit=lambda item: loop.call_soon_threadsafe(inbox.put_nowait, item))
+        self.submit(job)
+        try:
+            first = await asyncio.wait_for(inbox.get(), timeout=self.limits.request_timeout_s)
+        except asyncio.TimeoutError:
+            job.cancelled.set()
+            job.future.cancel()  # drops it if it has not started
+            raise ApiError(408, f"streamed synthesis did not start within the request time limit of "
+                                f"{self.limits.request_timeout_s:g} s") from None
+        if isinstance(first, QueueClosed):
+            raise ApiError(503, str(first), headers={"Retry-After": "5"})
+        if isinstance(first, GstTtsError):
+            raise ApiError(422, str(first))
+        if isinstance(first, BaseException):
+            raise first
+        return self._stream_bytes(first, inbox, job)
+
+    async def _stream_bytes(self, first: np.ndarray | None, inbox: asyncio.Queue, job: StreamJob) -> AsyncIterator[bytes]:
+        try:
+            yield streaming_wav_header(self.synth.sample_rate)
+            item: Any = first
+            while isinstance(item, np.ndarray):
+                yield wav_pcm16(item)
+                item = await inbox.get()
+            if isinstance(item, BaseException):  # the header is sent: the stream can only end early
+                log.warning("streamed synthesis ended early: %s", first_line(item))
+        finally:
+            job.cancelled.set()  # the client may have gone: the worker stops at its next chunk
+
+    def submit(self, job: SynthesisJob | ReferenceJob | StreamJob) -> Future:
+        """Queue ``job`` for the worker; its future.
+
+        Raises:
+            ApiError: 503 when the queue is full or closing.
+        """
+        self.queue.start()
+        try:
+            return self.queue.submit(job)
+        except QueueFull as exc:
+            raise ApiError(503, f"{exc}; retry later", headers={"Retry-After": str(exc.retry_after_s)}) from None
+        except QueueClosed as exc:
+            raise ApiError(503, str(exc), headers={"Retry-After": "5"}) from None
+
     async def on_worker(self, job: SynthesisJob | ReferenceJob, what: str) -> Any:
         """Queue ``job`` for the worker and wait for its outcome (its errors are raised here).
 
         Raises:
             ApiError: 503 when the queue is full or closing, 408 past the request time limit.
         """
-        self.queue.start()
-        try:
-            future = self.queue.submit(job)
-        except QueueFull as exc:
-            raise ApiError(503, f"{exc}; retry later", headers={"Retry-After": str(exc.retry_after_s)}) from None
-        except QueueClosed as exc:
-            raise ApiError(503, str(exc), headers={"Retry-After": "5"}) from None
+        future = self.submit(job)
         try:
             return await asyncio.wait_for(asyncio.wrap_future(future), timeout=self.limits.request_timeout_s)
         except asyncio.TimeoutError:

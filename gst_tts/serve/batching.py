@@ -10,6 +10,8 @@ The worker thread owns the synthesizer: it is the only code that calls it (and s
 so nothing else needs a lock around the model. Reference clips to encode (:class:`ReferenceJob`)
 wait in the same queue, under the same bound, and are decoded and encoded by the same worker, one
 at a time: however many uploads arrive, one decoded clip is in memory and one thread runs the model.
+Streamed requests (:class:`StreamJob`) run alone on the worker too, handing on each audio chunk as
+:meth:`Synthesizer.stream` yields it; while one streams, the others wait.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from gst_tts.inference.style import Style
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.text.split import DEFAULT_MAX_CHARS
 
-__all__ = ["SynthesisJob", "ReferenceJob", "BatchingQueue", "QueueFull", "QueueClosed"]
+__all__ = ["SynthesisJob", "ReferenceJob", "StreamJob", "BatchingQueue", "QueueFull", "QueueClosed"]
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +81,27 @@ class ReferenceJob:
     future: Future = field(default_factory=Future, repr=False)
 
 
-Job = Union[SynthesisJob, ReferenceJob]
+@dataclass
+class StreamJob:
+    """One streamed request (``stream=true``): a text and its token weights, already validated,
+    spoken by :meth:`Synthesizer.stream` on the worker, alone (not batched).
+
+    ``emit`` is called on the worker with each float32 audio chunk as it comes, then once more with
+    ``None`` (the end) or the error that ended the stream (a ``GstTtsError`` for a text or style the
+    synthesizer refuses, before any chunk). The worker stops between chunks once ``cancelled`` is
+    set (the client went away). ``future`` gets the number of samples sent, or the error.
+    """
+
+    text: str
+    weights: np.ndarray  # (n_heads, n_tokens)
+    emit: Callable[[np.ndarray | BaseException | None], None]
+    seed: int | None = None
+    vocoder: str | None = None  # a key of the queue's vocoders; None: the default one
+    cancelled: threading.Event = field(default_factory=threading.Event, repr=False)
+    future: Future = field(default_factory=Future, repr=False)
+
+
+Job = Union[SynthesisJob, ReferenceJob, StreamJob]
 
 
 class BatchingQueue:
@@ -138,6 +160,7 @@ class BatchingQueue:
         self.requests = 0  # requests answered (result or error)
         self.largest_batch = 0
         self.references = 0  # reference clips encoded (or refused)
+        self.streams = 0  # streamed syntheses run (or refused)
         self.busy_s = 0.0  # time spent synthesizing and encoding references
 
     # ------------------------------------------------------------------ life cycle
@@ -163,6 +186,8 @@ class BatchingQueue:
                 break
             if job.future.set_running_or_notify_cancel():
                 job.future.set_exception(QueueClosed("the server is shutting down"))
+                if isinstance(job, StreamJob):
+                    job.emit(QueueClosed("the server is shutting down"))
 
     def __enter__(self) -> "BatchingQueue":
         return self.start()
@@ -193,7 +218,7 @@ class BatchingQueue:
         """
         if self._closed.is_set():
             raise QueueClosed("the server is shutting down")
-        if isinstance(job, SynthesisJob) and job.vocoder is not None and job.vocoder not in self.vocoders:
+        if isinstance(job, (SynthesisJob, StreamJob)) and job.vocoder is not None and job.vocoder not in self.vocoders:
             raise GstTtsError(f"vocoder {job.vocoder!r} is not one of {', '.join(self.vocoders)}")
         try:
             self._queue.put_nowait(job)
@@ -206,7 +231,7 @@ class BatchingQueue:
         with self._lock:
             return {"pending": self.pending, "max_queue": self.max_queue, "max_batch": self.max_batch,
                     "batches": self.batches, "requests": self.requests, "largest_batch": self.largest_batch,
-                    "references": self.references, "busy_s": round(self.busy_s, 3)}
+                    "references": self.references, "streams": self.streams, "busy_s": round(self.busy_s, 3)}
 
     # ------------------------------------------------------------------ the worker
 
@@ -240,6 +265,9 @@ class BatchingQueue:
                 if isinstance(job, ReferenceJob):
                     self._encode(job)
                     continue
+                if isinstance(job, StreamJob):
+                    self._stream(job)
+                    continue
                 name = job.vocoder or self.default_vocoder
                 key = (name, None) if job.seed is None else (name, id(job))  # seeded: alone
                 groups.setdefault(key, []).append(job)
@@ -267,6 +295,35 @@ class BatchingQueue:
             self._finish(jobs, exc, started)
         else:
             self._finish(jobs, results, started)
+
+    def _stream(self, job: StreamJob) -> None:
+        started = time.monotonic()
+        sent = 0
+        outcome: int | BaseException
+        try:
+            self.synthesizer.vocoder = self.vocoders[job.vocoder or self.default_vocoder]
+            chunks = self.synthesizer.stream(job.text, style=Style(weights=job.weights), seed=job.seed,
+                                             decoding=self.decoding, max_chunk_chars=self.max_chunk_chars)
+            for chunk in chunks:
+                if job.cancelled.is_set():
+                    chunks.close()
+                    break
+                job.emit(chunk)
+                sent += chunk.size
+            outcome = sent
+        except GstTtsError as exc:
+            outcome = exc
+        except Exception as exc:  # a bug: the caller gets it and the worker lives on
+            log.exception("streamed synthesis failed")
+            outcome = exc
+        with self._lock:
+            self.streams += 1
+            self.busy_s += time.monotonic() - started
+        job.emit(outcome if isinstance(outcome, BaseException) else None)
+        if isinstance(outcome, BaseException):
+            job.future.set_exception(outcome)
+        else:
+            job.future.set_result(outcome)
 
     def _encode(self, job: ReferenceJob) -> None:
         started = time.monotonic()

@@ -97,20 +97,20 @@ def test_batched_equals_one_by_one_when_texts_end_at_different_steps(synth, monk
         # The random model never stops; make its stop token fire after a number of steps that
         # depends on the text (its symbol count, read off the padding mask).
         schedule = {}
-        infer = decoder.infer
+        infer_steps = decoder.infer_steps
 
         def infer_with_schedule(memory, padding_mask, max_steps, *, stop_threshold, attention_window, stop_end_tolerance):
             symbols = torch.full(memory.shape[:1], memory.shape[1]) if padding_mask is None else (~padding_mask).sum(1)
             schedule.update(step=0, stop_at=symbols.cpu() // 3 + 1)
             # The schedule alone decides when the token fires: the end tolerance would hold it back.
-            return infer(memory, padding_mask, max_steps, stop_threshold=stop_threshold, attention_window=attention_window,
-                         stop_end_tolerance=None)
+            return infer_steps(memory, padding_mask, max_steps, stop_threshold=stop_threshold,
+                               attention_window=attention_window, stop_end_tolerance=None)
 
         def stop_hook(module, inputs, output):
             schedule["step"] += 1
             return torch.where(schedule["step"] >= schedule["stop_at"], 50.0, -50.0).to(output)[:, None]
 
-        monkeypatch.setattr(decoder, "infer", infer_with_schedule)
+        monkeypatch.setattr(decoder, "infer_steps", infer_with_schedule)
         handle = decoder.stop_projection.register_forward_hook(stop_hook)
         options = dict(decoding=DecodingConfig(max_seconds=seconds_for_steps(100)))
     try:

@@ -21,6 +21,8 @@ from fastapi.testclient import TestClient  # noqa: E402
 from conftest import TINY_MODEL, seconds_for_steps, tone  # noqa: E402
 from gst_tts.audio.features import AudioConfig, MelStats  # noqa: E402
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder  # noqa: E402
+from gst_tts.audio.vocoders.hifigan import HiFiGANGenerator  # noqa: E402
+from gst_tts.audio.vocoders.hifigan_io import HiFiGANVocoder  # noqa: E402
 from gst_tts.checkpoints.acoustic import checkpoint_payload, save_checkpoint  # noqa: E402
 from gst_tts.inference.decoding import DecodingConfig  # noqa: E402
 from gst_tts.inference.synthesizer import Synthesizer  # noqa: E402
@@ -572,3 +574,39 @@ def test_a_phoneme_model_names_what_it_cannot_read(phoneme_synth):
         assert_error(client.post("/api/synthesize", json={"text": "Hello {wˈɜːld"}), 422, "unmatched '{'")
         # A word whose phonemes the corpus lacks is refused as characters are, naming the phoneme.
         assert_error(client.post("/api/synthesize", json={"text": "shush"}), 422, "phonemes the model cannot read: 'ʃ'")
+
+
+def _small_hifigan() -> HiFiGANVocoder:
+    """A small random HiFi-GAN (hop 256): deterministic, so a stream can be compared sample for sample."""
+    torch.manual_seed(0)
+    return HiFiGANVocoder(HiFiGANGenerator(upsample_rates=(8, 8, 4), upsample_kernel_sizes=(16, 16, 8),
+                                           upsample_initial_channel=32), sample_rate=22050)
+
+
+def test_streamed_wav_has_streaming_sizes_and_decodes_to_the_one_shot_audio(synth, monkeypatch):
+    monkeypatch.setattr(synth, "vocoder", synth.vocoder)  # the worker sets the synthesizer's vocoder: put back after
+    with TestClient(create_app(BatchingQueue(synth, decoding=DECODING, vocoders={"hifigan": _small_hifigan()}))) as client:
+        request = {"text": "Streamed over HTTP.", "seed": 5}
+        with client.stream("POST", "/api/synthesize?stream=true", json=request) as r:
+            assert r.status_code == 200 and r.headers["content-type"] == "audio/wav"
+            assert "content-length" not in r.headers and r.headers["x-stream"] == "true"
+            parts = list(r.iter_bytes())
+        body = b"".join(parts)
+        assert body[:4] == b"RIFF" and body[4:8] == b"\xff\xff\xff\xff" and body[40:44] == b"\xff\xff\xff\xff"
+        streamed, rate = read_wav(body)
+        one_shot, _ = read_wav(client.post("/api/synthesize", json=request).content)
+        assert client.app.state.queue.stats()["streams"] == 1
+    assert rate == 22050 and streamed.shape == one_shot.shape and streamed.size > 0
+    # Both 16-bit: the samples agree to the last bit or so (the stream is HiFi-GAN's within 1e-5).
+    assert np.abs(streamed - one_shot).max() <= 2 / 32768
+
+
+@pytest.mark.parametrize("query, request_body, words", [
+    ("stream=true&format=json", {"text": "Hi."}, ["WAV only"]),
+    ("stream=true", {"text": "Mail me @ home"}, ["cannot read", "'@'"]),
+    ("stream=true", {"text": "Hi.", "vocoder": "wavenet"}, ["vocoder", "wavenet"]),
+    ("stream=true", {"text": "Hi.", "reference_id": "nope"}, ["reference_id", "not an uploaded reference"]),
+])
+def test_a_bad_streamed_request_is_a_4xx_before_any_audio(client, query, request_body, words):
+    assert_error(client.post(f"/api/synthesize?{query}", json=request_body), 422, *words)
+    assert client.app.state.queue.stats()["streams"] == 0  # refused before it reached the worker

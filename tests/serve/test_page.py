@@ -40,9 +40,10 @@ BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networkin
 
 
 @contextlib.contextmanager
-def serving(synth: Synthesizer):
-    """A live server of ``synth`` on a free loopback port; yields its URL."""
-    synth.vocoder = GriffinLimVocoder(synth.audio_config, n_iter=4)
+def serving(synth: Synthesizer, vocoder=None):
+    """A live server of ``synth`` on a free loopback port, speaking with ``vocoder`` (default a fast
+    Griffin-Lim); yields its URL."""
+    synth.vocoder = vocoder or GriffinLimVocoder(synth.audio_config, n_iter=4)
     app = create_app(BatchingQueue(synth, decoding=DecodingConfig(max_seconds=seconds_for_steps(60))))
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
@@ -118,6 +119,7 @@ def test_page_speaks_with_a_slider_a_reference_and_shows_the_alignment(server, p
     moved = float(page.input_value("#token-1"))
     assert moved == pytest.approx(1 / synth.n_tokens + 0.10, abs=1e-6)
 
+    page.uncheck("#stream")  # the whole synthesis at once: its alignment plot and health come with it
     page.focus("#text")
     with page.expect_request("**/api/synthesize*") as sent:
         page.keyboard.press("Control+Enter")
@@ -183,3 +185,39 @@ def test_page_of_a_phoneme_model_shows_its_language_and_speaks_a_pronunciation(p
     page.click("#speak")
     page.wait_for_selector("#error:not([hidden])")
     assert "unknown phoneme 'ʃ' in {ʃ}" in page.inner_text("#error")
+
+
+class _SlowVocoder:
+    """Griffin-Lim that takes a while per call, as a large vocoder on a small machine would: a
+    stream's pieces then reach the page one by one, well apart."""
+
+    def __init__(self, inner: GriffinLimVocoder, seconds: float) -> None:
+        self.inner, self.seconds, self.sample_rate = inner, seconds, inner.sample_rate
+
+    def __call__(self, log_mel):
+        threading.Event().wait(self.seconds)
+        return self.inner(log_mel)
+
+
+def test_page_plays_a_streamed_synthesis_before_its_answer_ends(tiny_checkpoint, page):
+    synth = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu")
+    with serving(synth, _SlowVocoder(GriffinLimVocoder(synth.audio_config, n_iter=4), 0.2)) as url:
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(url + "/")
+        page.wait_for_function("document.getElementById('vocoder-line').textContent !== ''")
+        assert page.is_checked("#stream")  # streaming is the page's default
+        page.fill("#text", "Played while it is made.")
+        with page.expect_response("**/api/synthesize?stream=true") as answered:
+            page.click("#speak")
+        assert answered.value.status == 200 and answered.value.headers["x-stream"] == "true"
+        page.wait_for_function("document.getElementById('status').textContent.startsWith('Done')", timeout=30000)
+        stream = page.evaluate("state.stream")
+        # Several pieces, the first scheduled on the page's audio context before the answer had ended.
+        assert stream["pieces"] >= 3 and stream["firstPlayedAt"] < stream["endedAt"]
+        assert page.evaluate("state.audioContext.currentTime") > 0  # the context runs: it is playing
+        # The whole stream then stands in the player and behind the download link, as a WAV it can play.
+        assert page.get_attribute("#download", "href").startswith("blob:")
+        page.wait_for_function("document.getElementById('audio').duration > 1", timeout=15000)
+        assert page.locator("#alignment-box").is_hidden() and "played as it was made" in page.inner_text("#status")
+        assert not errors, errors

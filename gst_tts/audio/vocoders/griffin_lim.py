@@ -47,15 +47,23 @@ class GriffinLimVocoder:
             momentum=momentum,
         )
 
-    @torch.no_grad()
+    #: The peak every output is scaled to.
+    output_peak = 0.95
+
     def __call__(self, log_mel: torch.Tensor | np.ndarray) -> np.ndarray:
-        """``(frames, n_mels)`` log-mel (not normalised) → ``(n_samples,)`` float32 in [-1, 1]."""
+        """``(frames, n_mels)`` log-mel (not normalised) → ``(n_samples,)`` float32 in [-1, 1], its peak at :attr:`output_peak`."""
+        audio = self.invert(log_mel)
+        peak = float(np.max(np.abs(audio))) if audio.size else 0.0
+        return (audio / peak * self.output_peak).astype(np.float32) if peak > 0 else audio
+
+    @torch.no_grad()
+    def invert(self, log_mel: torch.Tensor | np.ndarray) -> np.ndarray:
+        """``(frames, n_mels)`` log-mel (not normalised) → ``((frames - 1) · hop,)`` float32 samples at
+        Griffin-Lim's own level (not scaled: streaming synthesis sets one gain across windows)."""
         log_mel = torch.as_tensor(np.asarray(log_mel, dtype=np.float32) if isinstance(log_mel, np.ndarray) else log_mel)
         mel = torch.exp(log_mel.float()).T  # (n_mels, frames)
         linear = torch.clamp(self._mel_to_linear @ mel, min=0.0) ** self.power
         min_frames = self.config.n_fft // self.config.hop_length + 1
         if linear.shape[1] < min_frames:  # the STFT's reflect padding needs a few frames
             linear = torch.nn.functional.pad(linear, (0, min_frames - linear.shape[1]))
-        audio = self._griffin_lim(linear).numpy()
-        peak = float(np.max(np.abs(audio))) if audio.size else 0.0
-        return (audio / peak * 0.95).astype(np.float32) if peak > 0 else audio.astype(np.float32)
+        return self._griffin_lim(linear).numpy().astype(np.float32)

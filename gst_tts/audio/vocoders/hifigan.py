@@ -226,6 +226,24 @@ class HiFiGANGenerator(nn.Module):
             return torch.tanh(x)
         return self._istft(x)
 
+    @property
+    def reach_frames(self) -> int:
+        """Mel frames each side of a frame that its samples depend on (an upper bound, whole frames):
+        streaming synthesis vocodes windows with this much context, so each kept sample is the
+        whole mel's. ``conv_pre``, each upsampling with the widest of its residual blocks, ``conv_post``
+        and an iSTFT head's window, each reach taken at the rate its layer runs at."""
+        reach, rate = 3.0, 1  # conv_pre: kernel 7 at the frame rate
+        for i, up in enumerate(self.ups):
+            reach += math.ceil(up.kernel_size[0] / up.stride[0]) / rate  # input steps a transposed output reads
+            rate *= up.stride[0]
+            blocks = self.resblocks[i * self.n_kernels : (i + 1) * self.n_kernels]
+            reach += max(sum((c.kernel_size[0] - 1) // 2 * c.dilation[0] for c in block.modules() if isinstance(c, nn.Conv1d))
+                         for block in blocks) / rate
+        reach += 3 / rate  # conv_post: kernel 7
+        if self.istft_n_fft is not None:
+            reach += self.istft_n_fft / 2 / self.hop_length
+        return math.ceil(reach)
+
     def _istft(self, x: torch.Tensor) -> torch.Tensor:
         """``(batch, n_fft + 2, steps)`` log-magnitudes and phases → ``(batch, 1, steps · istft_hop_length)``."""
         bins = self.istft_n_fft // 2 + 1

@@ -9,6 +9,12 @@ const state = { model: null, references: [], key: sessionStorage.getItem("gst-tt
 // ---------------------------------------------------------------- API
 
 async function api(path, { method = "GET", json, form, as = "json" } = {}) {
+  const response = await send(path, { method, json, form });
+  return as === "blob" ? response.blob() : response.json();
+}
+
+// The response of a request with the key, when there is one; a failure is thrown as the server's one line.
+async function send(path, { method = "GET", json, form } = {}) {
   const headers = {};
   if (state.key) headers["X-API-Key"] = state.key;
   let body;
@@ -29,7 +35,7 @@ async function api(path, { method = "GET", json, form, as = "json" } = {}) {
     }
     throw new Error(message);
   }
-  return as === "blob" ? response.blob() : response.json();
+  return response;
 }
 
 function showError(message) {
@@ -267,27 +273,105 @@ async function speak() {
   $("speak").disabled = true;
   setStatus("Synthesizing…");
   try {
-    const result = await api("/api/synthesize?format=json", { method: "POST", json: body });
-    const [audio, image] = await Promise.all([api(result.audio_url, { as: "blob" }), api(result.alignment_url, { as: "blob" })]);
-    state.lastUrls.forEach((u) => URL.revokeObjectURL(u));
-    const audioUrl = URL.createObjectURL(audio), imageUrl = URL.createObjectURL(image);
-    state.lastUrls = [audioUrl, imageUrl];
-    $("audio").src = audioUrl;
-    const link = $("download");
-    link.href = audioUrl;
-    link.download = `gst-tts-${result.id}.wav`;
-    link.classList.remove("disabled");
-    link.removeAttribute("aria-disabled");
-    $("play").disabled = false;
-    $("alignment").src = imageUrl;
-    $("alignment-box").hidden = false;
-    showHealth(result);
-    setStatus(`Done: ${result.duration_s.toFixed(2)} s of audio.`);
+    if ($("stream").checked) await speakStreamed(body);
+    else await speakWhole(body);
   } catch (e) {
     showError(e.message);
   } finally {
     $("speak").disabled = false;
   }
+}
+
+async function speakWhole(body) {
+  const result = await api("/api/synthesize?format=json", { method: "POST", json: body });
+  const [audio, image] = await Promise.all([api(result.audio_url, { as: "blob" }), api(result.alignment_url, { as: "blob" })]);
+  const [audioUrl, imageUrl] = showAudio(audio, `gst-tts-${result.id}.wav`, image);
+  $("alignment").src = imageUrl;
+  $("alignment-box").hidden = false;
+  showHealth(result);
+  setStatus(`Done: ${result.duration_s.toFixed(2)} s of audio.`);
+}
+
+// The answer to ?stream=true is a WAV whose header says "length unknown", then 16-bit PCM as it is
+// made: each piece is played through Web Audio as it arrives, scheduled right after the previous
+// one, and the whole becomes a WAV for the player and the download link at the end.
+// state.stream records when the first piece was scheduled and when the answer ended (the page test reads it).
+async function speakStreamed(body) {
+  const response = await send("/api/synthesize?stream=true", { method: "POST", json: body });
+  const reader = response.body.getReader();
+  const player = streamPlayer();
+  state.stream = { firstPlayedAt: null, endedAt: null, pieces: 0 };
+  let header = new Uint8Array(0), rate = 0, odd = null;
+  const pcm = [];
+  setStatus("Playing while synthesizing…");
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    let bytes = value;
+    if (!rate) {  // the 44-byte header first: its rate is what the samples are played at
+      header = concat(header, bytes);
+      if (header.length < 44) continue;
+      rate = new DataView(header.buffer, header.byteOffset).getUint32(24, true);
+      bytes = header.subarray(44);
+    }
+    if (odd !== null) { bytes = concat(odd, bytes); odd = null; }
+    if (bytes.length % 2) { odd = bytes.slice(-1); bytes = bytes.subarray(0, bytes.length - 1); }
+    if (!bytes.length) continue;
+    const ints = new Int16Array(bytes.slice().buffer);
+    const samples = Float32Array.from(ints, (x) => x / 32768);
+    pcm.push(samples);
+    player.play(samples, rate);
+    state.stream.pieces += 1;
+    if (state.stream.firstPlayedAt === null) state.stream.firstPlayedAt = performance.now();
+  }
+  state.stream.endedAt = performance.now();
+  const n = pcm.reduce((s, c) => s + c.length, 0);
+  showAudio(encodeWav(pcm, n, rate || 22050), "gst-tts-streamed.wav", null);
+  $("alignment-box").hidden = true;
+  $("health").replaceChildren();
+  setStatus(`Done: ${(n / (rate || 22050)).toFixed(2)} s of audio, played as it was made (turn streaming off for the alignment plot).`);
+}
+
+function concat(a, b) {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
+
+// One AudioContext for the page; each piece starts where the previous one ends (or now, after a gap).
+function streamPlayer() {
+  if (!state.audioContext) state.audioContext = new AudioContext();
+  const context = state.audioContext;
+  context.resume();
+  let next = 0;
+  return {
+    play(samples, rate) {
+      const buffer = context.createBuffer(1, samples.length, rate);
+      buffer.copyToChannel(samples, 0);
+      const node = context.createBufferSource();
+      node.buffer = buffer;
+      node.connect(context.destination);
+      const at = Math.max(next, context.currentTime + 0.05);
+      node.start(at);
+      next = at + buffer.duration;
+    },
+  };
+}
+
+// The result's audio in the player and behind the download link; the image's object URL too, when given.
+function showAudio(audio, name, image) {
+  state.lastUrls.forEach((u) => URL.revokeObjectURL(u));
+  const urls = [audio, image].filter(Boolean).map((blob) => URL.createObjectURL(blob));
+  state.lastUrls = urls;
+  $("audio").src = urls[0];
+  const link = $("download");
+  link.href = urls[0];
+  link.download = name;
+  link.classList.remove("disabled");
+  link.removeAttribute("aria-disabled");
+  $("play").disabled = false;
+  return urls;
 }
 
 function showHealth(r) {
