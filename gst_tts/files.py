@@ -11,12 +11,14 @@ A process killed mid-write leaves its temporary file (``.<name>.<random>.tmp``) 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
+import shutil
 import tempfile
 import time
-from typing import Any, BinaryIO, Callable
+from typing import Any, BinaryIO, Callable, Iterator
 
 import numpy as np
 
@@ -115,3 +117,42 @@ def write_json(path: str | os.PathLike, obj: Any) -> Path:
 
 def write_npy(path: str | os.PathLike, array: np.ndarray) -> Path:
     return atomic_write(path, lambda f: np.save(f, array, allow_pickle=False))
+
+
+@contextlib.contextmanager
+def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
+    """A staging folder beside ``path`` for the block to fill; renamed into place when the block
+    ends without an error, removed when it does not: a reader sees the old folder or the whole new
+    one, never a part. A folder already at ``path`` is replaced (the caller decides whether it may be).
+
+    Raises:
+        OutputError: the file system refused to create the staging folder or to rename it.
+    """
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent))
+        staging.chmod(0o755)  # mkdtemp makes it private; outputs are ordinary folders
+    except OSError as exc:
+        raise output_error(path, exc) from None
+    old = None
+    try:
+        yield staging
+        if path.exists():
+            old = path.parent / f"{staging.name[:-len('.partial')]}.old"
+            os.replace(path, old)
+        os.replace(staging, path)
+    except OutputError:  # already names its file
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    except OSError as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        if old is not None and not path.exists():
+            os.replace(old, path)  # the old folder back where it was
+        raise output_error(path, exc) from None
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    finally:
+        if old is not None and old.exists():
+            shutil.rmtree(old, ignore_errors=True)
