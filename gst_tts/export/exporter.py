@@ -8,7 +8,6 @@ float (not int8) decoder step; their batch, text length and reference length are
 from __future__ import annotations
 
 from dataclasses import asdict
-import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -31,8 +30,6 @@ from gst_tts.model import GSTTacotron
 from gst_tts.model.attention import ATTENTION_KINDS
 from gst_tts.runtime.manifest import FILES, FORMAT, MANIFEST, VERSION, VOCODER_FILE
 
-log = logging.getLogger(__name__)
-
 __all__ = ["export_checkpoint", "export_synthesizer", "check_exportable", "OPSET"]
 
 #: ONNX opset of the graphs (onnxruntime 1.16 and later run it).
@@ -49,8 +46,9 @@ def check_exportable(model: GSTTacotron) -> None:
 
 
 def export_checkpoint(checkpoint: str | os.PathLike, out_dir: str | os.PathLike, *,
-                      vocoder: str | os.PathLike | None = None) -> Path:
-    """Export an acoustic checkpoint (and optionally a HiFi-GAN vocoder file) to ``out_dir``.
+                      vocoder: str | os.PathLike | None = None, vocoder_config: str | os.PathLike | None = None) -> Path:
+    """Export an acoustic checkpoint (and optionally a HiFi-GAN vocoder file, with its published
+    ``config.json`` where it has one) to ``out_dir``.
 
     Raises:
         CheckpointError, VocoderError: as :meth:`Synthesizer.from_checkpoint`.
@@ -58,7 +56,7 @@ def export_checkpoint(checkpoint: str | os.PathLike, out_dir: str | os.PathLike,
             ``out_dir`` that is a file or a folder other than an earlier export.
         OutputError: the folder cannot be written.
     """
-    synth = Synthesizer.from_checkpoint(checkpoint, device="cpu", vocoder=vocoder)
+    synth = Synthesizer.from_checkpoint(checkpoint, device="cpu", vocoder=vocoder, vocoder_config=vocoder_config)
     return export_synthesizer(synth, out_dir, source=Path(checkpoint).name, vocoder=vocoder is not None)
 
 
@@ -83,7 +81,6 @@ def export_synthesizer(synth: Synthesizer, out_dir: str | os.PathLike, *, source
             _export_vocoder(vocoder_module, synth.audio_config, staging / VOCODER_FILE)
             files["vocoder"] = VOCODER_FILE
         write_json(staging / MANIFEST, _manifest(synth, layout, step_inputs, memory_dim, files, source))
-    log.info("exported %s to %s", source, out_dir)
     return out_dir
 
 
