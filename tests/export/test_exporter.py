@@ -4,9 +4,6 @@ what the exporter refuses."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import onnxruntime
 import pytest
@@ -14,6 +11,7 @@ import torch
 from torch.nn import functional as F
 
 from gst_tts.audio.features import AudioConfig, MelStats
+from gst_tts.cli import main
 from gst_tts.errors import ExportError
 from gst_tts.export import export_synthesizer
 from gst_tts.inference.decoding import DecodingConfig
@@ -48,12 +46,15 @@ def exported(request, tmp_path_factory):
     return synth, OnnxSynthesizer.from_dir(folder)
 
 
-def _batch(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    """Three texts of 11, 8 and 5 symbols (not the exported sample's shape), padded with 0."""
+def _batch(model, *, seed: int) -> tuple[torch.Generator, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """A generator seeded with ``seed`` and what it drew: three texts of 11, 8 and 5 symbols (not the
+    exported sample's shape) padded with 0, their lengths, and token weights ``(3, n_heads, n_tokens)``."""
+    generator = torch.Generator().manual_seed(seed)
     lengths = torch.tensor([11, 8, 5])
     text = torch.randint(2, len(SymbolTable()), (3, 11), generator=generator)
     text[torch.arange(11)[None, :] >= lengths[:, None]] = 0
-    return text, lengths
+    weights = torch.softmax(torch.randn(3, model.n_heads, model.n_tokens, generator=generator), -1)
+    return generator, text, lengths, weights
 
 
 def _masks(generator: torch.Generator, steps: int, batch: int, dim: int, p: float) -> list[torch.Tensor]:
@@ -64,9 +65,7 @@ def _masks(generator: torch.Generator, steps: int, batch: int, dim: int, p: floa
 def test_teacher_forced_steps_match_torch(exported):
     synth, runtime = exported
     model, decoder = synth.model, synth.model.decoder
-    g = torch.Generator().manual_seed(1)
-    text, lengths = _batch(g)
-    weights = torch.softmax(torch.randn(3, model.n_heads, model.n_tokens, generator=g), -1)
+    g, text, lengths, weights = _batch(model, seed=1)
     target = torch.randn(3, STEPS * model.reduction_factor, model.n_mels, generator=g)
     prenet = [_masks(g, STEPS, 3, decoder.prenet.layers[0].out_features, 0.5) for _ in range(2)]
     step_masks = [_masks(g, STEPS, 3, dim, 0.1) for dim in (decoder.attention_rnn_dim, decoder.decoder_rnn_dim)]
@@ -116,9 +115,7 @@ def test_teacher_forced_steps_match_torch(exported):
 def test_free_running_decoding_with_the_same_masks_matches_torch(exported):
     synth, runtime = exported
     model, decoder = synth.model, synth.model.decoder
-    g = torch.Generator().manual_seed(2)
-    text, lengths = _batch(g)
-    weights = torch.softmax(torch.randn(3, model.n_heads, model.n_tokens, generator=g), -1)
+    g, text, lengths, weights = _batch(model, seed=2)
     prenet_dim = decoder.prenet.layers[0].out_features
     masks = [_masks(g, STEPS, 3, prenet_dim, 0.5) for _ in range(2)]
     calls = []
@@ -201,14 +198,12 @@ def test_a_kind_that_does_not_export_is_refused_in_one_line(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def test_cli_refuses_an_out_that_is_not_an_export_in_one_line(tiny_checkpoint, tmp_path):
+def test_cli_refuses_an_out_that_is_not_an_export_in_one_line(tiny_checkpoint, tmp_path, capsys):
     taken = tmp_path / "notes"
     taken.mkdir()
     (taken / "keep.txt").write_text("mine")
-    result = subprocess.run([sys.executable, "-m", "gst_tts.cli", "export", "--checkpoint", str(tiny_checkpoint),
-                             "--out", str(taken)], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 2
-    assert result.stderr.strip().splitlines() == [
+    assert main(["export", "--checkpoint", str(tiny_checkpoint), "--out", str(taken)]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
         f"gst-tts export: error: {taken}: exists and is not an earlier export (nor an empty folder); choose another --out"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes"]  # no staging folder left behind
     assert (taken / "keep.txt").read_text() == "mine"
