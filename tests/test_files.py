@@ -10,7 +10,7 @@ import torch
 
 from gst_tts.errors import GstTtsError, OutputError
 import gst_tts.files
-from gst_tts.files import atomic_write, remove_temporaries, write_json, write_npy, write_text
+from gst_tts.files import atomic_directory, atomic_write, remove_temporaries, write_json, write_npy, write_text
 
 
 def test_writes_create_folders_and_ordinary_files(tmp_path):
@@ -91,3 +91,20 @@ def test_remove_temporaries_clears_what_killed_writes_left(tmp_path):
     (tmp_path / "last.pt").write_bytes(b"whole")
     assert remove_temporaries(tmp_path) == 1
     assert [p.name for p in tmp_path.iterdir()] == ["last.pt"]
+
+
+def test_a_folder_is_written_whole_or_not_at_all(tmp_path):
+    out = tmp_path / "export"
+    with atomic_directory(out) as staging:
+        write_text(staging / "a.txt", "first")
+        assert not out.exists()  # nothing at the destination while the block runs
+    assert [p.name for p in out.iterdir()] == ["a.txt"] and oct(out.stat().st_mode & 0o777) == "0o755"
+    with pytest.raises(RuntimeError, match="interrupted"):
+        with atomic_directory(out) as staging:
+            write_text(staging / "b.txt", "second")
+            raise RuntimeError("interrupted")
+    assert [p.name for p in out.iterdir()] == ["a.txt"]  # the old folder stands
+    with atomic_directory(out) as staging:
+        write_text(staging / "c.txt", "third")
+    assert [p.name for p in out.iterdir()] == ["c.txt"]  # replaced whole
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["export"]  # no staging or old folder left

@@ -154,7 +154,7 @@ def _export_graphs(model: GSTTacotron, layout: StepLayout, folder: Path, memory_
 
 
 def _export(module: torch.nn.Module, args: tuple, path: Path, inputs: list[str], outputs: list[str],
-            axes: dict[str, tuple[str, ...]]) -> None:
+            axes: dict[str, tuple[str | None, ...]]) -> None:
     """``torch.onnx.export`` of ``module`` in eval mode, each named axis left free.
 
     The TorchScript-based exporter: it exports the recurrences (LSTM, GRU) as ONNX's own ops with
@@ -163,7 +163,7 @@ def _export(module: torch.nn.Module, args: tuple, path: Path, inputs: list[str],
     try:
         torch.onnx.export(
             module.eval(), args, str(path), input_names=inputs, output_names=outputs, opset_version=OPSET,
-            dynamic_axes={name: dict(enumerate(names)) for name, names in axes.items()}, dynamo=False,
+            dynamic_axes={name: {i: n for i, n in enumerate(names) if n} for name, names in axes.items()}, dynamo=False,
         )
     except OutputError:
         raise

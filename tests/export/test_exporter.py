@@ -219,3 +219,24 @@ def test_graphs_are_fp32_with_free_batch_and_lengths(exported):
             if value.name in ("text", "reference_mel", "mel", "memory", "padding_mask"):
                 assert all(isinstance(d, str) for d in value.shape[:2]), (role, value.name, value.shape)
     assert onnxruntime.get_available_providers()
+
+
+def test_a_hifigan_vocoder_exports_and_a_griffin_lim_one_is_refused(tmp_path):
+    from gst_tts.audio.vocoders.hifigan import HIFIGAN_CONFIGS, HiFiGANGenerator
+    from gst_tts.audio.vocoders.hifigan_io import HiFiGANVocoder
+
+    synth = _synthesizer("location_sensitive")
+    with pytest.raises(ExportError, match="exports a HiFi-GAN generator; this one is griffin-lim"):
+        export_synthesizer(synth, tmp_path / "gl", vocoder=True)
+    torch.manual_seed(0)
+    small = dict(HIFIGAN_CONFIGS["v3"], upsample_initial_channel=16, resblock_kernel_sizes=[3], resblock_dilation_sizes=[[1, 2]])
+    generator = HiFiGANGenerator(**{k: small[k] for k in ("resblock", "upsample_rates", "upsample_kernel_sizes",
+                                                         "upsample_initial_channel", "resblock_kernel_sizes",
+                                                         "resblock_dilation_sizes")})
+    synth.vocoder = HiFiGANVocoder(generator, sample_rate=22050)
+    runtime = OnnxSynthesizer.from_dir(export_synthesizer(synth, tmp_path / "hifigan", vocoder=True))
+    log_mel = torch.randn(37, 80) - 5.0  # another length than the exported sample's
+    expected = synth.vocoder(log_mel)
+    got = runtime.vocode(log_mel.numpy())
+    assert got.shape == expected.shape == (37 * 256,)
+    assert np.abs(got - expected).max() < 1e-4
