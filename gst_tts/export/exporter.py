@@ -129,8 +129,11 @@ def _export_graphs(model: GSTTacotron, layout: StepLayout, folder: Path, memory_
             ["mel", "mel_lengths"], ["mel_postnet"],
             {"mel": ("batch", "frames"), "mel_lengths": ("batch",), "mel_postnet": ("batch", "frames")})
 
-    with torch.no_grad():
-        outputs = EncoderGraph(model, layout)(text, text_lengths, style)
+    # Sample step inputs of the right shapes: what the attention prepares from any memory will do.
+    memory = torch.randn(batch, symbols, memory_dim)
+    padding = torch.arange(symbols)[None, :] >= text_lengths[:, None]
+    prepared = decoder.attention.prepare(memory, padding)
+    per_symbol_values = [*(getattr(prepared, name) for name in layout.prepared), *decoder.attention.initial_state(prepared)]
     prenet_dim = decoder.prenet.layers[-1].out_features
     ones = torch.ones
     step_args = (
@@ -138,7 +141,7 @@ def _export_graphs(model: GSTTacotron, layout: StepLayout, folder: Path, memory_
         ones(batch, decoder.decoder_rnn_dim), torch.zeros(batch, decoder.attention_rnn_dim),
         torch.zeros(batch, decoder.attention_rnn_dim), torch.zeros(batch, decoder.decoder_rnn_dim),
         torch.zeros(batch, decoder.decoder_rnn_dim), torch.zeros(batch, symbols), torch.zeros(batch, memory_dim),
-        outputs[0], torch.arange(symbols)[None, :] >= text_lengths[:, None], *outputs[1:],
+        memory, padding, *per_symbol_values,
     )
     step_in = [*STEP_INPUTS, *per_symbol]
     step_out = ["frames", "stop_logit", *(f"next_{n}" for n in STATE_NAMES), *(f"next_{n}" for n in state_names)]

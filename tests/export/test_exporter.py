@@ -43,7 +43,7 @@ def exported(request, tmp_path_factory):
     """``(torch Synthesizer, OnnxSynthesizer)`` of one kind's tiny random model, exported once."""
     synth = _synthesizer(request.param)
     folder = export_synthesizer(synth, tmp_path_factory.mktemp(request.param) / "export")
-    return synth, OnnxSynthesizer.from_dir(folder)
+    return synth, OnnxSynthesizer.from_dir(folder, threads=1)
 
 
 def _batch(model, *, seed: int) -> tuple[torch.Generator, torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -234,7 +234,7 @@ def test_a_hifigan_vocoder_exports_and_a_griffin_lim_one_is_refused(tmp_path):
                                                          "upsample_initial_channel", "resblock_kernel_sizes",
                                                          "resblock_dilation_sizes")})
     synth.vocoder = HiFiGANVocoder(generator, sample_rate=22050)
-    runtime = OnnxSynthesizer.from_dir(export_synthesizer(synth, tmp_path / "hifigan", vocoder=True))
+    runtime = OnnxSynthesizer.from_dir(export_synthesizer(synth, tmp_path / "hifigan", vocoder=True), threads=1)
     log_mel = torch.randn(37, 80) - 5.0  # another length than the exported sample's
     expected = synth.vocoder(log_mel)
     got = runtime.vocode(log_mel.numpy())

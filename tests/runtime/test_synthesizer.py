@@ -56,7 +56,7 @@ def export_dir(tiny_checkpoint, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def runtime(export_dir) -> OnnxSynthesizer:
-    return OnnxSynthesizer.from_dir(export_dir)
+    return OnnxSynthesizer.from_dir(export_dir, threads=1)
 
 
 def _voice(path: Path, rate: int = 22050) -> Path:
