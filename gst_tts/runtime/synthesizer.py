@@ -250,6 +250,10 @@ class OnnxSynthesizer:
         for i, text in enumerate(text_list):
             parts = [(c, d) for c, d in zip(chunks, decoded) if c[0] == i]
             results.append(self._assemble(text, prepared[i][0], parts, weights[i], pause_s, vocode, decoding, rng))
+            problems = results[-1].problems()
+            if problems:  # as the Synthesizer says it: one line per text, the first three problems
+                shown = problems[:3] + ([f"and {len(problems) - 3} more"] if len(problems) > 3 else [])
+                log.warning("attention problem in %s: %s", quote_text(text), "; ".join(shown))
         return results[0] if single else results
 
     def _prepare_text(self, text: str, max_chunk_chars: int | None) -> tuple[str, list[tuple[str, list[int]]]]:

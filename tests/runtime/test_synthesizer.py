@@ -86,6 +86,12 @@ def test_styles_follow_the_torch_paths_rules(runtime, tiny_checkpoint):
     synth = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu")
     for style in [None, Style(weights={1: 0.4, (0, 2): -0.2}), Style(weights=np.arange(5) / 10), Style(dials={(1, 3): 0.7})]:
         np.testing.assert_allclose(runtime.styles.resolve(style), synth.styles.resolve(style).numpy(), atol=1e-7)
+    # A mix of two references (as samples): the numpy mel and the style graphs against torchaudio and the model.
+    rate = 22050
+    t = np.arange(int(0.8 * rate)) / rate
+    low, high = (0.3 * np.sin(2 * np.pi * f * t).astype(np.float32) for f in (140.0, 260.0))
+    mix = Style(mix=[((low, rate), 1.0), ((high, rate), 3.0)])
+    np.testing.assert_allclose(runtime.styles.resolve(mix), synth.styles.resolve(mix).numpy(), atol=1e-5)
     for bad in [{7: 0.1}, {1: float("nan")}, {1: 1e3}, np.zeros(4)]:
         with pytest.raises(GstTtsError) as theirs:
             synth.styles.resolve(Style(weights=bad))
