@@ -56,6 +56,7 @@ def export_checkpoint(checkpoint: str | os.PathLike, out_dir: str | os.PathLike,
             ``out_dir`` that is a file or a folder other than an earlier export.
         OutputError: the folder cannot be written.
     """
+    _check_out_dir(Path(out_dir))  # before the checkpoint is read: a wrong --out costs nothing
     synth = Synthesizer.from_checkpoint(checkpoint, device="cpu", vocoder=vocoder, vocoder_config=vocoder_config)
     return export_synthesizer(synth, out_dir, source=Path(checkpoint).name, vocoder=vocoder is not None)
 
@@ -66,8 +67,7 @@ def export_synthesizer(synth: Synthesizer, out_dir: str | os.PathLike, *, source
     model = synth.model.eval()
     check_exportable(model)
     out_dir = Path(out_dir)
-    if out_dir.exists() and not (out_dir.is_dir() and (not any(out_dir.iterdir()) or (out_dir / MANIFEST).is_file())):
-        raise ExportError(f"{out_dir}: exists and is not an earlier export (nor an empty folder); choose another --out")
+    _check_out_dir(out_dir)
     vocoder_module = _vocoder_module(synth) if vocoder else None
     memory_dim = model.decoder.attention_rnn.input_size - model.decoder.prenet.layers[-1].out_features
     layout = step_layout(model.decoder.attention, memory_dim)
@@ -82,6 +82,12 @@ def export_synthesizer(synth: Synthesizer, out_dir: str | os.PathLike, *, source
             files["vocoder"] = VOCODER_FILE
         write_json(staging / MANIFEST, _manifest(synth, layout, step_inputs, memory_dim, files, source))
     return out_dir
+
+
+def _check_out_dir(out_dir: Path) -> None:
+    """``ExportError`` unless ``out_dir`` is new, an empty folder or an earlier export (which is replaced)."""
+    if out_dir.exists() and not (out_dir.is_dir() and (not any(out_dir.iterdir()) or (out_dir / MANIFEST).is_file())):
+        raise ExportError(f"{out_dir}: exists and is not an earlier export (nor an empty folder); choose another --out")
 
 
 def mel_filters(config: AudioConfig) -> np.ndarray:

@@ -38,6 +38,15 @@ def _synthesizer(kind: str) -> Synthesizer:
     return Synthesizer(model, symbols, AudioConfig(), stats, reference_window=48)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _one_torch_thread():
+    """Tiny models: a second torch thread only adds synchronisation (and spins on a busy machine)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="module", params=KINDS)
 def exported(request, tmp_path_factory):
     """``(torch Synthesizer, OnnxSynthesizer)`` of one kind's tiny random model, exported once."""

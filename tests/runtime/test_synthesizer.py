@@ -12,6 +12,7 @@ import sys
 import numpy as np
 import pytest
 import soundfile as sf
+import torch
 
 from gst_tts.errors import ExportError, GstTtsError, TextError
 from gst_tts.export import export_checkpoint
@@ -30,12 +31,15 @@ class Refuse:
         if name.split(".")[0] in ("torch", "torchaudio", "librosa"):
             raise ImportError(f"{name} is not importable here")
 sys.meta_path.insert(0, Refuse())
+from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.runtime import OnnxSynthesizer, Style
 folder, reference = sys.argv[1], sys.argv[2]
 synth = OnnxSynthesizer.from_dir(folder)
 long_text = "A first sentence to read. And a second one, after a pause; then a third."
+# A random model never stops on its token: a short bound keeps the decoding (and Griffin-Lim) small.
 results = synth.synthesize(["Hello there.", long_text, "Style from tokens."], seed=3, max_chunk_chars=30,
-                           styles=[Style(reference=reference), None, Style(dials={(1, 2): 0.5})])
+                           styles=[Style(reference=reference), None, Style(dials={(1, 2): 0.5})],
+                           decoding=DecodingConfig(max_seconds=0.2))
 print(json.dumps({
     "torch_loaded": [m for m in ("torch", "torchaudio", "librosa") if m in sys.modules],
     "rates": [r.sample_rate for r in results],
@@ -47,6 +51,15 @@ print(json.dumps({
     "style_weights": [r.style_weights.tolist() for r in results],
 }))
 """
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_torch_thread():
+    """Tiny models: a second torch thread only adds synchronisation (and spins on a busy machine)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")
