@@ -22,6 +22,8 @@ from gst_tts.text.symbols import SymbolTable
 
 from conftest import seconds_for_steps, tiny_model
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 KINDS = list(ATTENTION_KINDS)
 STEPS = 8
 
@@ -36,15 +38,6 @@ def _synthesizer(kind: str) -> Synthesizer:
     with torch.no_grad():
         model.decoder.stop_projection.weight.mul_(30.0)
     return Synthesizer(model, symbols, AudioConfig(), stats, reference_window=48)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _one_torch_thread():
-    """Tiny models: a second torch thread only adds synchronisation (and spins on a busy machine)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module", params=KINDS)

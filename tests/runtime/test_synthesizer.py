@@ -12,7 +12,6 @@ import sys
 import numpy as np
 import pytest
 import soundfile as sf
-import torch
 
 from gst_tts.errors import ExportError, GstTtsError, TextError
 from gst_tts.export import export_checkpoint
@@ -20,6 +19,8 @@ from gst_tts.inference import synthesizer as torch_synthesizer
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.runtime import OnnxSynthesizer, Style
 from gst_tts.runtime import synthesizer as runtime_synthesizer
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -51,15 +52,6 @@ print(json.dumps({
     "style_weights": [r.style_weights.tolist() for r in results],
 }))
 """
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _one_torch_thread():
-    """Tiny models: a second torch thread only adds synchronisation (and spins on a busy machine)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")
