@@ -161,10 +161,10 @@ def test_free_running_decoding_with_the_same_masks_matches_torch(exported):
         assert np.abs(got.mel_postnet[row, :frames] - expected.mel_postnet[row, :frames].numpy()).max() < 1e-3
 
 
+# The style graphs do not depend on the attention kind: one kind checks them.
+@pytest.mark.parametrize("exported", ["location_sensitive"], indirect=True)
 def test_token_weights_of_a_reference_match_torch(exported):
     synth, runtime = exported
-    if synth.model.decoder.attention.__class__ is not LocationSensitiveAttention:
-        pytest.skip("the style graphs do not depend on the attention kind: one kind checks them")
     rate = 22050
     t = np.arange(int(1.5 * rate)) / rate
     wave = (0.3 * np.sin(2 * np.pi * (180 + 60 * t) * t) * (1 + 0.5 * np.sin(2 * np.pi * 3 * t))).astype(np.float32)
@@ -211,10 +211,10 @@ def test_cli_refuses_an_out_that_is_not_an_export_in_one_line(tiny_checkpoint, t
     assert (taken / "keep.txt").read_text() == "mine"
 
 
+# One kind suffices: every graph of every kind is exported by the same code.
+@pytest.mark.parametrize("exported", ["location_sensitive"], indirect=True)
 def test_graphs_are_fp32_with_free_batch_and_lengths(exported):
-    synth, runtime = exported
-    if synth.model.decoder.attention.__class__ is not LocationSensitiveAttention:
-        pytest.skip("one kind suffices: every graph of every kind is exported by the same code")
+    _, runtime = exported
     for role, session in runtime._sessions.items():
         for value in session.get_inputs():
             assert value.type in ("tensor(float)", "tensor(int64)", "tensor(bool)"), (role, value.name, value.type)
