@@ -40,7 +40,7 @@ from gst_tts.demo.corpus import (  # noqa: E402
     render_sentence,
 )
 from gst_tts.errors import GstTtsError  # noqa: E402
-from gst_tts.files import write_folder  # noqa: E402
+from gst_tts.files import atomic_directory  # noqa: E402
 from gst_tts.progress import progress_bar  # noqa: E402
 
 VOICE = "de"
@@ -454,7 +454,8 @@ def make_german_corpus(out_dir: str | os.PathLike, *, utterances: int, seed: int
     texts = german_sentences(utterances, seed)
     held = german_sentences(held_out, seed, exclude=texts, stream="heldout")
     settings = draw_settings(utterances, seed, voices=(VOICE,))
-    write_folder(out_dir, lambda staging: _write(staging, texts, settings, held, seed, progress))
+    with atomic_directory(out_dir) as staging:  # the caller checked that out_dir is empty or missing
+        _write(staging, texts, settings, held, seed, progress)
     return out_dir
 
 

@@ -2,12 +2,13 @@
 
 ``from gst_tts import Synthesizer, Style, DecodingConfig, UNSPLIT_MAX_SECONDS`` gives the synthesis API; the import is
 lazy because the synthesizer pulls in librosa and the model. Importing the package first checks that torch and
-torchaudio load together (:mod:`gst_tts.dependencies`).
+torchaudio load together (:mod:`gst_tts.dependencies`), except for ``import gst_tts.runtime``, the torch-free ONNX
+runtime (``gst_tts.runtime.OnnxSynthesizer``).
 """
 
 import sys
 
-from gst_tts.dependencies import require_dependencies
+from gst_tts.dependencies import require_dependencies_when_needed
 
 __version__ = "0.1.0"
 
@@ -22,9 +23,10 @@ def _is_gst_tts_command() -> bool:
 
 # Every entry point imports this package first: a broken torch/torchaudio pair ends here, in one line.
 # The gst-tts command checks once it knows its subcommand (gst_tts.cli), so that `gst-tts --help` and
-# `--version` answer without importing torch (seconds on a small machine).
+# `--version` answer without importing torch (seconds on a small machine); `import gst_tts.runtime`
+# (the torch-free ONNX runtime) checks only if a module that needs torch follows.
 if not _is_gst_tts_command():
-    require_dependencies()
+    require_dependencies_when_needed()
 
 
 def __getattr__(name: str):

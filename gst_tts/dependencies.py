@@ -10,6 +10,7 @@ the pip command that installs the pair the tests ran with (the bounds in ``pypro
 from __future__ import annotations
 
 import importlib
+import importlib.abc
 import importlib.metadata as metadata
 import importlib.util
 from pathlib import Path
@@ -91,3 +92,51 @@ def require_dependencies() -> None:
     if problem is not None:
         print(f"gst-tts: error: {problem}", file=sys.stderr)
         raise SystemExit(2)
+
+
+#: Modules that run without torch (the ONNX runtime and what it imports); the check waits until another one is imported.
+TORCH_FREE_MODULES = (
+    "gst_tts.runtime", "gst_tts.text", "gst_tts.errors", "gst_tts.files", "gst_tts.dependencies", "gst_tts.inference",
+    "gst_tts.inference.decoding", "gst_tts.inference.results", "gst_tts.inference.style_spec", "gst_tts.analysis",
+    "gst_tts.analysis.alignment",
+)
+# Packages whose every module is torch-free; of the others only the names listed are.
+_TORCH_FREE_PACKAGES = ("gst_tts.runtime", "gst_tts.text")
+
+
+def torch_free(module: str) -> bool:
+    """Whether the gst_tts module named ``module`` imports no torch (see :data:`TORCH_FREE_MODULES`)."""
+    return module in TORCH_FREE_MODULES or any(module.startswith(p + ".") for p in _TORCH_FREE_PACKAGES)
+
+
+def _importing_torch_free_module() -> bool:
+    """Whether the package is being imported on the way to a torch-free module (``import
+    gst_tts.runtime``): the import system's frames hold the name of the module asked for."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "_find_and_load":
+            name = frame.f_locals.get("name")
+            if isinstance(name, str) and name != "gst_tts":
+                return torch_free(name)
+        frame = frame.f_back
+    return False
+
+
+class _CheckBeforeTorch(importlib.abc.MetaPathFinder):
+    """Runs :func:`require_dependencies` once, before the first gst_tts module that needs torch."""
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname.startswith("gst_tts.") and not torch_free(fullname):
+            sys.meta_path.remove(self)
+            require_dependencies()
+        return None  # the ordinary finders import it
+
+
+def require_dependencies_when_needed() -> None:
+    """:func:`require_dependencies` now, or, when the package is imported for a torch-free module
+    (the ONNX runtime), before the first module that needs torch: the runtime runs where torch
+    is not installed at all."""
+    if not _importing_torch_free_module():
+        require_dependencies()
+    elif not any(isinstance(finder, _CheckBeforeTorch) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _CheckBeforeTorch())

@@ -37,3 +37,8 @@ def first_line(error: BaseException, limit: int = 160) -> str:
     name when the message is empty. For one-line reports of exceptions that come from libraries."""
     lines = str(error).strip().splitlines()
     return lines[0][:limit] if lines else type(error).__name__
+
+
+class ExportError(GstTtsError):
+    """A model that cannot be exported to ONNX (an attention kind without an exported step), or an
+    export folder that is missing, incomplete or from another format version."""

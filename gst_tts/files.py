@@ -11,13 +11,14 @@ A process killed mid-write leaves its temporary file (``.<name>.<random>.tmp``) 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
 import shutil
 import tempfile
 import time
-from typing import Any, BinaryIO, Callable
+from typing import Any, BinaryIO, Callable, Iterator
 
 import numpy as np
 
@@ -87,37 +88,6 @@ def output_error(path: str | os.PathLike, cause: OSError) -> OutputError:
     return error
 
 
-def write_folder(folder: str | os.PathLike, fill: Callable[[Path], Any]) -> Path:
-    """Call ``fill(staging)`` on a new temporary folder beside ``folder``, then rename it into place.
-
-    The folder-sized :func:`atomic_write`: a reader (or an interrupted run) sees no folder or the
-    whole one. ``folder`` must not exist or be empty (an empty one is replaced). On any error or
-    interrupt the staging folder is removed. Returns ``folder`` as a :class:`~pathlib.Path`.
-
-    Raises:
-        OutputError: the file system refused the write (creating, filling or renaming): one line
-            naming ``folder`` and the reason. ``fill``'s own :class:`GstTtsError` passes unchanged.
-    """
-    folder = Path(folder)
-    try:
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.partial-", dir=folder.parent))
-    except OSError as exc:
-        raise output_error(folder, exc) from None
-    try:
-        staging.chmod(0o755)  # mkdtemp makes it private; outputs are ordinary folders
-        fill(staging)
-        if folder.exists():
-            folder.rmdir()  # empty (the caller's check); fails, as it should, if filled meanwhile
-        os.replace(staging, folder)
-    except BaseException as exc:
-        shutil.rmtree(staging, ignore_errors=True)
-        if isinstance(exc, OSError):
-            raise output_error(folder, exc) from None
-        raise
-    return folder
-
-
 def remove_temporaries(folder: str | os.PathLike, *, older_than: float | None = None) -> int:
     """Removes what killed atomic writes left in ``folder`` (their ``.<name>.<random>.tmp`` files;
     only for a folder no other process is writing into, or, with ``older_than``, only those last
@@ -147,3 +117,42 @@ def write_json(path: str | os.PathLike, obj: Any) -> Path:
 
 def write_npy(path: str | os.PathLike, array: np.ndarray) -> Path:
     return atomic_write(path, lambda f: np.save(f, array, allow_pickle=False))
+
+
+@contextlib.contextmanager
+def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
+    """A staging folder beside ``path`` for the block to fill; renamed into place when the block
+    ends without an error, removed when it does not: a reader sees the old folder or the whole new
+    one, never a part. A folder already at ``path`` is replaced (the caller decides whether it may be).
+
+    Raises:
+        OutputError: the file system refused to create the staging folder or to rename it.
+    """
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent))
+        staging.chmod(0o755)  # mkdtemp makes it private; outputs are ordinary folders
+    except OSError as exc:
+        raise output_error(path, exc) from None
+    old = None
+    try:
+        yield staging
+        if path.exists():
+            old = path.parent / f"{staging.name[:-len('.partial')]}.old"
+            os.replace(path, old)
+        os.replace(staging, path)
+    except OutputError:  # already names its file
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    except OSError as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        if old is not None and not path.exists():
+            os.replace(old, path)  # the old folder back where it was
+        raise output_error(path, exc) from None
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    finally:
+        if old is not None and old.exists():
+            shutil.rmtree(old, ignore_errors=True)

@@ -140,6 +140,16 @@ def make_cfg():
     return _train_config
 
 
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """Torch on one thread for a module of tiny-model tests (``pytestmark = pytest.mark.usefixtures(...)``):
+    a second thread only adds synchronisation, and spins on a busy machine."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="session")
 def tiny_checkpoint(tmp_path_factory) -> Path:
     return write_tiny_checkpoint(tmp_path_factory.mktemp("ckpt") / "tiny.pt")

@@ -65,3 +65,17 @@ def test_missing_package_is_named_with_its_install_command(monkeypatch):
 
 def test_working_environment_has_no_problem():
     assert dependencies.find_problem() is None
+
+
+def test_the_torch_free_runtime_imports_beside_a_broken_pair_and_the_check_follows(mismatched_torchaudio, tmp_path):
+    # This checkout first on the path (the console scripts above run the installed package).
+    repo = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(mismatched_torchaudio), str(repo)])}
+    runtime = subprocess.run([sys.executable, "-c", "import gst_tts.runtime, sys; print('torch' in sys.modules)"],
+                             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert runtime.returncode == 0 and runtime.stdout.strip() == "False", runtime.stderr
+    then_model = subprocess.run([sys.executable, "-c", "import gst_tts.runtime; import gst_tts.model"],
+                                cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert then_model.returncode == 2
+    lines = then_model.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gst-tts: error: torch and torchaudio cannot be imported together")

@@ -10,7 +10,7 @@ import torch
 
 from gst_tts.errors import GstTtsError, OutputError
 import gst_tts.files
-from gst_tts.files import atomic_write, remove_temporaries, write_folder, write_json, write_npy, write_text
+from gst_tts.files import atomic_directory, atomic_write, remove_temporaries, write_json, write_npy, write_text
 
 
 def test_writes_create_folders_and_ordinary_files(tmp_path):
@@ -93,38 +93,27 @@ def test_remove_temporaries_clears_what_killed_writes_left(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["last.pt"]
 
 
-def test_write_folder_appears_whole_or_not_at_all(tmp_path):
-    target = tmp_path / "out" / "corpus"
-
-    def fill(staging):
-        assert not target.exists()  # nothing visible while it is filled
-        (staging / "a.txt").write_text("a")
-        (staging / "sub").mkdir()
-
-    assert write_folder(target, fill) == target
-    assert sorted(p.name for p in target.iterdir()) == ["a.txt", "sub"]
-    assert oct(target.stat().st_mode & 0o777) == oct(0o755)
-    assert [p.name for p in target.parent.iterdir()] == ["corpus"]  # no staging left
-
-    empty = tmp_path / "empty"
-    empty.mkdir()
-    write_folder(empty, lambda staging: (staging / "b.txt").write_text("b"))
-    assert [p.name for p in empty.iterdir()] == ["b.txt"]
+def test_a_folder_is_written_whole_or_not_at_all(tmp_path):
+    out = tmp_path / "export"
+    with atomic_directory(out) as staging:
+        write_text(staging / "a.txt", "first")
+        assert not out.exists()  # nothing at the destination while the block runs
+    assert [p.name for p in out.iterdir()] == ["a.txt"] and oct(out.stat().st_mode & 0o777) == "0o755"
+    with pytest.raises(RuntimeError, match="interrupted"):
+        with atomic_directory(out) as staging:
+            write_text(staging / "b.txt", "second")
+            raise RuntimeError("interrupted")
+    assert [p.name for p in out.iterdir()] == ["a.txt"]  # the old folder stands
+    with atomic_directory(out) as staging:
+        write_text(staging / "c.txt", "third")
+    assert [p.name for p in out.iterdir()] == ["c.txt"]  # replaced whole
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["export"]  # no staging or old folder left
 
 
-def test_write_folder_leaves_nothing_when_filling_fails(tmp_path):
-    def fail(staging):
-        (staging / "half.txt").write_text("half")
-        raise GstTtsError("espeak-ng broke")
-
-    with pytest.raises(GstTtsError, match="espeak-ng broke"):
-        write_folder(tmp_path / "corpus", fail)
-    assert list(tmp_path.iterdir()) == []
-
-    def full_disk(staging):
-        raise OSError(errno.ENOSPC, "No space left on device")
-
+def test_a_refused_folder_write_is_one_line_and_leaves_nothing(tmp_path):
     with pytest.raises(OutputError) as caught:
-        write_folder(tmp_path / "corpus", full_disk)
+        with atomic_directory(tmp_path / "corpus") as staging:
+            write_text(staging / "half.txt", "half")
+            raise OSError(errno.ENOSPC, "No space left on device")
     assert str(caught.value) == f"{tmp_path / 'corpus'}: cannot write: no space left on device"
     assert list(tmp_path.iterdir()) == []

@@ -21,6 +21,10 @@ FORBIDDEN = {
     "analysis": ("gst_tts.training", "gst_tts.inference"),
     "serve": ("gst_tts.training",),
     "checkpoints": ("gst_tts.training", "gst_tts.inference"),
+    "export": ("gst_tts.training",),
+    # The torch-free runtime: nothing that imports torch (what it shares lives in torch-free modules).
+    "runtime": ("torch", "torchaudio", "librosa", "gst_tts.model", "gst_tts.audio", "gst_tts.checkpoints", "gst_tts.data",
+                "gst_tts.training", "gst_tts.export", "gst_tts.inference.synthesizer", "gst_tts.inference.style"),
 }
 
 #: At most this many modules at the top of gst_tts/ (``__init__`` and ``__main__`` aside): the rest live in packages.

@@ -20,7 +20,7 @@ import warnings
 from gst_tts.errors import GstTtsError
 
 # Subcommand name → (module in gst_tts.cli providing ``add_arguments(parser)`` and ``run(args)``, one-line
-# description), in the order a user meets them: make data, inspect, synthesize, analyse, choose, serve.
+# description), in the order a user meets them: make data, inspect, synthesize, analyse, choose, export, serve.
 COMMANDS = {
     "demo": ("demo", "run the whole demo (make demo): corpus, training, vocoders, checkpoint selection, report"),
     "make-demo-corpus": ("demo_corpus", "render the built-in many-style espeak-ng demo corpus"),
@@ -37,6 +37,7 @@ COMMANDS = {
     "select-checkpoint": ("select_checkpoint", "choose the checkpoint of a run whose outputs follow unseen references best"),
     "dump-gta-mels": ("dump_gta_mels", "write a checkpoint's teacher-forced mels of a corpus, for vocoder fine-tuning"),
     "demo-report": ("demo_report", "synthesize held-out sentences in unseen styles; summarise alignment and style transfer"),
+    "export": ("export", "export a checkpoint to ONNX for the torch-free runtime (gst_tts.runtime)"),
     "serve": ("serve", "serve a checkpoint over HTTP: a synthesis API and a web page with style controls"),
 }
 

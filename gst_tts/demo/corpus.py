@@ -29,7 +29,7 @@ import soundfile as sf
 from gst_tts.demo.espeak import _SHARED_SYNTH, builtin_variant
 from gst_tts.demo.sentences import generate_sentences
 from gst_tts.errors import GstTtsError
-from gst_tts.files import write_folder
+from gst_tts.files import atomic_directory
 from gst_tts.progress import progress_bar
 
 SAMPLE_RATE = 22050
@@ -418,7 +418,8 @@ def make_demo_corpus(out_dir: str | os.PathLike, utterances: int = 2400, seed: i
             )
     texts = generate_sentences(utterances, seed)
     settings = draw_settings(utterances, seed)
-    write_folder(out_dir, lambda staging: _write_corpus(staging, texts, settings, manifest, progress))
+    with atomic_directory(out_dir) as staging:  # the caller checked that out_dir is empty or missing
+        _write_corpus(staging, texts, settings, manifest, progress)
     return out_dir
 
 

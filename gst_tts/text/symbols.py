@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import string
 import logging
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 import warnings
-
-import torch
 
 from gst_tts.errors import GstTtsError, TextError
 from gst_tts.text.frontends import CharacterFrontend, PhonemeFrontend, TextFrontend, frontend_from_dict, symbols_of
 from gst_tts.text.phonemes import CLAUSE_PUNCTUATION, espeak_version
+
+if TYPE_CHECKING:
+    import numpy as np
+    import torch
 
 log = logging.getLogger(__name__)
 
@@ -152,14 +154,26 @@ class SymbolTable:
             raise TextError(f"text must be a string, got {type(text).__name__}")
         return self._frontend.to_symbols(text)
 
-    def encode(self, text: str) -> torch.Tensor:
-        """Turn ``text`` into its ids followed by ``eos_id``, a LongTensor of shape (n,).
+    def encode(self, text: str) -> "torch.Tensor":
+        """Turn ``text`` into its ids followed by ``eos_id``, a LongTensor of shape (n,)
+        (:meth:`encode_ids` as a tensor).
+        """
+        import torch  # here, not at the top: the torch-free runtime encodes with encode_ids
+
+        return torch.tensor(self._encode(text, stacklevel=3), dtype=torch.long)
+
+    def encode_ids(self, text: str) -> list[int]:
+        """Turn ``text`` into its ids followed by ``eos_id``, a list of n ints.
 
         Characters that are not in the table are dropped, with one
         ``DroppedCharacterWarning`` naming them (the first ten); in a ``{…}`` pronunciation
         they are a ``TextError`` naming the phoneme. Raises ``TextError`` when the cleaned
         text is empty or keeps no symbol other than spaces.
         """
+        return self._encode(text, stacklevel=3)
+
+    def _encode(self, text: str, *, stacklevel: int) -> list[int]:
+        """:meth:`encode_ids`; its warning points ``stacklevel`` frames up (at the caller of the public method)."""
         if not isinstance(text, str):
             raise TextError(f"text must be a string, got {type(text).__name__}")
         segments = self._frontend.segments(text)
@@ -181,14 +195,14 @@ class SymbolTable:
             warnings.warn(
                 f"dropped characters not in the symbol table: {dropped} in {quote_text(text)}",
                 DroppedCharacterWarning,
-                stacklevel=2,
+                stacklevel=stacklevel,
             )
         ids.append(self.eos_id)
-        return torch.tensor(ids, dtype=torch.long)
+        return ids
 
-    def decode(self, ids: Iterable[int] | torch.Tensor) -> str:
+    def decode(self, ids: Iterable[int] | "torch.Tensor" | "np.ndarray") -> str:
         """Turn ids back into text, skipping padding and end-of-sequence ids."""
-        if isinstance(ids, torch.Tensor):
+        if hasattr(ids, "flatten") and hasattr(ids, "tolist"):  # a tensor or an array
             ids = ids.flatten().tolist()
         chars = []
         for i in ids:

@@ -32,6 +32,7 @@ MINIMAL = {
     "select-checkpoint": ["--checkpoints", "c.pt", "--out", "best.pt"],
     "dump-gta-mels": ["--checkpoint", "c.pt", "--corpus", "corpus", "--out", "gta"],
     "demo-report": ["--checkpoint", "c.pt", "--corpus", "corpus", "--out", "out"],
+    "export": ["--checkpoint", "c.pt", "--out", "exported"],
     "serve": ["--checkpoint", "c.pt"],
 }
 LONG_COMMANDS = ["demo", "make-demo-corpus", "prepare", "synthesize", "check-alignment", "measure-transfer",

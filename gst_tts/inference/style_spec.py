@@ -1,0 +1,378 @@
+"""Styles without a model: the :class:`Style` type, token weights and dials as arrays, the text
+forms, and the checks a reference's samples pass; torch-free, so the ONNX runtime
+(:mod:`gst_tts.runtime`) resolves styles with the same rules as the
+:class:`~gst_tts.inference.style.StyleResolver` (see :mod:`gst_tts.inference.style` for what a style is).
+
+:class:`StyleRules` holds the resolution both share; a subclass gives the array type, the token
+and head counts and how a reference becomes token weights.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import math
+import numbers
+import os
+from pathlib import Path
+from typing import Any, Mapping, Sequence, Union
+
+import numpy as np
+import soundfile as sf
+
+from gst_tts.errors import AudioError, GstTtsError, first_line
+
+__all__ = [
+    "Reference", "StyleWeights", "StyleMix", "Style", "StyleRules", "MIN_REFERENCE_SECONDS", "MAX_REFERENCE_SECONDS",
+    "MAX_STYLE_WEIGHT", "parse_style_weights", "parse_style_mix", "reference_header",
+]
+
+MIN_REFERENCE_SECONDS = 0.5
+#: Longest reference, in seconds: a style is heard in seconds, and the whole recording is read
+#: into memory (longer ones are encoded in windows, see :meth:`StyleResolver.reference_weights`).
+MAX_REFERENCE_SECONDS = 600.0
+#: Largest token weight or dial amount, in magnitude (see the module docstring).
+MAX_STYLE_WEIGHT = 100.0
+# Peak below which a reference counts as silent (about -80 dBFS).
+_SILENCE_PEAK = 1e-4
+# Reference sample rates accepted (Hz), and the most channels.
+_MIN_REFERENCE_RATE, _MAX_REFERENCE_RATE, _MAX_REFERENCE_CHANNELS = 1_000, 384_000, 8
+# Sample values (frames x channels) read at most: 10 minutes of 48 kHz stereo, 230 MB of float32.
+_MAX_REFERENCE_VALUES = int(MAX_REFERENCE_SECONDS) * 48_000 * 2
+
+# A reference is a path, or samples ``(n,)`` / ``(n, channels)`` with their rate.
+Reference = Union[str, os.PathLike, tuple[np.ndarray, int]]
+# Token weights: {token: w}, {(head, token): w}, or an array (n_tokens,) / (n_heads, n_tokens).
+StyleWeights = Union[Mapping[Any, float], np.ndarray, "torch.Tensor"]
+# References with their mixing weights: {reference: w} or [(reference, w), ...].
+StyleMix = Union[Mapping[Reference, float], Sequence[tuple[Reference, float]]]
+
+
+@dataclass(frozen=True)
+class Style:
+    """One style: at most one of ``reference``, ``weights``, ``dials``, ``mix``; none of them is the neutral style.
+
+    Examples: ``Style(reference="calm.wav")``, ``Style(weights={3: 0.4, (1, 2): -0.2})``,
+    ``Style(dials={(1, 6): 0.5})``, ``Style(mix={"a.wav": 0.5, "b.wav": 0.5})``, ``Style()``.
+
+    Raises:
+        GstTtsError: more than one given.
+    """
+
+    reference: Reference | None = None
+    weights: StyleWeights | None = None
+    mix: StyleMix | None = None
+    dials: StyleWeights | None = None
+
+    def __post_init__(self) -> None:
+        if sum(x is not None for x in (self.reference, self.weights, self.dials, self.mix)) > 1:
+            raise GstTtsError("give at most one of reference, style_weights, style_dials, style_mix")
+
+
+class StyleRules:
+    """Style resolution over token weights of any array type (numpy here, torch in the
+    :class:`~gst_tts.inference.style.StyleResolver`): subclasses give :attr:`n_heads`,
+    :attr:`n_tokens`, :meth:`as_weights` and :meth:`reference_weights`."""
+
+    n_heads: int
+    n_tokens: int
+
+    def as_weights(self, array: np.ndarray) -> Any:
+        """A float32 ``(n_heads, n_tokens)`` numpy array as this resolver's weights type."""
+        raise NotImplementedError
+
+    def reference_weights(self, reference: Reference) -> Any:
+        """The ``(n_heads, n_tokens)`` token weights a reference recording gets."""
+        raise NotImplementedError
+
+    def neutral(self) -> Any:
+        """The neutral default: uniform ``(n_heads, n_tokens)`` weights ``1 / n_tokens``."""
+        return self.as_weights(np.full((self.n_heads, self.n_tokens), 1.0 / self.n_tokens, dtype=np.float32))
+
+    def weights_tensor(self, weights: StyleWeights) -> Any:
+        """Token weights as ``(n_heads, n_tokens)``.
+
+        Accepts ``{token: weight}`` (same in every head), ``{(head, token): weight}``, or an array
+        of shape ``(n_tokens,)`` or ``(n_heads, n_tokens)``. Tokens not named get weight 0.
+
+        Raises:
+            GstTtsError: unknown token or head, a weight that is not a finite number within
+                ``±MAX_STYLE_WEIGHT``, wrong shape.
+        """
+        n_heads, n_tokens = self.n_heads, self.n_tokens
+        shape = getattr(weights, "shape", None)  # an array's shape is checked before it is converted
+        if shape is not None and tuple(shape) not in ((n_tokens,), (n_heads, n_tokens)):
+            raise GstTtsError(f"style weights must have shape ({n_tokens},) or ({n_heads}, {n_tokens}), got {tuple(shape)}")
+        if isinstance(weights, Mapping):
+            if not weights:
+                raise GstTtsError("style weights name no token")
+            out = np.zeros((n_heads, n_tokens), dtype=np.float32)
+            for key, value in weights.items():
+                head, token = key if isinstance(key, tuple) and len(key) == 2 else (None, key)
+                if not (_is_int(token) and 0 <= token < n_tokens):
+                    raise GstTtsError(f"style token {_shown(token)} is not in 0..{n_tokens - 1}")
+                if head is not None and not (_is_int(head) and 0 <= head < n_heads):
+                    raise GstTtsError(f"style head {_shown(head)} is not in 0..{n_heads - 1}")
+                w = _style_weight(value, f"weight of style token {token}")
+                if head is None:
+                    out[:, int(token)] = w
+                else:
+                    out[int(head), int(token)] = w
+            return self.as_weights(out)
+        try:
+            # float64 first, so that 1e39 is seen as too large rather than overflowing float32 to inf.
+            a = np.asarray(weights.detach().cpu() if hasattr(weights, "detach") else weights, dtype=np.float64)
+        except (TypeError, ValueError, RuntimeError) as exc:
+            raise GstTtsError(f"style weights are not numbers ({first_line(exc, 80)})") from None
+        if not np.isfinite(a).all():
+            raise GstTtsError("style weights must be finite numbers")
+        if a.size and float(np.abs(a).max()) > MAX_STYLE_WEIGHT:
+            raise GstTtsError(f"style weights must lie within ±{MAX_STYLE_WEIGHT:g}, got {float(np.abs(a).max()):g}")
+        t = a.astype(np.float32)
+        if t.shape == (n_tokens,):
+            return self.as_weights(np.repeat(t[None], n_heads, axis=0))
+        if t.shape != (n_heads, n_tokens):
+            raise GstTtsError(f"style weights must have shape ({n_tokens},) or ({n_heads}, {n_tokens}), got {tuple(t.shape)}")
+        return self.as_weights(t)
+
+    def dial_weights(self, dials: StyleWeights) -> Any:
+        """Token dials: the neutral weights moved toward tokens, ``(n_heads, n_tokens)``.
+
+        A dial ``{(head, token): a}`` sets that head's weights to ``neutral + a * (onehot(token) -
+        neutral)``: ``a = 0`` is neutral, ``a = 1`` the token alone, ``a = 2`` twice as far, and
+        ``a < 0`` moves away from the token; ``{token: a}`` turns the dial in every head. Several
+        dials add their moves. ``dials`` takes the forms of :meth:`weights_tensor`, holding amounts
+        instead of weights.
+
+        Why dials and not plain weights: a token alone (``Style(weights={t: a})``: weight ``a``
+        in every head, every other token at 0) is a style no reference produces (a reference's
+        largest weight per head is about 0.3), so the decoder extrapolates; on the demo model
+        some tokens then collapse the voice into a steady tone. A dial starts at the neutral
+        point, moves smoothly with ``a``, and can turn a single head; heads specialise (on the
+        demo model one head carries pitch, another rate), so one dial changes one thing.
+
+        Raises:
+            GstTtsError: as :meth:`weights_tensor`.
+        """
+        amounts = self.weights_tensor(dials)
+        neutral = self.neutral()
+        return neutral + amounts - amounts.sum(-1)[..., None] * neutral
+
+    def mix_weights(self, mix: StyleMix) -> Any:
+        """The references' token weights averaged with the mix weights (normalised to sum to one).
+
+        Raises:
+            GstTtsError: a negative weight, no positive weight, or a bad reference (every
+                reference is encoded, even at weight 0: a bad file is an error, not ignored).
+        """
+        try:
+            items = list(mix.items()) if isinstance(mix, Mapping) else [tuple(item) for item in mix]
+        except TypeError:
+            raise GstTtsError(f"a style mix is {{reference: weight}} or [(reference, weight), ...], got {type(mix).__name__}") from None
+        if any(len(item) != 2 for item in items):
+            raise GstTtsError("a style mix is {reference: weight} or [(reference, weight), ...]; an item is not a pair")
+        pairs = [(ref, _finite_float(w, f"mix weight of {_reference_name(ref)}")) for ref, w in items]
+        if any(w < 0 for _, w in pairs):
+            raise GstTtsError("style mix weights must not be negative")
+        # Scaled by the largest first: two weights of 1e308 would sum to inf and weigh nothing.
+        largest = max((w for _, w in pairs), default=0.0)
+        if largest <= 0:
+            raise GstTtsError("style mix needs at least one reference with a positive weight")
+        total = sum(w / largest for _, w in pairs)
+        return sum(self.reference_weights(ref) * (w / largest / total) for ref, w in pairs)
+
+    def resolve(self, style: Style | None) -> Any:
+        """``(n_heads, n_tokens)`` token weights of one style (``None``: neutral)."""
+        return self.resolve_all([style])[0]
+
+    def resolve_all(self, styles: Sequence[Style | None]) -> list[Any]:
+        """``(n_heads, n_tokens)`` token weights per style, all checked before any is used.
+
+        A reference file named by several styles is read and encoded once.
+        """
+        by_path: dict[str, Any] = {}
+
+        def reference(ref: Reference) -> Any:
+            if not isinstance(ref, (str, os.PathLike)):  # samples, or no reference at all (refused there)
+                return self.reference_weights(ref)
+            key = os.fspath(ref)
+            if key not in by_path:
+                by_path[key] = self.reference_weights(ref)
+            return by_path[key]
+
+        bad = [type(s).__name__ for s in styles if s is not None and not isinstance(s, Style)]
+        if bad:
+            raise GstTtsError(f"a style must be a gst_tts.inference.style.Style or None, got {bad[0]}")
+        out = []
+        for style in styles:
+            if style is None:
+                out.append(self.neutral())
+            elif style.reference is not None:
+                out.append(reference(style.reference))
+            elif style.weights is not None:
+                out.append(self.weights_tensor(style.weights))
+            elif style.dials is not None:
+                out.append(self.dial_weights(style.dials))
+            elif style.mix is not None:
+                out.append(self.mix_weights(style.mix))
+            else:
+                out.append(self.neutral())
+        return out
+
+
+
+# ---------------------------------------------------------------- text specs
+
+
+def parse_style_weights(spec: str) -> dict[Any, float]:
+    """``"3=0.4,7=-0.2"`` → ``{3: 0.4, 7: -0.2}``; ``"1:3=0.4"`` → ``{(1, 3): 0.4}`` (head 1).
+
+    Token and head ranges are checked when the weights meet a model (:meth:`StyleResolver.weights_tensor`).
+
+    Raises:
+        GstTtsError: an empty spec, an item that is not ``TOKEN=WEIGHT`` / ``HEAD:TOKEN=WEIGHT``,
+            a token given twice.
+    """
+    out: dict[Any, float] = {}
+    items = [s.strip() for s in spec.split(",")]
+    if not any(items):
+        raise GstTtsError("the token weights are empty; expected e.g. \"3=0.4,7=-0.2\"")
+    for item in items:
+        if not item:
+            continue
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise GstTtsError(f"{item!r} is not TOKEN=WEIGHT (e.g. \"3=0.4\" or \"1:3=0.4\" for head 1)")
+        head, colon, token = key.strip().rpartition(":")
+        try:
+            parsed_key: Any = (int(head), int(token)) if colon else int(token)
+        except ValueError:
+            raise GstTtsError(f"{key.strip()!r} is not a token index (or HEAD:TOKEN)") from None
+        try:
+            weight = float(value)
+        except ValueError:
+            raise GstTtsError(f"weight {value.strip()!r} of token {key.strip()} is not a number") from None
+        if parsed_key in out:
+            raise GstTtsError(f"token {key.strip()} is given twice")
+        out[parsed_key] = weight
+    return out
+
+
+def parse_style_mix(spec: str) -> list[tuple[Path, float]]:
+    """``"a.wav=0.5,b.wav=0.5"`` → ``[(Path("a.wav"), 0.5), (Path("b.wav"), 0.5)]``.
+
+    Raises:
+        GstTtsError: an empty spec, an item that is not ``FILE=WEIGHT``, a weight that is not a number.
+    """
+    out = []
+    for item in (s.strip() for s in spec.split(",")):
+        if not item:
+            continue
+        path, sep, value = item.rpartition("=")
+        if not sep or not path.strip():
+            raise GstTtsError(f"{item!r} is not FILE=WEIGHT")
+        try:
+            out.append((Path(path.strip()), float(value)))
+        except ValueError:
+            raise GstTtsError(f"weight {value.strip()!r} of {path.strip()} is not a number") from None
+    if not out:
+        raise GstTtsError("the mix is empty; expected e.g. \"a.wav=0.5,b.wav=0.5\"")
+    return out
+
+
+def _reference_array(samples: Any, rate: Any, name: str) -> tuple[np.ndarray, int]:
+    """``(samples (n,) | (n, channels) | (channels, n), rate)`` → float ``(n,)`` / ``(n, channels)`` and the
+    rate, checked; integer samples scaled to [-1, 1] by their type's full scale, as soundfile does."""
+    rate = _reference_rate(rate, name)
+    try:
+        samples = np.asarray(samples)
+        if samples.dtype.kind == "O":  # numbers of mixed types, or anything else
+            samples = samples.astype(np.float64)
+    except (TypeError, ValueError) as exc:  # ragged lists, objects
+        raise AudioError(f"{name}: samples are not numbers ({first_line(exc, 80)})") from None
+    if samples.dtype.kind not in "iuf":  # strings, bools, complex numbers
+        raise AudioError(f"{name}: samples must be real numbers, got an array of {samples.dtype}")
+    if samples.ndim == 2 and samples.shape[0] <= _MAX_REFERENCE_CHANNELS < samples.shape[1]:
+        samples = samples.T  # (channels, n) as torchaudio gives it → (n, channels)
+    if samples.ndim not in (1, 2) or (samples.ndim == 2 and samples.shape[1] > _MAX_REFERENCE_CHANNELS):
+        raise AudioError(f"{name}: expected samples (n,) or (n, channels) with at most {_MAX_REFERENCE_CHANNELS} "
+                         f"channels, got shape {samples.shape}")
+    _check_reference_size(name, samples.shape[0], 1 if samples.ndim == 1 else samples.shape[1], rate)  # before copying
+    if samples.dtype.kind in "iu":
+        half = np.float32(2.0 ** (8 * samples.dtype.itemsize - 1))
+        return (samples.astype(np.float32) - (half if samples.dtype.kind == "u" else 0)) / half, rate
+    return samples.astype(np.float32, copy=False), rate
+
+
+def reference_header(path: str | os.PathLike, name: str) -> None:
+    """Check an audio file's header against the reference limits before anything is decoded
+    (decoding allocates what the header claims). ``name``: the path as messages show it.
+
+    Raises:
+        AudioError: missing, not readable as audio, or past the rate, channel and length limits.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise AudioError(f"{name}: audio file not found")
+    try:
+        info = sf.info(str(path))
+    except Exception as exc:  # libsndfile raises several types for data it cannot parse
+        raise AudioError(f"{name}: not readable as audio ({first_line(exc)})") from None
+    _check_reference_size(name, info.frames, info.channels, _reference_rate(info.samplerate, name))
+
+
+def _reference_rate(rate: Any, name: str) -> int:
+    """A reference's sample rate as an int; ``AudioError`` unless a whole number of Hz in the accepted range."""
+    ok = isinstance(rate, numbers.Real) and not isinstance(rate, bool) and math.isfinite(rate) and float(rate).is_integer()
+    if not ok or not _MIN_REFERENCE_RATE <= int(rate) <= _MAX_REFERENCE_RATE:
+        raise AudioError(f"{name}: the sample rate must be a whole number of Hz from {_MIN_REFERENCE_RATE:,} to "
+                         f"{_MAX_REFERENCE_RATE:,}, got {_shown(rate)}")
+    return int(rate)
+
+
+def _check_reference_size(name: str, frames: int, channels: int, rate: int) -> None:
+    """``AudioError`` for more channels, seconds or sample values than a reference may have."""
+    if not 1 <= channels <= _MAX_REFERENCE_CHANNELS:
+        raise AudioError(f"{name}: a reference has 1 to {_MAX_REFERENCE_CHANNELS} channels, got {channels}")
+    if frames / rate > MAX_REFERENCE_SECONDS or frames * channels > _MAX_REFERENCE_VALUES:
+        raise AudioError(f"{name}: reference is {frames / rate:,.1f} s of {channels} channel(s) at {rate:,} Hz; at most "
+                         f"{MAX_REFERENCE_SECONDS:g} s and {_MAX_REFERENCE_VALUES:,} samples in all are read "
+                         "(cut a shorter excerpt)")
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
+def _style_weight(value: Any, what: str) -> float:
+    """A token weight or dial amount: a finite number within ``±MAX_STYLE_WEIGHT``."""
+    w = _finite_float(value, what)
+    if abs(w) > MAX_STYLE_WEIGHT:
+        raise GstTtsError(f"{what} must lie within ±{MAX_STYLE_WEIGHT:g}, got {_shown(value)}")
+    return w
+
+
+def _finite_float(value: Any, what: str) -> float:
+    try:
+        w = float(value)
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an int past float's range
+        raise GstTtsError(f"{what} is not a finite number: {_shown(value)}") from None
+    if not math.isfinite(w):
+        raise GstTtsError(f"{what} must be finite, got {_shown(value)}")
+    return w
+
+
+def _shown(value: Any, limit: int = 40) -> str:
+    """``repr(value)`` for a one-line message: whitespace runs (newlines of an array's repr) made one
+    space, at most ``limit`` characters."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _reference_name(reference: Any) -> str:
+    """A reference as messages name it: a path as it is, or ``repr``-quoted when it holds a line
+    break or another character that is not printable (which would break the one-line message);
+    samples as "reference array"."""
+    if isinstance(reference, (str, os.PathLike)):
+        text = os.fsdecode(reference)
+        return text if text.isprintable() else repr(text)
+    return "reference array" if isinstance(reference, tuple) else _shown(reference)

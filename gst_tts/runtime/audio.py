@@ -1,0 +1,112 @@
+"""The runtime's signal processing in numpy: STFT and inverse, log-mel, silence trimming,
+resampling and Griffin-Lim, computed as :mod:`gst_tts.audio` computes them with torchaudio and
+librosa (``tests/runtime/test_audio.py`` compares them), so a reference gives the same mel here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+LOG_MEL_FLOOR = 1e-5  # gst_tts.audio.features.LOG_MEL_FLOOR: one value, a test keeps them equal
+
+
+def hann_window(win_length: int, n_fft: int) -> np.ndarray:
+    """``(n_fft,)`` periodic Hann window of ``win_length`` samples, centred with zeros (as torch pads it)."""
+    window = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(win_length) / win_length)
+    left = (n_fft - win_length) // 2
+    return np.pad(window, (left, n_fft - win_length - left))
+
+
+def stft(samples: np.ndarray, *, n_fft: int, hop_length: int, window: np.ndarray) -> np.ndarray:
+    """``(n,)`` float → ``(1 + n // hop_length, n_fft // 2 + 1)`` complex: centred frames, reflect
+    padding (torch.stft with ``center=True``)."""
+    padded = np.pad(samples, n_fft // 2, mode="reflect")
+    frames = 1 + (padded.size - n_fft) // hop_length
+    index = np.arange(n_fft)[None, :] + hop_length * np.arange(frames)[:, None]
+    return np.fft.rfft(padded[index] * window, axis=1)
+
+
+def istft(spectrum: np.ndarray, *, n_fft: int, hop_length: int, window: np.ndarray, length: int | None = None) -> np.ndarray:
+    """``(frames, n_fft // 2 + 1)`` complex → samples: overlap-add divided by the summed squared
+    window, the centre padding cut off (torch.istft with ``center=True``)."""
+    frames = spectrum.shape[0]
+    pieces = np.fft.irfft(spectrum, n=n_fft, axis=1) * window
+    total = n_fft + hop_length * (frames - 1)
+    out = np.zeros(total)
+    norm = np.zeros(total)
+    for t in range(frames):  # frames overlap by n_fft / hop: a handful of adds per sample
+        out[t * hop_length : t * hop_length + n_fft] += pieces[t]
+        norm[t * hop_length : t * hop_length + n_fft] += window**2
+    out = out / np.where(norm > 1e-11, norm, 1.0)
+    start = n_fft // 2
+    end = total - n_fft // 2 if length is None else start + length
+    out = out[start:end]
+    return np.pad(out, (0, max(0, end - start - out.size)))
+
+
+def log_mel(samples: np.ndarray, *, filters: np.ndarray, n_fft: int, hop_length: int, win_length: int) -> np.ndarray:
+    """``(n,)`` samples → ``(frames, n_mels)`` float32 ``log(max(mel, 1e-5))`` of the magnitude
+    spectrum through ``filters`` ``(n_fft // 2 + 1, n_mels)`` (:class:`~gst_tts.audio.features.MelExtractor`)."""
+    magnitude = np.abs(stft(samples.astype(np.float64), n_fft=n_fft, hop_length=hop_length,
+                            window=hann_window(win_length, n_fft)))
+    return np.log(np.maximum(magnitude @ filters, LOG_MEL_FLOOR)).astype(np.float32)
+
+
+def trim_silence(samples: np.ndarray, top_db: float | None, frame_length: int = 1024, hop: int = 256) -> np.ndarray:
+    """Leading and trailing audio quieter than ``top_db`` below the loudest frame cut off
+    (librosa.effects.trim: frame RMS over zero-padded centred frames, in dB of the peak power)."""
+    if top_db is None or samples.size == 0:
+        return samples
+    padded = np.pad(samples.astype(np.float64), frame_length // 2)
+    frames = 1 + (padded.size - frame_length) // hop
+    index = np.arange(frame_length)[None, :] + hop * np.arange(frames)[:, None]
+    power = np.mean(np.abs(padded[index]) ** 2, axis=1)
+    reference = power.max()
+    # librosa.power_to_db with amin 1e-10, relative to the peak
+    db = 10 * np.log10(np.maximum(power, 1e-10)) - 10 * np.log10(max(reference, 1e-10))
+    loud = np.flatnonzero(db > -top_db)
+    if loud.size == 0:
+        return samples[:0]
+    start = loud[0] * hop
+    end = min(samples.size, (loud[-1] + 1) * hop)
+    return samples[start:end]
+
+
+def resample(samples: np.ndarray, rate: int, wanted: int) -> np.ndarray:
+    """``samples`` at ``rate`` Hz → ``wanted`` Hz by band-limited (FFT) interpolation. Not the
+    torch path's polyphase filter: a reference at another rate gets nearly, not exactly, the same mel."""
+    if rate == wanted or samples.size == 0:
+        return samples
+    n_out = max(1, int(round(samples.size * wanted / rate)))
+    spectrum = np.fft.rfft(samples.astype(np.float64))
+    bins = n_out // 2 + 1
+    kept = np.zeros(bins, dtype=complex)
+    kept[: min(bins, spectrum.size)] = spectrum[: min(bins, spectrum.size)]
+    return (np.fft.irfft(kept, n=n_out) * (n_out / samples.size)).astype(np.float32)
+
+
+def griffin_lim(log_mel_frames: np.ndarray, *, filters: np.ndarray, n_fft: int, hop_length: int, win_length: int,
+                n_iter: int = 32, momentum: float = 0.99, power: float = 1.3,
+                rng: np.random.Generator | None = None) -> np.ndarray:
+    """``(frames, n_mels)`` log-mel (not normalised) → ``(n,)`` float32 peak-normalised to 0.95:
+    the mel pseudo-inverse, magnitudes raised to ``power``, then fast Griffin-Lim with momentum
+    (:class:`~gst_tts.audio.vocoders.griffin_lim.GriffinLimVocoder`'s settings and algorithm; its
+    random initial phase is drawn here, so the samples differ, not the method)."""
+    rng = rng or np.random.default_rng()
+    linear = np.maximum(np.exp(log_mel_frames.astype(np.float64)) @ np.linalg.pinv(filters.T.astype(np.float64)).T, 0.0) ** power
+    min_frames = n_fft // hop_length + 1
+    if linear.shape[0] < min_frames:  # the STFT's reflect padding needs a few frames
+        linear = np.pad(linear, ((0, min_frames - linear.shape[0]), (0, 0)))
+    window = hann_window(win_length, n_fft)
+    length = hop_length * (linear.shape[0] - 1)
+    angles = np.exp(2j * np.pi * rng.random(linear.shape))
+    previous = np.zeros_like(angles)
+    for _ in range(n_iter):
+        rebuilt = stft(istft(linear * angles, n_fft=n_fft, hop_length=hop_length, window=window, length=length),
+                       n_fft=n_fft, hop_length=hop_length, window=window)
+        angles = rebuilt - previous * (momentum / (1 + momentum))
+        angles = angles / (np.abs(angles) + 1e-16)
+        previous = rebuilt
+    audio = istft(linear * angles, n_fft=n_fft, hop_length=hop_length, window=window, length=length)
+    peak = float(np.max(np.abs(audio))) if audio.size else 0.0
+    return (audio / peak * 0.95).astype(np.float32) if peak > 0 else audio.astype(np.float32)

@@ -1,0 +1,482 @@
+"""Text (+ style) → speech from an export folder, with numpy and onnxruntime only (no torch).
+
+:class:`OnnxSynthesizer` has :class:`gst_tts.Synthesizer`'s ``synthesize(texts, styles=…)``
+surface and returns the same :class:`~gst_tts.inference.results.SynthesisResult`: it splits long
+texts, resolves styles with the same rules (:mod:`gst_tts.inference.style_spec`), decodes chunks
+together in length-sorted batches with the free-running loop of
+:meth:`gst_tts.model.decoder.Decoder.infer` (stop token, frame bounds, attention window, end
+tolerance), runs the postnet and a vocoder: Griffin-Lim in numpy, or the exported HiFi-GAN.
+"""
+
+from __future__ import annotations
+
+import logging
+import numbers
+import os
+from pathlib import Path
+from typing import Callable, NamedTuple, Sequence
+import warnings
+
+import numpy as np
+import soundfile as sf
+
+from gst_tts.analysis.alignment import alignment_health
+from gst_tts.errors import AudioError, ExportError, GstTtsError, TextError, first_line
+from gst_tts.inference.decoding import DecodingConfig
+from gst_tts.inference.results import ChunkReport, SynthesisResult
+from gst_tts.inference.style_spec import (
+    _SILENCE_PEAK, MIN_REFERENCE_SECONDS, Reference, Style, StyleMix, StyleRules, StyleWeights, _reference_array,
+    _reference_name, _shown, reference_header,
+)
+from gst_tts.runtime import audio
+from gst_tts.runtime.manifest import FILES, read_manifest
+from gst_tts.text.split import DEFAULT_MAX_CHARS, split_text
+from gst_tts.text.symbols import DroppedCharacterWarning, SymbolTable, quote_text
+
+log = logging.getLogger(__name__)
+
+__all__ = ["OnnxSynthesizer", "DecodedBatch", "PrenetMasks"]
+
+# gst_tts.inference.synthesizer's limits (that module needs torch); tests/runtime checks they are equal.
+DEFAULT_PAUSE_S = 0.25
+MAX_TEXT_CHARS = 10_000
+MAX_CLEANED_CHARS = 4 * MAX_TEXT_CHARS
+MAX_PAUSE_S = 10.0
+
+#: ``(step, batch) → (mask_0, mask_1)``: the prenet's scaled keep-masks ``(batch, prenet_dim)`` for a step.
+PrenetMasks = Callable[[int, int], tuple[np.ndarray, np.ndarray]]
+
+
+class DecodedBatch(NamedTuple):
+    """Free-running outputs of a batch (as :class:`gst_tts.model.tacotron.SynthesisOutput`)."""
+
+    mel_postnet: np.ndarray  # (batch, frames, n_mels) normalised; zero past mel_lengths
+    mel_lengths: np.ndarray  # (batch,) steps * r
+    stop_probs: np.ndarray  # (batch, steps)
+    alignments: np.ndarray  # (batch, steps, symbols)
+    steps: np.ndarray  # (batch,)
+    stopped_on_token: np.ndarray  # (batch,) bool
+
+
+class _Resolver(StyleRules):
+    """Styles → ``(n_heads, n_tokens)`` float32 numpy token weights, references through the style graphs."""
+
+    def __init__(self, synth: "OnnxSynthesizer") -> None:
+        self.synth = synth
+        self.n_heads = synth.n_heads
+        self.n_tokens = synth.n_tokens
+
+    def as_weights(self, array: np.ndarray) -> np.ndarray:
+        return np.array(array, dtype=np.float32)
+
+    def reference_weights(self, reference: Reference) -> np.ndarray:
+        return self.synth.reference_weights(reference)
+
+
+class OnnxSynthesizer:
+    """Batched synthesis from an export folder (``gst-tts export``), torch-free.
+
+    Args:
+        folder: the export folder.
+        vocoder: ``"auto"`` (the exported HiFi-GAN when the folder has one, else Griffin-Lim),
+            ``"griffin-lim"`` or ``"hifigan"``. Default ``"auto"``.
+        threads: onnxruntime's intra-op threads; None: its default.
+
+    Raises:
+        ExportError: not an export folder, or a graph onnxruntime cannot load.
+        GstTtsError: onnxruntime not installed (``pip install 'gst-tts[onnx]'``).
+    """
+
+    def __init__(self, folder: str | os.PathLike, *, vocoder: str = "auto", threads: int | None = None) -> None:
+        try:
+            import onnxruntime
+        except ImportError:
+            raise GstTtsError("the ONNX runtime needs onnxruntime: pip install 'gst-tts[onnx]'") from None
+        self.folder = Path(folder)
+        self.manifest = read_manifest(self.folder)
+        m = self.manifest
+        options = onnxruntime.SessionOptions()
+        options.log_severity_level = 3  # warnings about unused initialisers are not the user's concern
+        if threads is not None:
+            options.intra_op_num_threads = int(threads)
+
+        def session(name: str):
+            try:
+                return onnxruntime.InferenceSession(str(self.folder / name), options, providers=["CPUExecutionProvider"])
+            except Exception as exc:  # onnxruntime raises its own exception types for a bad graph
+                raise ExportError(f"{self.folder / name}: onnxruntime cannot load it ({first_line(exc)})") from None
+
+        self._sessions = {role: session(m["files"][role]) for role in FILES if role != "mel_filters"}
+        if vocoder not in ("auto", "griffin-lim", "hifigan"):
+            raise GstTtsError(f"vocoder must be auto, griffin-lim or hifigan, got {vocoder!r}")
+        has_vocoder = m["files"].get("vocoder") is not None
+        if vocoder == "hifigan" and not has_vocoder:
+            raise ExportError(f"{self.folder}: exported without a vocoder (gst-tts export --vocoder)")
+        self._vocoder = session(m["files"]["vocoder"]) if has_vocoder and vocoder != "griffin-lim" else None
+        self.filters = np.load(self.folder / m["files"]["mel_filters"], allow_pickle=False).astype(np.float32)
+        self.audio_settings = dict(m["audio"])
+        self.symbols = SymbolTable.from_dict(m["symbols"])
+        self.mel_mean = np.asarray(m["mel_stats"]["mean"], dtype=np.float32)
+        self.mel_std = np.asarray(m["mel_stats"]["std"], dtype=np.float32)
+        self.reduction_factor = int(m["reduction_factor"])
+        self.n_mels = int(m["n_mels"])
+        self.n_heads = int(m["n_heads"])
+        self.n_tokens = int(m["n_tokens"])
+        self.reference_window = m["reference_frames"]
+        #: The export's decoding defaults (``DecodingConfig``'s when it was exported).
+        self.decoding = DecodingConfig.from_dict(m["decoding"])
+        self.styles = _Resolver(self)
+        self._step_inputs = {i.name for i in self._sessions["decoder_step"].get_inputs()}
+        self._letter_ids = np.array([i for i, c in enumerate(self.symbols.symbols) if c.isalnum()], dtype=np.int64)
+
+    @classmethod
+    def from_dir(cls, folder: str | os.PathLike, *, vocoder: str = "auto", threads: int | None = None) -> "OnnxSynthesizer":
+        """An :class:`OnnxSynthesizer` of the export folder ``folder`` (see the class)."""
+        return cls(folder, vocoder=vocoder, threads=threads)
+
+    @property
+    def sample_rate(self) -> int:
+        return int(self.audio_settings["sample_rate"])
+
+    # ------------------------------------------------------------------ styles
+
+    def reference_mel(self, reference: Reference) -> np.ndarray:
+        """Normalised ``(frames, n_mels)`` mel of a reference (a path, or ``(samples, rate)``), as
+        :meth:`gst_tts.inference.style.StyleResolver.reference_mel` makes it.
+
+        Raises:
+            AudioError: as the torch path's (missing, unreadable, silent, too short, past the limits).
+        """
+        name = _reference_name(reference)
+        if isinstance(reference, tuple) and len(reference) == 2:
+            samples, rate = _reference_array(*reference, name=name)
+        elif isinstance(reference, (str, os.PathLike)):
+            reference_header(reference, name)
+            try:
+                samples, rate = sf.read(os.fspath(reference), dtype="float32", always_2d=False)
+            except Exception:  # libsndfile raises several types
+                raise AudioError(f"{name}: not readable as audio (its header reads, its samples do not)") from None
+        else:
+            raise AudioError(f"a reference is a file path or (samples, rate), got {_shown(reference)}")
+        samples = np.asarray(samples, dtype=np.float32)
+        if samples.ndim == 2:
+            samples = samples.mean(axis=1)
+        if samples.size and not np.isfinite(samples).all():
+            raise AudioError(f"{name}: reference contains NaN or infinite samples")
+        if samples.size == 0 or float(np.max(np.abs(samples))) < _SILENCE_PEAK:
+            raise AudioError(f"{name}: reference is silent")
+        settings = self.audio_settings
+        samples = audio.resample(samples, int(rate), self.sample_rate)
+        samples = audio.trim_silence(samples, settings["trim_top_db"])
+        if samples.size < MIN_REFERENCE_SECONDS * self.sample_rate:
+            raise AudioError(f"{name}: reference is {samples.size / self.sample_rate:.2f} s of sound; "
+                             f"at least {MIN_REFERENCE_SECONDS} s is needed")
+        mel = audio.log_mel(samples, filters=self.filters, n_fft=settings["n_fft"], hop_length=settings["hop_length"],
+                            win_length=settings["win_length"])
+        return (mel - self.mel_mean) / self.mel_std
+
+    def reference_weights(self, reference: Reference) -> np.ndarray:
+        """``(n_heads, n_tokens)`` token weights of a reference; one longer than the export's
+        ``reference_frames`` is encoded in half-overlapping windows whose embeddings are averaged
+        (:meth:`gst_tts.inference.style.StyleResolver.reference_weights`)."""
+        mel = self.reference_mel(reference)
+        windows = self.reference_windows(mel)
+        lengths = np.full(windows.shape[0], windows.shape[1], dtype=np.int64)
+        embedding, weights, _ = self._sessions["style_reference"].run(None, {"reference_mel": windows, "reference_lengths": lengths})
+        if windows.shape[0] == 1:
+            return weights[0]
+        weights, _ = self._sessions["style_tokens"].run(None, {"embedding": embedding.mean(0, keepdims=True)})
+        return weights[0]
+
+    def reference_windows(self, mel: np.ndarray) -> np.ndarray:
+        """``(frames, n_mels)`` → ``(n_windows, window, n_mels)`` float32 (one window: the whole mel)."""
+        window, frames = self.reference_window, mel.shape[0]
+        if window is None or frames <= window:
+            return mel[None].astype(np.float32)
+        starts = list(range(0, frames - window + 1, max(1, window // 2)))
+        if starts[-1] + window < frames:
+            starts.append(frames - window)
+        return np.stack([mel[s : s + window] for s in starts]).astype(np.float32)
+
+    # ------------------------------------------------------------------ synthesis
+
+    def synthesize(
+        self,
+        texts: str | Sequence[str],
+        *,
+        reference: Reference | None = None,
+        style_weights: StyleWeights | None = None,
+        style_dials: StyleWeights | None = None,
+        style_mix: StyleMix | None = None,
+        styles: Sequence[Style | None] | None = None,
+        seed: int | None = None,
+        batch_size: int = 16,
+        decoding: DecodingConfig | None = None,
+        max_chunk_chars: int | None = DEFAULT_MAX_CHARS,
+        pause_s: float = DEFAULT_PAUSE_S,
+        vocode: bool = True,
+    ) -> SynthesisResult | list[SynthesisResult]:
+        """Synthesize one text (one result) or a list (a list), as :meth:`gst_tts.Synthesizer.synthesize`.
+
+        ``seed`` seeds numpy's generator for the prenet dropout and Griffin-Lim's initial phase
+        (not torch's: the same seed gives other masks than the torch path). ``decoding``: default
+        the export's (:attr:`decoding`).
+
+        Raises:
+            TextError, AudioError, GstTtsError: as :meth:`gst_tts.Synthesizer.synthesize`.
+        """
+        decoding = self.decoding if decoding is None else decoding
+        _check_options(batch_size, max_chunk_chars, pause_s, decoding, seed)
+        single = isinstance(texts, str)
+        try:
+            text_list = [texts] if single else list(texts)
+        except TypeError:
+            raise TextError(f"texts must be a string or a list of strings, got {type(texts).__name__}") from None
+        prepared = [self._prepare_text(t, max_chunk_chars) for t in text_list]
+        if styles is not None:
+            if any(x is not None for x in (reference, style_weights, style_dials, style_mix)):
+                raise GstTtsError("give either styles (one per text) or one of reference, style_weights, style_dials, style_mix")
+            if isinstance(styles, Style) or len(styles) != len(text_list):
+                n = 1 if isinstance(styles, Style) else len(styles)
+                raise GstTtsError(f"styles needs one style per text: {n} for {len(text_list)} texts")
+            weights = self.styles.resolve_all(list(styles))
+        else:
+            one = Style(reference=reference, weights=style_weights, dials=style_dials, mix=style_mix)
+            weights = [self.styles.resolve(one)] * len(text_list)
+        rng = np.random.default_rng(seed)
+        chunks = [(i, piece, ids) for i, (_, pieces) in enumerate(prepared) for piece, ids in pieces]
+        decoded = self._decode_chunks(chunks, weights, batch_size, decoding, rng)
+        results = []
+        for i, text in enumerate(text_list):
+            parts = [(c, d) for c, d in zip(chunks, decoded) if c[0] == i]
+            results.append(self._assemble(text, prepared[i][0], parts, weights[i], pause_s, vocode, decoding, rng))
+            problems = results[-1].problems()
+            if problems:  # as the Synthesizer says it: one line per text, the first three problems
+                shown = problems[:3] + ([f"and {len(problems) - 3} more"] if len(problems) > 3 else [])
+                log.warning("attention problem in %s: %s", quote_text(text), "; ".join(shown))
+        return results[0] if single else results
+
+    def _prepare_text(self, text: str, max_chunk_chars: int | None) -> tuple[str, list[tuple[str, list[int]]]]:
+        """Cleaned text and its chunks ``[(cleaned chunk, ids)]`` (``Synthesizer._prepare_text``)."""
+        if not isinstance(text, str):
+            raise TextError(f"text must be a string, got {type(text).__name__}")
+        if len(text) > MAX_TEXT_CHARS:
+            raise TextError(f"text is {len(text):,} characters; one text holds at most {MAX_TEXT_CHARS:,} "
+                            f"(split it into several texts): {quote_text(text)}")
+        ids = self.symbols.encode_ids(text)
+        if not self._speakable(ids):
+            raise TextError(f"text has nothing to speak (only punctuation): {quote_text(text)}")
+        cleaned = self.symbols.clean(text)
+        if len(cleaned) > MAX_CLEANED_CHARS:
+            raise TextError(f"text is {len(cleaned):,} characters once numbers and abbreviations are spelled out; "
+                            f"one text holds at most {MAX_CLEANED_CHARS:,} (split it into several texts): {quote_text(text)}")
+        if max_chunk_chars is None or len(cleaned) <= max_chunk_chars:
+            return cleaned, [(cleaned, ids)]
+        chunks = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DroppedCharacterWarning)  # already warned for the whole text
+            for piece in split_text(cleaned, max_chunk_chars):
+                try:
+                    piece_ids = self.symbols.encode_ids(piece)
+                except TextError:
+                    continue
+                if self._speakable(piece_ids):
+                    chunks.append((piece, piece_ids))
+        if not chunks:
+            raise TextError(f"text has nothing to speak once split into chunks: {quote_text(text)}")
+        return cleaned, chunks
+
+    def _speakable(self, ids: list[int]) -> bool:
+        return self._letter_ids.size == 0 or bool(np.isin(np.asarray(ids), self._letter_ids).any())
+
+    def _decode_chunks(self, chunks: list[tuple[int, str, list[int]]], weights: list[np.ndarray], batch_size: int,
+                       decoding: DecodingConfig, rng: np.random.Generator) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, bool]]:
+        """``(log_mel (frames, n_mels) not normalised, alignment, stop_probs, stopped_on_token)`` per chunk."""
+        out: list = [None] * len(chunks)
+        order = sorted(range(len(chunks)), key=lambda i: -len(chunks[i][2]))
+        for start in range(0, len(order), batch_size):
+            idx = order[start : start + batch_size]
+            lengths = np.array([len(chunks[i][2]) for i in idx], dtype=np.int64)
+            text = np.zeros((len(idx), int(lengths.max())), dtype=np.int64)  # pad id 0
+            for row, i in enumerate(idx):
+                text[row, : lengths[row]] = chunks[i][2]
+            style = np.stack([weights[chunks[i][0]] for i in idx]).astype(np.float32)
+            result = self.decode(text, lengths, style, decoding=decoding, prenet_masks=self._masks(rng))
+            for row, i in enumerate(idx):
+                frames, steps = int(result.mel_lengths[row]), int(result.steps[row])
+                mel = result.mel_postnet[row, :frames]
+                if not np.isfinite(mel).all():
+                    raise GstTtsError(f"decoding gave NaN or infinite mel values for {quote_text(chunks[i][1])} "
+                                      "(a style far outside the model's range, or a broken export)")
+                out[i] = (mel * self.mel_std + self.mel_mean, result.alignments[row, :steps, : lengths[row]],
+                          result.stop_probs[row, :steps], bool(result.stopped_on_token[row]))
+        return out
+
+    def _masks(self, rng: np.random.Generator) -> PrenetMasks:
+        """The prenet's dropout at inference (when the model keeps it on), drawn from ``rng``."""
+        p = float(self.manifest["prenet_dropout"])
+        dim = int(self.manifest["prenet_dim"])
+        on = bool(self.manifest["prenet_dropout_at_inference"]) and p > 0
+
+        def masks(step: int, batch: int) -> tuple[np.ndarray, np.ndarray]:
+            if not on:
+                ones = np.ones((batch, dim), dtype=np.float32)
+                return ones, ones
+            keep = rng.random((2, batch, dim)) >= p
+            scaled = (keep / (1 - p)).astype(np.float32)
+            return scaled[0], scaled[1]
+
+        return masks
+
+    def style_embedding(self, weights: np.ndarray) -> np.ndarray:
+        """``(batch, n_heads, n_tokens)`` token weights → ``(batch, token_dim)`` style embeddings."""
+        return self._sessions["style_weights"].run(None, {"token_weights": np.asarray(weights, dtype=np.float32)})[0]
+
+    def decode(self, text: np.ndarray, lengths: np.ndarray, weights: np.ndarray, *, decoding: DecodingConfig,
+               prenet_masks: PrenetMasks) -> DecodedBatch:
+        """Free-running decoding of a batch, :meth:`gst_tts.model.tacotron.GSTTacotron.infer` step for step.
+
+        Args:
+            text: ``(batch, symbols)`` int64 ids, padded with 0; lengths ``(batch,)``.
+            weights: ``(batch, n_heads, n_tokens)`` token weights.
+            decoding: stop threshold and bounds.
+            prenet_masks: the prenet's keep-masks per step (the parity tests give the torch path's).
+        """
+        m = self.manifest
+        r, n_mels = self.reduction_factor, self.n_mels
+        batch, symbols = text.shape
+        encoder_out = self._sessions["encoder"].run(None, {
+            "text": text.astype(np.int64), "text_lengths": lengths.astype(np.int64), "style": self.style_embedding(weights),
+        })
+        memory = encoder_out[0]
+        n_prepared = len(m["step_graph"]["prepared"])
+        per_utterance = dict(zip(m["step_graph"]["prepared"], encoder_out[1 : 1 + n_prepared]))
+        attention_state = list(encoder_out[1 + n_prepared :])
+        zeros = np.zeros
+        state = {
+            "attention_hidden": zeros((batch, m["attention_rnn_dim"]), np.float32),
+            "attention_cell": zeros((batch, m["attention_rnn_dim"]), np.float32),
+            "decoder_hidden": zeros((batch, m["decoder_rnn_dim"]), np.float32),
+            "decoder_cell": zeros((batch, m["decoder_rnn_dim"]), np.float32),
+            "attention_weights": zeros((batch, symbols), np.float32),
+            "context": zeros((batch, m["memory_dim"]), np.float32),
+        }
+        padding = np.arange(symbols)[None, :] >= lengths[:, None]
+        bounds = decoding.model_arguments(frames_per_second=self.sample_rate / self.audio_settings["hop_length"])
+        # GSTTacotron.step_bounds
+        frames_bound = np.minimum(np.ceil(lengths.astype(np.float64) * bounds["max_frames_per_symbol"]), bounds["max_frames"])
+        max_steps = np.maximum((frames_bound.astype(np.int64) + r - 1) // r, 1)
+        window, tolerance = bounds["attention_window"], bounds["stop_end_tolerance"]
+        step_ones = (np.ones((batch, m["attention_rnn_dim"]), np.float32), np.ones((batch, m["decoder_rnn_dim"]), np.float32))
+        positions = np.arange(symbols)[None, :]
+        peak = np.zeros((batch, 1), dtype=np.int64)
+        frame = zeros((batch, n_mels), np.float32)
+        done = np.zeros(batch, dtype=bool)
+        stopped = np.zeros(batch, dtype=bool)
+        near_end = np.full(batch, tolerance is None)
+        steps = np.zeros(batch, dtype=np.int64)
+        frames_out, stops, alignments = [], [], []
+        session = self._sessions["decoder_step"]
+        for s in range(int(max_steps.max())):
+            mask = padding
+            if window is not None:
+                mask = (positions < peak - window[0]) | (positions > peak + window[1]) | padding
+            prenet_0, prenet_1 = prenet_masks(s, batch)
+            feeds = {"frame": frame, "prenet_mask_0": prenet_0, "prenet_mask_1": prenet_1,
+                     "attention_mask": step_ones[0], "decoder_mask": step_ones[1], "memory": memory,
+                     "padding_mask": mask, **state, **per_utterance,
+                     **{f"attention_state_{i}": a for i, a in enumerate(attention_state)}}
+            out = session.run(None, {k: v for k, v in feeds.items() if k in self._step_inputs})
+            frames, stop = out[0], out[1]
+            state = dict(zip(("attention_hidden", "attention_cell", "decoder_hidden", "decoder_cell", "attention_weights",
+                              "context"), out[2:8]))
+            attention_state = list(out[8:])
+            peak = state["attention_weights"].argmax(-1)[:, None]
+            if tolerance is not None:
+                near_end |= peak[:, 0] >= lengths - 1 - tolerance
+            frames_out.append(frames)
+            stops.append(stop)
+            alignments.append(state["attention_weights"])
+            frame = frames.reshape(batch, r, n_mels)[:, -1]
+            on_token = ~done & near_end & (_sigmoid(stop) > bounds["stop_threshold"])
+            at_bound = ~done & ~on_token & (max_steps <= s + 1)
+            stopped |= on_token
+            steps = np.where(on_token | at_bound, s + 1, steps)
+            done |= on_token | at_bound
+            if done.all():
+                break
+        n = len(frames_out)
+        mel = np.stack(frames_out, 1).reshape(batch, n * r, n_mels)
+        mel_lengths = steps * r
+        mel_postnet = self._sessions["postnet"].run(None, {"mel": mel, "mel_lengths": mel_lengths})[0]
+        return DecodedBatch(mel_postnet, mel_lengths, _sigmoid(np.stack(stops, 1)), np.stack(alignments, 1), steps, stopped)
+
+    def vocode(self, log_mel: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+        """``(frames, n_mels)`` log-mel (not normalised) → float32 samples: the exported HiFi-GAN,
+        else Griffin-Lim in numpy."""
+        if self._vocoder is not None:
+            return self._vocoder.run(None, {"log_mel": log_mel.T[None].astype(np.float32)})[0].reshape(-1)
+        s = self.audio_settings
+        return audio.griffin_lim(log_mel, filters=self.filters, n_fft=s["n_fft"], hop_length=s["hop_length"],
+                                 win_length=s["win_length"], rng=rng)
+
+    def _assemble(self, text: str, cleaned: str, parts: list, weights: np.ndarray, pause_s: float, vocode: bool,
+                  decoding: DecodingConfig, rng: np.random.Generator) -> SynthesisResult:
+        """Join a text's decoded chunks into one result (``Synthesizer._assemble``)."""
+        reports = [ChunkReport(c[1], int(d[0].shape[0]), "stop_token" if d[3] else "max_steps", alignment_health(d[1]))
+                   for c, d in parts]
+        if len(parts) == 1:
+            alignment, health = parts[0][1][1], reports[0].health
+        else:
+            steps = sum(d[1].shape[0] for _, d in parts)
+            symbols = sum(d[1].shape[1] for _, d in parts)
+            alignment = np.zeros((steps, symbols), dtype=np.float32)
+            t = s = 0
+            for _, d in parts:
+                alignment[t : t + d[1].shape[0], s : s + d[1].shape[1]] = d[1]
+                t, s = t + d[1].shape[0], s + d[1].shape[1]
+            health = alignment_health(alignment)
+        if vocode:
+            pause = np.zeros(int(round(pause_s * self.sample_rate)), dtype=np.float32)
+            pieces = []
+            for k, (_, d) in enumerate(parts):
+                if k:
+                    pieces.append(pause)
+                pieces.append(self.vocode(d[0], rng))
+            samples = np.concatenate(pieces).astype(np.float32)
+            if not np.isfinite(samples).all():
+                raise GstTtsError(f"the vocoder gave NaN or infinite samples for {quote_text(text)}")
+        else:
+            samples = np.zeros(0, dtype=np.float32)
+        return SynthesisResult(
+            text=text, cleaned_text=cleaned, audio=samples, sample_rate=self.sample_rate,
+            mel=np.concatenate([d[0] for _, d in parts]), alignment=alignment,
+            stop_probs=np.concatenate([d[2] for _, d in parts]),
+            stop_reason="stop_token" if all(d[3] for _, d in parts) else "max_steps",
+            style_weights=np.asarray(weights, dtype=np.float32), health=health,
+            input_labels=[self.symbols.symbols[int(i)] for c, _ in parts for i in c[2]], chunks=reports,
+            hop_length=int(self.audio_settings["hop_length"]), frames_per_step=self.reduction_factor, decoding=decoding,
+        )
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x.astype(np.float32)))
+
+
+def _check_options(batch_size: int, max_chunk_chars: int | None, pause_s: float, decoding: DecodingConfig,
+                   seed: int | None) -> None:
+    """``Synthesizer``'s option checks (one-line ``GstTtsError``s)."""
+    if not _whole(batch_size) or batch_size < 1:
+        raise GstTtsError(f"batch_size must be a whole number >= 1, got {batch_size!r}")
+    if max_chunk_chars is not None and (not _whole(max_chunk_chars) or max_chunk_chars < 1):
+        raise GstTtsError(f"max_chunk_chars must be a whole number >= 1 (or None), got {max_chunk_chars!r}")
+    if not isinstance(pause_s, numbers.Real) or not 0 <= pause_s <= MAX_PAUSE_S:
+        raise GstTtsError(f"pause_s must be a number of seconds from 0 to {MAX_PAUSE_S:g}, got {pause_s!r}")
+    if not isinstance(decoding, DecodingConfig):
+        raise GstTtsError(f"decoding must be a DecodingConfig, got {type(decoding).__name__}")
+    if seed is not None and (not _whole(seed) or seed < 0):
+        raise GstTtsError(f"seed must be a whole number >= 0 (numpy's generator), or None, got {seed!r}")
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
