@@ -269,8 +269,10 @@ class SpectralVocoder:
         if frames < min_frames:
             log_mag = torch.nn.functional.pad(log_mag, (0, min_frames - frames), value=float(np.log(LOG_MEL_FLOOR)))
         phase = pghi_phase(log_mag.numpy(), n_fft=c.n_fft, hop_length=c.hop_length, win_length=c.win_length)
-        audio = fast_griffin_lim(torch.exp(log_mag), torch.from_numpy(phase), n_fft=c.n_fft, hop_length=c.hop_length,
-                                 win_length=c.win_length, n_iter=self.n_iter, momentum=self.momentum)
+        # float32 from here: the STFTs cost half of float64's, and the output is float32 anyway.
+        audio = fast_griffin_lim(torch.exp(log_mag).float(), torch.from_numpy(phase).float(), n_fft=c.n_fft,
+                                 hop_length=c.hop_length, win_length=c.win_length, n_iter=self.n_iter,
+                                 momentum=self.momentum)
         audio = audio[: max(frames - 1, 1) * c.hop_length].float().numpy()
         peak = float(np.max(np.abs(audio))) if audio.size else 0.0
         return (audio / peak * 0.99 if peak > 0.99 else audio).astype(np.float32)
