@@ -10,7 +10,8 @@ import pytest
 import torch
 import torchaudio
 
-from gst_tts.audio.vocoders.phase import fast_griffin_lim, pghi_phase
+from gst_tts.audio.vocoders import phase as phase_module
+from gst_tts.audio.vocoders.phase import fast_griffin_lim, pghi_phase, warm_up_pghi
 
 SR, N_FFT, HOP = 22050, 1024, 256
 STFT = dict(n_fft=N_FFT, hop_length=HOP, win_length=N_FFT)
@@ -147,3 +148,11 @@ def test_compiled_pghi_equals_the_python_reference_when_the_tolerance_cuts_every
 def test_unknown_pghi_backend_is_refused():
     with pytest.raises(ValueError, match="backend 'cython'"):
         pghi_phase(np.zeros((N_FFT // 2 + 1, 3)), **STFT, backend="cython")
+
+
+def test_warm_up_compiles_the_kernel_the_default_backend_calls(harmonic):
+    warm_up_pghi()
+    compiled = phase_module._compiled_integrate()
+    assert len(compiled.signatures) == 1  # the tiny warm-up call compiled for the types a real call passes
+    pghi_phase(log_of(stft(harmonic).abs()), **STFT)
+    assert len(compiled.signatures) == 1  # ...so the real call compiled nothing new
