@@ -3,6 +3,7 @@
 Usage::
 
     python benchmarks/bench_speed.py [--threads 2] [--repeats 5] [--device cpu|cuda] [--variants [LIST]] [--quick]
+                                     [--vocoder PATH]
 
 Both models are built from ``conf/model/tacotron2.yaml`` (embedding 512, encoder 512, attention
 128, location 32 × 31, attention/decoder LSTM 1024, prenet 256, postnet 512 × 5, r = 1, 80 mels)
@@ -23,10 +24,14 @@ Measured:
   ``decoder.gate_threshold = 1.0``, ``decoder.decoder_max_step = frames``). It includes the encoder
   and postnet once; prenet dropout stays on in both, as both do at inference.
 * real-time factor: compute seconds / audio seconds for a 60-character sentence, text → mel →
-  waveform with ``gst_tts.audio.vocoders.griffin_lim.GriffinLimVocoder`` (32 iterations), with ``--rtf-frames`` forced
-  decoder steps (default 345 ≈ 4.0 s of audio, LJSpeech's ~15 characters/s; random weights never
-  stop on their own). Ours is the headline (``rtf_cpu``); torchaudio's, through the same
-  Griffin-Lim, is printed for reference.
+  waveform, with ``--rtf-frames`` forced decoder steps (default 345 ≈ 4.0 s of audio, LJSpeech's
+  ~15 characters/s; random weights never stop on their own). The headline (``rtf_cpu``) is ours
+  with the project's CPU vocoder, the spectral vocoder (``conf/vocoder/cpu_small.yaml``: what
+  ``make demo`` trains and ``--vocoder auto`` picks), untrained with seeded random weights unless
+  ``--vocoder PATH`` names a trained one (PGHI's work depends on the magnitude it sees). Beside it,
+  the same forced frames through ``gst_tts.audio.vocoders.griffin_lim.GriffinLimVocoder`` (32
+  iterations, ``rtf_cpu_griffin_lim``); torchaudio's model, through the same Griffin-Lim, is in the
+  table beside ours with Griffin-Lim.
 * ``--variants``: alternative numeric paths for OUR model's inference (bf16 autocast, int8
   dynamic quantization of Linear/LSTM modules, and ``int8-recurrent``: the two merged
   decoder-LSTM matmuls in int8, the model's own ``--int8`` path). For each: ms/frame as above, and the mean absolute
@@ -38,9 +43,10 @@ Prints a table (ours, torchaudio, ratio = ours / torchaudio) and then, for tools
 
     train_step_ratio_vs_torchaudio=X     (< 1: ours is faster)
     infer_frame_ratio_vs_torchaudio=X    (< 1: ours is faster)
-    rtf_cpu=X                            (rtf_cuda=X with --device cuda: model on GPU, Griffin-Lim on CPU)
+    rtf_cpu=X                            (ours + the spectral vocoder; rtf_cuda=X with --device cuda: model on GPU, vocoder on CPU)
+    rtf_cpu_griffin_lim=X                (ours + Griffin-Lim, the same forced frames)
     infer_frame_ratio_vs_torchaudio_int8=X   (CPU only: ours with --int8, int8 recurrent weights)
-    rtf_cpu_int8=X
+    rtf_cpu_int8=X                       (ours with --int8 + the spectral vocoder)
     int8_mel_mad=X                       (teacher-forced postnet mel, --int8 vs fp32, mean |Δ|)
     train_frames_per_s_ours=X
     train_frames_per_s_torchaudio=X
@@ -73,11 +79,12 @@ from gst_tts.audio.features import AudioConfig, MelStats  # noqa: E402
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder  # noqa: E402
 from gst_tts.model import GSTTacotron  # noqa: E402
 from gst_tts.text.symbols import SymbolTable  # noqa: E402
+from gst_tts.errors import GstTtsError  # noqa: E402
 from gst_tts.training.losses import TacotronLoss  # noqa: E402
 
 from common import (  # noqa: E402  (benchmarks/ is on the path)
-    N_MELS, build_models, collate_longest_text_first, load_config, ours_train_step, peer_train_step, random_item,
-    synchronize,
+    N_MELS, build_models, collate_longest_text_first, cpu_vocoder, load_config, ours_train_step, peer_train_step,
+    random_item, synchronize,
 )
 
 # 60 characters (61 ids with the end-of-sequence symbol).
@@ -218,6 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--infer-frames", type=int, default=None, help="forced decoder steps at batch 1 (default 200; 16 with --quick)")
     p.add_argument("--rtf-frames", type=int, default=None, help="forced decoder steps for the RTF sentence (default 345; 32 with --quick)")
     p.add_argument("--griffin-lim-iters", type=int, default=32)
+    p.add_argument("--vocoder", type=Path, default=None,
+                   help="a trained vocoder file for rtf_cpu (default: the cpu_small spectral vocoder, untrained, seeded)")
     p.add_argument("--variants", nargs="?", const=",".join(ALL_VARIANTS), default="",
                    help=f"also measure numeric variants of our inference; comma list from {', '.join(ALL_VARIANTS)} (bare flag: all)")
     p.add_argument("--model-config", type=Path, default=ROOT / "conf" / "model" / "tacotron2.yaml")
@@ -237,6 +246,12 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("--device cuda: no CUDA device available")
     torch.set_num_threads(args.threads)
     warnings.filterwarnings("ignore", message="Reached max decoder steps")  # torchaudio, forced lengths
+    audio_config = AudioConfig()
+    try:  # before the models: a --vocoder that does not load or fit the features ends the run at once, in one line
+        spectral, spectral_what = cpu_vocoder(args.vocoder, audio_config=audio_config, seed=args.seed)
+    except GstTtsError as exc:
+        print(f"bench_speed: error: {exc}", file=sys.stderr)
+        return 2
 
     symbols = SymbolTable()
     n_symbols = len(symbols)
@@ -283,13 +298,12 @@ def main(argv: list[str] | None = None) -> int:
         infer_fns["ours_int8"] = lambda: ours_infer(ours_int8, text1, len1, infer_frames)
     infer = time_side_by_side(infer_fns, repeats, device)
 
-    # ---- end-to-end RTF: text → mel → Griffin-Lim waveform
-    audio_config = AudioConfig()
-    vocoder = GriffinLimVocoder(audio_config, n_iter=args.griffin_lim_iters)
+    # ---- end-to-end RTF: text → mel → waveform, by the project's CPU vocoder and by Griffin-Lim
+    griffin_lim = GriffinLimVocoder(audio_config, n_iter=args.griffin_lim_iters)
     mel_stats = MelStats(torch.full((N_MELS,), -5.0), torch.full((N_MELS,), 2.0))  # plausible LJSpeech-like scale
     audio_seconds: dict[str, float] = {}
 
-    def ours_synthesize(model: GSTTacotron = ours, name: str = "ours") -> None:
+    def ours_synthesize(model: GSTTacotron, name: str, vocoder: Callable) -> None:
         ids = symbols.encode(SENTENCE).unsqueeze(0).to(device)
         mel = ours_infer(model, ids, torch.tensor([ids.shape[1]], device=device), rtf_frames)[0]
         audio = vocoder(mel_stats.denormalize(mel).cpu())
@@ -298,12 +312,14 @@ def main(argv: list[str] | None = None) -> int:
     def peer_synthesize() -> None:
         ids = symbols.encode(SENTENCE).unsqueeze(0).to(device)
         mel = peer_infer(peer, ids, torch.tensor([ids.shape[1]], device=device), rtf_frames)[0]
-        audio = vocoder(mel.cpu())
+        audio = griffin_lim(mel.cpu())
         audio_seconds["torchaudio"] = len(audio) / audio_config.sample_rate
 
-    rtf_fns = {"ours": ours_synthesize, "torchaudio": peer_synthesize}
+    rtf_fns = {"ours": lambda: ours_synthesize(ours, "ours", spectral),
+               "ours_griffin_lim": lambda: ours_synthesize(ours, "ours_griffin_lim", griffin_lim),
+               "torchaudio": peer_synthesize}
     if ours_int8 is not None:
-        rtf_fns["ours_int8"] = lambda: ours_synthesize(ours_int8, "ours_int8")
+        rtf_fns["ours_int8"] = lambda: ours_synthesize(ours_int8, "ours_int8", spectral)
     rtf_times = time_side_by_side(rtf_fns, repeats, device)
     rtf = {name: median(t) / audio_seconds[name] for name, t in rtf_times.items()}
 
@@ -316,12 +332,12 @@ def main(argv: list[str] | None = None) -> int:
         (f"train step, s (median of {repeats}; lower is better)", train_s, "{:.3f}"),
         ("train throughput, mel frames/s (higher is better)", frames_per_s, "{:.1f}"),
         (f"inference, ms / decoder frame (batch 1, {infer_frames} frames)", infer_ms, "{:.2f}"),
-        (f"synthesis RTF incl. Griffin-Lim {args.griffin_lim_iters} it ({device.type})", rtf, "{:.3f}"),
+        (f"synthesis RTF incl. Griffin-Lim {args.griffin_lim_iters} it ({device.type})", {**rtf, "ours": rtf["ours_griffin_lim"]},
+         "{:.3f}"),
         ("parameters, M", {k: v / 1e6 for k, v in params.items()}, "{:.2f}"),
     ]
     if ours_int8 is not None:  # ours with --int8 in the "ours" column, the same torchaudio figures
         rows.insert(3, ("inference, ms / decoder frame, ours with --int8", {**infer_ms, "ours": infer_ms["ours_int8"]}, "{:.2f}"))
-        rows.insert(5, ("synthesis RTF, ours with --int8", {**rtf, "ours": rtf["ours_int8"]}, "{:.3f}"))
     print()
     header = f"{'metric':<58} {'ours':>10} {'torchaudio':>11} {'ratio':>7}"
     print(header)
@@ -331,6 +347,11 @@ def main(argv: list[str] | None = None) -> int:
               f" {values['ours'] / values['torchaudio']:7.3f}")
     print(f"(ratio = ours / torchaudio; RTF sentence: {len(SENTENCE)} characters, {rtf_frames} forced frames ="
           f" {audio_seconds['ours']:.2f} s of audio; RTF uses the model on {device.type}, Griffin-Lim on cpu)")
+    print(f"end-to-end RTF of ours, the same sentence and forced frames, vocoders on cpu ({torch.get_num_threads()} threads):")
+    print(f"  {rtf['ours']:.3f}  with the project's CPU vocoder: {spectral_what}")
+    print(f"  {rtf['ours_griffin_lim']:.3f}  with Griffin-Lim, {args.griffin_lim_iters} iterations")
+    if ours_int8 is not None:
+        print(f"  {rtf['ours_int8']:.3f}  ours with --int8, with the project's CPU vocoder")
     int8_mad = None
     if ours_int8 is not None:
         valid_lengths = batch["mel_lengths"]
@@ -374,6 +395,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"train_step_ratio_vs_torchaudio={train_s['ours'] / train_s['torchaudio']:.3f}")
     print(f"infer_frame_ratio_vs_torchaudio={infer_ms['ours'] / infer_ms['torchaudio']:.3f}")
     print(f"rtf_{device.type}={rtf['ours']:.3f}")
+    print(f"rtf_{device.type}_griffin_lim={rtf['ours_griffin_lim']:.3f}")
     if ours_int8 is not None:
         print(f"infer_frame_ratio_vs_torchaudio_int8={infer_ms['ours_int8'] / infer_ms['torchaudio']:.3f}")
         print(f"rtf_cpu_int8={rtf['ours_int8']:.3f}")
