@@ -63,8 +63,8 @@ def pghi_phase(
             call in a process pays for the compiled kernel: about 1.4 s to compile where numba
             finds no cache (``cache=True``: ``__pycache__`` beside this file, or the user's cache
             folder where that is read-only), about 0.4 s to load it from the cache after that (2
-            busy CPU cores; :func:`warm_up_pghi` pays it ahead). Then 10 s of speech take about
-            50 ms where the Python loop takes 0.8–1.7 s.
+            CPU cores; :func:`warm_up_pghi` pays it ahead). Then 10 s of speech take about
+            60 ms where the Python loop takes 0.9 s.
 
     Returns:
         ``(n_fft // 2 + 1, frames)`` float64 phase in radians.
