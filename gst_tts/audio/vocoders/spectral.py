@@ -211,11 +211,11 @@ class SpectralVocoder:
         audio_config: the feature settings of the mels it gets (the STFT's settings come from it).
         magnitude_power: the estimated magnitude is raised to this power, then rescaled to its
             original energy: values above 1 deepen the valleys between harmonics. Default 1.15.
-        n_iter: fast Griffin-Lim iterations after PGHI. Default 16: on copy synthesis of 16
-            held-out demo-corpus clips and 6 LJSpeech clips, 16 iterations scored within 0.03 of
-            32's mean wide-band PESQ (both demo vocoders, with and without a pitch head) at half
-            their cost, which makes the whole vocoder cheaper than Griffin-Lim's 32 iterations
-            (``docs/results/2026-11-28-pghi-numba.md``).
+        n_iter: fast Griffin-Lim iterations after PGHI. Default 16: in copy synthesis (16 held-out
+            demo-corpus clips and 6 LJSpeech clips through the demo's pitch-head vocoder, 12 clips
+            through its plain one) 16 iterations scored within 0.03 of 32's mean wide-band PESQ at
+            half their cost, which makes the whole vocoder cheaper than Griffin-Lim's 32
+            iterations (``docs/results/2026-11-28-pghi-numba.md``).
         momentum: their momentum. Default 0.99.
         device: where the network runs. Default CPU.
     """
