@@ -3,6 +3,7 @@
 Usage::
 
     python benchmarks/bench_speed.py [--threads 2] [--repeats 5] [--device cpu|cuda] [--variants [LIST]] [--quick]
+                                     [--vocoder PATH]
 
 Both models are built from ``conf/model/tacotron2.yaml`` (embedding 512, encoder 512, attention
 128, location 32 × 31, attention/decoder LSTM 1024, prenet 256, postnet 512 × 5, r = 1, 80 mels)
@@ -23,12 +24,16 @@ Measured:
   ``decoder.gate_threshold = 1.0``, ``decoder.decoder_max_step = frames``). It includes the encoder
   and postnet once; prenet dropout stays on in both, as both do at inference.
 * real-time factor: compute seconds / audio seconds for a 60-character sentence, text → mel →
-  waveform with ``gst_tts.audio.vocoders.griffin_lim.GriffinLimVocoder`` (32 iterations), with ``--rtf-frames`` forced
-  decoder steps (default 345 ≈ 4.0 s of audio, LJSpeech's ~15 characters/s; random weights never
-  stop on their own). Ours is the headline (``rtf_cpu``); torchaudio's, through the same
-  Griffin-Lim, is printed for reference.
+  waveform, with ``--rtf-frames`` forced decoder steps (default 345 ≈ 4.0 s of audio, LJSpeech's
+  ~15 characters/s; random weights never stop on their own). The headline (``rtf_cpu``) is ours
+  with the project's CPU vocoder, the spectral vocoder (``conf/vocoder/cpu_small.yaml``: what
+  ``make demo`` trains and ``--vocoder auto`` picks), untrained with seeded random weights unless
+  ``--vocoder PATH`` names a trained one (PGHI's work depends on the magnitude it sees). Beside it,
+  the same forced frames through ``gst_tts.audio.vocoders.griffin_lim.GriffinLimVocoder`` (32
+  iterations, ``rtf_cpu_griffin_lim``); torchaudio's model, through the same Griffin-Lim, is in the
+  table beside ours with Griffin-Lim.
 * time to first audio: seconds from ``Synthesizer.stream`` of the same 60-character sentence (our
-  model, neutral style, Griffin-Lim, the default chunks: a first one of 8 frames) to its first
+  model, neutral style, the project's CPU vocoder as for ``rtf_cpu``, the default chunks: a first one of 8 frames) to its first
   audio chunk, which needs those 8 frames, the vocoder's 8 frames of context and the postnet's
   reach (10 frames at paper sizes) decoded: 26 decoder steps at r = 1. The same measurement under
   ``--quick`` (one repeat). Ours only: torchaudio's Tacotron2 does not stream.
@@ -43,10 +48,12 @@ Prints a table (ours, torchaudio, ratio = ours / torchaudio) and then, for tools
 
     train_step_ratio_vs_torchaudio=X     (< 1: ours is faster)
     infer_frame_ratio_vs_torchaudio=X    (< 1: ours is faster)
-    rtf_cpu=X                            (rtf_cuda=X with --device cuda: model on GPU, Griffin-Lim on CPU)
+    rtf_cpu=X                            (ours + the spectral vocoder; rtf_cuda=X with --device cuda: model on GPU, vocoder on CPU)
+    rtf_cpu_griffin_lim=X                (ours + Griffin-Lim, the same forced frames)
     time_to_first_audio_s=X              (Synthesizer.stream of the 60-character sentence to its first chunk)
+    onnx_infer_frame_ratio_vs_torch=X    (CPU only: the exported model in gst_tts.runtime vs ours in torch, per frame)
     infer_frame_ratio_vs_torchaudio_int8=X   (CPU only: ours with --int8, int8 recurrent weights)
-    rtf_cpu_int8=X
+    rtf_cpu_int8=X                       (ours with --int8 + the spectral vocoder)
     int8_mel_mad=X                       (teacher-forced postnet mel, --int8 vs fp32, mean |Δ|)
     train_frames_per_s_ours=X
     train_frames_per_s_torchaudio=X
@@ -76,15 +83,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from gst_tts.audio.features import AudioConfig, MelStats  # noqa: E402
+from gst_tts.audio.vocoders import Vocoder  # noqa: E402
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder  # noqa: E402
 from gst_tts.inference.synthesizer import Synthesizer  # noqa: E402
 from gst_tts.model import GSTTacotron  # noqa: E402
 from gst_tts.text.symbols import SymbolTable  # noqa: E402
+from gst_tts.errors import GstTtsError  # noqa: E402
 from gst_tts.training.losses import TacotronLoss  # noqa: E402
 
 from common import (  # noqa: E402  (benchmarks/ is on the path)
-    N_MELS, build_models, collate_longest_text_first, load_config, ours_train_step, peer_train_step, random_item,
-    synchronize,
+    N_MELS, build_models, collate_longest_text_first, cpu_vocoder, load_config, ours_train_step, peer_train_step,
+    random_item, synchronize,
 )
 
 # 60 characters (61 ids with the end-of-sequence symbol).
@@ -151,7 +160,7 @@ def peer_infer(model: nn.Module, text: torch.Tensor, lengths: torch.Tensor, fram
     return mel_postnet.transpose(1, 2)  # (batch, frames, n_mels)
 
 
-def time_to_first_audio(model: GSTTacotron, vocoder: GriffinLimVocoder, mel_stats: MelStats, repeats: int,
+def time_to_first_audio(model: GSTTacotron, vocoder: Vocoder, mel_stats: MelStats, repeats: int,
                         device: torch.device) -> tuple[float, int]:
     """Median seconds from ``Synthesizer.stream(SENTENCE)`` to its first audio chunk (style neutral,
     default chunk size), and the samples in that chunk. The stream is closed after its first
@@ -165,6 +174,45 @@ def time_to_first_audio(model: GSTTacotron, vocoder: GriffinLimVocoder, mel_stat
         stream.close()
 
     return median(time_side_by_side({"ours": first_chunk}, repeats, device)["ours"]), first[-1]
+
+
+def onnx_frame_ms(model: GSTTacotron, audio_config: AudioConfig, mel_stats: MelStats, frames: int,
+                  repeats: int) -> dict[str, float] | None:
+    """ms per decoder frame of the exported model in :class:`gst_tts.runtime.OnnxSynthesizer`
+    (onnxruntime, as many threads as torch) against the same model's ``infer()``, side by side:
+    batch 1, the RTF sentence, exactly ``frames`` steps each. None (with a note) when the export
+    dependencies are not installed."""
+    import tempfile
+
+    import numpy as np
+
+    try:
+        from gst_tts.export.exporter import export_synthesizer
+        from gst_tts.inference.decoding import DecodingConfig
+        from gst_tts.runtime import OnnxSynthesizer
+    except ImportError as error:
+        print(f"note: ONNX row skipped: {error} (pip install -e '.[export,onnx]')")
+        return None
+    symbols = SymbolTable()
+    ids = symbols.encode(SENTENCE).unsqueeze(0)
+    lengths = torch.tensor([ids.shape[1]])
+    with tempfile.TemporaryDirectory(prefix="bench-onnx-") as folder:
+        export_synthesizer(Synthesizer(model, symbols, audio_config, mel_stats, device=torch.device("cpu")), folder)
+        runtime = OnnxSynthesizer.from_dir(folder, vocoder="griffin-lim", threads=torch.get_num_threads())
+    # Never stops on its token; the frame bound is exactly `frames` (max_seconds a half frame short of frames + 1).
+    decoding = DecodingConfig(stop_threshold=1.0, max_frames_per_symbol=float(frames),
+                              max_seconds=(frames - 0.5) * audio_config.hop_length / audio_config.sample_rate,
+                              attention_window=None, stop_end_tolerance=None)
+    weights = np.full((1, model.n_heads, model.n_tokens), 1.0 / model.n_tokens, dtype=np.float32)
+    masks = runtime._masks(np.random.default_rng(0))  # the prenet dropout the runtime draws at synthesis
+
+    def onnx_infer() -> None:
+        out = runtime.decode(ids.numpy(), lengths.numpy(), weights, decoding=decoding, prenet_masks=masks)
+        assert out.mel_postnet.shape[1] == frames, out.mel_postnet.shape
+
+    times = time_side_by_side({"torch": lambda: ours_infer(model, ids, lengths, frames), "onnx": onnx_infer},
+                              repeats, torch.device("cpu"))
+    return {name: median(t) / frames * 1e3 for name, t in times.items()}
 
 
 # --------------------------------------------------------------------------- numeric variants (ours only)
@@ -241,6 +289,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--infer-frames", type=int, default=None, help="forced decoder steps at batch 1 (default 200; 16 with --quick)")
     p.add_argument("--rtf-frames", type=int, default=None, help="forced decoder steps for the RTF sentence (default 345; 32 with --quick)")
     p.add_argument("--griffin-lim-iters", type=int, default=32)
+    p.add_argument("--vocoder", type=Path, default=None,
+                   help="a trained vocoder file for rtf_cpu (default: the cpu_small spectral vocoder, untrained, seeded)")
     p.add_argument("--variants", nargs="?", const=",".join(ALL_VARIANTS), default="",
                    help=f"also measure numeric variants of our inference; comma list from {', '.join(ALL_VARIANTS)} (bare flag: all)")
     p.add_argument("--model-config", type=Path, default=ROOT / "conf" / "model" / "tacotron2.yaml")
@@ -260,6 +310,12 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("--device cuda: no CUDA device available")
     torch.set_num_threads(args.threads)
     warnings.filterwarnings("ignore", message="Reached max decoder steps")  # torchaudio, forced lengths
+    audio_config = AudioConfig()
+    try:  # before the models: a --vocoder that does not load or fit the features ends the run at once, in one line
+        spectral, spectral_what = cpu_vocoder(args.vocoder, audio_config=audio_config, seed=args.seed)
+    except GstTtsError as exc:
+        print(f"bench_speed: error: {exc}", file=sys.stderr)
+        return 2
 
     symbols = SymbolTable()
     n_symbols = len(symbols)
@@ -306,13 +362,12 @@ def main(argv: list[str] | None = None) -> int:
         infer_fns["ours_int8"] = lambda: ours_infer(ours_int8, text1, len1, infer_frames)
     infer = time_side_by_side(infer_fns, repeats, device)
 
-    # ---- end-to-end RTF: text → mel → Griffin-Lim waveform
-    audio_config = AudioConfig()
-    vocoder = GriffinLimVocoder(audio_config, n_iter=args.griffin_lim_iters)
+    # ---- end-to-end RTF: text → mel → waveform, by the project's CPU vocoder and by Griffin-Lim
+    griffin_lim = GriffinLimVocoder(audio_config, n_iter=args.griffin_lim_iters)
     mel_stats = MelStats(torch.full((N_MELS,), -5.0), torch.full((N_MELS,), 2.0))  # plausible LJSpeech-like scale
     audio_seconds: dict[str, float] = {}
 
-    def ours_synthesize(model: GSTTacotron = ours, name: str = "ours") -> None:
+    def ours_synthesize(model: GSTTacotron, name: str, vocoder: Callable) -> None:
         ids = symbols.encode(SENTENCE).unsqueeze(0).to(device)
         mel = ours_infer(model, ids, torch.tensor([ids.shape[1]], device=device), rtf_frames)[0]
         audio = vocoder(mel_stats.denormalize(mel).cpu())
@@ -321,15 +376,18 @@ def main(argv: list[str] | None = None) -> int:
     def peer_synthesize() -> None:
         ids = symbols.encode(SENTENCE).unsqueeze(0).to(device)
         mel = peer_infer(peer, ids, torch.tensor([ids.shape[1]], device=device), rtf_frames)[0]
-        audio = vocoder(mel.cpu())
+        audio = griffin_lim(mel.cpu())
         audio_seconds["torchaudio"] = len(audio) / audio_config.sample_rate
 
-    rtf_fns = {"ours": ours_synthesize, "torchaudio": peer_synthesize}
+    rtf_fns = {"ours": lambda: ours_synthesize(ours, "ours", spectral),
+               "ours_griffin_lim": lambda: ours_synthesize(ours, "ours_griffin_lim", griffin_lim),
+               "torchaudio": peer_synthesize}
     if ours_int8 is not None:
-        rtf_fns["ours_int8"] = lambda: ours_synthesize(ours_int8, "ours_int8")
+        rtf_fns["ours_int8"] = lambda: ours_synthesize(ours_int8, "ours_int8", spectral)
     rtf_times = time_side_by_side(rtf_fns, repeats, device)
     rtf = {name: median(t) / audio_seconds[name] for name, t in rtf_times.items()}
-    first_audio_s, first_samples = time_to_first_audio(ours, vocoder, mel_stats, repeats, device)
+    first_audio_s, first_samples = time_to_first_audio(ours, spectral, mel_stats, repeats, device)
+    onnx_ms = onnx_frame_ms(ours, audio_config, mel_stats, infer_frames, repeats) if device.type == "cpu" else None
 
     # ---- table
     params = {"ours": sum(x.numel() for x in ours.parameters()), "torchaudio": sum(x.numel() for x in peer.parameters())}
@@ -340,12 +398,12 @@ def main(argv: list[str] | None = None) -> int:
         (f"train step, s (median of {repeats}; lower is better)", train_s, "{:.3f}"),
         ("train throughput, mel frames/s (higher is better)", frames_per_s, "{:.1f}"),
         (f"inference, ms / decoder frame (batch 1, {infer_frames} frames)", infer_ms, "{:.2f}"),
-        (f"synthesis RTF incl. Griffin-Lim {args.griffin_lim_iters} it ({device.type})", rtf, "{:.3f}"),
+        (f"synthesis RTF incl. Griffin-Lim {args.griffin_lim_iters} it ({device.type})", {**rtf, "ours": rtf["ours_griffin_lim"]},
+         "{:.3f}"),
         ("parameters, M", {k: v / 1e6 for k, v in params.items()}, "{:.2f}"),
     ]
     if ours_int8 is not None:  # ours with --int8 in the "ours" column, the same torchaudio figures
         rows.insert(3, ("inference, ms / decoder frame, ours with --int8", {**infer_ms, "ours": infer_ms["ours_int8"]}, "{:.2f}"))
-        rows.insert(5, ("synthesis RTF, ours with --int8", {**rtf, "ours": rtf["ours_int8"]}, "{:.3f}"))
     print()
     header = f"{'metric':<58} {'ours':>10} {'torchaudio':>11} {'ratio':>7}"
     print(header)
@@ -355,9 +413,17 @@ def main(argv: list[str] | None = None) -> int:
               f" {values['ours'] / values['torchaudio']:7.3f}")
     print(f"(ratio = ours / torchaudio; RTF sentence: {len(SENTENCE)} characters, {rtf_frames} forced frames ="
           f" {audio_seconds['ours']:.2f} s of audio; RTF uses the model on {device.type}, Griffin-Lim on cpu)")
+    print(f"end-to-end RTF of ours, the same sentence and forced frames, vocoders on cpu ({torch.get_num_threads()} threads):")
+    print(f"  {rtf['ours']:.3f}  with the project's CPU vocoder: {spectral_what}")
+    print(f"  {rtf['ours_griffin_lim']:.3f}  with Griffin-Lim, {args.griffin_lim_iters} iterations")
+    if ours_int8 is not None:
+        print(f"  {rtf['ours_int8']:.3f}  ours with --int8, with the project's CPU vocoder")
     print(f"(time to first audio, ours only (torchaudio's Tacotron2 does not stream): Synthesizer.stream of the"
-          f" {len(SENTENCE)}-character sentence to its first chunk ({first_samples} samples, Griffin-Lim"
-          f" {args.griffin_lim_iters} it): {first_audio_s:.3f} s)")
+          f" {len(SENTENCE)}-character sentence to its first chunk ({first_samples} samples, the project's"
+          f" CPU vocoder): {first_audio_s:.3f} s)")
+    if onnx_ms is not None:
+        print(f"(ONNX export of ours in the torch-free runtime (onnxruntime, {torch.get_num_threads()} threads), batch 1,"
+              f" {infer_frames} frames: {onnx_ms['onnx']:.2f} ms / decoder frame against torch's {onnx_ms['torch']:.2f})")
     int8_mad = None
     if ours_int8 is not None:
         valid_lengths = batch["mel_lengths"]
@@ -402,6 +468,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"infer_frame_ratio_vs_torchaudio={infer_ms['ours'] / infer_ms['torchaudio']:.3f}")
     print(f"rtf_{device.type}={rtf['ours']:.3f}")
     print(f"time_to_first_audio_s={first_audio_s:.3f}")
+    print(f"rtf_{device.type}_griffin_lim={rtf['ours_griffin_lim']:.3f}")
+    if onnx_ms is not None:
+        print(f"onnx_infer_frame_ratio_vs_torch={onnx_ms['onnx'] / onnx_ms['torch']:.3f}")
     if ours_int8 is not None:
         print(f"infer_frame_ratio_vs_torchaudio_int8={infer_ms['ours_int8'] / infer_ms['torchaudio']:.3f}")
         print(f"rtf_cpu_int8={rtf['ours_int8']:.3f}")

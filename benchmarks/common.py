@@ -59,6 +59,38 @@ def random_tiny_checkpoint(directory: Path) -> Path:
     ))
 
 
+# --------------------------------------------------------------------------- the project's CPU vocoder
+
+
+def cpu_vocoder(path: Path | None, *, audio_config: AudioConfig, seed: int):
+    """The project's CPU vocoder and one line saying which it is.
+
+    That is the spectral vocoder of ``conf/vocoder/cpu_small.yaml``: what ``make demo`` trains and
+    ``--vocoder auto`` picks beside a demo checkpoint. ``path``: a trained vocoder file, loaded on
+    the CPU as ``--vocoder PATH`` loads it. Without one, the estimator at that preset's sizes with
+    seeded random weights: its output layers start at zero, so its magnitude is the mel
+    pseudo-inverse and its pitch head says 150 Hz, half voiced. PGHI's work depends on the
+    magnitude it gets (how much lies within its tolerance of the loudest), so a trained vocoder's
+    time can differ: give ``path`` to measure one.
+    """
+    import yaml
+
+    from gst_tts.audio.vocoders import load_vocoder
+    from gst_tts.audio.vocoders.checkpoint import SPECTRAL_KIND
+    from gst_tts.audio.vocoders.spectral import SpectralVocoder
+    from gst_tts.training.builders import build_generator
+
+    if path is not None:
+        vocoder = load_vocoder(path, audio_config=audio_config, device="cpu")
+        return vocoder, f"{path} ({type(vocoder).__name__})"
+    preset = yaml.safe_load((ROOT / "conf" / "vocoder" / "cpu_small.yaml").read_text())
+    torch.manual_seed(seed)
+    estimator, _ = build_generator(preset["generator"], audio_config=audio_config, kind=SPECTRAL_KIND)
+    return (SpectralVocoder(estimator, audio_config=audio_config, device="cpu"),
+            f"spectral vocoder, conf/vocoder/cpu_small.yaml sizes, UNTRAINED (seeded random weights, seed {seed});"
+            f" give --vocoder PATH to time a trained one")
+
+
 # --------------------------------------------------------------------------- ours vs torchaudio's Tacotron2
 
 

@@ -24,7 +24,7 @@ DISTRIBUTION = "gst-tts"
 # Imported for real: binary packages that can fail to load beside each other.
 _IMPORTED = ("numpy", "torch", "torchaudio", "soundfile")
 # Only looked for: importing them costs time on every start, and they have no binary pairing.
-_PRESENT = ("librosa", "scipy", "pesq", "hydra", "omegaconf", "matplotlib", "tensorboard", "tqdm", "inflect",
+_PRESENT = ("librosa", "scipy", "numba", "pesq", "hydra", "omegaconf", "matplotlib", "tensorboard", "tqdm", "inflect",
             "unidecode", "espeakng_loader")
 # Module name → distribution name, where they differ.
 _DISTRIBUTIONS = {"hydra": "hydra-core", "espeakng_loader": "espeakng-loader"}

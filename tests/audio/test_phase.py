@@ -10,7 +10,8 @@ import pytest
 import torch
 import torchaudio
 
-from gst_tts.audio.vocoders.phase import fast_griffin_lim, pghi_phase
+from gst_tts.audio.vocoders import phase as phase_module
+from gst_tts.audio.vocoders.phase import fast_griffin_lim, pghi_phase, warm_up_pghi
 
 SR, N_FFT, HOP = 22050, 1024, 256
 STFT = dict(n_fft=N_FFT, hop_length=HOP, win_length=N_FFT)
@@ -98,3 +99,60 @@ def test_fast_griffin_lim_length_and_dtype():
     audio = fast_griffin_lim(magnitude, phase, **STFT, n_iter=2)
     assert audio.shape == (11 * HOP,) and audio.dtype == torch.float32 and torch.isfinite(audio).all()
     assert fast_griffin_lim(magnitude, phase, **STFT, n_iter=0, length=1000).shape == (1000,)
+
+
+# ---------------------------------------------------------------- the compiled heap loop against the Python one
+
+
+def both_backends(log_magnitude: np.ndarray, **kwargs) -> tuple[np.ndarray, np.ndarray]:
+    settings = {**STFT, **kwargs}
+    return pghi_phase(log_magnitude, **settings, backend="numba"), pghi_phase(log_magnitude, **settings, backend="python")
+
+
+def test_compiled_pghi_equals_the_python_reference_on_a_harmonic_signal(harmonic):
+    log_magnitude = log_of(stft(harmonic).abs())
+    compiled, reference = both_backends(log_magnitude)
+    integrated = log_magnitude >= log_magnitude.max() - 10.0
+    assert integrated.sum() > 1000  # the heap did real work, not only the random fill
+    np.testing.assert_array_equal(compiled, reference)
+
+
+@pytest.mark.parametrize("case", ["one frame", "two frames", "all equal", "islands"])
+def test_compiled_pghi_equals_the_python_reference_on_edge_cases(case):
+    rng = np.random.default_rng(3)
+    bins = N_FFT // 2 + 1
+    log_magnitude = {
+        "one frame": rng.normal(size=(bins, 1)),
+        "two frames": rng.normal(size=(bins, 2)),
+        # every coefficient ties: the order comes from the tie-break alone
+        "all equal": np.full((bins, 7), -2.5),
+        # loud specks in silence: the heap runs empty and restarts many times
+        "islands": np.where(rng.random((bins, 40)) < 0.05, 0.0, -30.0) + rng.normal(size=(bins, 40)),
+    }[case]
+    compiled, reference = both_backends(log_magnitude)
+    assert compiled.shape == log_magnitude.shape and np.isfinite(compiled).all()
+    np.testing.assert_array_equal(compiled, reference)
+
+
+@pytest.mark.parametrize("tolerance", [0.0, -1.0])
+def test_compiled_pghi_equals_the_python_reference_when_the_tolerance_cuts_everything(harmonic, tolerance):
+    # 0: only the loudest coefficient is integrated (a region of one); below 0: none, all random phase.
+    log_magnitude = log_of(stft(harmonic).abs())
+    compiled, reference = both_backends(log_magnitude, tolerance=tolerance)
+    np.testing.assert_array_equal(compiled, reference)
+    random_only = pghi_phase(log_magnitude, **STFT, tolerance=tolerance, seed=1)
+    changed = compiled != random_only
+    assert changed.sum() >= log_magnitude.size - (1 if tolerance == 0.0 else 0)
+
+
+def test_unknown_pghi_backend_is_refused():
+    with pytest.raises(ValueError, match="backend 'cython'"):
+        pghi_phase(np.zeros((N_FFT // 2 + 1, 3)), **STFT, backend="cython")
+
+
+def test_warm_up_compiles_the_kernel_the_default_backend_calls(harmonic):
+    warm_up_pghi()
+    compiled = phase_module._compiled_integrate()
+    assert len(compiled.signatures) == 1  # the tiny warm-up call compiled for the types a real call passes
+    pghi_phase(log_of(stft(harmonic).abs()), **STFT)
+    assert len(compiled.signatures) == 1  # ...so the real call compiled nothing new

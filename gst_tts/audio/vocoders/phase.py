@@ -14,6 +14,10 @@ loudest one already reached, so errors accumulate in quiet regions where they ma
 Coefficients more than ``tolerance`` nepers under the maximum get random phase. A few iterations
 of fast Griffin-Lim (Perraudin et al. 2013) then polish the result.
 
+The heap loop runs compiled by numba (``_integrate_kernel``); the plain Python loop it was
+translated from (``_integrate_python``, ``pghi_phase(..., backend="python")``) stays as the
+readable reference, and the tests hold the two to the same phase, bit for bit.
+
 On true magnitudes of 8 held-out demo-corpus clips, PGHI plus 32 fast Griffin-Lim iterations
 reached wide-band PESQ 3.9, against 2.7 for 32 iterations from random phase (the prototype behind
 the spectral vocoder; ``benchmarks/README.md``).
@@ -21,12 +25,13 @@ the spectral vocoder; ``benchmarks/README.md``).
 
 from __future__ import annotations
 
+import functools
 import heapq
 
 import numpy as np
 import torch
 
-__all__ = ["HANN_LAMBDA", "pghi_phase", "fast_griffin_lim"]
+__all__ = ["HANN_LAMBDA", "pghi_phase", "warm_up_pghi", "fast_griffin_lim"]
 
 #: λ / win_length² of the Gaussian that best matches a Hann window (Průša et al. 2017).
 HANN_LAMBDA = 0.25645
@@ -42,6 +47,7 @@ def pghi_phase(
     win_length: int,
     tolerance: float = 10.0,
     seed: int = 0,
+    backend: str = "numba",
 ) -> np.ndarray:
     """Phase for a Hann-window STFT magnitude, in ``torch.stft``'s convention (``center=True``).
 
@@ -51,11 +57,21 @@ def pghi_phase(
         tolerance: coefficients more than this many nepers under the loudest get random phase
             (10 nepers ≈ 87 dB). Default 10.
         seed: seed of those random phases, so the output is deterministic. Default 0.
+        backend: ``"numba"`` (default), the heap integration compiled; ``"python"``, the same
+            integration as a plain Python loop (:func:`_integrate_python`), the readable reference
+            the compiled one is tested against. Both give the same phase, bit for bit. The first
+            call in a process pays for the compiled kernel: about 1.4 s to compile where numba
+            finds no cache (``cache=True``: ``__pycache__`` beside this file, or the user's cache
+            folder where that is read-only), about 0.4 s to load it from the cache after that (2
+            CPU cores; :func:`warm_up_pghi` pays it ahead). Then 10 s of speech take about
+            60 ms where the Python loop takes 0.9 s.
 
     Returns:
         ``(n_fft // 2 + 1, frames)`` float64 phase in radians.
     """
-    s = np.asarray(log_magnitude, dtype=np.float64)
+    if backend not in _BACKENDS:
+        raise ValueError(f"pghi_phase backend {backend!r}: choose from {', '.join(_BACKENDS)}")
+    s = np.ascontiguousarray(log_magnitude, dtype=np.float64)
     bins, frames = s.shape
     lam = HANN_LAMBDA * win_length**2
     ds_dw = np.zeros_like(s)  # ∂s/∂ω, ω in cycles per sample (one bin = 1 / n_fft)
@@ -68,7 +84,32 @@ def pghi_phase(
     phase = np.zeros_like(s)
     done = s < s.max() - tolerance
     phase[done] = np.random.default_rng(seed).uniform(-np.pi, np.pi, int(done.sum()))
-    order = np.argsort(-s, axis=None)  # where to start again when a region is exhausted
+    # Where to start again when a region is exhausted: the coefficients to integrate, loudest first
+    # (sorting only those: the sort is a third of the compiled path's time).
+    candidates = np.flatnonzero(~done)
+    order = candidates[np.argsort(-s.ravel()[candidates])]
+    integrate = _integrate_python if backend == "python" else _compiled_integrate()
+    integrate(s, phase_dx, phase_dw, phase, done, order, float(hop_length), float(n_fft))
+    # torch.stft references each frame's phase to its first sample, n_fft / 2 before its centre.
+    return phase - np.pi * np.arange(bins)[:, None]
+
+
+_BACKENDS = ("numba", "python")
+
+
+def _integrate_python(
+    s: np.ndarray, phase_dx: np.ndarray, phase_dw: np.ndarray, phase: np.ndarray, done: np.ndarray,
+    order: np.ndarray, hop: float, n_fft: float,
+) -> None:
+    """The heap integration, in place: fills ``phase`` wherever ``done`` is False, and sets ``done``.
+
+    ``s``, ``phase_dx``, ``phase_dw``, ``phase``: ``(bins, frames)`` float64 (log magnitude,
+    ∂φ/∂x in radians per sample, ∂φ/∂ω in radians per cycle per sample, the phase); ``done``:
+    ``(bins, frames)`` bool; ``order``: flat indices of ``s`` loudest first, where a new region
+    starts when the heap runs empty. The heap orders by ``(-s, bin, frame)``, a total order, so
+    the coefficients are reached in one sequence whatever the heap's implementation.
+    """
+    bins, frames = s.shape
     next_start = 0
     remaining = int((~done).sum())
     heap: list[tuple[float, int, int]] = []
@@ -85,14 +126,99 @@ def pghi_phase(
             kk, mm = k + dk, m + dm
             if 0 <= kk < bins and 0 <= mm < frames and not done[kk, mm]:
                 if dm:  # along time: trapezoid of ∂φ/∂x over one hop
-                    phase[kk, mm] = phase[k, m] + dm * hop_length * 0.5 * (phase_dx[k, m] + phase_dx[kk, mm])
+                    phase[kk, mm] = phase[k, m] + dm * hop * 0.5 * (phase_dx[k, m] + phase_dx[kk, mm])
                 else:  # along frequency: trapezoid of ∂φ/∂ω over one bin
                     phase[kk, mm] = phase[k, m] + dk / n_fft * 0.5 * (phase_dw[k, m] + phase_dw[kk, mm])
                 done[kk, mm] = True
                 remaining -= 1
                 heapq.heappush(heap, (-s[kk, mm], kk, mm))
-    # torch.stft references each frame's phase to its first sample, n_fft / 2 before its centre.
-    return phase - np.pi * np.arange(bins)[:, None]
+
+
+def _integrate_kernel(
+    s: np.ndarray, phase_dx: np.ndarray, phase_dw: np.ndarray, phase: np.ndarray, done: np.ndarray,
+    order: np.ndarray, hop: float, n_fft: float,
+) -> None:  # pragma: no cover - runs compiled (its Python twin, _integrate_python, is the reference)
+    """:func:`_integrate_python` for numba: the heap is two arrays (key ``-s``, flat index
+    ``bin · frames + frame``), ordered by ``(key, index)`` as ``heapq`` orders ``(-s, bin, frame)``.
+    The arithmetic is the reference's, term for term, so the phases are identical."""
+    bins, frames = s.shape
+    size = bins * frames
+    keys = np.empty(size, np.float64)
+    items = np.empty(size, np.int64)
+    n = 0
+    next_start = 0
+    remaining = 0
+    for k in range(bins):
+        for m in range(frames):
+            if not done[k, m]:
+                remaining += 1
+    while remaining:
+        if n == 0:
+            while done[order[next_start] // frames, order[next_start] % frames]:
+                next_start += 1
+            flat = order[next_start]
+            k, m = flat // frames, flat % frames
+            done[k, m] = True
+            remaining -= 1
+            keys[0], items[0], n = -s[k, m], flat, 1
+        # pop the smallest (key, item): move the last one to the root and sift it down
+        flat = items[0]
+        n -= 1
+        key, item = keys[n], items[n]
+        i = 0
+        while True:
+            child = 2 * i + 1
+            if child >= n:
+                break
+            if child + 1 < n and (keys[child + 1] < keys[child]
+                                  or (keys[child + 1] == keys[child] and items[child + 1] < items[child])):
+                child += 1
+            if keys[child] < key or (keys[child] == key and items[child] < item):
+                keys[i], items[i] = keys[child], items[child]
+                i = child
+            else:
+                break
+        if n > 0:
+            keys[i], items[i] = key, item
+        k, m = flat // frames, flat % frames
+        for j in range(4):
+            dk = 0 if j < 2 else (1 if j == 2 else -1)
+            dm = (1 if j == 0 else -1) if j < 2 else 0
+            kk, mm = k + dk, m + dm
+            if 0 <= kk < bins and 0 <= mm < frames and not done[kk, mm]:
+                if dm:
+                    phase[kk, mm] = phase[k, m] + dm * hop * 0.5 * (phase_dx[k, m] + phase_dx[kk, mm])
+                else:
+                    phase[kk, mm] = phase[k, m] + dk / n_fft * 0.5 * (phase_dw[k, m] + phase_dw[kk, mm])
+                done[kk, mm] = True
+                remaining -= 1
+                # push: sift the new (key, item) up from the end
+                key, item = -s[kk, mm], kk * frames + mm
+                i = n
+                n += 1
+                while i > 0:
+                    parent = (i - 1) // 2
+                    if key < keys[parent] or (key == keys[parent] and item < items[parent]):
+                        keys[i], items[i] = keys[parent], items[parent]
+                        i = parent
+                    else:
+                        break
+                keys[i], items[i] = key, item
+
+
+def warm_up_pghi() -> None:
+    """Compiles (or loads from numba's cache) the kernel :func:`pghi_phase` uses by default, so
+    that the first real call does not pay for it: a vocoder calls this when it is built."""
+    pghi_phase(np.zeros((3, 2)), n_fft=4, hop_length=1, win_length=4)
+
+
+@functools.cache
+def _compiled_integrate():
+    """:func:`_integrate_kernel` compiled by numba (imported here, not at import time: it costs a
+    fraction of a second that only PGHI's callers should pay)."""
+    import numba
+
+    return numba.njit(cache=True, nogil=True)(_integrate_kernel)
 
 
 def fast_griffin_lim(
@@ -127,5 +253,5 @@ def fast_griffin_lim(
         rebuilt = torch.stft(audio, n_fft, hop_length, win_length, window, return_complex=True)
         angles = rebuilt - (momentum / (1.0 + momentum)) * previous
         previous = rebuilt
-        spectrum = magnitude * angles / (angles.abs() + 1e-16)
+        spectrum = magnitude * torch.sgn(angles)  # angles / |angles| (0 at 0) in one pass: twice as fast as dividing
     return torch.istft(spectrum, n_fft, hop_length, win_length, window, length=length)
