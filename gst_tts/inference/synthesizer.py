@@ -25,27 +25,28 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 import logging
-import numbers
 import os
 from typing import Iterator, Sequence
-import warnings
 
 import numpy as np
 import torch
 
-from gst_tts.analysis.alignment import alignment_health
 from gst_tts.audio.features import AudioConfig, MelStats
 from gst_tts.audio.vocoders import Vocoder, load_vocoder
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
 from gst_tts.compute import resolve_device
 from gst_tts.errors import CheckpointError, GstTtsError, TextError, first_line
 from gst_tts.inference.decoding import DecodingConfig
+from gst_tts.inference.requests import (
+    DEFAULT_PAUSE_S, MAX_CLEANED_CHARS, MAX_PAUSE_S, MAX_TEXT_CHARS, DecodedChunk, TextPreparer, assemble, check_options,
+    resolve_styles, text_list, whole,
+)
 from gst_tts.inference.results import ChunkReport, SynthesisResult
 from gst_tts.inference.streaming import DEFAULT_CHUNK_FRAMES, PostnetWindows, RngLanes, VocoderWindows, decode_steps, vocoder_overlap
 from gst_tts.inference.style import Reference, Style, StyleMix, StyleResolver, StyleWeights
 from gst_tts.model import GSTTacotron
-from gst_tts.text.split import DEFAULT_MAX_CHARS, split_text
-from gst_tts.text.symbols import DroppedCharacterWarning, SymbolTable, quote_text
+from gst_tts.text.split import DEFAULT_MAX_CHARS
+from gst_tts.text.symbols import SymbolTable, quote_text
 from gst_tts.checkpoints.acoustic import checkpoint_parts, load_checkpoint, model_from_checkpoint
 
 log = logging.getLogger(__name__)
@@ -55,18 +56,8 @@ __all__ = [
     "MAX_TEXT_CHARS", "MAX_CLEANED_CHARS", "MAX_PAUSE_S", "SEED_RANGE", "DEFAULT_CHUNK_FRAMES",
 ]
 
-#: Silence between the chunks of a long text, in seconds.
-DEFAULT_PAUSE_S = 0.25
-
-#: Longest text synthesized in one call, in characters as given: about 11 minutes of speech, a
-#: long chapter section. It bounds the cleaning work; longer input belongs in several texts (one
-#: paragraph a line with ``synthesize --text-file``).
-MAX_TEXT_CHARS = 10_000
-#: Longest text once cleaned (numbers spelled out: "1,000,000" is 11 characters, "one million"
-#: 11, "777" 3 and "seven hundred seventy-seven" 27): it bounds the chunks, so the frames decoded.
-MAX_CLEANED_CHARS = 4 * MAX_TEXT_CHARS
-#: Longest pause between chunks, in seconds (the silence is allocated whole).
-MAX_PAUSE_S = 10.0
+# DEFAULT_PAUSE_S, MAX_TEXT_CHARS, MAX_CLEANED_CHARS, MAX_PAUSE_S: gst_tts.inference.requests (torch-free, shared
+# with the ONNX runtime), re-exported here.
 #: Seeds torch accepts: a signed or unsigned 64-bit number.
 SEED_RANGE = (-(2**63), 2**64 - 1)
 
@@ -79,14 +70,6 @@ class _Chunk:
     text: str  # cleaned
     ids: torch.Tensor  # (symbols,) eos included
     weights: torch.Tensor  # (n_heads, n_tokens)
-
-
-@dataclass
-class _Decoded:
-    log_mel: torch.Tensor  # (frames, n_mels), CPU float32, not normalised
-    alignment: np.ndarray  # (steps, symbols)
-    stop_probs: np.ndarray  # (steps,)
-    stopped_on_token: bool
 
 
 @contextlib.contextmanager
@@ -153,7 +136,7 @@ class Synthesizer:
         #: Style resolution for this model: ``synth.styles.reference_weights("calm.wav")``,
         #: ``synth.styles.resolve(Style(weights={3: 0.4}))``, ``synth.styles.neutral()``.
         self.styles = StyleResolver(self.model, audio_config, mel_stats, self.device, reference_window=reference_window)
-        self._letter_ids: torch.Tensor | None = None
+        self._text = TextPreparer(symbols, symbols.encode)
 
     @classmethod
     def from_checkpoint(
@@ -280,23 +263,12 @@ class Synthesizer:
                 together with a single style option or not one per text, a bad option.
         """
         _check_options(batch_size, max_chunk_chars, pause_s, decoding, seed)
-        single = isinstance(texts, str)
-        try:
-            text_list = [texts] if single else list(texts)
-        except TypeError:
-            raise TextError(f"texts must be a string or a list of strings, got {type(texts).__name__}") from None
-        if names is not None and len(names) != len(text_list):
-            raise GstTtsError(f"{len(names)} names for {len(text_list)} texts")
-        prepared = [self._prepare_text(t, max_chunk_chars) for t in text_list]
-        if styles is not None:
-            if any(x is not None for x in (reference, style_weights, style_dials, style_mix)):
-                raise GstTtsError("give either styles (one per text) or one of reference, style_weights, style_dials, style_mix")
-            if isinstance(styles, Style) or len(styles) != len(text_list):
-                n = 1 if isinstance(styles, Style) else len(styles)
-                raise GstTtsError(f"styles needs one style per text: {n} for {len(text_list)} texts")
-            weights = self.styles.resolve_all(list(styles))
-        else:
-            weights = [self.styles.resolve(Style(reference=reference, weights=style_weights, dials=style_dials, mix=style_mix))] * len(text_list)
+        single, texts = text_list(texts)
+        if names is not None and len(names) != len(texts):
+            raise GstTtsError(f"{len(names)} names for {len(texts)} texts")
+        prepared = [self._text.prepare(t, max_chunk_chars) for t in texts]
+        weights = resolve_styles(self.styles, len(texts), reference=reference, style_weights=style_weights,
+                                 style_dials=style_dials, style_mix=style_mix, styles=styles)
 
         chunks = [
             _Chunk(i, piece, ids, weights[i])
@@ -306,10 +278,10 @@ class Synthesizer:
         results = []
         with _seeded(seed, self.device):
             decoded = self._decode(chunks, batch_size, decoding)
-            per_text: list[list[tuple[_Chunk, _Decoded]]] = [[] for _ in text_list]
+            per_text: list[list[DecodedChunk]] = [[] for _ in texts]
             for c, d in zip(chunks, decoded):  # chunks are in reading order
-                per_text[c.text_index].append((c, d))
-            for i, text in enumerate(text_list):
+                per_text[c.text_index].append(d)
+            for i, text in enumerate(texts):
                 results.append(self._assemble(text, prepared[i][0], per_text[i], weights[i], pause_s, vocode, decoding))
         for i, r in enumerate(results):
             problems = r.problems()
@@ -358,7 +330,7 @@ class Synthesizer:
         :meth:`synthesize`); a NaN mel or waveform is a ``GstTtsError`` from the iteration.
         """
         chunks = self._stream_chunks(text, style, seed, decoding, max_chunk_chars, pause_s)
-        if not _whole(chunk_frames) or chunk_frames < 1:
+        if not whole(chunk_frames) or chunk_frames < 1:
             raise GstTtsError(f"chunk_frames must be a whole number >= 1, got {chunk_frames!r}")
         if not vocode:
             return self._stream_mel(chunks, seed, decoding)
@@ -372,7 +344,7 @@ class Synthesizer:
             raise TextError(f"stream takes one text (a string), got {type(text).__name__}")
         if style is not None and not isinstance(style, Style):
             raise GstTtsError(f"style must be a Style or None, got {type(style).__name__}")
-        _, pieces = self._prepare_text(text, max_chunk_chars)
+        _, pieces = self._text.prepare(text, max_chunk_chars)
         weights = self.styles.resolve(style or Style())
         return [_Chunk(0, piece, ids, weights) for piece, ids in pieces]
 
@@ -423,7 +395,7 @@ class Synthesizer:
             TextError: a text :meth:`check_text` refuses.
         """
         _check_options(1, max_chunk_chars, 0.0, decoding, None)
-        _, pieces = self._prepare_text(text, max_chunk_chars)
+        _, pieces = self._text.prepare(text, max_chunk_chars)
         bounds = self._bounds(decoding)
         lengths = torch.tensor([len(ids) for _, ids in pieces])
         steps = self.model.step_bounds(lengths, max_frames_per_symbol=bounds["max_frames_per_symbol"], max_frames=bounds["max_frames"])
@@ -438,53 +410,12 @@ class Synthesizer:
         :data:`MAX_TEXT_CHARS` (checked before any cleaning, so a huge text costs nothing), empty or
         without a symbol of the table, punctuation only, or longer than :data:`MAX_CLEANED_CHARS`
         once cleaned. Characters not in the table are warned about (``DroppedCharacterWarning``)."""
-        self._encode_whole(text)
+        self._text.encode_whole(text)
 
-    def _encode_whole(self, text: str) -> tuple[str, torch.Tensor]:
-        """The cleaned text and its ids, the checks of :meth:`check_text` passed."""
-        if not isinstance(text, str):
-            raise TextError(f"text must be a string, got {type(text).__name__}")
-        if len(text) > MAX_TEXT_CHARS:
-            raise TextError(f"text is {len(text):,} characters; one text holds at most {MAX_TEXT_CHARS:,} "
-                            f"(split it into several texts): {quote_text(text)}")
-        ids = self.symbols.encode(text)  # TextError for empty / symbol-less text; warns once about dropped characters
-        if not self._speakable(ids):
-            raise TextError(f"text has nothing to speak (only punctuation): {quote_text(text)}")
-        cleaned = self.symbols.clean(text)
-        if len(cleaned) > MAX_CLEANED_CHARS:
-            raise TextError(f"text is {len(cleaned):,} characters once numbers and abbreviations are spelled out; "
-                            f"one text holds at most {MAX_CLEANED_CHARS:,} (split it into several texts): {quote_text(text)}")
-        return cleaned, ids
-
-    def _prepare_text(self, text: str, max_chunk_chars: int | None) -> tuple[str, list[tuple[str, torch.Tensor]]]:
-        """Cleaned text and its chunks ``[(cleaned chunk, ids)]``; raises TextError for unusable text."""
-        cleaned, ids = self._encode_whole(text)
-        if max_chunk_chars is None or len(cleaned) <= max_chunk_chars:
-            return cleaned, [(cleaned, ids)]
-        chunks = []
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DroppedCharacterWarning)  # already warned for the whole text
-            for piece in split_text(cleaned, max_chunk_chars):
-                try:
-                    piece_ids = self.symbols.encode(piece)
-                except TextError:
-                    continue
-                if self._speakable(piece_ids):  # punctuation only: the pause between chunks stands in for it
-                    chunks.append((piece, piece_ids))
-        if not chunks:  # cannot happen for a speakable text, but an empty list would fail far from here
-            raise TextError(f"text has nothing to speak once split into chunks: {quote_text(text)}")
-        return cleaned, chunks
-
-    def _speakable(self, ids: torch.Tensor) -> bool:
-        """Whether ``ids`` hold a letter or digit (when the table has any): punctuation alone says nothing."""
-        if self._letter_ids is None:
-            self._letter_ids = torch.tensor([i for i, c in enumerate(self.symbols.symbols) if c.isalnum()], dtype=torch.long)
-        return self._letter_ids.numel() == 0 or bool(torch.isin(ids, self._letter_ids).any())
-
-    def _decode(self, chunks: list[_Chunk], batch_size: int, decoding: DecodingConfig) -> list[_Decoded]:
+    def _decode(self, chunks: list[_Chunk], batch_size: int, decoding: DecodingConfig) -> list[DecodedChunk]:
         """Decode all chunks in batches of similar length (a batch runs until its longest item
         stops, so mixing lengths wastes steps)."""
-        out: list[_Decoded | None] = [None] * len(chunks)
+        out: list[DecodedChunk | None] = [None] * len(chunks)
         order = sorted(range(len(chunks)), key=lambda i: -len(chunks[i].ids))
         for start in range(0, len(order), batch_size):
             idx = order[start : start + batch_size]
@@ -503,70 +434,24 @@ class Synthesizer:
             steps, frames = result.steps.cpu().tolist(), result.mel_lengths.cpu().tolist()
             stopped = result.stopped_on_token.cpu().tolist()
             for row, i in enumerate(idx):
-                out[i] = _Decoded(
-                    log_mel=self.mel_stats.denormalize(mel[row, : frames[row]]),
+                out[i] = DecodedChunk(
+                    text=chunks[i].text,
+                    ids=chunks[i].ids,
+                    log_mel=self.mel_stats.denormalize(mel[row, : frames[row]]).numpy(),
                     alignment=np.ascontiguousarray(alignments[row, : steps[row], : int(lengths[row])]),
                     stop_probs=np.ascontiguousarray(stop_probs[row, : steps[row]]),
                     stopped_on_token=bool(stopped[row]),
                 )
         return out  # type: ignore[return-value]
 
-    def _assemble(
-        self,
-        text: str,
-        cleaned: str,
-        parts: list[tuple[_Chunk, _Decoded]],
-        weights: torch.Tensor,
-        pause_s: float,
-        vocode: bool,
-        decoding: DecodingConfig,
-    ) -> SynthesisResult:
-        """Join a text's decoded chunks into one result."""
-        reports = [
-            ChunkReport(c.text, int(d.log_mel.shape[0]), "stop_token" if d.stopped_on_token else "max_steps", alignment_health(d.alignment))
-            for c, d in parts
-        ]
-        if len(parts) == 1:
-            alignment, health = parts[0][1].alignment, reports[0].health
-        else:
-            steps = sum(d.alignment.shape[0] for _, d in parts)
-            symbols = sum(d.alignment.shape[1] for _, d in parts)
-            alignment = np.zeros((steps, symbols), dtype=np.float32)
-            t = s = 0
-            for _, d in parts:
-                alignment[t : t + d.alignment.shape[0], s : s + d.alignment.shape[1]] = d.alignment
-                t, s = t + d.alignment.shape[0], s + d.alignment.shape[1]
-            health = alignment_health(alignment)
-        log_mel = torch.cat([d.log_mel for _, d in parts])
-        if vocode:
-            # Chunks are vocoded separately so each pause is clean silence, not a smeared edge.
-            pause = np.zeros(int(round(pause_s * self.sample_rate)), dtype=np.float32)
-            pieces = []
-            for k, (_, d) in enumerate(parts):
-                if k:
-                    pieces.append(pause)
-                pieces.append(np.asarray(self.vocoder(d.log_mel), dtype=np.float32))
-            audio = np.concatenate(pieces)
-            if not np.isfinite(audio).all():
-                raise GstTtsError(f"the vocoder gave NaN or infinite samples for {quote_text(text)}")
-        else:
-            audio = np.zeros(0, dtype=np.float32)
-        return SynthesisResult(
-            text=text,
-            cleaned_text=cleaned,
-            audio=audio,
-            sample_rate=self.sample_rate,
-            mel=log_mel.numpy(),
-            alignment=alignment,
-            stop_probs=np.concatenate([d.stop_probs for _, d in parts]),
-            stop_reason="stop_token" if all(d.stopped_on_token for _, d in parts) else "max_steps",
-            style_weights=weights.float().cpu().numpy(),
-            health=health,
-            input_labels=[self.symbols.symbols[int(i)] for c, _ in parts for i in c.ids],
-            chunks=reports,
-            hop_length=self.audio_config.hop_length,
-            frames_per_step=self.model.reduction_factor,
-            decoding=decoding,
+    def _assemble(self, text: str, cleaned: str, parts: list[DecodedChunk], weights: torch.Tensor, pause_s: float,
+                  vocode: bool, decoding: DecodingConfig) -> SynthesisResult:
+        """Join a text's decoded chunks into one result (:func:`gst_tts.inference.requests.assemble`)."""
+        return assemble(
+            text, cleaned, parts, weights=weights.float().cpu().numpy(), pause_s=pause_s,
+            vocode=(lambda log_mel: self.vocoder(torch.from_numpy(log_mel))) if vocode else None, symbols=self.symbols,
+            sample_rate=self.sample_rate, hop_length=self.audio_config.hop_length,
+            frames_per_step=self.model.reduction_factor, decoding=decoding,
         )
 
 
@@ -582,17 +467,6 @@ def _check_finite(mel: torch.Tensor, lengths: torch.Tensor, texts: list[str]) ->
 
 def _check_options(batch_size: int, max_chunk_chars: int | None, pause_s: float, decoding: DecodingConfig,
                    seed: int | None) -> None:
-    if not _whole(batch_size) or batch_size < 1:
-        raise GstTtsError(f"batch_size must be a whole number >= 1, got {batch_size!r}")
-    if max_chunk_chars is not None and (not _whole(max_chunk_chars) or max_chunk_chars < 1):
-        raise GstTtsError(f"max_chunk_chars must be a whole number >= 1 (or None), got {max_chunk_chars!r}")
-    if not isinstance(pause_s, numbers.Real) or not 0 <= pause_s <= MAX_PAUSE_S:  # NaN fails too
-        raise GstTtsError(f"pause_s must be a number of seconds from 0 to {MAX_PAUSE_S:g}, got {pause_s!r}")
-    if not isinstance(decoding, DecodingConfig):
-        raise GstTtsError(f"decoding must be a DecodingConfig, got {type(decoding).__name__}")
-    if seed is not None and (not _whole(seed) or not SEED_RANGE[0] <= seed <= SEED_RANGE[1]):
+    check_options(batch_size, max_chunk_chars, pause_s, decoding)
+    if seed is not None and (not whole(seed) or not SEED_RANGE[0] <= seed <= SEED_RANGE[1]):
         raise GstTtsError(f"seed must be a whole number from {SEED_RANGE[0]} to {SEED_RANGE[1]} (or None), got {seed!r}")
-
-
-def _whole(value: object) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)

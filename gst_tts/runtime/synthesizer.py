@@ -11,37 +11,31 @@ tolerance), runs the postnet and a vocoder: Griffin-Lim in numpy, or the exporte
 from __future__ import annotations
 
 import logging
-import numbers
 import os
 from pathlib import Path
 from typing import Callable, NamedTuple, Sequence
-import warnings
 
 import numpy as np
 import soundfile as sf
 
-from gst_tts.analysis.alignment import alignment_health
-from gst_tts.errors import AudioError, ExportError, GstTtsError, TextError, first_line
+from gst_tts.errors import AudioError, ExportError, GstTtsError, first_line
 from gst_tts.inference.decoding import DecodingConfig
-from gst_tts.inference.results import ChunkReport, SynthesisResult
+from gst_tts.inference.requests import (
+    DEFAULT_PAUSE_S, DecodedChunk, TextPreparer, assemble, check_options, resolve_styles, text_list, whole,
+)
+from gst_tts.inference.results import SynthesisResult
 from gst_tts.inference.style_spec import (
     _SILENCE_PEAK, MIN_REFERENCE_SECONDS, Reference, Style, StyleMix, StyleRules, StyleWeights, _reference_array,
     _reference_name, _shown, reference_header,
 )
 from gst_tts.runtime import audio
 from gst_tts.runtime.manifest import FILES, read_manifest
-from gst_tts.text.split import DEFAULT_MAX_CHARS, split_text
-from gst_tts.text.symbols import DroppedCharacterWarning, SymbolTable, quote_text
+from gst_tts.text.split import DEFAULT_MAX_CHARS
+from gst_tts.text.symbols import SymbolTable, quote_text
 
 log = logging.getLogger(__name__)
 
 __all__ = ["OnnxSynthesizer", "DecodedBatch", "PrenetMasks"]
-
-# gst_tts.inference.synthesizer's limits (that module needs torch); tests/runtime checks they are equal.
-DEFAULT_PAUSE_S = 0.25
-MAX_TEXT_CHARS = 10_000
-MAX_CLEANED_CHARS = 4 * MAX_TEXT_CHARS
-MAX_PAUSE_S = 10.0
 
 #: ``(step, batch) → (mask_0, mask_1)``: the prenet's scaled keep-masks ``(batch, prenet_dim)`` for a step.
 PrenetMasks = Callable[[int, int], tuple[np.ndarray, np.ndarray]]
@@ -127,7 +121,7 @@ class OnnxSynthesizer:
         self.decoding = DecodingConfig.from_dict(m["decoding"])
         self.styles = _Resolver(self)
         self._step_inputs = {i.name for i in self._sessions["decoder_step"].get_inputs()}
-        self._letter_ids = np.array([i for i, c in enumerate(self.symbols.symbols) if c.isalnum()], dtype=np.int64)
+        self._text = TextPreparer(self.symbols, self.symbols.encode_ids)
 
     @classmethod
     def from_dir(cls, folder: str | os.PathLike, *, vocoder: str = "auto", threads: int | None = None) -> "OnnxSynthesizer":
@@ -227,28 +221,16 @@ class OnnxSynthesizer:
         """
         decoding = self.decoding if decoding is None else decoding
         _check_options(batch_size, max_chunk_chars, pause_s, decoding, seed)
-        single = isinstance(texts, str)
-        try:
-            text_list = [texts] if single else list(texts)
-        except TypeError:
-            raise TextError(f"texts must be a string or a list of strings, got {type(texts).__name__}") from None
-        prepared = [self._prepare_text(t, max_chunk_chars) for t in text_list]
-        if styles is not None:
-            if any(x is not None for x in (reference, style_weights, style_dials, style_mix)):
-                raise GstTtsError("give either styles (one per text) or one of reference, style_weights, style_dials, style_mix")
-            if isinstance(styles, Style) or len(styles) != len(text_list):
-                n = 1 if isinstance(styles, Style) else len(styles)
-                raise GstTtsError(f"styles needs one style per text: {n} for {len(text_list)} texts")
-            weights = self.styles.resolve_all(list(styles))
-        else:
-            one = Style(reference=reference, weights=style_weights, dials=style_dials, mix=style_mix)
-            weights = [self.styles.resolve(one)] * len(text_list)
+        single, texts = text_list(texts)
+        prepared = [self._text.prepare(t, max_chunk_chars) for t in texts]
+        weights = resolve_styles(self.styles, len(texts), reference=reference, style_weights=style_weights,
+                                 style_dials=style_dials, style_mix=style_mix, styles=styles)
         rng = np.random.default_rng(seed)
         chunks = [(i, piece, ids) for i, (_, pieces) in enumerate(prepared) for piece, ids in pieces]
         decoded = self._decode_chunks(chunks, weights, batch_size, decoding, rng)
         results = []
-        for i, text in enumerate(text_list):
-            parts = [(c, d) for c, d in zip(chunks, decoded) if c[0] == i]
+        for i, text in enumerate(texts):
+            parts = [d for c, d in zip(chunks, decoded) if c[0] == i]
             results.append(self._assemble(text, prepared[i][0], parts, weights[i], pause_s, vocode, decoding, rng))
             problems = results[-1].problems()
             if problems:  # as the Synthesizer says it: one line per text, the first three problems
@@ -256,42 +238,9 @@ class OnnxSynthesizer:
                 log.warning("attention problem in %s: %s", quote_text(text), "; ".join(shown))
         return results[0] if single else results
 
-    def _prepare_text(self, text: str, max_chunk_chars: int | None) -> tuple[str, list[tuple[str, list[int]]]]:
-        """Cleaned text and its chunks ``[(cleaned chunk, ids)]`` (``Synthesizer._prepare_text``)."""
-        if not isinstance(text, str):
-            raise TextError(f"text must be a string, got {type(text).__name__}")
-        if len(text) > MAX_TEXT_CHARS:
-            raise TextError(f"text is {len(text):,} characters; one text holds at most {MAX_TEXT_CHARS:,} "
-                            f"(split it into several texts): {quote_text(text)}")
-        ids = self.symbols.encode_ids(text)
-        if not self._speakable(ids):
-            raise TextError(f"text has nothing to speak (only punctuation): {quote_text(text)}")
-        cleaned = self.symbols.clean(text)
-        if len(cleaned) > MAX_CLEANED_CHARS:
-            raise TextError(f"text is {len(cleaned):,} characters once numbers and abbreviations are spelled out; "
-                            f"one text holds at most {MAX_CLEANED_CHARS:,} (split it into several texts): {quote_text(text)}")
-        if max_chunk_chars is None or len(cleaned) <= max_chunk_chars:
-            return cleaned, [(cleaned, ids)]
-        chunks = []
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DroppedCharacterWarning)  # already warned for the whole text
-            for piece in split_text(cleaned, max_chunk_chars):
-                try:
-                    piece_ids = self.symbols.encode_ids(piece)
-                except TextError:
-                    continue
-                if self._speakable(piece_ids):
-                    chunks.append((piece, piece_ids))
-        if not chunks:
-            raise TextError(f"text has nothing to speak once split into chunks: {quote_text(text)}")
-        return cleaned, chunks
-
-    def _speakable(self, ids: list[int]) -> bool:
-        return self._letter_ids.size == 0 or bool(np.isin(np.asarray(ids), self._letter_ids).any())
-
     def _decode_chunks(self, chunks: list[tuple[int, str, list[int]]], weights: list[np.ndarray], batch_size: int,
-                       decoding: DecodingConfig, rng: np.random.Generator) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, bool]]:
-        """``(log_mel (frames, n_mels) not normalised, alignment, stop_probs, stopped_on_token)`` per chunk."""
+                       decoding: DecodingConfig, rng: np.random.Generator) -> list[DecodedChunk]:
+        """Each chunk decoded (its log-mel not normalised)."""
         out: list = [None] * len(chunks)
         order = sorted(range(len(chunks)), key=lambda i: -len(chunks[i][2]))
         for start in range(0, len(order), batch_size):
@@ -308,8 +257,9 @@ class OnnxSynthesizer:
                 if not np.isfinite(mel).all():
                     raise GstTtsError(f"decoding gave NaN or infinite mel values for {quote_text(chunks[i][1])} "
                                       "(a style far outside the model's range, or a broken export)")
-                out[i] = (mel * self.mel_std + self.mel_mean, result.alignments[row, :steps, : lengths[row]],
-                          result.stop_probs[row, :steps], bool(result.stopped_on_token[row]))
+                out[i] = DecodedChunk(chunks[i][1], chunks[i][2], mel * self.mel_std + self.mel_mean,
+                                      result.alignments[row, :steps, : lengths[row]], result.stop_probs[row, :steps],
+                                      bool(result.stopped_on_token[row]))
         return out
 
     def _masks(self, rng: np.random.Generator) -> PrenetMasks:
@@ -420,42 +370,14 @@ class OnnxSynthesizer:
         return audio.griffin_lim(log_mel, filters=self.filters, n_fft=s["n_fft"], hop_length=s["hop_length"],
                                  win_length=s["win_length"], rng=rng)
 
-    def _assemble(self, text: str, cleaned: str, parts: list, weights: np.ndarray, pause_s: float, vocode: bool,
-                  decoding: DecodingConfig, rng: np.random.Generator) -> SynthesisResult:
-        """Join a text's decoded chunks into one result (``Synthesizer._assemble``)."""
-        reports = [ChunkReport(c[1], int(d[0].shape[0]), "stop_token" if d[3] else "max_steps", alignment_health(d[1]))
-                   for c, d in parts]
-        if len(parts) == 1:
-            alignment, health = parts[0][1][1], reports[0].health
-        else:
-            steps = sum(d[1].shape[0] for _, d in parts)
-            symbols = sum(d[1].shape[1] for _, d in parts)
-            alignment = np.zeros((steps, symbols), dtype=np.float32)
-            t = s = 0
-            for _, d in parts:
-                alignment[t : t + d[1].shape[0], s : s + d[1].shape[1]] = d[1]
-                t, s = t + d[1].shape[0], s + d[1].shape[1]
-            health = alignment_health(alignment)
-        if vocode:
-            pause = np.zeros(int(round(pause_s * self.sample_rate)), dtype=np.float32)
-            pieces = []
-            for k, (_, d) in enumerate(parts):
-                if k:
-                    pieces.append(pause)
-                pieces.append(self.vocode(d[0], rng))
-            samples = np.concatenate(pieces).astype(np.float32)
-            if not np.isfinite(samples).all():
-                raise GstTtsError(f"the vocoder gave NaN or infinite samples for {quote_text(text)}")
-        else:
-            samples = np.zeros(0, dtype=np.float32)
-        return SynthesisResult(
-            text=text, cleaned_text=cleaned, audio=samples, sample_rate=self.sample_rate,
-            mel=np.concatenate([d[0] for _, d in parts]), alignment=alignment,
-            stop_probs=np.concatenate([d[2] for _, d in parts]),
-            stop_reason="stop_token" if all(d[3] for _, d in parts) else "max_steps",
-            style_weights=np.asarray(weights, dtype=np.float32), health=health,
-            input_labels=[self.symbols.symbols[int(i)] for c, _ in parts for i in c[2]], chunks=reports,
-            hop_length=int(self.audio_settings["hop_length"]), frames_per_step=self.reduction_factor, decoding=decoding,
+    def _assemble(self, text: str, cleaned: str, parts: list[DecodedChunk], weights: np.ndarray, pause_s: float,
+                  vocode: bool, decoding: DecodingConfig, rng: np.random.Generator) -> SynthesisResult:
+        """Join a text's decoded chunks into one result (:func:`gst_tts.inference.requests.assemble`)."""
+        return assemble(
+            text, cleaned, parts, weights=weights, pause_s=pause_s,
+            vocode=(lambda log_mel: self.vocode(log_mel, rng)) if vocode else None, symbols=self.symbols,
+            sample_rate=self.sample_rate, hop_length=int(self.audio_settings["hop_length"]),
+            frames_per_step=self.reduction_factor, decoding=decoding,
         )
 
 
@@ -465,18 +387,7 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 
 def _check_options(batch_size: int, max_chunk_chars: int | None, pause_s: float, decoding: DecodingConfig,
                    seed: int | None) -> None:
-    """``Synthesizer``'s option checks (one-line ``GstTtsError``s)."""
-    if not _whole(batch_size) or batch_size < 1:
-        raise GstTtsError(f"batch_size must be a whole number >= 1, got {batch_size!r}")
-    if max_chunk_chars is not None and (not _whole(max_chunk_chars) or max_chunk_chars < 1):
-        raise GstTtsError(f"max_chunk_chars must be a whole number >= 1 (or None), got {max_chunk_chars!r}")
-    if not isinstance(pause_s, numbers.Real) or not 0 <= pause_s <= MAX_PAUSE_S:
-        raise GstTtsError(f"pause_s must be a number of seconds from 0 to {MAX_PAUSE_S:g}, got {pause_s!r}")
-    if not isinstance(decoding, DecodingConfig):
-        raise GstTtsError(f"decoding must be a DecodingConfig, got {type(decoding).__name__}")
-    if seed is not None and (not _whole(seed) or seed < 0):
+    """``Synthesizer``'s option checks (one-line ``GstTtsError``s), the seed numpy's."""
+    check_options(batch_size, max_chunk_chars, pause_s, decoding)
+    if seed is not None and (not whole(seed) or seed < 0):
         raise GstTtsError(f"seed must be a whole number >= 0 (numpy's generator), or None, got {seed!r}")
-
-
-def _whole(value: object) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)

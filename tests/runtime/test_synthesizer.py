@@ -15,10 +15,8 @@ import soundfile as sf
 
 from gst_tts.errors import ExportError, GstTtsError, TextError
 from gst_tts.export import export_checkpoint
-from gst_tts.inference import synthesizer as torch_synthesizer
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.runtime import OnnxSynthesizer, Style
-from gst_tts.runtime import synthesizer as runtime_synthesizer
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -103,11 +101,6 @@ def test_styles_follow_the_torch_paths_rules(runtime, tiny_checkpoint):
         with pytest.raises(GstTtsError) as mine:
             runtime.styles.resolve(Style(weights=bad))
         assert str(mine.value) == str(theirs.value) and "\n" not in str(mine.value)
-
-
-def test_limits_are_the_torch_synthesizers():
-    for name in ("DEFAULT_PAUSE_S", "MAX_TEXT_CHARS", "MAX_CLEANED_CHARS", "MAX_PAUSE_S"):
-        assert getattr(runtime_synthesizer, name) == getattr(torch_synthesizer, name), name
 
 
 def test_bad_texts_and_options_are_one_line_errors(runtime):
