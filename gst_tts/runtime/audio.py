@@ -1,6 +1,6 @@
 """The runtime's signal processing in numpy: STFT and inverse, log-mel, silence trimming,
 resampling and Griffin-Lim, computed as :mod:`gst_tts.audio` computes them with torchaudio and
-librosa (``tests/runtime/test_audio.py`` compares them), so a reference gives the same mel here.
+librosa (``tests/runtime/test_runtime_audio.py`` compares them), so a reference gives the same mel here.
 """
 
 from __future__ import annotations
