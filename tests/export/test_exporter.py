@@ -242,3 +242,29 @@ def test_a_hifigan_vocoder_exports_and_a_griffin_lim_one_is_refused(tmp_path):
     got = runtime.vocode(log_mel.numpy())
     assert got.shape == expected.shape == (37 * 256,)
     assert np.abs(got - expected).max() < 1e-4
+
+
+def test_cli_exports_a_vocoder_file_the_runtime_then_uses(tiny_checkpoint, tmp_path, capsys):
+    from gst_tts.audio.vocoders.checkpoint import save_vocoder_checkpoint, vocoder_payload
+    from gst_tts.audio.vocoders.hifigan import GENERATOR_CONFIG_KEYS, HIFIGAN_CONFIGS, HiFiGANGenerator
+    from gst_tts.audio.vocoders.hifigan_io import HiFiGANVocoder
+
+    torch.manual_seed(0)
+    small = dict(HIFIGAN_CONFIGS["v3"], upsample_initial_channel=16, resblock_kernel_sizes=[3], resblock_dilation_sizes=[[1, 2]])
+    config = {k: small[k] for k in GENERATOR_CONFIG_KEYS}
+    generator = HiFiGANGenerator(**config).apply_weight_norm()
+    path = save_vocoder_checkpoint(tmp_path / "voc" / "generator.pt", vocoder_payload(
+        generator_state=generator.state_dict(), generator_config=config, audio_config=AudioConfig()))
+    out = tmp_path / "exported"
+    assert main(["export", "--checkpoint", str(tiny_checkpoint), "--vocoder", str(path), "--out", str(out)]) == 0
+    assert "with its vocoder" in capsys.readouterr().out
+    runtime = OnnxSynthesizer.from_dir(out, threads=1)
+    log_mel = torch.randn(23, 80) - 5.0
+    expected = HiFiGANVocoder(generator.remove_weight_norm(), sample_rate=22050)(log_mel)
+    assert np.abs(runtime.vocode(log_mel.numpy()) - expected).max() < 1e-4
+
+    (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
+    assert main(["export", "--checkpoint", str(tiny_checkpoint), "--vocoder", str(tmp_path / "junk.pt"),
+                 "--out", str(tmp_path / "other")]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    assert not (tmp_path / "other").exists()
