@@ -204,7 +204,7 @@ def onnx_frame_ms(model: GSTTacotron, audio_config: AudioConfig, mel_stats: MelS
                               max_seconds=(frames - 0.5) * audio_config.hop_length / audio_config.sample_rate,
                               attention_window=None, stop_end_tolerance=None)
     weights = np.full((1, model.n_heads, model.n_tokens), 1.0 / model.n_tokens, dtype=np.float32)
-    masks = runtime._masks(np.random.default_rng(0))  # the prenet dropout the runtime draws at synthesis
+    masks = runtime.prenet_masks(np.random.default_rng(0))  # the prenet dropout the runtime draws at synthesis
 
     def onnx_infer() -> None:
         out = runtime.decode(ids.numpy(), lengths.numpy(), weights, decoding=decoding, prenet_masks=masks)

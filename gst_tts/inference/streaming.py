@@ -106,6 +106,32 @@ class RngLanes:
             self._set(saved)
 
 
+class _FrameBuffer:
+    """The frames of one utterance that a later window may still read: frames are appended, a
+    window ``[start, end)`` is read by absolute frame index, and frames before an index nothing
+    will read again are dropped, so a long utterance is not concatenated whole at every window."""
+
+    def __init__(self) -> None:
+        self._parts: list[torch.Tensor] = []
+        self._offset = 0  # absolute index of the first frame held
+        self.frames = 0  # frames appended so far
+
+    def append(self, frames: torch.Tensor) -> None:
+        self._parts.append(frames)
+        self.frames += frames.shape[0]
+
+    def window(self, start: int, end: int) -> torch.Tensor:
+        held = torch.cat(self._parts) if len(self._parts) > 1 else self._parts[0]
+        self._parts = [held]
+        return held[start - self._offset : end - self._offset]
+
+    def drop_before(self, index: int) -> None:
+        if index > self._offset and self._parts:
+            held = torch.cat(self._parts)
+            self._parts = [held[index - self._offset :]]
+            self._offset = index
+
+
 class PostnetWindows:
     """Decoder frames in (normalised, before the postnet), exact postnet log-mel frames out.
 
@@ -121,8 +147,7 @@ class PostnetWindows:
         self.text = text
         self.context = model.postnet_context
         self.block = max(model.reduction_factor, _POSTNET_BLOCK_FRAMES)
-        self._steps: list[torch.Tensor] = []  # (frames, n_mels) per decoder step, on the model's device
-        self._frames = 0
+        self._mel = _FrameBuffer()  # (frames, n_mels) decoder frames, on the model's device
         self._emitted = 0
 
     def push(self, frames: torch.Tensor, *, final: bool) -> torch.Tensor | None:
@@ -133,20 +158,20 @@ class PostnetWindows:
         Raises:
             GstTtsError: the mel holds NaN or infinite values (as one-shot synthesis says).
         """
-        self._steps.append(frames)
-        self._frames += frames.shape[0]
-        ready = self._frames if final else self._frames - self.context
+        self._mel.append(frames)
+        ready = self._mel.frames if final else self._mel.frames - self.context
         if ready <= self._emitted or (not final and ready - self._emitted < self.block):
             return None
         start = max(0, self._emitted - self.context)
-        end = self._frames if final else min(self._frames, ready + self.context)
-        mel = torch.cat(self._steps)[start:end][None]
+        end = self._mel.frames if final else min(self._mel.frames, ready + self.context)
+        mel = self._mel.window(start, end)[None]
         out = self.model.postnet_mel(mel, torch.tensor([end - start], device=mel.device))[0]
         out = out[self._emitted - start : ready - start].float().cpu()
         if not bool(torch.isfinite(out).all()):
             raise GstTtsError(f"decoding gave NaN or infinite mel values for {_quote(self.text)} "
                               "(a style far outside the model's range, or a broken checkpoint)")
         self._emitted = ready
+        self._mel.drop_before(max(0, ready - self.context))  # the next window starts there
         return self.mel_stats.denormalize(out)
 
 
@@ -174,8 +199,7 @@ class VocoderWindows:
         self.chunk = chunk_frames
         self.context = context
         self.fade = crossfade * hop_length
-        self._mels: list[torch.Tensor] = []
-        self._frames = 0
+        self._mel = _FrameBuffer()
         self._emitted = 0
         self._tail: np.ndarray | None = None  # the last window's samples past its cut, to fade into the next
         self._peak = 0.0  # Griffin-Lim: the loudest unscaled sample so far
@@ -185,8 +209,7 @@ class VocoderWindows:
         None: no more frames); the chunks of float32 samples that are now ready, in order (none
         while too few frames are)."""
         if log_mel is not None and log_mel.shape[0]:
-            self._mels.append(log_mel)
-            self._frames += log_mel.shape[0]
+            self._mel.append(log_mel)
         chunks = []
         chunk = self._next(final)
         while chunk is not None:
@@ -196,7 +219,7 @@ class VocoderWindows:
 
     def _next(self, final: bool) -> np.ndarray | None:
         """The next chunk, or None while too little is ready."""
-        ready = self._frames if final else self._frames - self.context
+        ready = self._mel.frames if final else self._mel.frames - self.context
         chunk = self.chunk if self._emitted else max(1, self.chunk // 3)
         if not final and ready - self._emitted < chunk:
             return None
@@ -204,8 +227,8 @@ class VocoderWindows:
             return None
         cut = ready if final else self._emitted + chunk
         start = max(0, self._emitted - self.context)
-        end = self._frames if final else cut + self.context
-        audio = self._vocode(torch.cat(self._mels)[start:end])
+        end = self._mel.frames if final else cut + self.context
+        audio = self._vocode(self._mel.window(start, end))
         first = (self._emitted - start) * self.hop
         piece = audio[first:] if final else audio[first : (cut - start) * self.hop + self.fade]
         piece = np.array(piece, dtype=np.float32)  # a copy: the crossfade writes into it
@@ -218,6 +241,7 @@ class VocoderWindows:
         else:
             piece, self._tail = piece[: len(piece) - self.fade], piece[len(piece) - self.fade :] if self.fade else None
         self._emitted = cut
+        self._mel.drop_before(max(0, cut - self.context))  # the next window starts there
         return self._scaled(piece)
 
     def _vocode(self, log_mel: torch.Tensor) -> np.ndarray:

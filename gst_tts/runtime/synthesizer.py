@@ -250,7 +250,7 @@ class OnnxSynthesizer:
             for row, i in enumerate(idx):
                 text[row, : lengths[row]] = chunks[i][2]
             style = np.stack([weights[chunks[i][0]] for i in idx]).astype(np.float32)
-            result = self.decode(text, lengths, style, decoding=decoding, prenet_masks=self._masks(rng))
+            result = self.decode(text, lengths, style, decoding=decoding, prenet_masks=self.prenet_masks(rng))
             for row, i in enumerate(idx):
                 frames, steps = int(result.mel_lengths[row]), int(result.steps[row])
                 mel = result.mel_postnet[row, :frames]
@@ -262,7 +262,7 @@ class OnnxSynthesizer:
                                       bool(result.stopped_on_token[row]))
         return out
 
-    def _masks(self, rng: np.random.Generator) -> PrenetMasks:
+    def prenet_masks(self, rng: np.random.Generator) -> PrenetMasks:
         """The prenet's dropout at inference (when the model keeps it on), drawn from ``rng``."""
         p = float(self.manifest["prenet_dropout"])
         dim = int(self.manifest["prenet_dim"])
