@@ -19,14 +19,16 @@ Measured:
   ``gst_tts.training.losses.TacotronLoss`` with ``guided_attention_weight=0``: masked MSE of the mel before
   and after the postnet + masked stop-token BCE (torchaudio's outputs are transposed into a
   ``TacotronOutput``), so the loss work is identical. Also reported as mel frames/s.
-* inference: ``infer()`` wall time / frames at batch 1, forced to run exactly ``--infer-frames``
+* inference: ``infer()`` wall time / frames at batch 1, ours on its default path (what
+  ``Synthesizer`` picks when not told: on CPU at these sizes, int8 recurrent weights, see
+  ``gst_tts.inference.synthesizer.int8_by_default``; on CUDA, fp32), beside our fp32 path, forced to run exactly ``--infer-frames``
   decoder steps (ours: ``stop_threshold=1.0`` and step bounds = frames; torchaudio:
   ``decoder.gate_threshold = 1.0``, ``decoder.decoder_max_step = frames``). It includes the encoder
   and postnet once; prenet dropout stays on in both, as both do at inference.
 * real-time factor: compute seconds / audio seconds for a 60-character sentence, text → mel →
   waveform, with ``--rtf-frames`` forced decoder steps (default 345 ≈ 4.0 s of audio, LJSpeech's
   ~15 characters/s; random weights never stop on their own). The headline (``rtf_cpu``) is ours
-  with the project's CPU vocoder, the spectral vocoder (``conf/vocoder/cpu_small.yaml``: what
+  (default path) with the project's CPU vocoder, the spectral vocoder (``conf/vocoder/cpu_small.yaml``: what
   ``make demo`` trains and ``--vocoder auto`` picks), untrained with seeded random weights unless
   ``--vocoder PATH`` names a trained one (PGHI's work depends on the magnitude it sees). Beside it,
   the same forced frames through ``gst_tts.audio.vocoders.griffin_lim.GriffinLimVocoder`` (32
@@ -38,27 +40,24 @@ Measured:
   reach (10 frames at paper sizes) decoded: 26 decoder steps at r = 1. The same measurement under
   ``--quick`` (one repeat). Ours only: torchaudio's Tacotron2 does not stream.
 * ``--variants``: alternative numeric paths for OUR model's inference (bf16 autocast, int8
-  dynamic quantization of Linear/LSTM modules, and ``int8-recurrent``: the two merged
-  decoder-LSTM matmuls in int8, the model's own ``--int8`` path). For each: ms/frame as above, and the mean absolute
+  dynamic quantization of Linear/LSTM modules, and ``int8-recurrent``: the merged recurrent and
+  prenet-gate matmuls in int8, the model's own ``--int8`` path). For each: ms/frame as above, and the mean absolute
   difference (MAD, and max) of the teacher-forced postnet mel against the fp32 path on the
-  benchmark batch (eval mode, prenet dropout off so both paths see the same numbers). fp32 stays
-  the headline; variants are never used for the tool lines.
+  benchmark batch (eval mode, prenet dropout off so both paths see the same numbers).
 
 Prints a table (ours, torchaudio, ratio = ours / torchaudio) and then, for tools::
 
     train_step_ratio_vs_torchaudio=X     (< 1: ours is faster)
-    infer_frame_ratio_vs_torchaudio=X    (< 1: ours is faster)
+    infer_frame_ratio_vs_torchaudio=X    (< 1: ours is faster; ours on its default path)
     rtf_cpu=X                            (ours + the spectral vocoder; rtf_cuda=X with --device cuda: model on GPU, vocoder on CPU)
     rtf_cpu_griffin_lim=X                (ours + Griffin-Lim, the same forced frames)
     time_to_first_audio_s=X              (Synthesizer.stream of the 60-character sentence to its first chunk)
-    onnx_infer_frame_ratio_vs_torch=X    (CPU only: the exported model in gst_tts.runtime vs ours in torch, per frame)
-    infer_frame_ratio_vs_torchaudio_int8=X   (CPU only: ours with --int8, int8 recurrent weights)
-    rtf_cpu_int8=X                       (ours with --int8 + the spectral vocoder)
-    int8_mel_mad=X                       (teacher-forced postnet mel, --int8 vs fp32, mean |Δ|)
+    onnx_infer_frame_ratio_vs_torch=X    (CPU only: the exported model in gst_tts.runtime vs ours in torch fp32, per frame)
+    infer_frame_ratio_vs_torchaudio_fp32=X   (where the default path is int8: ours in fp32, --no-int8)
+    rtf_cpu_fp32=X                       (where the default path is int8: ours in fp32 + the spectral vocoder)
+    int8_mel_mad=X                       (where the default path is int8: teacher-forced postnet mel vs fp32, mean |Δ|)
     train_frames_per_s_ours=X
     train_frames_per_s_torchaudio=X
-
-The three headline lines are the fp32 default path; the ``_int8`` lines are the opt-in CPU path.
 
 ``--quick`` shrinks the shapes (batch 2, text 10–12, 12–16 frames, 16/32 forced frames, 1 repeat)
 for a smoke run of every code path in seconds; its numbers are not meaningful.
@@ -85,7 +84,7 @@ sys.path.insert(0, str(ROOT))
 from gst_tts.audio.features import AudioConfig, MelStats  # noqa: E402
 from gst_tts.audio.vocoders import Vocoder  # noqa: E402
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder  # noqa: E402
-from gst_tts.inference.synthesizer import Synthesizer  # noqa: E402
+from gst_tts.inference.synthesizer import Synthesizer, int8_by_default  # noqa: E402
 from gst_tts.model import GSTTacotron  # noqa: E402
 from gst_tts.text.symbols import SymbolTable  # noqa: E402
 from gst_tts.errors import GstTtsError  # noqa: E402
@@ -161,11 +160,11 @@ def peer_infer(model: nn.Module, text: torch.Tensor, lengths: torch.Tensor, fram
 
 
 def time_to_first_audio(model: GSTTacotron, vocoder: Vocoder, mel_stats: MelStats, repeats: int,
-                        device: torch.device) -> tuple[float, int]:
+                        device: torch.device, int8: bool) -> tuple[float, int]:
     """Median seconds from ``Synthesizer.stream(SENTENCE)`` to its first audio chunk (style neutral,
     default chunk size), and the samples in that chunk. The stream is closed after its first
     chunk: only the decoder steps, postnet windows and vocoder window that chunk needs run."""
-    synth = Synthesizer(model, SymbolTable(), vocoder.config, mel_stats, device=device, vocoder=vocoder)
+    synth = Synthesizer(model, SymbolTable(), vocoder.config, mel_stats, device=device, vocoder=vocoder, int8=int8)
     first: list[int] = []
 
     def first_chunk() -> None:
@@ -197,7 +196,7 @@ def onnx_frame_ms(model: GSTTacotron, audio_config: AudioConfig, mel_stats: MelS
     ids = symbols.encode(SENTENCE).unsqueeze(0)
     lengths = torch.tensor([ids.shape[1]])
     with tempfile.TemporaryDirectory(prefix="bench-onnx-") as folder:
-        export_synthesizer(Synthesizer(model, symbols, audio_config, mel_stats, device=torch.device("cpu")), folder)
+        export_synthesizer(Synthesizer(model, symbols, audio_config, mel_stats, device=torch.device("cpu"), int8=False), folder)
         runtime = OnnxSynthesizer.from_dir(folder, vocoder="griffin-lim", threads=torch.get_num_threads())
     # Never stops on its token; the frame bound is exactly `frames` (max_seconds a half frame short of frames + 1).
     decoding = DecodingConfig(stop_threshold=1.0, max_frames_per_symbol=float(frames),
@@ -231,8 +230,8 @@ def int8_dynamic(model: GSTTacotron) -> GSTTacotron:
 
 
 def int8_recurrent(model: GSTTacotron) -> GSTTacotron:
-    """A copy whose decoder runs its merged recurrent weights (~90% of the per-frame multiply-adds)
-    in int8: what ``Synthesizer(int8=True)`` and ``gst-tts synthesize --int8`` use."""
+    """A copy whose decoder runs its merged recurrent and prenet-gate weights (~90% of the per-frame
+    multiply-adds) in int8: what ``Synthesizer`` runs on CPU at these sizes (``--int8``)."""
     q = copy.deepcopy(model)
     q.decoder.set_int8_inference(True)
     return q
@@ -353,13 +352,15 @@ def main(argv: list[str] | None = None) -> int:
     ours.eval()
     peer.eval()
     text1, len1 = batch["text"][:1, : int(batch["text_lengths"][0])], batch["text_lengths"][:1]
-    # On CPU ours also runs as `--int8` would (int8 recurrent weights): a separate, opt-in row.
-    ours_int8 = int8_recurrent(ours).eval() if device.type == "cpu" else None
+    # "ours" is the path Synthesizer takes when not told (int8 recurrent weights on CPU at these
+    # sizes); where that is int8, our fp32 path is measured beside it ("ours_fp32").
+    default_int8 = int8_by_default(ours, device)
+    ours_default = int8_recurrent(ours).eval() if default_int8 else ours
     torch.manual_seed(args.seed)
-    infer_fns = {"ours": lambda: ours_infer(ours, text1, len1, infer_frames),
+    infer_fns = {"ours": lambda: ours_infer(ours_default, text1, len1, infer_frames),
                  "torchaudio": lambda: peer_infer(peer, text1, len1, infer_frames)}
-    if ours_int8 is not None:
-        infer_fns["ours_int8"] = lambda: ours_infer(ours_int8, text1, len1, infer_frames)
+    if default_int8:
+        infer_fns["ours_fp32"] = lambda: ours_infer(ours, text1, len1, infer_frames)
     infer = time_side_by_side(infer_fns, repeats, device)
 
     # ---- end-to-end RTF: text → mel → waveform, by the project's CPU vocoder and by Griffin-Lim
@@ -379,14 +380,14 @@ def main(argv: list[str] | None = None) -> int:
         audio = griffin_lim(mel.cpu())
         audio_seconds["torchaudio"] = len(audio) / audio_config.sample_rate
 
-    rtf_fns = {"ours": lambda: ours_synthesize(ours, "ours", spectral),
-               "ours_griffin_lim": lambda: ours_synthesize(ours, "ours_griffin_lim", griffin_lim),
+    rtf_fns = {"ours": lambda: ours_synthesize(ours_default, "ours", spectral),
+               "ours_griffin_lim": lambda: ours_synthesize(ours_default, "ours_griffin_lim", griffin_lim),
                "torchaudio": peer_synthesize}
-    if ours_int8 is not None:
-        rtf_fns["ours_int8"] = lambda: ours_synthesize(ours_int8, "ours_int8", spectral)
+    if default_int8:
+        rtf_fns["ours_fp32"] = lambda: ours_synthesize(ours, "ours_fp32", spectral)
     rtf_times = time_side_by_side(rtf_fns, repeats, device)
     rtf = {name: median(t) / audio_seconds[name] for name, t in rtf_times.items()}
-    first_audio_s, first_samples = time_to_first_audio(ours, spectral, mel_stats, repeats, device)
+    first_audio_s, first_samples = time_to_first_audio(ours_default, spectral, mel_stats, repeats, device, default_int8)
     onnx_ms = onnx_frame_ms(ours, audio_config, mel_stats, infer_frames, repeats) if device.type == "cpu" else None
 
     # ---- table
@@ -402,8 +403,8 @@ def main(argv: list[str] | None = None) -> int:
          "{:.3f}"),
         ("parameters, M", {k: v / 1e6 for k, v in params.items()}, "{:.2f}"),
     ]
-    if ours_int8 is not None:  # ours with --int8 in the "ours" column, the same torchaudio figures
-        rows.insert(3, ("inference, ms / decoder frame, ours with --int8", {**infer_ms, "ours": infer_ms["ours_int8"]}, "{:.2f}"))
+    if default_int8:  # ours in fp32 in the "ours" column, the same torchaudio figures
+        rows.insert(3, ("inference, ms / decoder frame, ours in fp32 (--no-int8)", {**infer_ms, "ours": infer_ms["ours_fp32"]}, "{:.2f}"))
     print()
     header = f"{'metric':<58} {'ours':>10} {'torchaudio':>11} {'ratio':>7}"
     print(header)
@@ -413,11 +414,12 @@ def main(argv: list[str] | None = None) -> int:
               f" {values['ours'] / values['torchaudio']:7.3f}")
     print(f"(ratio = ours / torchaudio; RTF sentence: {len(SENTENCE)} characters, {rtf_frames} forced frames ="
           f" {audio_seconds['ours']:.2f} s of audio; RTF uses the model on {device.type}, Griffin-Lim on cpu)")
+    print(f"ours runs {'int8 recurrent weights (the default on CPU at these sizes)' if default_int8 else 'fp32'}")
     print(f"end-to-end RTF of ours, the same sentence and forced frames, vocoders on cpu ({torch.get_num_threads()} threads):")
     print(f"  {rtf['ours']:.3f}  with the project's CPU vocoder: {spectral_what}")
     print(f"  {rtf['ours_griffin_lim']:.3f}  with Griffin-Lim, {args.griffin_lim_iters} iterations")
-    if ours_int8 is not None:
-        print(f"  {rtf['ours_int8']:.3f}  ours with --int8, with the project's CPU vocoder")
+    if default_int8:
+        print(f"  {rtf['ours_fp32']:.3f}  ours in fp32 (--no-int8), with the project's CPU vocoder")
     print(f"(time to first audio, ours only (torchaudio's Tacotron2 does not stream): Synthesizer.stream of the"
           f" {len(SENTENCE)}-character sentence to its first chunk ({first_samples} samples, the project's"
           f" CPU vocoder): {first_audio_s:.3f} s)")
@@ -425,10 +427,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"(ONNX export of ours in the torch-free runtime (onnxruntime, {torch.get_num_threads()} threads), batch 1,"
               f" {infer_frames} frames: {onnx_ms['onnx']:.2f} ms / decoder frame against torch's {onnx_ms['torch']:.2f})")
     int8_mad = None
-    if ours_int8 is not None:
+    if default_int8:
         valid_lengths = batch["mel_lengths"]
         int8_mad, int8_worst = masked_abs_diff(
-            teacher_forced_mel(ours_int8, contextlib.nullcontext, batch),
+            teacher_forced_mel(ours_default, contextlib.nullcontext, batch),
             teacher_forced_mel(ours, contextlib.nullcontext, batch), valid_lengths,
         )
         print(f"(--int8: teacher-forced postnet mel vs fp32 on the train batch: mean |Δ| {int8_mad:.2e},"
@@ -471,9 +473,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"rtf_{device.type}_griffin_lim={rtf['ours_griffin_lim']:.3f}")
     if onnx_ms is not None:
         print(f"onnx_infer_frame_ratio_vs_torch={onnx_ms['onnx'] / onnx_ms['torch']:.3f}")
-    if ours_int8 is not None:
-        print(f"infer_frame_ratio_vs_torchaudio_int8={infer_ms['ours_int8'] / infer_ms['torchaudio']:.3f}")
-        print(f"rtf_cpu_int8={rtf['ours_int8']:.3f}")
+    if default_int8:
+        print(f"infer_frame_ratio_vs_torchaudio_fp32={infer_ms['ours_fp32'] / infer_ms['torchaudio']:.3f}")
+        print(f"rtf_cpu_fp32={rtf['ours_fp32']:.3f}")
         print(f"int8_mel_mad={int8_mad:.2e}")
     print(f"train_frames_per_s_ours={frames_per_s['ours']:.1f}")
     print(f"train_frames_per_s_torchaudio={frames_per_s['torchaudio']:.1f}")

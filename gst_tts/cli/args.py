@@ -25,7 +25,7 @@ from gst_tts.audio.vocoders.hifigan_io import DEFAULT_CONFIG_NAME
 from gst_tts.errors import GstTtsError, VocoderError
 from gst_tts.inference.decoding import UNSPLIT_MAX_SECONDS, DecodingConfig
 from gst_tts.inference.style import Style, parse_style_mix, parse_style_weights
-from gst_tts.inference.synthesizer import Synthesizer
+from gst_tts.inference.synthesizer import INT8_MIN_RNN_DIM, Synthesizer
 from gst_tts.inference.vocoder_choice import AUTO, resolve_vocoder
 # The text options need no torch, so they live apart for the commands that load none (phonemize).
 from gst_tts.cli.text_input import STDIN, add_text_arguments, one_text, read_text_input
@@ -192,8 +192,10 @@ def add_model_arguments(p: argparse.ArgumentParser, *, checkpoint_required: bool
     """
     p.add_argument("--checkpoint", type=Path, required=checkpoint_required, help="trained gst-tts checkpoint (.pt)")
     p.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cuda when available, else cpu)")
-    p.add_argument("--int8", action="store_true",
-                   help="CPU: int8 weights for the decoder's recurrent matrix products (faster, numerically close)")
+    p.add_argument("--int8", action=argparse.BooleanOptionalAction, default=None,
+                   help="CPU: int8 weights for the decoder's recurrent matrix products (faster, numerically close); "
+                        f"default: on for a CPU and decoder LSTMs of {INT8_MIN_RNN_DIM} units or more (Tacotron 2 "
+                        "sizes), off otherwise")
     if vocoder:
         add_vocoder_arguments(p)
 

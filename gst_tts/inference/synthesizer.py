@@ -45,6 +45,7 @@ from gst_tts.inference.results import ChunkReport, SynthesisResult
 from gst_tts.inference.streaming import DEFAULT_CHUNK_FRAMES, PostnetWindows, RngLanes, VocoderWindows, decode_steps, vocoder_overlap
 from gst_tts.inference.style import Reference, Style, StyleMix, StyleResolver, StyleWeights
 from gst_tts.model import GSTTacotron
+from gst_tts.model.int8_weight import has_quantized_engine
 from gst_tts.text.split import DEFAULT_MAX_CHARS
 from gst_tts.text.symbols import SymbolTable, quote_text
 from gst_tts.checkpoints.acoustic import checkpoint_parts, load_checkpoint, model_from_checkpoint
@@ -85,6 +86,23 @@ def _seeded(seed: int | None, device: torch.device) -> Iterator[None]:
         yield
 
 
+#: Decoder LSTM size from which int8 recurrent weights are the default on CPU. Measured at batch 1
+#: on 2 cores (docs/results/2026-11-28-int8-default.md): int8 / fp32 time per decoder frame 1.05
+#: at the tiny preset (256 units), 0.98 at Tacotron 2 sizes with 256 units, 0.60 with 512, 0.32 with 1024.
+INT8_MIN_RNN_DIM = 512
+
+
+def int8_by_default(model: GSTTacotron, device: torch.device) -> bool:
+    """Whether :class:`Synthesizer` runs ``model`` with int8 recurrent weights when not told:
+    on a CPU with a quantized engine, for decoder LSTMs of :data:`INT8_MIN_RNN_DIM` units or more."""
+    decoder = model.decoder
+    return (
+        device.type == "cpu"
+        and max(decoder.attention_rnn_dim, decoder.decoder_rnn_dim) >= INT8_MIN_RNN_DIM
+        and has_quantized_engine()
+    )
+
+
 class Synthesizer:
     """Batched synthesis with a reference recording, token weights, a mix, or the neutral style.
 
@@ -99,7 +117,9 @@ class Synthesizer:
         int8: CPU only: run the decoder's recurrent matrix products with int8 weights, a faster
             decoder step at a small numeric cost (see ``benchmarks/README.md``). The activations
             are quantized with one scale per batch, so with int8 a text's output also depends
-            slightly (about 1e-3 in log-mel) on the texts decoded in the same batch. Default False.
+            slightly (about 1e-3 in log-mel) on the texts decoded in the same batch. Default
+            ``None``: :func:`int8_by_default` (on for a CPU and decoder LSTMs of
+            :data:`INT8_MIN_RNN_DIM` units or more, where it is the faster path).
         reference_window: references longer than this many frames are encoded in windows (see
             :meth:`~gst_tts.inference.style.StyleResolver.reference_weights`). Default ``None``
             (whole); :meth:`from_checkpoint` takes the checkpoint's ``reference_frames``.
@@ -117,11 +137,13 @@ class Synthesizer:
         *,
         device: str | torch.device = "cpu",
         vocoder: Vocoder | None = None,
-        int8: bool = False,
+        int8: bool | None = None,
         reference_window: int | None = None,
     ) -> None:
         self.device = resolve_device(device)
         self.model = model.to(self.device).eval()
+        if int8 is None:
+            int8 = int8_by_default(self.model, self.device)
         if int8:
             if self.device.type != "cpu":
                 raise GstTtsError(f"int8 inference runs on the CPU only, not on {self.device}")
@@ -129,6 +151,8 @@ class Synthesizer:
                 self.model.decoder.set_int8_inference(True)
             except RuntimeError as exc:
                 raise GstTtsError(str(exc)) from None
+        else:
+            self.model.decoder.set_int8_inference(False)
         self.symbols = symbols
         self.audio_config = audio_config
         self.mel_stats = mel_stats
@@ -146,7 +170,7 @@ class Synthesizer:
         device: str | torch.device | None = None,
         vocoder: Vocoder | str | os.PathLike | None = None,
         vocoder_config: str | os.PathLike | None = None,
-        int8: bool = False,
+        int8: bool | None = None,
     ) -> "Synthesizer":
         """Load a checkpoint (``weights_only``: a pickle carrying code is refused, never run).
 

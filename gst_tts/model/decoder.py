@@ -34,6 +34,10 @@ class StepWeights(NamedTuple):
     # (4 * decoder_rnn_dim, attention_rnn_dim + memory_dim + decoder_rnn_dim); None where unused
     decoder: SharedStepWeight | Int8StepWeight | None
     decoder_bias: torch.Tensor | None  # (4 * decoder_rnn_dim,)
+    # (4 * attention_rnn_dim, prenet_dim): the prenet's share of the attention LSTM gates as a matrix
+    # of its own, and that LSTM's two biases summed; None: :meth:`Decoder.prenet_gates` slices the cell's.
+    prenet: SharedStepWeight | Int8StepWeight | None = None
+    prenet_bias: torch.Tensor | None = None  # (4 * attention_rnn_dim,)
 
 
 class DecoderOutput(NamedTuple):
@@ -182,31 +186,45 @@ class Decoder(nn.Module):
             return
         with torch.no_grad():
             merged = self.step_weights()
+            prenet, prenet_bias = self._prenet_weight()
             self._int8_weights = StepWeights(
                 Int8StepWeight(merged.attention_recurrent.weight),
                 Int8StepWeight(merged.decoder.weight),
                 merged.decoder_bias.detach().float().cpu(),
+                Int8StepWeight(prenet),
+                prenet_bias.detach().float().cpu(),
             )
 
+    def _prenet_weight(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The prenet's columns of the attention LSTM's input weight, contiguous, and its summed biases."""
+        att = self.attention_rnn
+        prenet_dim = self.prenet.layers[-1].out_features
+        return att.weight_ih[:, :prenet_dim].contiguous(), att.bias_ih + att.bias_hh
+
     def _pass_weights(self, memory: torch.Tensor, *, decoder: bool = True) -> StepWeights:
-        use_int8 = (
-            self._int8_weights is not None
-            and not torch.is_grad_enabled()
-            and memory.device.type == "cpu"
-            and memory.dtype == torch.float32
-        )
-        return self._int8_weights if use_int8 else self.step_weights(decoder=decoder)
+        if torch.is_grad_enabled():
+            return self.step_weights(decoder=decoder)
+        if self._int8_weights is not None and memory.device.type == "cpu" and memory.dtype == torch.float32:
+            return self._int8_weights
+        # Autograd off: the prenet's gate weight as a contiguous copy, which a matrix product at
+        # batch 1 reads ~1.5x faster on CPU than the strided slice of the cell's weight (same result).
+        prenet, prenet_bias = self._prenet_weight()
+        return self.step_weights(decoder=decoder)._replace(prenet=SharedStepWeight(prenet), prenet_bias=prenet_bias)
 
     @property
     def int8_inference(self) -> bool:
         """Whether CPU :meth:`infer` uses int8 recurrent weights (see :meth:`set_int8_inference`)."""
         return self._int8_weights is not None
 
-    def prenet_gates(self, prenet_out: torch.Tensor) -> torch.Tensor:
+    def prenet_gates(self, prenet_out: torch.Tensor, weights: StepWeights | None = None) -> torch.Tensor:
         """The prenet's share of the attention LSTM gates, ``(..., prenet_dim)`` → ``(..., 4 * attention_rnn_dim)``.
 
         It does not depend on the recurrence, so teacher forcing computes it for all steps at once.
+        ``weights``: a pass's :class:`StepWeights`; where they carry the prenet's gate weight
+        (inference), that one is used (it is int8 with :meth:`set_int8_inference`).
         """
+        if weights is not None and weights.prenet is not None:
+            return weights.prenet(prenet_out) + weights.prenet_bias
         att = self.attention_rnn
         prenet_dim = self.prenet.layers[-1].out_features
         return F.linear(prenet_out, att.weight_ih[:, :prenet_dim], att.bias_ih + att.bias_hh)
@@ -267,9 +285,9 @@ class Decoder(nn.Module):
         # and its gate projection run over all steps at once rather than inside the recurrence.
         last_frames = mel.view(batch, n_steps, r, n_mels)[:, :, -1]
         inputs = torch.cat([mel.new_zeros(batch, 1, n_mels), last_frames[:, :-1]], dim=1)
-        prenet_gates = self.prenet_gates(self.prenet(inputs))
         attention_memory = self.attention.prepare(memory, padding_mask)
         weights = self._pass_weights(memory, decoder=False)
+        prenet_gates = self.prenet_gates(self.prenet(inputs), weights)
         att_masks = _dropout_masks(n_steps, batch, self.attention_rnn_dim, self.attention_dropout, self.training, mel)
         state = self.initial_state(memory, attention_memory)
         att_h, att_c, context, attention_state = state.attention_hidden, state.attention_cell, state.context, state.attention_state
@@ -366,7 +384,7 @@ class Decoder(nn.Module):
             if attention_window is not None:
                 outside = (positions < peak - attention_window[0]) | (positions > peak + attention_window[1])
                 step_memory = self.attention.with_mask(attention_memory, outside if padding_mask is None else outside | padding_mask)
-            out, stop, state = self.step(self.prenet_gates(self.prenet(frame)), state, step_memory, weights)
+            out, stop, state = self.step(self.prenet_gates(self.prenet(frame), weights), state, step_memory, weights)
             # The peak is always a real symbol: the weights are exactly 0 at padding and outside the window.
             peak = state.attention_weights.argmax(-1, keepdim=True)
             if stop_end_tolerance is not None:

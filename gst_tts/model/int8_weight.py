@@ -24,7 +24,7 @@ class Int8StepWeight:
     """
 
     def __init__(self, weight: torch.Tensor) -> None:
-        if _quantized_engine() == "none":
+        if not has_quantized_engine():
             raise RuntimeError("int8 inference needs a quantized CPU engine (fbgemm/x86/qnnpack); this PyTorch has none")
         w = weight.detach().float().cpu().contiguous()
         scales = (w.abs().amax(dim=1) / 127.0).clamp(min=1e-12).double()
@@ -39,6 +39,11 @@ class Int8StepWeight:
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         # reduce_range=True: 7-bit activations avoid the int16 overflow of the x86 kernels.
         return torch.ops.quantized.linear_dynamic(x.float().contiguous(), self._packed, True)
+
+
+def has_quantized_engine() -> bool:
+    """Whether this PyTorch build can run :class:`Int8StepWeight` (a quantized CPU engine)."""
+    return _quantized_engine() != "none"
 
 
 def _quantized_engine() -> str:

@@ -325,6 +325,10 @@ def test_int8_runs_on_cpu_and_needs_a_quantized_engine(tiny_checkpoint, tmp_path
     assert sf.read(out)[0].size > 0
     synth = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu", int8=True)
     assert synth.model.decoder.int8_inference
+    rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--text", "Hello world.",
+                     "--out", str(tmp_path / "fp32.wav"), "--no-int8", "--device", "cpu", "--seed", "1", *FAST)
+    assert rc == 0, err
+    assert not np.array_equal(sf.read(tmp_path / "fp32.wav")[0], sf.read(out)[0])
     monkeypatch.setattr(int8_weight, "_quantized_engine", lambda: "none")
     rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--text", "Hello world.",
                      "--out", str(tmp_path / "no.wav"), "--int8", "--device", "cpu", *FAST)

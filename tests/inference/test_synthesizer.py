@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import logging
 
-from conftest import seconds_for_steps, tone
+from conftest import seconds_for_steps, tiny_model, tone
 import numpy as np
 import pytest
 import soundfile as sf
@@ -19,7 +19,10 @@ from gst_tts.errors import AudioError, CheckpointError, GstTtsError, TextError
 from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.inference.results import SynthesisResult
 from gst_tts.inference.style import Style
-from gst_tts.inference.synthesizer import Synthesizer
+from gst_tts.inference.synthesizer import INT8_MIN_RNN_DIM, Synthesizer, int8_by_default
+from gst_tts.audio.features import AudioConfig, MelStats
+from gst_tts.model import int8_weight
+from gst_tts.text.symbols import SymbolTable
 from gst_tts.checkpoints.acoustic import load_checkpoint, save_checkpoint
 
 STEPS = 12
@@ -366,3 +369,21 @@ def test_cuda_requested_without_cuda(tiny_checkpoint):
         pytest.skip("CUDA is available here")
     with pytest.raises(GstTtsError, match="CUDA"):
         Synthesizer.from_checkpoint(tiny_checkpoint, device="cuda")
+
+
+def test_int8_is_the_default_on_cpu_for_large_decoder_lstms_only(monkeypatch):
+    symbols, stats = SymbolTable(), MelStats(torch.zeros(80), torch.ones(80))
+    small = tiny_model(len(symbols))
+    large = tiny_model(len(symbols), attention_rnn_dim=INT8_MIN_RNN_DIM, decoder_rnn_dim=64)
+    assert not int8_by_default(small, torch.device("cpu"))
+    assert int8_by_default(large, torch.device("cpu"))
+    assert not int8_by_default(large, torch.device("cuda"))  # the int8 kernels are CPU only
+    assert Synthesizer(large, symbols, AudioConfig(), stats).model.decoder.int8_inference
+    assert not Synthesizer(large, symbols, AudioConfig(), stats, int8=False).model.decoder.int8_inference
+    assert not Synthesizer(small, symbols, AudioConfig(), stats).model.decoder.int8_inference
+    assert Synthesizer(small, symbols, AudioConfig(), stats, int8=True).model.decoder.int8_inference
+    # Without a quantized engine the default quietly stays float; asking for int8 is an error.
+    monkeypatch.setattr(int8_weight, "_quantized_engine", lambda: "none")
+    assert not Synthesizer(large, symbols, AudioConfig(), stats).model.decoder.int8_inference
+    with pytest.raises(GstTtsError, match="quantized"):
+        Synthesizer(large, symbols, AudioConfig(), stats, int8=True)
