@@ -98,6 +98,7 @@ def require_dependencies() -> None:
 TORCH_FREE_MODULES = (
     "gst_tts.runtime", "gst_tts.text", "gst_tts.errors", "gst_tts.files", "gst_tts.dependencies", "gst_tts.inference",
     "gst_tts.inference.decoding", "gst_tts.inference.requests", "gst_tts.inference.results", "gst_tts.inference.style_spec",
+    "gst_tts.inference.stream_windows",
     "gst_tts.analysis", "gst_tts.analysis.alignment",
 )
 # Packages whose every module is torch-free; of the others only the names listed are.

@@ -203,6 +203,8 @@ def _export_vocoder(generator: torch.nn.Module, config: AudioConfig, path: Path)
 def _manifest(synth: Synthesizer, layout: StepLayout, step_inputs: list[str], memory_dim: int,
               files: dict[str, Any], source: str) -> dict[str, Any]:
     model, decoder = synth.model, synth.model.decoder
+    generator = getattr(synth.vocoder, "generator", None)
+    vocoder_reach = generator.reach_frames if files.get("vocoder") and hasattr(generator, "reach_frames") else None
     kind = next((name for name, cls in ATTENTION_KINDS.items() if type(decoder.attention) is cls), type(decoder.attention).__name__)
     import gst_tts
 
@@ -230,6 +232,9 @@ def _manifest(synth: Synthesizer, layout: StepLayout, step_inputs: list[str], me
         "neutral_style": synth.styles.neutral().tolist(),
         "mel_stats": {"mean": synth.mel_stats.mean.tolist(), "std": synth.mel_stats.std.tolist()},
         "reference_frames": synth.styles.reference_window,
+        # What streaming needs (absent in exports from before it): the postnet's reach, the vocoder's.
+        "postnet_context": model.postnet_context,
+        "vocoder_reach_frames": vocoder_reach,
         "step_graph": {"inputs": step_inputs, "prepared": list(layout.prepared), "attention_state": layout.state},
         "files": files,
     }

@@ -1,13 +1,16 @@
 """Streaming synthesis: audio chunks as the decoder's steps complete (``Synthesizer.stream``).
 
-The decoder runs step by step (``Decoder.infer_steps``, the loop one-shot synthesis runs too). Its frames go through the postnet and the vocoder on overlapping windows:
+The decoder runs step by step (``Decoder.infer_steps``, the loop one-shot synthesis runs too). Its
+frames go through the postnet and the vocoder on overlapping windows, whose arithmetic is the
+torch-free :mod:`gst_tts.inference.stream_windows` (the ONNX runtime's ``OnnxSynthesizer.stream``
+runs the same); this module gives it the model's postnet and the torch vocoders:
 
 * the postnet (a stack of convolutions) gives a frame exactly what the whole mel gives it once
   :attr:`~gst_tts.model.GSTTacotron.postnet_context` frames stand on each side of it in the window
-  (or the utterance starts or ends there), so :class:`PostnetWindows` hands on a frame only when
+  (or the utterance starts or ends there), so :class:`~gst_tts.inference.stream_windows.PostnetWindows` hands on a frame only when
   that many frames after it are decoded: the streamed postnet mel *is* the one-shot mel;
-* the vocoder runs on windows of that mel with :func:`vocoder_overlap`'s context on each side, and
-  only the samples of the window's middle frames are kept (:class:`VocoderWindows`). HiFi-GAN's
+* the vocoder runs on windows of that mel with :func:`vocoder_windows`' context on each side, and
+  only the samples of the window's middle frames are kept (:class:`~gst_tts.inference.stream_windows.VocoderWindows`). HiFi-GAN's
   context is its whole reach (``HiFiGANGenerator.reach_frames``), so its kept samples are the whole
   mel's up to float rounding. Griffin-Lim and the spectral vocoder build one phase for the whole
   input (random start, PGHI's integration, iterations over all frames), so a window's phase is
@@ -40,34 +43,38 @@ from gst_tts.audio.features import MelStats
 from gst_tts.audio.vocoders import Vocoder
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
 from gst_tts.audio.vocoders.hifigan_io import HiFiGANVocoder
-from gst_tts.errors import GstTtsError
+from gst_tts.inference.stream_windows import POSTNET_BLOCK_FRAMES, PostnetWindows, VocoderWindows, stream_overlap
 from gst_tts.model import GSTTacotron
 
-__all__ = ["DEFAULT_CHUNK_FRAMES", "HIFIGAN_STREAM_TOLERANCE", "PostnetWindows", "VocoderWindows", "RngLanes",
-           "vocoder_overlap"]
+__all__ = ["HIFIGAN_STREAM_TOLERANCE", "RngLanes", "decode_steps", "postnet_windows", "vocoder_windows"]
 
-#: Mel frames of audio per streamed chunk (about 0.28 s at 22050 Hz and a hop of 256).
-DEFAULT_CHUNK_FRAMES = 24
 #: Largest sample difference between HiFi-GAN's streamed and one-shot audio that the tests allow.
 HIFIGAN_STREAM_TOLERANCE = 1e-5
-#: Context (frames each side) and crossfade (frames) for the vocoders that build one phase for
-#: their whole input: enough context that a window's middle has settled, a crossfade short
-#: enough (23 ms) not to smear onsets.
-_PHASE_CONTEXT_FRAMES = 8
-_PHASE_CROSSFADE_FRAMES = 2
-#: The postnet runs once this many frames (at least r) are ready, not after every step: each
-#: window costs twice the postnet's context in extra frames.
-_POSTNET_BLOCK_FRAMES = 8
 
 
-def vocoder_overlap(vocoder: Vocoder) -> tuple[int, int]:
-    """``(context, crossfade)`` in mel frames for streaming ``vocoder``: the frames each window adds
-    on each side of the frames it keeps, and the frames over which adjacent windows crossfade.
-    HiFi-GAN: its reach, no crossfade (the kept samples are already the whole mel's); any other
-    vocoder: 8 and 2."""
-    if isinstance(vocoder, HiFiGANVocoder):
-        return vocoder.generator.reach_frames, 0
-    return _PHASE_CONTEXT_FRAMES, _PHASE_CROSSFADE_FRAMES
+def postnet_windows(model: GSTTacotron, mel_stats: MelStats, text: str) -> PostnetWindows:
+    """:class:`PostnetWindows` of ``model``'s postnet (:meth:`~gst_tts.model.GSTTacotron.postnet_mel`,
+    on the model's device; ``mel_stats`` undone on the way out) for the chunk ``text``."""
+
+    def postnet(mel: torch.Tensor) -> np.ndarray:
+        out = model.postnet_mel(mel[None], torch.tensor([mel.shape[0]], device=mel.device))[0]
+        return mel_stats.denormalize(out.float().cpu()).numpy()
+
+    return PostnetWindows(postnet, context=model.postnet_context, block=max(model.reduction_factor, POSTNET_BLOCK_FRAMES),
+                          text=text, concat=torch.cat)
+
+
+def vocoder_windows(vocoder: Vocoder, *, hop_length: int, chunk_frames: int) -> VocoderWindows:
+    """:class:`VocoderWindows` of a torch-path vocoder: HiFi-GAN with its whole reach
+    (``HiFiGANGenerator.reach_frames``), no crossfade; any other crossfaded
+    (:func:`~gst_tts.inference.stream_windows.stream_overlap`); Griffin-Lim unscaled
+    (:meth:`GriffinLimVocoder.invert`), scaled there by one gain per utterance that only falls."""
+    reach = vocoder.generator.reach_frames if isinstance(vocoder, HiFiGANVocoder) else None
+    context, crossfade = stream_overlap(reach)
+    if isinstance(vocoder, GriffinLimVocoder):
+        return VocoderWindows(vocoder.invert, hop_length=hop_length, chunk_frames=chunk_frames, context=context,
+                              crossfade=crossfade, output_peak=vocoder.output_peak)
+    return VocoderWindows(vocoder, hop_length=hop_length, chunk_frames=chunk_frames, context=context, crossfade=crossfade)
 
 
 class RngLanes:
@@ -104,164 +111,6 @@ class RngLanes:
         finally:
             self._states[name] = self._get()
             self._set(saved)
-
-
-class _FrameBuffer:
-    """The frames of one utterance that a later window may still read: frames are appended, a
-    window ``[start, end)`` is read by absolute frame index, and frames before an index nothing
-    will read again are dropped, so a long utterance is not concatenated whole at every window."""
-
-    def __init__(self) -> None:
-        self._parts: list[torch.Tensor] = []
-        self._offset = 0  # absolute index of the first frame held
-        self.frames = 0  # frames appended so far
-
-    def append(self, frames: torch.Tensor) -> None:
-        self._parts.append(frames)
-        self.frames += frames.shape[0]
-
-    def window(self, start: int, end: int) -> torch.Tensor:
-        held = torch.cat(self._parts) if len(self._parts) > 1 else self._parts[0]
-        self._parts = [held]
-        return held[start - self._offset : end - self._offset]
-
-    def drop_before(self, index: int) -> None:
-        if index > self._offset and self._parts:
-            held = torch.cat(self._parts)
-            self._parts = [held[index - self._offset :]]
-            self._offset = index
-
-
-class PostnetWindows:
-    """Decoder frames in (normalised, before the postnet), exact postnet log-mel frames out.
-
-    Args:
-        model: the model whose postnet runs (:meth:`~gst_tts.model.GSTTacotron.postnet_mel`).
-        mel_stats: the normalisation undone on the way out.
-        text: the chunk's text, for the error message of a non-finite mel.
-    """
-
-    def __init__(self, model: GSTTacotron, mel_stats: MelStats, text: str) -> None:
-        self.model = model
-        self.mel_stats = mel_stats
-        self.text = text
-        self.context = model.postnet_context
-        self.block = max(model.reduction_factor, _POSTNET_BLOCK_FRAMES)
-        self._mel = _FrameBuffer()  # (frames, n_mels) decoder frames, on the model's device
-        self._emitted = 0
-
-    def push(self, frames: torch.Tensor, *, final: bool) -> torch.Tensor | None:
-        """Add one step's ``(r, n_mels)`` frames (``final``: the utterance ended with them); the
-        ``(frames, n_mels)`` log-mel (CPU float32, not normalised) that is now exact and not yet
-        given, or None while too little is.
-
-        Raises:
-            GstTtsError: the mel holds NaN or infinite values (as one-shot synthesis says).
-        """
-        self._mel.append(frames)
-        ready = self._mel.frames if final else self._mel.frames - self.context
-        if ready <= self._emitted or (not final and ready - self._emitted < self.block):
-            return None
-        start = max(0, self._emitted - self.context)
-        end = self._mel.frames if final else min(self._mel.frames, ready + self.context)
-        mel = self._mel.window(start, end)[None]
-        out = self.model.postnet_mel(mel, torch.tensor([end - start], device=mel.device))[0]
-        out = out[self._emitted - start : ready - start].float().cpu()
-        if not bool(torch.isfinite(out).all()):
-            raise GstTtsError(f"decoding gave NaN or infinite mel values for {_quote(self.text)} "
-                              "(a style far outside the model's range, or a broken checkpoint)")
-        self._emitted = ready
-        self._mel.drop_before(max(0, ready - self.context))  # the next window starts there
-        return self.mel_stats.denormalize(out)
-
-
-class VocoderWindows:
-    """Exact log-mel frames in, audio chunks out: the vocoder on overlapping windows.
-
-    Frame ``t`` stands for samples ``[t·hop, (t+1)·hop)`` (HiFi-GAN's frame; the centred STFT's
-    frame ``t`` is centred on sample ``t·hop``: the same origin), so a window of frames
-    ``[s, e)`` gives samples from ``s·hop`` on, and the ones kept are cut at frame boundaries.
-
-    Args:
-        vocoder: any ``Vocoder``; Griffin-Lim runs unscaled (:meth:`GriffinLimVocoder.invert`) and
-            is scaled here by one gain per utterance that only falls.
-        hop_length: samples per frame.
-        chunk_frames: frames of audio per chunk (the last may have fewer); the first has a third
-            of them (at least 1), so that audio starts sooner: it waits for fewer decoder steps.
-        context, crossfade: frames; see :func:`vocoder_overlap` (the crossfade at most ``context - 1``).
-    """
-
-    def __init__(self, vocoder: Vocoder, *, hop_length: int, chunk_frames: int, context: int, crossfade: int) -> None:
-        if crossfade > max(context - 1, 0):
-            raise ValueError(f"a crossfade of {crossfade} frames needs a context of {crossfade + 1}, got {context}")
-        self.vocoder = vocoder
-        self.hop = hop_length
-        self.chunk = chunk_frames
-        self.context = context
-        self.fade = crossfade * hop_length
-        self._mel = _FrameBuffer()
-        self._emitted = 0
-        self._tail: np.ndarray | None = None  # the last window's samples past its cut, to fade into the next
-        self._peak = 0.0  # Griffin-Lim: the loudest unscaled sample so far
-
-    def push(self, log_mel: torch.Tensor | None, *, final: bool) -> list[np.ndarray]:
-        """Add ``(frames, n_mels)`` exact log-mel frames (``final``: the last of the utterance, or
-        None: no more frames); the chunks of float32 samples that are now ready, in order (none
-        while too few frames are)."""
-        if log_mel is not None and log_mel.shape[0]:
-            self._mel.append(log_mel)
-        chunks = []
-        chunk = self._next(final)
-        while chunk is not None:
-            chunks.append(chunk)
-            chunk = None if final else self._next(final)
-        return chunks
-
-    def _next(self, final: bool) -> np.ndarray | None:
-        """The next chunk, or None while too little is ready."""
-        ready = self._mel.frames if final else self._mel.frames - self.context
-        chunk = self.chunk if self._emitted else max(1, self.chunk // 3)
-        if not final and ready - self._emitted < chunk:
-            return None
-        if final and ready <= self._emitted and self._tail is None:
-            return None
-        cut = ready if final else self._emitted + chunk
-        start = max(0, self._emitted - self.context)
-        end = self._mel.frames if final else cut + self.context
-        audio = self._vocode(self._mel.window(start, end))
-        first = (self._emitted - start) * self.hop
-        piece = audio[first:] if final else audio[first : (cut - start) * self.hop + self.fade]
-        piece = np.array(piece, dtype=np.float32)  # a copy: the crossfade writes into it
-        if self._tail is not None and min(len(self._tail), len(piece)):
-            n = min(len(self._tail), len(piece))
-            ramp = (np.arange(n, dtype=np.float32) + 0.5) / n
-            piece[:n] = self._tail[:n] * (1 - ramp) + piece[:n] * ramp
-        if final:
-            self._tail = None
-        else:
-            piece, self._tail = piece[: len(piece) - self.fade], piece[len(piece) - self.fade :] if self.fade else None
-        self._emitted = cut
-        self._mel.drop_before(max(0, cut - self.context))  # the next window starts there
-        return self._scaled(piece)
-
-    def _vocode(self, log_mel: torch.Tensor) -> np.ndarray:
-        if isinstance(self.vocoder, GriffinLimVocoder):
-            audio = self.vocoder.invert(log_mel)
-            if audio.size:
-                self._peak = max(self._peak, float(np.max(np.abs(audio))))
-            return audio
-        return np.asarray(self.vocoder(log_mel), dtype=np.float32)
-
-    def _scaled(self, piece: np.ndarray) -> np.ndarray:
-        if isinstance(self.vocoder, GriffinLimVocoder) and self._peak > 0:
-            piece = piece * np.float32(self.vocoder.output_peak / self._peak)
-        if not np.isfinite(piece).all():
-            raise GstTtsError("the vocoder gave NaN or infinite samples")
-        return piece
-
-
-def _quote(text: str, limit: int = 60) -> str:
-    return repr(text if len(text) <= limit else text[:limit] + "…")
 
 
 def decode_steps(model: GSTTacotron, ids: torch.Tensor, weights: torch.Tensor, bounds: dict[str, Any],

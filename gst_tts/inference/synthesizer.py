@@ -42,7 +42,8 @@ from gst_tts.inference.requests import (
     resolve_styles, text_list, whole,
 )
 from gst_tts.inference.results import ChunkReport, SynthesisResult
-from gst_tts.inference.streaming import DEFAULT_CHUNK_FRAMES, PostnetWindows, RngLanes, VocoderWindows, decode_steps, vocoder_overlap
+from gst_tts.inference.stream_windows import DEFAULT_CHUNK_FRAMES, check_stream_request, stream_audio
+from gst_tts.inference.streaming import RngLanes, decode_steps, postnet_windows, vocoder_windows
 from gst_tts.inference.style import Reference, Style, StyleMix, StyleResolver, StyleWeights
 from gst_tts.model import GSTTacotron
 from gst_tts.model.int8_weight import has_quantized_engine
@@ -353,58 +354,35 @@ class Synthesizer:
         Every input is checked here, before the first chunk (the same errors as
         :meth:`synthesize`); a NaN mel or waveform is a ``GstTtsError`` from the iteration.
         """
-        chunks = self._stream_chunks(text, style, seed, decoding, max_chunk_chars, pause_s)
-        if not whole(chunk_frames) or chunk_frames < 1:
-            raise GstTtsError(f"chunk_frames must be a whole number >= 1, got {chunk_frames!r}")
-        if not vocode:
-            return self._stream_mel(chunks, seed, decoding)
-        return self._stream_audio(chunks, seed, decoding, pause_s, chunk_frames)
+        chunks = self._stream_chunks(text, style, seed, decoding, max_chunk_chars, pause_s, chunk_frames)
+        lanes = RngLanes(seed, self.device)
+
+        def windows():
+            return vocoder_windows(self.vocoder, hop_length=self.audio_config.hop_length, chunk_frames=chunk_frames)
+
+        # The vocoder on its own lane, not across a yield: the caller's RNG is its own between chunks.
+        return stream_audio(chunks, mel_blocks=lambda chunk: self._chunk_mel(chunk, lanes, decoding),
+                            windows=windows if vocode else None,
+                            pause=np.zeros(int(round(pause_s * self.sample_rate)), dtype=np.float32),
+                            vocoder_context=lambda: lanes.lane("vocoder"))
 
     def _stream_chunks(self, text: str, style: Style | None, seed: int | None, decoding: DecodingConfig,
-                       max_chunk_chars: int | None, pause_s: float) -> list[_Chunk]:
+                       max_chunk_chars: int | None, pause_s: float, chunk_frames: int) -> list[_Chunk]:
         """The chunks of one text with its resolved style, every check of :meth:`synthesize` passed."""
         _check_options(1, max_chunk_chars, pause_s, decoding, seed)
-        if not isinstance(text, str):
-            raise TextError(f"stream takes one text (a string), got {type(text).__name__}")
-        if style is not None and not isinstance(style, Style):
-            raise GstTtsError(f"style must be a Style or None, got {type(style).__name__}")
+        check_stream_request(text, style, chunk_frames)
         _, pieces = self._text.prepare(text, max_chunk_chars)
         weights = self.styles.resolve(style or Style())
         return [_Chunk(0, piece, ids, weights) for piece, ids in pieces]
 
     @torch.no_grad()
-    def _stream_mel(self, chunks: list[_Chunk], seed: int | None, decoding: DecodingConfig) -> Iterator[np.ndarray]:
-        lanes = RngLanes(seed, self.device)
-        for chunk in chunks:
-            for log_mel, _ in self._chunk_mel(chunk, lanes, decoding):
-                if log_mel is not None:
-                    yield log_mel.numpy()
-
-    @torch.no_grad()
-    def _stream_audio(self, chunks: list[_Chunk], seed: int | None, decoding: DecodingConfig, pause_s: float,
-                      chunk_frames: int) -> Iterator[np.ndarray]:
-        lanes = RngLanes(seed, self.device)
-        context, crossfade = vocoder_overlap(self.vocoder)
-        pause = np.zeros(int(round(pause_s * self.sample_rate)), dtype=np.float32)
-        for k, chunk in enumerate(chunks):
-            if k and pause.size:
-                yield pause.copy()
-            windows = VocoderWindows(self.vocoder, hop_length=self.audio_config.hop_length, chunk_frames=chunk_frames,
-                                     context=context, crossfade=crossfade)
-            for log_mel, final in self._chunk_mel(chunk, lanes, decoding):
-                with lanes.lane("vocoder"):  # not across a yield: the caller's RNG is its own between chunks
-                    pieces = windows.push(log_mel, final=final)
-                yield from (p for p in pieces if p.size)
-
     def _chunk_mel(self, chunk: _Chunk, lanes: RngLanes,
-                   decoding: DecodingConfig) -> Iterator[tuple[torch.Tensor | None, bool]]:
+                   decoding: DecodingConfig) -> Iterator[tuple[np.ndarray | None, bool]]:
         """One text chunk's exact postnet log-mel blocks as the decoder's steps come:
         ``(log_mel (frames, n_mels) or None, final)``, the last with ``final`` True."""
-        postnet = PostnetWindows(self.model, self.mel_stats, chunk.text)
-        for frames, final in decode_steps(self.model, chunk.ids, chunk.weights, self._bounds(decoding), lanes, self.device):
-            log_mel = postnet.push(frames, final=final)
-            if log_mel is not None or final:
-                yield log_mel, final
+        postnet = postnet_windows(self.model, self.mel_stats, chunk.text)
+        steps = decode_steps(self.model, chunk.ids, chunk.weights, self._bounds(decoding), lanes, self.device)
+        yield from postnet.blocks(steps)
 
     def frame_bounds(
         self, text: str, *, decoding: DecodingConfig = DecodingConfig(), max_chunk_chars: int | None = DEFAULT_MAX_CHARS,

@@ -85,10 +85,15 @@ def resample(samples: np.ndarray, rate: int, wanted: int) -> np.ndarray:
     return (np.fft.irfft(kept, n=n_out) * (n_out / samples.size)).astype(np.float32)
 
 
+#: The peak Griffin-Lim's output is scaled to (``GriffinLimVocoder.output_peak``).
+GRIFFIN_LIM_PEAK = 0.95
+
+
 def griffin_lim(log_mel_frames: np.ndarray, *, filters: np.ndarray, n_fft: int, hop_length: int, win_length: int,
                 n_iter: int = 32, momentum: float = 0.99, power: float = 1.3,
-                rng: np.random.Generator | None = None) -> np.ndarray:
-    """``(frames, n_mels)`` log-mel (not normalised) → ``(n,)`` float32 peak-normalised to 0.95:
+                rng: np.random.Generator | None = None, peak: float | None = GRIFFIN_LIM_PEAK) -> np.ndarray:
+    """``(frames, n_mels)`` log-mel (not normalised) → ``(n,)`` float32 peak-normalised to ``peak``
+    (None: Griffin-Lim's own level, for streaming, which sets one gain across windows):
     the mel pseudo-inverse, magnitudes raised to ``power``, then fast Griffin-Lim with momentum
     (:class:`~gst_tts.audio.vocoders.griffin_lim.GriffinLimVocoder`'s settings and algorithm; its
     random initial phase is drawn here, so the samples differ, not the method)."""
@@ -108,5 +113,5 @@ def griffin_lim(log_mel_frames: np.ndarray, *, filters: np.ndarray, n_fft: int, 
         angles = angles / (np.abs(angles) + 1e-16)
         previous = rebuilt
     audio = istft(linear * angles, n_fft=n_fft, hop_length=hop_length, window=window, length=length)
-    peak = float(np.max(np.abs(audio))) if audio.size else 0.0
-    return (audio / peak * 0.95).astype(np.float32) if peak > 0 else audio.astype(np.float32)
+    loudest = float(np.max(np.abs(audio))) if audio.size and peak is not None else 0.0
+    return (audio / loudest * peak).astype(np.float32) if loudest > 0 else audio.astype(np.float32)

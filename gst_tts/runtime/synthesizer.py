@@ -6,6 +6,7 @@ texts, resolves styles with the same rules (:mod:`gst_tts.inference.style_spec`)
 together in length-sorted batches with the free-running loop of
 :meth:`gst_tts.model.decoder.Decoder.infer` (stop token, frame bounds, attention window, end
 tolerance), runs the postnet and a vocoder: Griffin-Lim in numpy, or the exported HiFi-GAN.
+:meth:`OnnxSynthesizer.stream` is ``Synthesizer.stream``: audio chunks as the decoder's steps complete.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Callable, NamedTuple, Sequence
+from typing import Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 import soundfile as sf
@@ -24,6 +25,10 @@ from gst_tts.inference.requests import (
     DEFAULT_PAUSE_S, DecodedChunk, TextPreparer, assemble, check_options, resolve_styles, text_list, whole,
 )
 from gst_tts.inference.results import SynthesisResult
+from gst_tts.inference.stream_windows import (
+    DEFAULT_CHUNK_FRAMES, POSTNET_BLOCK_FRAMES, PostnetWindows, VocoderWindows, check_stream_request, stream_audio,
+    stream_overlap,
+)
 from gst_tts.inference.style_spec import (
     _SILENCE_PEAK, MIN_REFERENCE_SECONDS, Reference, Style, StyleMix, StyleRules, StyleWeights, _reference_array,
     _reference_name, _shown, reference_header,
@@ -35,7 +40,7 @@ from gst_tts.text.symbols import SymbolTable, quote_text
 
 log = logging.getLogger(__name__)
 
-__all__ = ["OnnxSynthesizer", "DecodedBatch", "PrenetMasks"]
+__all__ = ["OnnxSynthesizer", "DecodedBatch", "DecodedStep", "PrenetMasks"]
 
 #: ``(step, batch) → (mask_0, mask_1)``: the prenet's scaled keep-masks ``(batch, prenet_dim)`` for a step.
 PrenetMasks = Callable[[int, int], tuple[np.ndarray, np.ndarray]]
@@ -50,6 +55,17 @@ class DecodedBatch(NamedTuple):
     alignments: np.ndarray  # (batch, steps, symbols)
     steps: np.ndarray  # (batch,)
     stopped_on_token: np.ndarray  # (batch,) bool
+
+
+class DecodedStep(NamedTuple):
+    """One free-running decoder step of a batch (as :class:`gst_tts.model.decoder.DecodedStep`)."""
+
+    frames: np.ndarray  # (batch, r * n_mels) normalised, before the postnet
+    stop: np.ndarray  # (batch,) stop logits
+    alignment: np.ndarray  # (batch, symbols) attention weights
+    steps: np.ndarray  # (batch,) steps of the items that have ended, else 0
+    stopped: np.ndarray  # (batch,) bool: ended on the stop token
+    done: np.ndarray  # (batch,) bool: ended, on the token or at the step bound
 
 
 class _Resolver(StyleRules):
@@ -292,6 +308,21 @@ class OnnxSynthesizer:
             decoding: stop threshold and bounds.
             prenet_masks: the prenet's keep-masks per step (the parity tests give the torch path's).
         """
+        batch, r, n_mels = text.shape[0], self.reduction_factor, self.n_mels
+        steps = list(self.decode_steps(text, lengths, weights, decoding=decoding, prenet_masks=prenet_masks))
+        last = steps[-1]
+        mel = np.stack([s.frames for s in steps], 1).reshape(batch, len(steps) * r, n_mels)
+        mel_lengths = last.steps * r
+        mel_postnet = self._sessions["postnet"].run(None, {"mel": mel, "mel_lengths": mel_lengths})[0]
+        return DecodedBatch(mel_postnet, mel_lengths, _sigmoid(np.stack([s.stop for s in steps], 1)),
+                            np.stack([s.alignment for s in steps], 1), last.steps, last.stopped)
+
+    def decode_steps(self, text: np.ndarray, lengths: np.ndarray, weights: np.ndarray, *, decoding: DecodingConfig,
+                     prenet_masks: PrenetMasks) -> Iterator[DecodedStep]:
+        """:meth:`decode`'s loop one step at a time (:meth:`gst_tts.model.decoder.Decoder.infer_steps`):
+        a :class:`DecodedStep` as each step completes, until every item has ended on its stop
+        token or at its step bound; :meth:`decode` stacks them, :meth:`stream` reads them as they come.
+        The arguments are :meth:`decode`'s."""
         m = self.manifest
         r, n_mels = self.reduction_factor, self.n_mels
         batch, symbols = text.shape
@@ -325,7 +356,6 @@ class OnnxSynthesizer:
         stopped = np.zeros(batch, dtype=bool)
         near_end = np.full(batch, tolerance is None)
         steps = np.zeros(batch, dtype=np.int64)
-        frames_out, stops, alignments = [], [], []
         session = self._sessions["decoder_step"]
         for s in range(int(max_steps.max())):
             mask = padding
@@ -344,22 +374,97 @@ class OnnxSynthesizer:
             peak = state["attention_weights"].argmax(-1)[:, None]
             if tolerance is not None:
                 near_end |= peak[:, 0] >= lengths - 1 - tolerance
-            frames_out.append(frames)
-            stops.append(stop)
-            alignments.append(state["attention_weights"])
             frame = frames.reshape(batch, r, n_mels)[:, -1]
             on_token = ~done & near_end & (_sigmoid(stop) > bounds["stop_threshold"])
             at_bound = ~done & ~on_token & (max_steps <= s + 1)
             stopped |= on_token
             steps = np.where(on_token | at_bound, s + 1, steps)
             done |= on_token | at_bound
+            yield DecodedStep(frames, stop, state["attention_weights"], steps.copy(), stopped.copy(), done.copy())
             if done.all():
-                break
-        n = len(frames_out)
-        mel = np.stack(frames_out, 1).reshape(batch, n * r, n_mels)
-        mel_lengths = steps * r
-        mel_postnet = self._sessions["postnet"].run(None, {"mel": mel, "mel_lengths": mel_lengths})[0]
-        return DecodedBatch(mel_postnet, mel_lengths, _sigmoid(np.stack(stops, 1)), np.stack(alignments, 1), steps, stopped)
+                return
+
+    # ------------------------------------------------------------------ streaming
+
+    def stream(
+        self,
+        text: str,
+        *,
+        style: Style | None = None,
+        seed: int | None = None,
+        decoding: DecodingConfig | None = None,
+        max_chunk_chars: int | None = DEFAULT_MAX_CHARS,
+        pause_s: float = DEFAULT_PAUSE_S,
+        chunk_frames: int = DEFAULT_CHUNK_FRAMES,
+        vocode: bool = True,
+    ) -> Iterator[np.ndarray]:
+        """One text as a stream of float32 audio chunks at :attr:`sample_rate`, each yielded as soon
+        as the decoder steps it needs have run: :meth:`gst_tts.Synthesizer.stream`'s surface and
+        window arithmetic (:mod:`gst_tts.inference.stream_windows`) on the exported graphs.
+
+        Joined, the chunks are ``synthesize(text, ...)``'s with the same arguments and seed (the
+        prenet masks are drawn in the same order from ``numpy.random.default_rng(seed)``): its
+        postnet mel up to float rounding (``vocode=False``; the postnet graph runs on windows with
+        its whole reach) and, with an exported HiFi-GAN, its samples up to float rounding (windows
+        with the generator's reach); with Griffin-Lim the same spectrum, the phase built window by
+        window and crossfaded, scaled by the loudest window so far. A split text's chunks are
+        decoded one by one, so with prenet dropout on they draw other masks than the one-shot
+        batch does.
+
+        Args:
+            chunk_frames: mel frames of audio per chunk, >= 1 (the first of each text chunk has a
+                third of them, the last may have fewer). Default 24.
+            vocode: False yields the postnet log-mel, ``(frames, n_mels)`` float32 blocks (not
+                normalised), as soon as each is exact.
+
+        Every input is checked here, before the first chunk (the errors of :meth:`synthesize`).
+
+        Raises:
+            ExportError: an export from before streaming (no ``postnet_context`` in its manifest).
+        """
+        decoding = self.decoding if decoding is None else decoding
+        _check_options(1, max_chunk_chars, pause_s, decoding, seed)
+        check_stream_request(text, style, chunk_frames)
+        context = self.manifest.get("postnet_context")
+        if not whole(context):
+            raise ExportError(f"{self.folder}: exported before streaming (no postnet_context in its manifest): export it again")
+        _, pieces = self._text.prepare(text, max_chunk_chars)
+        weights = self.styles.resolve(style or Style())[None]
+        masks = self.prenet_masks(np.random.default_rng(seed))  # the decoder's own generator, as synthesize's
+        vocoder_rng = np.random.default_rng(seed)  # Griffin-Lim's phases: never between the masks
+
+        def mel_blocks(piece: tuple[str, list[int]]) -> Iterator[tuple[np.ndarray | None, bool]]:
+            chunk_text, ids = piece
+            steps = self.decode_steps(np.asarray([ids], dtype=np.int64), np.asarray([len(ids)], dtype=np.int64), weights,
+                                      decoding=decoding, prenet_masks=masks)
+            r_frames = (self.reduction_factor, self.n_mels)
+            windows = PostnetWindows(self._postnet_window, context=context, text=chunk_text,
+                                     block=max(self.reduction_factor, POSTNET_BLOCK_FRAMES))
+            yield from windows.blocks((step.frames.reshape(r_frames), bool(step.done[0])) for step in steps)
+
+        return stream_audio(pieces, mel_blocks=mel_blocks, windows=(lambda: self._vocoder_windows(chunk_frames, vocoder_rng))
+                            if vocode else None, pause=np.zeros(int(round(pause_s * self.sample_rate)), dtype=np.float32))
+
+    def _postnet_window(self, mel: np.ndarray) -> np.ndarray:
+        """``(frames, n_mels)`` normalised decoder frames → their postnet log-mel, not normalised."""
+        out = self._sessions["postnet"].run(None, {"mel": mel[None], "mel_lengths": np.asarray([mel.shape[0]], dtype=np.int64)})[0]
+        return out[0] * self.mel_std + self.mel_mean
+
+    def _vocoder_windows(self, chunk_frames: int, rng: np.random.Generator) -> VocoderWindows:
+        """The stream's vocoder windows: Griffin-Lim unscaled and crossfaded; an exported vocoder
+        with the reach its manifest records (crossfaded where it records none)."""
+        hop = int(self.audio_settings["hop_length"])
+        if self._vocoder is None:
+            s = self.audio_settings
+            context, crossfade = stream_overlap(None)
+            return VocoderWindows(
+                lambda log_mel: audio.griffin_lim(log_mel, filters=self.filters, n_fft=s["n_fft"], hop_length=hop,
+                                                  win_length=s["win_length"], rng=rng, peak=None),
+                hop_length=hop, chunk_frames=chunk_frames, context=context, crossfade=crossfade,
+                output_peak=audio.GRIFFIN_LIM_PEAK)
+        context, crossfade = stream_overlap(self.manifest.get("vocoder_reach_frames"))
+        return VocoderWindows(lambda log_mel: self.vocode(log_mel, rng), hop_length=hop, chunk_frames=chunk_frames,
+                              context=context, crossfade=crossfade)
 
     def vocode(self, log_mel: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
         """``(frames, n_mels)`` log-mel (not normalised) → float32 samples: the exported HiFi-GAN,

@@ -17,7 +17,8 @@ from gst_tts.audio.vocoders.hifigan_io import HiFiGANVocoder
 from gst_tts.audio.vocoders.spectral import MagnitudeEstimator, SpectralVocoder
 from gst_tts.errors import GstTtsError, TextError
 from gst_tts.inference.decoding import DecodingConfig
-from gst_tts.inference.streaming import HIFIGAN_STREAM_TOLERANCE, VocoderWindows
+from gst_tts.inference.stream_windows import VocoderWindows
+from gst_tts.inference.streaming import HIFIGAN_STREAM_TOLERANCE
 from gst_tts.inference.style import Style
 from gst_tts.inference.synthesizer import Synthesizer
 
@@ -81,9 +82,9 @@ def test_hifigan_stream_equals_one_shot_audio_and_its_reach_is_needed(synth, hif
     # A short context (2 frames): the kept samples are no longer the whole mel's, so the test can fail.
     mel = synth.synthesize(TEXT, seed=3, decoding=DECODING, vocode=False).mel
     windows = VocoderWindows(hifigan, hop_length=256, chunk_frames=10, context=2, crossfade=0)
-    pieces = windows.push(torch.from_numpy(mel[:-20]), final=False)
+    pieces = windows.push(mel[:-20], final=False)
     assert len(pieces) > 1  # frames for several chunks in one push: all of them come out
-    pieces += windows.push(torch.from_numpy(mel[-20:]), final=True)
+    pieces += windows.push(mel[-20:], final=True)
     short = np.concatenate(pieces)
     assert short.shape == one_shot.shape and np.abs(short - one_shot).max() > 10 * HIFIGAN_STREAM_TOLERANCE
 

@@ -1,5 +1,6 @@
-"""The torch-free runtime: it synthesizes with torch not importable, resolves styles by the torch
-path's rules, keeps its limits, and refuses what is not an export in one line."""
+"""The torch-free runtime: it synthesizes and streams with torch not importable, resolves styles by
+the torch path's rules, keeps its limits, and refuses what is not an export in one line; its stream
+joins to its one-shot output and starts before decoding ends."""
 
 from __future__ import annotations
 
@@ -14,9 +15,12 @@ import pytest
 import soundfile as sf
 
 from gst_tts.errors import ExportError, GstTtsError, TextError
-from gst_tts.export import export_checkpoint
+from gst_tts.export import export_checkpoint, export_synthesizer
+from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.runtime import OnnxSynthesizer, Style
+
+from conftest import seconds_for_steps
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -32,8 +36,10 @@ class Refuse:
 sys.meta_path.insert(0, Refuse())
 from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.runtime import OnnxSynthesizer, Style
+import numpy as np
 folder, reference = sys.argv[1], sys.argv[2]
 synth = OnnxSynthesizer.from_dir(folder)
+bound = DecodingConfig(max_seconds=0.75)  # long enough for several chunks of 6 frames
 long_text = "A first sentence to read. And a second one, after a pause; then a third."
 # A random model never stops on its token: a short bound keeps the decoding (and Griffin-Lim) small.
 results = synth.synthesize(["Hello there.", long_text, "Style from tokens."], seed=3, max_chunk_chars=30,
@@ -48,6 +54,10 @@ print(json.dumps({
     "chunks": [len(r.chunks) for r in results],
     "frames": [int(r.mel.shape[0]) for r in results],
     "style_weights": [r.style_weights.tolist() for r in results],
+    "stream_samples": [int(c.size) for c in synth.stream("Hello there.", seed=3, decoding=bound, chunk_frames=6)],
+    "one_shot_samples": int(synth.synthesize("Hello there.", seed=3, decoding=bound).audio.size),
+    "stream_mel_error": float(abs(np.concatenate(list(synth.stream("Hello there.", seed=3, decoding=bound, vocode=False)))
+                                  - synth.synthesize("Hello there.", seed=3, decoding=bound, vocode=False).mel).max()),
 }))
 """
 
@@ -83,6 +93,9 @@ def test_synthesizes_with_torch_not_importable(export_dir, runtime, tmp_path):
     # The reference's weights are what this process gets for it too (same graphs, same numpy mel).
     np.testing.assert_allclose(out["style_weights"][0], runtime.reference_weights(reference), atol=1e-6)
     np.testing.assert_allclose(out["style_weights"][2], runtime.styles.dial_weights({(1, 2): 0.5}), atol=1e-7)
+    # It streams too: chunks (a short first one), joined as long as the one-shot audio, the mel the one-shot mel.
+    assert len(out["stream_samples"]) > 1 and sum(out["stream_samples"]) == out["one_shot_samples"]
+    assert out["stream_mel_error"] <= STREAM_MEL_TOLERANCE
 
 
 def test_styles_follow_the_torch_paths_rules(runtime, tiny_checkpoint):
@@ -124,3 +137,131 @@ def test_a_folder_that_is_not_an_export_is_refused_in_one_line(tmp_path, export_
     with pytest.raises(ExportError) as caught:
         OnnxSynthesizer.from_dir(broken)
     assert "encoder file 'encoder.onnx' is not in the folder" in str(caught.value) and "\n" not in str(caught.value)
+
+
+# ------------------------------------------------------------------ streaming
+
+STEPS = 32
+DECODING = DecodingConfig(max_seconds=seconds_for_steps(STEPS))
+TEXT = "Streaming speech, one chunk at a time."
+#: The joined stream's postnet mel against the one-shot mel: the postnet graph on windows with its
+#: whole reach. Measured on CPU (float32, 2 to 32 steps): 0 to 5e-7, float rounding of other lengths' kernels.
+STREAM_MEL_TOLERANCE = 1e-5
+#: The exported HiFi-GAN on windows with its reach against one pass over the whole mel. Measured on
+#: CPU with test_an_exported_hifigan_streams_the_one_shot_samples's generator (reach 7 frames, peak
+#: 0.18), seeds 1, 3, 7 and chunks of 5, 10, 24 frames: 7e-8 to 8e-8.
+HIFIGAN_STREAM_TOLERANCE = 1e-5
+
+
+class _CountingSession:
+    """The decoder step session, counting its runs."""
+
+    def __init__(self, session) -> None:
+        self.session, self.runs = session, 0
+
+    def get_inputs(self):
+        return self.session.get_inputs()
+
+    def run(self, *args, **kwargs):
+        self.runs += 1
+        return self.session.run(*args, **kwargs)
+
+
+@pytest.fixture
+def counted_steps(runtime, monkeypatch) -> _CountingSession:
+    counting = _CountingSession(runtime._sessions["decoder_step"])
+    monkeypatch.setitem(runtime._sessions, "decoder_step", counting)
+    return counting
+
+
+def test_streamed_mel_is_the_one_shot_mel_and_audio_its_length_and_level(runtime):
+    assert runtime.manifest["prenet_dropout_at_inference"]  # the seed, not a switched-off dropout, makes them equal
+    blocks = list(runtime.stream(TEXT, seed=7, decoding=DECODING, vocode=False))
+    one_shot = runtime.synthesize(TEXT, seed=7, decoding=DECODING)
+    assert len(blocks) > 3  # windows, not one block at the end
+    joined = np.concatenate(blocks)
+    assert joined.dtype == np.float32 and joined.shape == one_shot.mel.shape == (STEPS * 2, 80)
+    assert np.abs(joined - one_shot.mel).max() <= STREAM_MEL_TOLERANCE
+    other_seed = np.concatenate(list(runtime.stream(TEXT, seed=8, decoding=DECODING, vocode=False)))
+    assert np.abs(other_seed - one_shot.mel).max() > 1e-2  # the comparison can fail: dropout does change the mel
+    # Griffin-Lim: window by window, crossfaded, the one-shot length; scaled by the loudest window so far.
+    chunks = list(runtime.stream(TEXT, seed=7, decoding=DECODING, chunk_frames=12))
+    audio = np.concatenate(chunks)
+    assert len(chunks) >= 4 and all(c.dtype == np.float32 for c in chunks) and audio.shape == one_shot.audio.shape
+    assert 0.5 < np.abs(audio).max() <= 0.95 + 1e-6
+
+    def level(samples):  # frame energies in dB: the same spectrum, another phase
+        return 10 * np.log10(np.square(samples[: len(samples) // 256 * 256].reshape(-1, 256)).mean(1) + 1e-8)
+    assert np.median(np.abs(level(audio) - level(one_shot.audio))) < 2.0
+
+
+def test_first_chunk_comes_before_decoding_ends(runtime, counted_steps):
+    stream = runtime.stream(TEXT, seed=1, decoding=DECODING, chunk_frames=12)
+    first = next(stream)
+    at_first = counted_steps.runs
+    rest = list(stream)
+    assert first.dtype == np.float32 and first.size == 4 * 256
+    # 4 frames, Griffin-Lim's 8 and the postnet's 4 of context (2 convolutions of kernel 5), 2 a step;
+    # the postnet runs once 8 frames are ready: 20 frames, 10 of the 32 steps (as the torch path).
+    assert runtime.manifest["postnet_context"] == 4
+    assert counted_steps.runs == STEPS and at_first == 10
+    assert len(rest) >= 3
+
+
+def test_an_exported_hifigan_streams_the_one_shot_samples(tiny_checkpoint, tmp_path):
+    from gst_tts.audio.vocoders.hifigan import HiFiGANGenerator
+    from gst_tts.audio.vocoders.hifigan_io import HiFiGANVocoder
+    import torch
+
+    synth = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu")
+    torch.manual_seed(0)
+    generator = HiFiGANGenerator(upsample_rates=(8, 8, 4), upsample_kernel_sizes=(16, 16, 8), upsample_initial_channel=16,
+                                 resblock_kernel_sizes=(3,), resblock_dilation_sizes=((1, 2),))
+    for module in generator.modules():  # torch's initialisation, so that far frames weigh enough to show
+        if isinstance(module, (torch.nn.Conv1d, torch.nn.ConvTranspose1d)):
+            module.reset_parameters()
+    synth.vocoder = HiFiGANVocoder(generator, sample_rate=22050)
+    runtime = OnnxSynthesizer.from_dir(export_synthesizer(synth, tmp_path / "hifigan", vocoder=True), threads=1)
+    assert runtime.manifest["vocoder_reach_frames"] == generator.reach_frames
+    one_shot = runtime.synthesize(TEXT, seed=3, decoding=DECODING).audio
+    chunks = list(runtime.stream(TEXT, seed=3, decoding=DECODING, chunk_frames=10))
+    joined = np.concatenate(chunks)
+    assert joined.shape == one_shot.shape == (STEPS * 2 * 256,)
+    assert [c.size for c in chunks[:-1]] == [3 * 256] + [10 * 256] * (len(chunks) - 2)  # a short first one
+    assert np.abs(joined - one_shot).max() <= HIFIGAN_STREAM_TOLERANCE < 0.01 * np.abs(one_shot).max()
+    # Windows with less than its reach (1 frame) no longer give the whole mel's samples: the test can fail.
+    runtime.manifest["vocoder_reach_frames"] = 1
+    short = np.concatenate(list(runtime.stream(TEXT, seed=3, decoding=DECODING, chunk_frames=10)))
+    assert generator.reach_frames > 1 and short.shape == one_shot.shape and np.abs(short - one_shot).max() > 10 * HIFIGAN_STREAM_TOLERANCE
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (dict(text=""), TextError, "empty"),
+    (dict(text="?!"), TextError, "nothing to speak"),
+    (dict(text=["two", "texts"]), TextError, "one text"),
+    (dict(text="ok", chunk_frames=0), GstTtsError, "chunk_frames"),
+    (dict(text="ok", chunk_frames=2.5), GstTtsError, "chunk_frames"),
+    (dict(text="ok", pause_s=-1), GstTtsError, "pause_s"),
+    (dict(text="ok", seed=-1), GstTtsError, "seed"),
+    (dict(text="ok", style=Style(weights={99: 1.0})), GstTtsError, "99"),
+    (dict(text="ok", style={"weights": {0: 1.0}}), GstTtsError, "Style"),
+])
+def test_bad_stream_input_is_refused_when_the_stream_is_made(runtime, counted_steps, call, error, message):
+    with pytest.raises(error, match=message) as caught:
+        runtime.stream(**call)  # no iteration: refused before any chunk, as synthesize refuses it
+    assert "\n" not in str(caught.value) and counted_steps.runs == 0
+
+
+def test_an_export_from_before_streaming_is_refused_in_one_line(export_dir, tmp_path):
+    import shutil
+
+    old = tmp_path / "old"
+    shutil.copytree(export_dir, old)
+    manifest = json.loads((old / "model.json").read_text())
+    del manifest["postnet_context"]
+    (old / "model.json").write_text(json.dumps(manifest))
+    runtime = OnnxSynthesizer.from_dir(old, threads=1)
+    with pytest.raises(ExportError, match="exported before streaming") as caught:
+        runtime.stream("ok")
+    assert "\n" not in str(caught.value)
+    assert runtime.synthesize("ok", decoding=DecodingConfig(max_seconds=0.05), vocode=False).mel.shape[0] > 0
