@@ -18,6 +18,9 @@ Layout, version 1 (a plain dict of containers and tensors)::
     config        the resolved training config            (optional)
     val_ids       validation utterance ids, split order    (optional)
     train_ids     training utterance ids, sorted           (optional)
+    neutral_style (n_heads, n_tokens) float32: the mean token weights of the training references
+                  (gst_tts.training.neutral; the neutral style)            (optional: older checkpoints lack it)
+    neutral_meter its running sums, for an exact resume                   (optional)
     optimizer, scheduler, scaler, train_state, rng        (optional: resuming training)
     digest        "crc32:…" of all the above, written by save_checkpoint and checked at load
                   (gst_tts.checkpoints.weights.payload_digest; absent in files written before it: not checked)
@@ -71,6 +74,8 @@ def checkpoint_payload(
     scaler: Mapping[str, Any] | None = None,
     train_state: Mapping[str, int] | None = None,
     rng: Mapping[str, Any] | None = None,
+    neutral_style: torch.Tensor | None = None,
+    neutral_meter: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The checkpoint of the current version, from its parts.
 
@@ -87,6 +92,10 @@ def checkpoint_payload(
         optimizer, scheduler, scaler: their ``state_dict()``, for resuming. Default: left out.
         train_state: the loop's position (step, epoch, batch, skipped batches). Default: left out.
         rng: :func:`rng_state`, for an exact resume. Default: left out.
+        neutral_style: ``(n_heads, n_tokens)`` mean token weights of the training references, the
+            neutral style synthesis uses (:func:`stored_neutral_style`). Default: left out (uniform).
+        neutral_meter: the running sums behind it (:class:`gst_tts.training.neutral.NeutralStyleMeter`),
+            for resuming. Default: left out.
     """
     payload: dict[str, Any] = {
         "format": FORMAT,
@@ -101,6 +110,10 @@ def checkpoint_payload(
     }
     if reference_frames is not None:
         payload["reference_frames"] = int(reference_frames)
+    if neutral_style is not None:
+        payload["neutral_style"] = neutral_style.detach().float().cpu()
+    if neutral_meter is not None:
+        payload["neutral_meter"] = dict(neutral_meter)
     payload.update(run_parts(config=config, val_ids=val_ids, train_ids=train_ids, optimizer=optimizer, scheduler=scheduler,
                              scaler=scaler, train_state=train_state, rng=rng))
     return payload
@@ -159,6 +172,24 @@ def model_from_checkpoint(ckpt: dict[str, Any], path: str | os.PathLike = "check
     model = GSTTacotron(**config)
     model.load_state_dict(state)
     return model
+
+
+def stored_neutral_style(ckpt: Mapping[str, Any], path: str | os.PathLike, n_heads: int, n_tokens: int) -> np.ndarray | None:
+    """The checkpoint's neutral token weights as float32 ``(n_heads, n_tokens)``, or ``None`` for a
+    checkpoint written before they were stored (synthesis then keeps uniform weights).
+
+    Raises:
+        CheckpointError: a stored value that is not a finite tensor of that shape.
+    """
+    stored = ckpt.get("neutral_style")
+    if stored is None:
+        return None
+    if not isinstance(stored, torch.Tensor) or tuple(stored.shape) != (n_heads, n_tokens) or not stored.is_floating_point():
+        shown = tuple(stored.shape) if isinstance(stored, torch.Tensor) else type(stored).__name__
+        raise CheckpointError(f"{path}: neutral_style must be a float tensor of shape ({n_heads}, {n_tokens}), got {shown}")
+    if not bool(torch.isfinite(stored).all()):
+        raise CheckpointError(f"{path}: neutral_style holds NaN or infinite weights")
+    return stored.float().cpu().numpy()
 
 
 def checkpoint_parts(ckpt: dict[str, Any], path: str | os.PathLike = "checkpoint") -> tuple[SymbolTable, AudioConfig, MelStats]:

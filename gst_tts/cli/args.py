@@ -25,6 +25,7 @@ from gst_tts.audio.vocoders.hifigan_io import DEFAULT_CONFIG_NAME
 from gst_tts.errors import GstTtsError, VocoderError
 from gst_tts.inference.decoding import UNSPLIT_MAX_SECONDS, DecodingConfig
 from gst_tts.inference.style import Style, parse_style_mix, parse_style_weights
+from gst_tts.inference.style_spec import MAX_STYLE_STRENGTH, check_style_strength
 from gst_tts.inference.synthesizer import INT8_MIN_RNN_DIM, Synthesizer
 from gst_tts.inference.vocoder_choice import AUTO, resolve_vocoder
 # The text options need no torch, so they live apart for the commands that load none (phonemize).
@@ -295,6 +296,19 @@ def add_style_arguments(p: argparse.ArgumentParser) -> None:
         ' or "4=-0.3" (every head); 0 is neutral, 1 the token alone. `probe-tokens` shows what each dial does',
     )
     g.add_argument("--style-mix", metavar="SPEC", help='weighted mix of references, e.g. "a.wav=0.5,b.wav=0.5"')
+    p.add_argument(
+        "--style-strength", type=style_strength, metavar="S",
+        help=f"with --reference or --style-mix: how far the style moves from neutral toward the reference's"
+        f" (0 neutral, 1 the reference (default), above 1 exaggerates; 0 to {MAX_STYLE_STRENGTH:g})",
+    )
+
+
+def style_strength(text: str) -> float:
+    """argparse type: a style strength (:func:`~gst_tts.inference.style_spec.check_style_strength`)."""
+    try:
+        return check_style_strength(text)
+    except GstTtsError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def resolve_cli_style(synth: Synthesizer, args: argparse.Namespace) -> tuple[torch.Tensor, dict[str, Any]]:
@@ -302,8 +316,13 @@ def resolve_cli_style(synth: Synthesizer, args: argparse.Namespace) -> tuple[tor
 
     Errors in a spec name its option (``--style-weights: token 7 is not in 0..4``).
     """
+    strength = getattr(args, "style_strength", None)
+    if strength is not None and getattr(args, "reference", None) is None and getattr(args, "style_mix", None) is None:
+        raise GstTtsError("--style-strength needs --reference or --style-mix (it scales a reference's style)")
+    shown = {} if strength is None else {"strength": strength}
     if getattr(args, "reference", None) is not None:
-        return synth.styles.resolve(Style(reference=args.reference)), {"source": "reference", "reference": str(args.reference)}
+        weights = synth.styles.resolve(Style(reference=args.reference, strength=strength))
+        return weights, {"source": "reference", "reference": str(args.reference), **shown}
     if getattr(args, "style_weights", None) is not None:
         with _option_errors("--style-weights"):
             weights = synth.styles.resolve(Style(weights=parse_style_weights(args.style_weights)))
@@ -315,9 +334,11 @@ def resolve_cli_style(synth: Synthesizer, args: argparse.Namespace) -> tuple[tor
     if getattr(args, "style_mix", None) is not None:
         with _option_errors("--style-mix"):
             mix = parse_style_mix(args.style_mix)
-        weights = synth.styles.resolve(Style(mix=mix))  # a bad reference names its file
-        return weights, {"source": "style_mix", "mix": {str(p): w for p, w in mix}}
-    return synth.styles.neutral(), {"source": "neutral", "description": "uniform weights 1/n_tokens in every head"}
+        weights = synth.styles.resolve(Style(mix=mix, strength=strength))  # a bad reference names its file
+        return weights, {"source": "style_mix", "mix": {str(p): w for p, w in mix}, **shown}
+    described = ("uniform weights 1/n_tokens in every head" if synth.styles.neutral_weights is None
+                 else "the mean token weights of the training references")
+    return synth.styles.neutral(), {"source": "neutral", "description": described}
 
 
 @contextlib.contextmanager

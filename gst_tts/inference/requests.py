@@ -75,14 +75,17 @@ def resolve_styles(
     style_dials: StyleWeights | None,
     style_mix: StyleMix | None,
     styles: Sequence[Style | None] | None,
+    style_strength: float | None = None,
 ) -> list[Any]:
     """The ``(n_heads, n_tokens)`` token weights (``rules``' type) of each of ``n_texts`` texts:
-    ``styles`` one per text, or one style of the other options for all."""
+    ``styles`` one per text, or one style of the other options for all; ``style_strength`` scales
+    ``reference`` or ``style_mix`` (:class:`~gst_tts.inference.style_spec.Style`'s ``strength``)."""
     if styles is None:
-        one = Style(reference=reference, weights=style_weights, dials=style_dials, mix=style_mix)
+        one = Style(reference=reference, weights=style_weights, dials=style_dials, mix=style_mix, strength=style_strength)
         return [rules.resolve(one)] * n_texts
-    if any(x is not None for x in (reference, style_weights, style_dials, style_mix)):
-        raise GstTtsError("give either styles (one per text) or one of reference, style_weights, style_dials, style_mix")
+    if any(x is not None for x in (reference, style_weights, style_dials, style_mix, style_strength)):
+        raise GstTtsError("give either styles (one per text) or one of reference, style_weights, style_dials, style_mix"
+                          " (with style_strength: a Style's strength)")
     if isinstance(styles, Style) or len(styles) != n_texts:
         n = 1 if isinstance(styles, Style) else len(styles)
         raise GstTtsError(f"styles needs one style per text: {n} for {n_texts} texts")

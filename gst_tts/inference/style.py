@@ -13,8 +13,13 @@ A style is one of:
 * token dials: the neutral weights moved part of the way toward a token, in one head or in all
   (``{(head, token): amount}`` / ``{token: amount}``; see :meth:`StyleResolver.dial_weights`);
 * a weighted mix of references: their token weights averaged with the given weights;
-* nothing: the neutral default, uniform weights ``1 / n_tokens`` over all tokens in every head
-  (what the model itself uses without a reference).
+* nothing: the neutral style: the mean token weights of the training references, stored in the
+  checkpoint (``neutral_style``, :mod:`gst_tts.training.neutral`), a style training has seen; in
+  checkpoints from before it was stored, uniform weights ``1 / n_tokens`` over all tokens in
+  every head (what the model itself uses without a reference).
+
+A reference or mix may carry a ``strength`` (:class:`Style`): its token weights moved from neutral
+toward the reference's, ``neutral + strength * (reference - neutral)``.
 
 Every style is turned into token weights once, and those weights (not the reference mel) go to
 the model, so a reference is encoded once however many texts use it.
@@ -34,14 +39,14 @@ from gst_tts.audio.features import AudioConfig, MelExtractor, MelStats
 from gst_tts.audio.io import load_audio, to_mono_resampled, trim_silence
 from gst_tts.errors import AudioError
 from gst_tts.inference.style_spec import (  # the torch-free rules, shared with gst_tts.runtime
-    _SILENCE_PEAK, MAX_REFERENCE_SECONDS, MAX_STYLE_WEIGHT, MIN_REFERENCE_SECONDS, Reference, Style, StyleMix, StyleRules,
+    _SILENCE_PEAK, MAX_REFERENCE_SECONDS, MAX_STYLE_STRENGTH, MAX_STYLE_WEIGHT, MIN_REFERENCE_SECONDS, Reference, Style, StyleMix, StyleRules,
     StyleWeights, _reference_array, _reference_name, _shown, parse_style_mix, parse_style_weights, reference_header,
 )
 from gst_tts.model import GSTTacotron
 
 __all__ = [
     "Reference", "StyleWeights", "StyleMix", "Style", "StyleResolver", "MIN_REFERENCE_SECONDS", "MAX_REFERENCE_SECONDS",
-    "MAX_STYLE_WEIGHT", "parse_style_weights", "parse_style_mix",
+    "MAX_STYLE_WEIGHT", "MAX_STYLE_STRENGTH", "parse_style_weights", "parse_style_mix",
 ]
 
 
@@ -57,11 +62,14 @@ class StyleResolver(StyleRules):
             default) encodes every reference whole. A checkpoint trained with
             ``data.reference_seconds`` records its longest training reference for this
             (``reference_frames``).
+        neutral_weights: the neutral style's ``(n_heads, n_tokens)`` token weights (a checkpoint's
+            ``neutral_style``). Default ``None``: uniform.
     """
 
     def __init__(self, model: GSTTacotron, audio_config: AudioConfig, mel_stats: MelStats, device: torch.device,
-                 reference_window: int | None = None) -> None:
+                 reference_window: int | None = None, neutral_weights: np.ndarray | None = None) -> None:
         self.model = model
+        self.neutral_weights = None if neutral_weights is None else np.asarray(neutral_weights, dtype=np.float32)
         self.audio_config = audio_config
         self.mel_stats = mel_stats
         self.device = device

@@ -23,7 +23,8 @@ from gst_tts.errors import AudioError, GstTtsError, first_line
 
 __all__ = [
     "Reference", "StyleWeights", "StyleMix", "Style", "StyleRules", "MIN_REFERENCE_SECONDS", "MAX_REFERENCE_SECONDS",
-    "MAX_STYLE_WEIGHT", "parse_style_weights", "parse_style_mix", "reference_header",
+    "MAX_STYLE_WEIGHT", "MAX_STYLE_STRENGTH", "parse_style_weights", "parse_style_mix", "reference_header",
+    "check_style_strength",
 ]
 
 MIN_REFERENCE_SECONDS = 0.5
@@ -32,6 +33,9 @@ MIN_REFERENCE_SECONDS = 0.5
 MAX_REFERENCE_SECONDS = 600.0
 #: Largest token weight or dial amount, in magnitude (see the module docstring).
 MAX_STYLE_WEIGHT = 100.0
+#: Largest style strength (see :class:`Style`): 3 moves a reference's style three times as far from
+#: neutral; past that the decoder extrapolates as with far-off token weights.
+MAX_STYLE_STRENGTH = 3.0
 # Peak below which a reference counts as silent (about -80 dBFS).
 _SILENCE_PEAK = 1e-4
 # Reference sample rates accepted (Hz), and the most channels.
@@ -51,21 +55,47 @@ StyleMix = Union[Mapping[Reference, float], Sequence[tuple[Reference, float]]]
 class Style:
     """One style: at most one of ``reference``, ``weights``, ``dials``, ``mix``; none of them is the neutral style.
 
-    Examples: ``Style(reference="calm.wav")``, ``Style(weights={3: 0.4, (1, 2): -0.2})``,
-    ``Style(dials={(1, 6): 0.5})``, ``Style(mix={"a.wav": 0.5, "b.wav": 0.5})``, ``Style()``.
+    ``strength`` (with a ``reference`` or ``mix`` only) moves the style from neutral toward the
+    reference's: token weights ``neutral + strength * (reference - neutral)``, and so the style
+    embedding, which is linear in the weights, by the same rule. 1 (the default) is the reference,
+    0 neutral, above 1 exaggerates; 0 to :data:`MAX_STYLE_STRENGTH`.
+
+    Examples: ``Style(reference="calm.wav")``, ``Style(reference="calm.wav", strength=1.5)``,
+    ``Style(weights={3: 0.4, (1, 2): -0.2})``, ``Style(dials={(1, 6): 0.5})``,
+    ``Style(mix={"a.wav": 0.5, "b.wav": 0.5})``, ``Style()``.
 
     Raises:
-        GstTtsError: more than one given.
+        GstTtsError: more than one given; a strength without a reference or mix, or not a number
+            in 0..MAX_STYLE_STRENGTH.
     """
 
     reference: Reference | None = None
     weights: StyleWeights | None = None
     mix: StyleMix | None = None
     dials: StyleWeights | None = None
+    strength: float | None = None
 
     def __post_init__(self) -> None:
         if sum(x is not None for x in (self.reference, self.weights, self.dials, self.mix)) > 1:
             raise GstTtsError("give at most one of reference, style_weights, style_dials, style_mix")
+        if self.strength is not None:
+            if self.reference is None and self.mix is None:
+                raise GstTtsError("style_strength needs a reference or a style mix (it scales a reference's style)")
+            object.__setattr__(self, "strength", check_style_strength(self.strength))
+
+
+def check_style_strength(value: Any) -> float:
+    """A style strength as a float: a finite number from 0 to :data:`MAX_STYLE_STRENGTH`.
+
+    Raises:
+        GstTtsError: anything else, in one line naming the value.
+    """
+    if isinstance(value, bool):
+        raise GstTtsError(f"style strength is not a number: {_shown(value)}")
+    s = _finite_float(value, "style strength")
+    if not 0.0 <= s <= MAX_STYLE_STRENGTH:
+        raise GstTtsError(f"style strength must lie in 0..{MAX_STYLE_STRENGTH:g}, got {_shown(value)}")
+    return s
 
 
 class StyleRules:
@@ -75,6 +105,9 @@ class StyleRules:
 
     n_heads: int
     n_tokens: int
+    #: The checkpoint's neutral token weights ``(n_heads, n_tokens)`` float32 (the mean over the
+    #: training references, :mod:`gst_tts.training.neutral`); ``None``: uniform (older checkpoints).
+    neutral_weights: np.ndarray | None = None
 
     def as_weights(self, array: np.ndarray) -> Any:
         """A float32 ``(n_heads, n_tokens)`` numpy array as this resolver's weights type."""
@@ -85,8 +118,18 @@ class StyleRules:
         raise NotImplementedError
 
     def neutral(self) -> Any:
-        """The neutral default: uniform ``(n_heads, n_tokens)`` weights ``1 / n_tokens``."""
+        """The neutral default ``(n_heads, n_tokens)``: :attr:`neutral_weights`, the mean token weights
+        of the training references, when the checkpoint stores them; else uniform weights ``1 / n_tokens``."""
+        if self.neutral_weights is not None:
+            return self.as_weights(np.array(self.neutral_weights, dtype=np.float32))
         return self.as_weights(np.full((self.n_heads, self.n_tokens), 1.0 / self.n_tokens, dtype=np.float32))
+
+    def strengthened(self, weights: Any, strength: float | None) -> Any:
+        """``neutral + strength * (weights - neutral)``; ``weights`` itself for ``None`` (see :class:`Style`)."""
+        if strength is None:
+            return weights
+        neutral = self.neutral()
+        return neutral + (weights - neutral) * strength
 
     def weights_tensor(self, weights: StyleWeights) -> Any:
         """Token weights as ``(n_heads, n_tokens)``.
@@ -207,13 +250,13 @@ class StyleRules:
             if style is None:
                 out.append(self.neutral())
             elif style.reference is not None:
-                out.append(reference(style.reference))
+                out.append(self.strengthened(reference(style.reference), style.strength))
             elif style.weights is not None:
                 out.append(self.weights_tensor(style.weights))
             elif style.dials is not None:
                 out.append(self.dial_weights(style.dials))
             elif style.mix is not None:
-                out.append(self.mix_weights(style.mix))
+                out.append(self.strengthened(self.mix_weights(style.mix), style.strength))
             else:
                 out.append(self.neutral())
         return out

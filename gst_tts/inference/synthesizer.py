@@ -49,7 +49,7 @@ from gst_tts.model import GSTTacotron
 from gst_tts.model.int8_weight import has_quantized_engine
 from gst_tts.text.split import DEFAULT_MAX_CHARS
 from gst_tts.text.symbols import SymbolTable, quote_text
-from gst_tts.checkpoints.acoustic import checkpoint_parts, load_checkpoint, model_from_checkpoint
+from gst_tts.checkpoints.acoustic import checkpoint_parts, load_checkpoint, model_from_checkpoint, stored_neutral_style
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +124,10 @@ class Synthesizer:
         reference_window: references longer than this many frames are encoded in windows (see
             :meth:`~gst_tts.inference.style.StyleResolver.reference_weights`). Default ``None``
             (whole); :meth:`from_checkpoint` takes the checkpoint's ``reference_frames``.
+        neutral_weights: the neutral style's ``(n_heads, n_tokens)`` token weights (used without a
+            style, by dials and by a reference's strength). Default ``None``: uniform;
+            :meth:`from_checkpoint` takes the checkpoint's ``neutral_style``, the mean token weights
+            of its training references.
 
     Raises:
         GstTtsError: ``int8`` on a non-CPU device, or a PyTorch without a quantized CPU engine.
@@ -140,6 +144,7 @@ class Synthesizer:
         vocoder: Vocoder | None = None,
         int8: bool | None = None,
         reference_window: int | None = None,
+        neutral_weights: np.ndarray | None = None,
     ) -> None:
         self.device = resolve_device(device)
         self.model = model.to(self.device).eval()
@@ -160,7 +165,8 @@ class Synthesizer:
         self.vocoder = vocoder or GriffinLimVocoder(audio_config)
         #: Style resolution for this model: ``synth.styles.reference_weights("calm.wav")``,
         #: ``synth.styles.resolve(Style(weights={3: 0.4}))``, ``synth.styles.neutral()``.
-        self.styles = StyleResolver(self.model, audio_config, mel_stats, self.device, reference_window=reference_window)
+        self.styles = StyleResolver(self.model, audio_config, mel_stats, self.device, reference_window=reference_window,
+                                    neutral_weights=neutral_weights)
         self._text = TextPreparer(symbols, symbols.encode)
 
     @classmethod
@@ -209,11 +215,16 @@ class Synthesizer:
         window = ckpt.get("reference_frames")  # absent in checkpoints from before 2026-11-27: whole references
         if window is not None and (not isinstance(window, int) or isinstance(window, bool) or window < 1):
             raise CheckpointError(f"{path}: reference_frames must be a positive whole number, got {window!r}")
+        neutral = stored_neutral_style(ckpt, path, model.n_heads, model.n_tokens)
         if isinstance(vocoder, (str, os.PathLike)):
             vocoder = load_vocoder(vocoder, audio_config=audio_config, config_path=vocoder_config, device=dev)
         elif vocoder_config is not None:
             raise GstTtsError("vocoder_config needs a vocoder given by name or path")
-        return cls(model, symbols, audio_config, stats, device=dev, vocoder=vocoder, int8=int8, reference_window=window)
+        if neutral is None:  # written before 2026-11-28
+            log.info("%s stores no neutral style (trained before it was recorded): the neutral style is uniform "
+                     "token weights", path)
+        return cls(model, symbols, audio_config, stats, device=dev, vocoder=vocoder, int8=int8, reference_window=window,
+                   neutral_weights=neutral)
 
     @property
     def sample_rate(self) -> int:
@@ -238,6 +249,7 @@ class Synthesizer:
         style_weights: StyleWeights | None = None,
         style_dials: StyleWeights | None = None,
         style_mix: StyleMix | None = None,
+        style_strength: float | None = None,
         styles: Sequence[Style | None] | None = None,
         seed: int | None = None,
         batch_size: int = 16,
@@ -254,8 +266,11 @@ class Synthesizer:
         * at most one of ``reference`` (style transfer), ``style_weights`` (style control),
           ``style_dials`` (style control relative to neutral, see
           :meth:`~gst_tts.inference.style.StyleResolver.dial_weights`), ``style_mix`` (weighted
-          mix of references' token weights) for every text; with none,
-          the neutral default: uniform weights over all tokens in every head;
+          mix of references' token weights) for every text, ``style_strength`` scaling a
+          ``reference`` or ``style_mix`` from neutral (0) through the reference (1, the default) to
+          an exaggeration (up to ``MAX_STYLE_STRENGTH``, 3); with none, the neutral style: the
+          checkpoint's mean token weights of its training references (uniform weights in
+          checkpoints from before they were stored);
         * ``styles``: one :class:`~gst_tts.inference.style.Style` (or ``None``: neutral) per
           text, e.g. ``styles=[Style(reference="a.wav"), Style(weights={3: 0.4}), None]``. Texts
           of different styles are decoded together in the same batches; a text's output is the
@@ -293,7 +308,8 @@ class Synthesizer:
             raise GstTtsError(f"{len(names)} names for {len(texts)} texts")
         prepared = [self._text.prepare(t, max_chunk_chars) for t in texts]
         weights = resolve_styles(self.styles, len(texts), reference=reference, style_weights=style_weights,
-                                 style_dials=style_dials, style_mix=style_mix, styles=styles)
+                                 style_dials=style_dials, style_mix=style_mix, styles=styles,
+                                 style_strength=style_strength)
 
         chunks = [
             _Chunk(i, piece, ids, weights[i])

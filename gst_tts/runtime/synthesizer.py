@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Callable, Iterator, NamedTuple, Sequence
+from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 import soundfile as sf
@@ -34,7 +34,7 @@ from gst_tts.inference.style_spec import (
     _reference_name, _shown, reference_header,
 )
 from gst_tts.runtime import audio
-from gst_tts.runtime.manifest import FILES, read_manifest
+from gst_tts.runtime.manifest import FILES, MANIFEST, read_manifest
 from gst_tts.text.split import DEFAULT_MAX_CHARS
 from gst_tts.text.symbols import SymbolTable, quote_text
 
@@ -71,10 +71,20 @@ class DecodedStep(NamedTuple):
 class _Resolver(StyleRules):
     """Styles → ``(n_heads, n_tokens)`` float32 numpy token weights, references through the style graphs."""
 
-    def __init__(self, synth: "OnnxSynthesizer") -> None:
+    def __init__(self, synth: "OnnxSynthesizer", neutral: Any) -> None:
         self.synth = synth
         self.n_heads = synth.n_heads
         self.n_tokens = synth.n_tokens
+        # The export's neutral style (the checkpoint's, uniform for one from before it was stored).
+        try:
+            self.neutral_weights = np.asarray(neutral, dtype=np.float64)
+        except (TypeError, ValueError):
+            self.neutral_weights = None
+        if (self.neutral_weights is None or self.neutral_weights.shape != (self.n_heads, self.n_tokens)
+                or not np.isfinite(self.neutral_weights).all()):
+            raise ExportError(f"{synth.folder / MANIFEST}: neutral_style must be {self.n_heads} rows of {self.n_tokens} "
+                              "finite token weights")
+        self.neutral_weights = self.neutral_weights.astype(np.float32)
 
     def as_weights(self, array: np.ndarray) -> np.ndarray:
         return np.array(array, dtype=np.float32)
@@ -135,7 +145,7 @@ class OnnxSynthesizer:
         self.reference_window = m["reference_frames"]
         #: The export's decoding defaults (``DecodingConfig``'s when it was exported).
         self.decoding = DecodingConfig.from_dict(m["decoding"])
-        self.styles = _Resolver(self)
+        self.styles = _Resolver(self, m["neutral_style"])
         self._step_inputs = {i.name for i in self._sessions["decoder_step"].get_inputs()}
         self._text = TextPreparer(self.symbols, self.symbols.encode_ids)
 
@@ -218,6 +228,7 @@ class OnnxSynthesizer:
         style_weights: StyleWeights | None = None,
         style_dials: StyleWeights | None = None,
         style_mix: StyleMix | None = None,
+        style_strength: float | None = None,
         styles: Sequence[Style | None] | None = None,
         seed: int | None = None,
         batch_size: int = 16,
@@ -240,7 +251,8 @@ class OnnxSynthesizer:
         single, texts = text_list(texts)
         prepared = [self._text.prepare(t, max_chunk_chars) for t in texts]
         weights = resolve_styles(self.styles, len(texts), reference=reference, style_weights=style_weights,
-                                 style_dials=style_dials, style_mix=style_mix, styles=styles)
+                                 style_dials=style_dials, style_mix=style_mix, styles=styles,
+                                 style_strength=style_strength)
         rng = np.random.default_rng(seed)
         chunks = [(i, piece, ids) for i, (_, pieces) in enumerate(prepared) for piece, ids in pieces]
         decoded = self._decode_chunks(chunks, weights, batch_size, decoding, rng)

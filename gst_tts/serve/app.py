@@ -48,6 +48,7 @@ from fastapi.responses import FileResponse, JSONResponse, Response, StreamingRes
 from fastapi.security import APIKeyHeader
 from fastapi.staticfiles import StaticFiles
 import numpy as np
+import torch
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 import soundfile as sf
 from starlette.concurrency import run_in_threadpool
@@ -59,6 +60,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from gst_tts.audio.io import streaming_wav_header, wav_bytes, wav_pcm16
 from gst_tts.errors import AudioError, GstTtsError, TextError, first_line
 from gst_tts.inference.results import SynthesisResult
+from gst_tts.inference.style_spec import MAX_STYLE_STRENGTH
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.inference.vocoder_choice import KIND_NAMES
 from gst_tts.serve.batching import BatchingQueue, QueueClosed, QueueFull, ReferenceJob, StreamJob, SynthesisJob
@@ -248,6 +250,9 @@ def create_app(
         reference_id: Optional[ref_id] = Field(None, description="an id from POST /api/references: speak in its style")
         mix: Optional[Annotated[dict[ref_id, mix_weight], Field(min_length=1, max_length=limits.max_mix)]] = Field(
             None, description="reference id → weight (>= 0, normalised to sum 1): their token weights averaged")
+        style_strength: Optional[Annotated[float, Field(ge=0, le=MAX_STYLE_STRENGTH, allow_inf_nan=False)]] = Field(
+            None, description=f"with reference_id or mix: how far the style moves from neutral toward the reference's"
+            f" (0 neutral, 1 the reference (default), above 1 exaggerates; 0 to {MAX_STYLE_STRENGTH:g})")
         seed: Optional[Annotated[int, Field(ge=0, le=2**31 - 1)]] = Field(None, description="repeatable output (decoded alone)")
         vocoder: Optional[Annotated[str, Field(max_length=64)]] = Field(None, description="one of GET /api/model's vocoders")
 
@@ -272,11 +277,12 @@ def create_app(
                 raise ApiError(422, "stream=true answers with WAV only: leave out format=json")
             chunks = await service.stream(text=body.text, style_weights=body.style_weights, style_dials=body.style_dials,
                                           reference_id=body.reference_id, mix=body.mix, seed=body.seed,
-                                          vocoder=body.vocoder)
+                                          vocoder=body.vocoder, style_strength=body.style_strength)
             return StreamingResponse(chunks, media_type="audio/wav", headers={"Cache-Control": "no-store", "X-Stream": "true"})
         syn_id, entry = await service.synthesize(text=body.text, style_weights=body.style_weights,
                                                  style_dials=body.style_dials, reference_id=body.reference_id,
-                                                 mix=body.mix, seed=body.seed, vocoder=body.vocoder)
+                                                 mix=body.mix, seed=body.seed, vocoder=body.vocoder,
+                                                 style_strength=body.style_strength)
         if format == "json":
             return JSONResponse(service.summary(syn_id, entry))
         return Response(entry.wav, media_type="audio/wav", headers=service.headers(syn_id, entry))
@@ -438,12 +444,16 @@ class _Service:
             raise ApiError(422, f"text could not be normalised ({first_line(exc, 100)})") from None
 
     def style(self, *, style_weights: Mapping[str, float] | None, reference_id: str | None,
-              mix: Mapping[str, float] | None, style_dials: Mapping[str, float] | None = None) -> np.ndarray:
-        """``(n_heads, n_tokens)`` token weights of the request's style (neutral without one)."""
+              mix: Mapping[str, float] | None, style_dials: Mapping[str, float] | None = None,
+              style_strength: float | None = None) -> np.ndarray:
+        """``(n_heads, n_tokens)`` token weights of the request's style (neutral without one);
+        ``style_strength`` scales a reference's or mix's from neutral (already range-checked)."""
         given = [name for name, v in (("style_weights", style_weights), ("style_dials", style_dials),
                                       ("reference_id", reference_id), ("mix", mix)) if v is not None]
         if len(given) > 1:
             raise ApiError(422, f"give at most one of style_weights, style_dials, reference_id, mix (got {', '.join(given)})")
+        if style_strength is not None and reference_id is None and mix is None:
+            raise ApiError(422, "style_strength needs reference_id or mix (it scales a reference's style)")
         for field, spec, resolve in (("style_weights", style_weights, self.synth.styles.weights_tensor),
                                      ("style_dials", style_dials, self.synth.styles.dial_weights)):
             if spec is None:
@@ -460,14 +470,18 @@ class _Service:
             except GstTtsError as exc:
                 raise ApiError(422, f"{field}: {exc}") from None
         if reference_id is not None:
-            return self.reference("reference_id", reference_id).weights
+            return self.strengthened(self.reference("reference_id", reference_id).weights, style_strength)
         if mix is not None:
             refs = [(self.reference("mix", ref_id), w) for ref_id, w in mix.items()]
             total = sum(w for _, w in refs)
             if total <= 0:
                 raise ApiError(422, "mix: at least one reference needs a positive weight")
-            return sum(ref.weights * (w / total) for ref, w in refs)
+            return self.strengthened(sum(ref.weights * (w / total) for ref, w in refs), style_strength)
         return self.synth.styles.neutral().numpy()
+
+    def strengthened(self, weights: np.ndarray, strength: float | None) -> np.ndarray:
+        """A reference's ``(n_heads, n_tokens)`` weights moved from neutral by ``strength`` (the resolver's rule)."""
+        return self.synth.styles.strengthened(torch.from_numpy(np.asarray(weights, dtype=np.float32)), strength).numpy()
 
     def reference(self, field: str, ref_id: str) -> _Reference:
         ref = self.references.get(ref_id)
@@ -481,9 +495,10 @@ class _Service:
     async def synthesize(self, *, text: str, style_weights: Mapping[str, float] | None = None,
                          reference_id: str | None = None, mix: Mapping[str, float] | None = None,
                          seed: int | None = None, vocoder: str | None = None,
-                         style_dials: Mapping[str, float] | None = None) -> tuple[str, _Synthesis]:
+                         style_dials: Mapping[str, float] | None = None,
+                         style_strength: float | None = None) -> tuple[str, _Synthesis]:
         weights = self.checked(text=text, style_weights=style_weights, reference_id=reference_id, mix=mix,
-                               vocoder=vocoder, style_dials=style_dials)
+                               vocoder=vocoder, style_dials=style_dials, style_strength=style_strength)
         try:
             result = await self.on_worker(SynthesisJob(text=text, weights=weights, seed=seed, vocoder=vocoder), "synthesis")
         except GstTtsError as exc:
@@ -494,10 +509,11 @@ class _Service:
 
     def checked(self, *, text: str, style_weights: Mapping[str, float] | None, reference_id: str | None,
                 mix: Mapping[str, float] | None, vocoder: str | None,
-                style_dials: Mapping[str, float] | None) -> np.ndarray:
+                style_dials: Mapping[str, float] | None, style_strength: float | None = None) -> np.ndarray:
         """The request's ``(n_heads, n_tokens)`` token weights, its text and vocoder checked (422 otherwise)."""
         self.check_text(text)
-        weights = self.style(style_weights=style_weights, style_dials=style_dials, reference_id=reference_id, mix=mix)
+        weights = self.style(style_weights=style_weights, style_dials=style_dials, reference_id=reference_id, mix=mix,
+                             style_strength=style_strength)
         if vocoder is not None and vocoder not in self.queue.vocoders:
             raise ApiError(422, f"vocoder: {_quote(vocoder)} is not one of {', '.join(self.queue.vocoders)}")
         return weights
@@ -505,7 +521,8 @@ class _Service:
     async def stream(self, *, text: str, style_weights: Mapping[str, float] | None = None,
                      reference_id: str | None = None, mix: Mapping[str, float] | None = None,
                      seed: int | None = None, vocoder: str | None = None,
-                     style_dials: Mapping[str, float] | None = None) -> AsyncIterator[bytes]:
+                     style_dials: Mapping[str, float] | None = None,
+                     style_strength: float | None = None) -> AsyncIterator[bytes]:
         """A streamed synthesis's WAV bytes: the header, then 16-bit PCM as the worker makes it.
 
         Waits for the first chunk before returning, so that whatever refuses the request before
@@ -516,7 +533,7 @@ class _Service:
             ApiError: as :meth:`synthesize`.
         """
         weights = self.checked(text=text, style_weights=style_weights, reference_id=reference_id, mix=mix,
-                               vocoder=vocoder, style_dials=style_dials)
+                               vocoder=vocoder, style_dials=style_dials, style_strength=style_strength)
         loop = asyncio.get_running_loop()
         inbox: asyncio.Queue = asyncio.Queue()
         job = StreamJob(text=text, weights=weights, seed=seed, vocoder=vocoder,
@@ -656,7 +673,9 @@ class _Service:
             "n_heads": synth.n_heads,
             "tokens": list(range(synth.n_tokens)),
             "heads": list(range(synth.n_heads)),
-            "neutral_weight": 1.0 / synth.n_tokens,
+            "neutral_weight": 1.0 / synth.n_tokens,  # uniform, kept for old clients; the neutral style is neutral_weights
+            "neutral_weights": synth.styles.neutral().tolist(),  # (n_heads, n_tokens): the checkpoint's neutral style
+            "max_style_strength": MAX_STYLE_STRENGTH,
             "frontend": {"cleaner": synth.symbols.cleaner, "characters": "".join(synth.symbols.symbols[2:]),
                          "frontend": synth.symbols.frontend.name, "language": synth.symbols.language,
                          # the version its phonemes were made with; None for characters

@@ -48,6 +48,7 @@ from gst_tts.training.builders import (
     find_resume_checkpoint,
     reference_seconds,
 )
+from gst_tts.training.neutral import NeutralStyleMeter
 from gst_tts.checkpoints.acoustic import checkpoint_parts, checkpoint_payload, load_checkpoint, rng_state, save_checkpoint
 from gst_tts.training.distributed import DistributedContext
 from gst_tts.training.logger import NullLogger, TrainingLogger, symbol_labels
@@ -140,6 +141,8 @@ class Trainer(TrainingLoop):
         self.model.to(self.device)
         self.model.set_cuda_graphs(cuda_graphs_enabled(tr.get("cuda_graphs", "auto"), self.device))
         self.networks = {"model": self.model}
+        # The neutral style: the mean token weights of the training references (read off each step's output).
+        self.neutral = NeutralStyleMeter(n_heads=self.model.n_heads, n_tokens=self.model.n_tokens)
         torch.manual_seed(seed + self.dist.rank)
         self.train_model = self.dist.wrap(self.model)
         self.r = self.model.reduction_factor
@@ -227,6 +230,7 @@ class Trainer(TrainingLoop):
                         update(pending)
                     self.state.epoch += 1
                     self.state.batch_in_epoch = 0
+                    self.neutral.end_epoch()
         except KeyboardInterrupt:
             self._interrupted(bar)
             raise
@@ -247,12 +251,14 @@ class Trainer(TrainingLoop):
         buffers = [b.detach().clone() for b in self.model.buffers()]
         self.optimizer.zero_grad(set_to_none=True)
         sums: dict[str, torch.Tensor] = {}
+        style_weights = []  # each micro-batch's reference token weights, counted once the update is taken
         for i, batch in enumerate(batches):
             batch = to_device(batch, self.device)
             # Gradients are all-reduced once, on the last micro-batch.
             sync = self.dist.no_sync(self.train_model) if i < len(batches) - 1 else contextlib.nullcontext()
             with sync:
-                terms = self._loss_terms(self.train_model, batch)
+                terms, output = self._loss_terms(self.train_model, batch)
+                style_weights.append(output.style_weights.detach())
                 # A non-finite loss is backpropagated like any other and then refused below: its
                 # gradients never reach the weights, and the check needs no wait for the GPU here.
                 self.scaler.scale(terms["total"] / len(batches)).backward()
@@ -284,16 +290,18 @@ class Trainer(TrainingLoop):
         self.scaler.update()
         self.scheduler.step()
         self.state.step += 1
+        for weights in style_weights:
+            self.neutral.add(weights)
         return values
 
-    def _loss_terms(self, model: nn.Module, batch: dict) -> dict[str, torch.Tensor]:
-        """Teacher-forced loss terms of a batch on the device, under the run's autocast setting;
-        ``model`` is the DDP wrapper in training (its forward pass syncs gradients), the bare model
-        in validation."""
+    def _loss_terms(self, model: nn.Module, batch: dict) -> tuple[dict[str, torch.Tensor], Any]:
+        """Teacher-forced loss terms of a batch on the device, under the run's autocast setting, and
+        the model's output; ``model`` is the DDP wrapper in training (its forward pass syncs
+        gradients), the bare model in validation."""
         with torch.autocast(self.device.type, dtype=self.amp_dtype or torch.float32, enabled=self.amp_dtype is not None):
             output = model(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"],
                            batch.get("reference_mel"), batch.get("reference_lengths"))
-            return self.criterion(output, batch, self.state.step)
+            return self.criterion(output, batch, self.state.step), output
 
     def _restore_buffers(self, saved: list[torch.Tensor]) -> None:
         with torch.no_grad():
@@ -322,7 +330,7 @@ class Trainer(TrainingLoop):
         sums: dict[str, float] = {}
         n = 0
         for batch in loader:
-            terms = self._loss_terms(self.model, to_device(batch, self.device))
+            terms, _ = self._loss_terms(self.model, to_device(batch, self.device))
             for k, v in terms.items():
                 sums[k] = sums.get(k, 0.0) + float(v) * len(batch["ids"])
             n += len(batch["ids"])
@@ -374,6 +382,7 @@ class Trainer(TrainingLoop):
             val_ids=[u.id for u in self.val_set.utterances], train_ids=[u.id for u in self.train_set.utterances],
             optimizer=self.optimizer.state_dict(), scheduler=self.scheduler.state_dict(),
             scaler=self.scaler.state_dict(), train_state=asdict(self.state), rng=rng_state(),
+            neutral_style=self.neutral.mean(), neutral_meter=self.neutral.state_dict(),
         )
 
     def save(self, periodic: bool) -> Path:
@@ -406,6 +415,8 @@ class Trainer(TrainingLoop):
         self.scheduler.load_state_dict(ckpt["scheduler"])
         if "scaler" in ckpt:
             self.scaler.load_state_dict(ckpt["scaler"])
+        if "neutral_meter" in ckpt:  # absent before 2026-11-28: the neutral style counts from here
+            self.neutral.load_state_dict(ckpt["neutral_meter"])
         self._restore_position(path, ckpt)
 
     def _init_from(self, path: Path, ckpt: dict[str, Any]) -> None:

@@ -308,6 +308,41 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(case, tiny_checkpoint, 
     assert not any(p.name.endswith(".tmp") for p in tmp_path.rglob("*"))
 
 
+def test_style_strength_scales_the_reference_and_is_recorded(tiny_checkpoint, tmp_path, capsys, refs):
+    sides = {}
+    for strength in ("0", "1", "0.5"):
+        out = tmp_path / f"s{strength}.wav"
+        rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--text", "Strong.", "--out", str(out),
+                         "--reference", str(refs["good"]), "--style-strength", strength, *FAST)
+        assert rc == 0, err
+        sides[strength] = json.loads(out.with_suffix(".json").read_text())
+    assert sides["0.5"]["style"]["strength"] == 0.5
+    neutral = np.full((2, 5), 0.2)  # the tiny checkpoint stores no neutral style: uniform
+    np.testing.assert_allclose(sides["0"]["style_weights"], neutral, atol=1e-6)
+    reference = np.asarray(sides["1"]["style_weights"])
+    assert not np.allclose(reference, neutral, atol=1e-3)
+    np.testing.assert_allclose(sides["0.5"]["style_weights"], (reference + neutral) / 2, atol=1e-6)
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--reference", "REF", "--style-strength", "3.5"], "style strength must lie in 0..3"),
+    (["--reference", "REF", "--style-strength", "nan"], "style strength must be finite"),
+    (["--reference", "REF", "--style-strength", "loud"], "style strength is not a finite number"),
+    (["--style-dials", "1=0.4", "--style-strength", "0.5"], "--style-strength needs --reference or --style-mix"),
+    (["--style-strength", "0.5"], "--style-strength needs --reference or --style-mix"),
+])
+def test_bad_style_strength_is_one_line_and_exit_2(tiny_checkpoint, tmp_path, capsys, refs, args, expected):
+    out = tmp_path / "out" / "x.wav"
+    args = [str(refs["good"]) if a == "REF" else a for a in args]
+    try:
+        rc = main(["synthesize", "--checkpoint", str(tiny_checkpoint), "--text", "Hi.", "--out", str(out), *args, *FAST])
+    except SystemExit as exit_info:  # argparse's own refusal of the value
+        rc = exit_info.code
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "Traceback" not in err and expected in err, err
+    assert files_under(out.parent) == []
+
+
 def test_two_style_options_are_an_argparse_error(tiny_checkpoint, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         run(capsys, "--checkpoint", str(tiny_checkpoint), "--text", "Hi.", "--out", str(tmp_path / "x.wav"),

@@ -13,7 +13,9 @@ import sys
 import numpy as np
 import pytest
 import soundfile as sf
+import torch
 
+from gst_tts.checkpoints.acoustic import load_checkpoint, save_checkpoint
 from gst_tts.errors import ExportError, GstTtsError, TextError
 from gst_tts.export import export_checkpoint, export_synthesizer
 from gst_tts.inference.decoding import DecodingConfig
@@ -114,6 +116,30 @@ def test_styles_follow_the_torch_paths_rules(runtime, tiny_checkpoint):
         with pytest.raises(GstTtsError) as mine:
             runtime.styles.resolve(Style(weights=bad))
         assert str(mine.value) == str(theirs.value) and "\n" not in str(mine.value)
+
+
+def test_the_exports_neutral_style_and_style_strength_are_the_checkpoints(tiny_checkpoint, tmp_path):
+    ckpt = load_checkpoint(tiny_checkpoint)
+    stored = torch.softmax(torch.arange(10, dtype=torch.float32).reshape(2, 5) * 0.6, -1)  # a trained neutral, not uniform
+    ckpt["neutral_style"] = stored
+    path = save_checkpoint(tmp_path / "neutral.pt", ckpt)
+    folder = export_checkpoint(path, tmp_path / "export")
+    np.testing.assert_allclose(json.loads((folder / "model.json").read_text())["neutral_style"], stored.numpy(), atol=1e-7)
+    runtime, synth = OnnxSynthesizer.from_dir(folder, threads=1), Synthesizer.from_checkpoint(path, device="cpu")
+    np.testing.assert_allclose(runtime.styles.neutral(), stored.numpy(), atol=1e-7)
+    rate = 22050
+    voice = (0.3 * np.sin(2 * np.pi * 180.0 * np.arange(int(0.8 * rate)) / rate)).astype(np.float32)
+    for style in [Style(dials={(1, 3): 0.7}), Style(reference=(voice, rate), strength=0.0),
+                  Style(reference=(voice, rate), strength=1.5)]:
+        np.testing.assert_allclose(runtime.styles.resolve(style), synth.styles.resolve(style).numpy(), atol=1e-5)
+    np.testing.assert_allclose(runtime.styles.resolve(Style(reference=(voice, rate), strength=0.0)), stored.numpy(), atol=1e-6)
+    with pytest.raises(GstTtsError, match="style strength must lie in 0..3"):
+        runtime.synthesize("Hi.", reference=(voice, rate), style_strength=4.0)
+    manifest = json.loads((folder / "model.json").read_text())
+    manifest["neutral_style"] = [[0.2] * 4]
+    (folder / "model.json").write_text(json.dumps(manifest))
+    with pytest.raises(ExportError, match="neutral_style must be 2 rows of 5"):
+        OnnxSynthesizer.from_dir(folder)
 
 
 def test_bad_texts_and_options_are_one_line_errors(runtime):

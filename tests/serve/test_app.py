@@ -204,6 +204,28 @@ def test_reference_upload_then_synthesis_in_its_style_and_mixes(client, synth):
     np.testing.assert_allclose(json.loads(mix.headers["x-style-weights"]), expected, atol=1e-4)
 
 
+def test_style_strength_moves_a_reference_from_neutral_and_bad_strengths_are_refused(client, synth):
+    ref = upload(client, wav(tone(1.5, 22050, 140.0)), "low.wav").json()
+    weights, neutral = np.array(ref["weights"]), synth.styles.neutral().numpy()
+    model = client.get("/api/model").json()
+    np.testing.assert_allclose(model["neutral_weights"], neutral)
+    for strength, expected in ((0.0, neutral), (1.0, weights), (0.5, (weights + neutral) / 2),
+                               (1.5, neutral + 1.5 * (weights - neutral))):
+        for style in ({"reference_id": ref["id"]}, {"mix": {ref["id"]: 1.0}}):
+            r = client.post("/api/synthesize", json={"text": "Scaled.", **style, "style_strength": strength})
+            assert r.status_code == 200, r.text
+            np.testing.assert_allclose(json.loads(r.headers["x-style-weights"]), expected, atol=1e-4)
+    for bad in (-0.5, 3.5, "loud", None, float("inf")):
+        body = {"text": "Hi.", "reference_id": ref["id"], "style_strength": bad}
+        r = client.post("/api/synthesize", content=json.dumps(body, allow_nan=True), headers={"content-type": "application/json"})
+        if bad is None:  # null: no strength given, the reference as it is
+            assert r.status_code == 200, r.text
+            continue
+        assert_error(r, 422, "style_strength")
+    assert_error(client.post("/api/synthesize", json={"text": "Hi.", "style_strength": 0.5}), 422,
+                 "style_strength needs reference_id or mix")
+
+
 # ---------------------------------------------------------------- bad input
 
 BAD_SYNTHESIS = {

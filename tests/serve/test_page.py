@@ -141,10 +141,13 @@ def test_page_speaks_with_a_slider_a_reference_and_shows_the_alignment(server, p
     page.click("#record")
     page.wait_for_function("document.querySelectorAll('#mix-a option').length === 2", timeout=15000)
     page.check("input[name=source][value=mix]")
+    page.fill("#strength", "0.5")  # the style-strength slider beside the references
+    assert page.inner_text("#strength-out") == "0.50"
     with page.expect_response("**/api/synthesize*") as answered:
         page.click("#speak")
     assert answered.value.status == 200, answered.value.text()
-    assert len(answered.value.request.post_data_json["mix"]) == 2
+    sent_body = answered.value.request.post_data_json
+    assert len(sent_body["mix"]) == 2 and sent_body["style_strength"] == 0.5
 
     # A server error reads as a sentence, not a stack trace or a status code alone.
     page.fill("#text", "Mail me @ home")

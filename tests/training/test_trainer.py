@@ -62,6 +62,9 @@ def test_resume_matches_an_uninterrupted_run(make_cfg, small_corpus, tmp_path):
     for (name, a), (_, b) in zip(full.model.state_dict().items(), resumed.model.state_dict().items()):
         assert torch.allclose(a.float(), b.float(), atol=1e-6), name
     assert resumed.optimizer.state_dict()["state"][0]["step"] == full.optimizer.state_dict()["state"][0]["step"]
+    # The neutral style's running sums come back too (the split falls on an epoch's last batch).
+    assert torch.equal(resumed.neutral.mean(), full.neutral.mean())
+    assert resumed.neutral.state_dict()["count"] == full.neutral.state_dict()["count"] > 0
 
 
 def test_resume_with_loader_workers_matches_an_uninterrupted_run_without_them(make_cfg, small_corpus, tmp_path):

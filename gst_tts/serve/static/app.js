@@ -71,11 +71,22 @@ function sliderElement(id, label, value) {
   return wrap;
 }
 
+// The neutral style's weight of a slider: the checkpoint's neutral_weights (the mean style of its
+// training references; uniform for an old checkpoint), per head, or averaged over heads for "Token t".
+function neutralOf(id) {
+  const m = state.model;
+  const rows = m.neutral_weights || m.heads.map(() => m.tokens.map(() => m.neutral_weight));
+  const perHead = /^head-(\d+)-token-(\d+)$/.exec(id);
+  if (perHead) return rows[Number(perHead[1])][Number(perHead[2])];
+  const t = Number(/^token-(\d+)$/.exec(id)[1]);
+  return rows.reduce((s, row) => s + row[t], 0) / rows.length;
+}
+
 function buildSliders() {
   const m = state.model;
   const all = $("sliders");
   all.replaceChildren();
-  for (const t of m.tokens) all.append(sliderElement(`token-${t}`, `Token ${t}`, m.neutral_weight));
+  for (const t of m.tokens) all.append(sliderElement(`token-${t}`, `Token ${t}`, neutralOf(`token-${t}`)));
   const heads = $("head-sliders");
   heads.replaceChildren();
   for (const h of m.heads) {
@@ -85,7 +96,7 @@ function buildSliders() {
     legend.textContent = `Head ${h}`;
     const grid = document.createElement("div");
     grid.className = "sliders";
-    for (const t of m.tokens) grid.append(sliderElement(`head-${h}-token-${t}`, `Head ${h}, token ${t}`, m.neutral_weight));
+    for (const t of m.tokens) grid.append(sliderElement(`head-${h}-token-${t}`, `Head ${h}, token ${t}`, neutralOf(`head-${h}-token-${t}`)));
     box.append(legend, grid);
     heads.append(box);
   }
@@ -100,6 +111,7 @@ function setSlider(id, value) {
 async function loadModel() {
   state.model = await api("/api/model");
   const m = state.model;
+  $("strength").max = String(m.max_style_strength);
   $("model-line").textContent =
     `${m.n_tokens} style tokens × ${m.n_heads} heads · ${m.sample_rate} Hz`;
   $("vocoder-line").textContent = `Vocoder: ${m.vocoder}`;
@@ -258,6 +270,7 @@ function requestBody() {
     if (a === b) throw new Error("Choose two different references for the mix.");
     body.mix = { [a]: share, [b]: Math.round((1 - share) * 100) / 100 };
   }
+  if (kind === "reference" || kind === "mix") body.style_strength = Number($("strength").value);
   const seed = $("seed").value.trim();
   if (seed !== "") {
     if (!/^\d+$/.test(seed)) throw new Error("The seed must be a whole number ≥ 0.");
@@ -401,7 +414,7 @@ function init() {
   $("speak").addEventListener("click", speak);
   $("play").addEventListener("click", () => $("audio").play().catch((e) => showError(`Cannot play: ${e.message}`)));
   $("reset-sliders").addEventListener("click", () => {
-    document.querySelectorAll(".slider input").forEach((i) => setSlider(i.id, state.model.neutral_weight));
+    document.querySelectorAll(".slider input").forEach((i) => setSlider(i.id, neutralOf(i.id)));
   });
   $("ref-file").addEventListener("change", async (e) => {
     const file = e.target.files[0];
@@ -421,6 +434,7 @@ function init() {
     chooseSource("sliders");
   });
   for (const id of ["mix-a", "mix-b"]) $(id).addEventListener("change", () => chooseSource("mix"));
+  $("strength").addEventListener("input", () => { $("strength-out").textContent = Number($("strength").value).toFixed(2); });
   $("mix-ratio").addEventListener("input", () => { $("mix-ratio-out").textContent = Number($("mix-ratio").value).toFixed(2); chooseSource("mix"); });
   $("key-form").addEventListener("submit", async (e) => {
     e.preventDefault();

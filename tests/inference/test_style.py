@@ -1,0 +1,117 @@
+"""The neutral style a checkpoint stores (mean token weights of its training references) and the
+style strength of a reference (gst_tts.inference.style / style_spec), on a tiny random-weight model."""
+
+from __future__ import annotations
+
+import logging
+import math
+
+from conftest import seconds_for_steps, tone, write_tiny_checkpoint
+import numpy as np
+import pytest
+import torch
+
+from gst_tts.checkpoints.acoustic import load_checkpoint, save_checkpoint
+from gst_tts.errors import CheckpointError, GstTtsError
+from gst_tts.inference.decoding import DecodingConfig
+from gst_tts.inference.style import MAX_STYLE_STRENGTH, Style
+from gst_tts.inference.synthesizer import Synthesizer
+
+FAST = DecodingConfig(max_seconds=seconds_for_steps(8))
+NOTICE = "stores no neutral style"
+
+
+def _stored_neutral(n_heads: int, n_tokens: int) -> torch.Tensor:
+    """Token weights a trained model's references could average to: a softmax per head, far from uniform."""
+    return torch.softmax(torch.arange(n_heads * n_tokens, dtype=torch.float32).reshape(n_heads, n_tokens) * 0.7, -1)
+
+
+@pytest.fixture(scope="module")
+def old_path(tmp_path_factory):
+    return write_tiny_checkpoint(tmp_path_factory.mktemp("style") / "old.pt")
+
+
+@pytest.fixture(scope="module")
+def new_path(old_path):
+    ckpt = load_checkpoint(old_path)
+    heads, tokens = ckpt["model_config"]["gst_n_heads"], ckpt["model_config"]["gst_n_tokens"]
+    ckpt["neutral_style"] = _stored_neutral(heads, tokens)
+    return save_checkpoint(old_path.with_name("new.pt"), ckpt)
+
+
+@pytest.fixture(scope="module")
+def synth(new_path):
+    return Synthesizer.from_checkpoint(new_path, device="cpu")
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return tone(1.0, 16000, 180.0), 16000
+
+
+def test_synthesis_without_a_style_uses_the_checkpoints_stored_neutral(synth, new_path, caplog):
+    stored = load_checkpoint(new_path)["neutral_style"]
+    assert torch.equal(synth.styles.neutral(), stored)
+    neutral = synth.synthesize("Hello there.", seed=3, decoding=FAST, vocode=False)
+    as_weights = synth.synthesize("Hello there.", seed=3, decoding=FAST, vocode=False, style_weights=stored)
+    uniform = synth.synthesize("Hello there.", seed=3, decoding=FAST, vocode=False,
+                               style_weights=np.full(tuple(stored.shape), 1 / stored.shape[1], np.float32))
+    np.testing.assert_array_equal(neutral.mel, as_weights.mel)
+    assert not np.allclose(neutral.mel, uniform.mel)  # the stored neutral is not the uniform one under another name
+    # Dials start from the stored neutral: a dial of 0 is it.
+    assert torch.allclose(synth.styles.resolve(Style(dials={0: 0.0})), stored)
+    with caplog.at_level(logging.INFO):
+        Synthesizer.from_checkpoint(new_path, device="cpu")
+    assert NOTICE not in caplog.text
+
+
+def test_an_old_checkpoint_keeps_uniform_weights_with_one_line_of_notice(old_path, caplog):
+    with caplog.at_level(logging.INFO):
+        old = Synthesizer.from_checkpoint(old_path, device="cpu")
+        old.synthesize(["One.", "Two."], decoding=FAST, vocode=False)
+    assert torch.equal(old.styles.neutral(), torch.full((old.n_heads, old.n_tokens), 1 / old.n_tokens))
+    notices = [r for r in caplog.records if NOTICE in r.getMessage()]
+    assert len(notices) == 1 and "\n" not in notices[0].getMessage() and str(old_path) in notices[0].getMessage()
+
+
+@pytest.mark.parametrize("bad", [torch.zeros(3, 3), torch.full((2, 5), math.nan), [[0.2] * 5] * 2])
+def test_a_malformed_stored_neutral_is_a_one_line_checkpoint_error(old_path, tmp_path, bad):
+    ckpt = load_checkpoint(old_path)
+    ckpt["neutral_style"] = bad
+    path = save_checkpoint(tmp_path / "bad.pt", ckpt)
+    with pytest.raises(CheckpointError, match="neutral_style") as err:
+        Synthesizer.from_checkpoint(path, device="cpu")
+    assert "\n" not in str(err.value)
+
+
+def test_style_strength_moves_the_embedding_from_neutral_to_the_reference(synth, reference):
+    neutral, ref = synth.styles.neutral(), synth.styles.resolve(Style(reference=reference))
+
+    def embedding(strength):
+        weights = synth.styles.resolve(Style(reference=reference, strength=strength))
+        return synth.model.gst.style_from_weights(weights[None])[0]
+
+    e_neutral, e_ref = (synth.model.gst.style_from_weights(w[None])[0] for w in (neutral, ref))
+    assert not torch.allclose(e_neutral, e_ref, atol=1e-3)
+    torch.testing.assert_close(embedding(0.0), e_neutral, rtol=0, atol=1e-6)
+    torch.testing.assert_close(embedding(1.0), e_ref, rtol=0, atol=1e-6)
+    torch.testing.assert_close(embedding(0.5), (e_neutral + e_ref) / 2, rtol=0, atol=1e-6)
+    torch.testing.assert_close(embedding(1.5), e_neutral + 1.5 * (e_ref - e_neutral), rtol=0, atol=1e-6)
+    # The synthesize keyword is the same rule: strength 0 speaks the neutral style.
+    at_zero = synth.synthesize("Hi there.", reference=reference, style_strength=0, seed=1, decoding=FAST, vocode=False)
+    plain = synth.synthesize("Hi there.", seed=1, decoding=FAST, vocode=False)
+    np.testing.assert_array_equal(at_zero.mel, plain.mel)
+    # A mix takes a strength too.
+    mixed = synth.styles.resolve(Style(mix=[(reference, 1.0)], strength=0.0))
+    torch.testing.assert_close(mixed, neutral)
+
+
+@pytest.mark.parametrize("bad", [-0.1, MAX_STYLE_STRENGTH + 0.01, math.nan, math.inf, "strong", True, None])
+def test_bad_style_strengths_are_refused_in_one_line(synth, reference, bad):
+    if bad is None:  # a strength without a reference to scale
+        with pytest.raises(GstTtsError, match="needs a reference"):
+            synth.synthesize("Hi.", style_weights={0: 0.5}, style_strength=0.5, decoding=FAST)
+        return
+    with pytest.raises(GstTtsError, match="style strength") as err:
+        synth.synthesize("Hi.", reference=reference, style_strength=bad, decoding=FAST)
+    assert "\n" not in str(err.value)
