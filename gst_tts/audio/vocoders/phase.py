@@ -29,7 +29,8 @@ import functools
 import heapq
 
 import numpy as np
-import torch
+
+from gst_tts.audio.stft import hann_window, istft, stft
 
 __all__ = ["HANN_LAMBDA", "pghi_phase", "warm_up_pghi", "fast_griffin_lim"]
 
@@ -222,8 +223,8 @@ def _compiled_integrate():
 
 
 def fast_griffin_lim(
-    magnitude: torch.Tensor,
-    phase: torch.Tensor,
+    magnitude: np.ndarray,
+    phase: np.ndarray,
     *,
     n_fft: int,
     hop_length: int,
@@ -231,8 +232,8 @@ def fast_griffin_lim(
     n_iter: int = 32,
     momentum: float = 0.99,
     length: int | None = None,
-) -> torch.Tensor:
-    """Fast Griffin-Lim from a given initial phase.
+) -> np.ndarray:
+    """Fast Griffin-Lim from a given initial phase, in numpy (the PyTorch vocoder and the runtime share it).
 
     Args:
         magnitude: ``(n_fft // 2 + 1, frames)`` STFT magnitude (Hann window, ``center=True``).
@@ -243,15 +244,19 @@ def fast_griffin_lim(
         length: output samples. Default: ``(frames - 1) · hop_length``.
 
     Returns:
-        ``(samples,)`` waveform in the magnitude's dtype.
+        ``(samples,)`` waveform in the magnitude's dtype (float32 costs about half of float64).
     """
-    window = torch.hann_window(win_length, dtype=magnitude.dtype, device=magnitude.device)
-    spectrum = torch.polar(magnitude, phase.to(magnitude.dtype))
-    previous = torch.zeros_like(spectrum)
+    magnitude = np.asarray(magnitude)
+    dtype = magnitude.dtype if magnitude.dtype in (np.float32, np.float64) else np.float64
+    magnitude = magnitude.astype(dtype, copy=False).T  # (frames, bins): the STFT's layout here
+    window = hann_window(win_length, n_fft).astype(dtype)
+    spectrum = magnitude * np.exp(1j * np.asarray(phase, dtype=dtype).T)
+    length = (magnitude.shape[0] - 1) * hop_length if length is None else length
+    previous = np.zeros_like(spectrum)
     for _ in range(n_iter):
-        audio = torch.istft(spectrum, n_fft, hop_length, win_length, window, length=length)
-        rebuilt = torch.stft(audio, n_fft, hop_length, win_length, window, return_complex=True)
+        audio = istft(spectrum, n_fft=n_fft, hop_length=hop_length, window=window, length=length)
+        rebuilt = stft(audio, n_fft=n_fft, hop_length=hop_length, window=window)
         angles = rebuilt - (momentum / (1.0 + momentum)) * previous
         previous = rebuilt
-        spectrum = magnitude * torch.sgn(angles)  # angles / |angles| (0 at 0) in one pass: twice as fast as dividing
-    return torch.istft(spectrum, n_fft, hop_length, win_length, window, length=length)
+        spectrum = magnitude * (angles / np.maximum(np.abs(angles), np.finfo(dtype).tiny))
+    return istft(spectrum, n_fft=n_fft, hop_length=hop_length, window=window, length=length).astype(dtype, copy=False)
