@@ -14,7 +14,8 @@ loudest one already reached, so errors accumulate in quiet regions where they ma
 Coefficients more than ``tolerance`` nepers under the maximum get random phase. A few iterations
 of fast Griffin-Lim (Perraudin et al. 2013) then polish the result.
 
-The heap loop runs compiled by numba (``_integrate_kernel``); the plain Python loop it was
+Everything here is numpy (no torch): the PyTorch spectral vocoder and the torch-free runtime share it.
+The heap loop runs compiled by numba where numba is installed (``_integrate_kernel``); the plain Python loop it was
 translated from (``_integrate_python``, ``pghi_phase(..., backend="python")``) stays as the
 readable reference, and the tests hold the two to the same phase, bit for bit.
 
@@ -48,7 +49,7 @@ def pghi_phase(
     win_length: int,
     tolerance: float = 10.0,
     seed: int = 0,
-    backend: str = "numba",
+    backend: str | None = None,
 ) -> np.ndarray:
     """Phase for a Hann-window STFT magnitude, in ``torch.stft``'s convention (``center=True``).
 
@@ -58,7 +59,9 @@ def pghi_phase(
         tolerance: coefficients more than this many nepers under the loudest get random phase
             (10 nepers ≈ 87 dB). Default 10.
         seed: seed of those random phases, so the output is deterministic. Default 0.
-        backend: ``"numba"`` (default), the heap integration compiled; ``"python"``, the same
+        backend: ``None`` (default): numba's where numba is importable, else Python's (the
+            torch-free runtime's ``[onnx]`` extra does not install numba; docs/deployment.md gives
+            the cost); ``"numba"``, the heap integration compiled; ``"python"``, the same
             integration as a plain Python loop (:func:`_integrate_python`), the readable reference
             the compiled one is tested against. Both give the same phase, bit for bit. The first
             call in a process pays for the compiled kernel: about 1.4 s to compile where numba
@@ -70,6 +73,8 @@ def pghi_phase(
     Returns:
         ``(n_fft // 2 + 1, frames)`` float64 phase in radians.
     """
+    if backend is None:
+        backend = "numba" if _numba_available() else "python"
     if backend not in _BACKENDS:
         raise ValueError(f"pghi_phase backend {backend!r}: choose from {', '.join(_BACKENDS)}")
     s = np.ascontiguousarray(log_magnitude, dtype=np.float64)
@@ -209,8 +214,17 @@ def _integrate_kernel(
 
 def warm_up_pghi() -> None:
     """Compiles (or loads from numba's cache) the kernel :func:`pghi_phase` uses by default, so
-    that the first real call does not pay for it: a vocoder calls this when it is built."""
+    that the first real call does not pay for it: a vocoder calls this when it is built (without
+    numba it costs nothing)."""
     pghi_phase(np.zeros((3, 2)), n_fft=4, hop_length=1, win_length=4)
+
+
+@functools.cache
+def _numba_available() -> bool:
+    """Whether numba can be imported (a declared dependency of gst-tts, not of its ``[onnx]`` runtime)."""
+    import importlib.util
+
+    return importlib.util.find_spec("numba") is not None
 
 
 @functools.cache
