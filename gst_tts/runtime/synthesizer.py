@@ -19,6 +19,7 @@ from typing import Callable, NamedTuple, Sequence
 import numpy as np
 import soundfile as sf
 
+from gst_tts.audio.vocoders.phase import warm_up_pghi
 from gst_tts.audio.vocoders.reconstruction import spectral_audio
 from gst_tts.errors import AudioError, ExportError, GstTtsError, first_line
 from gst_tts.inference.decoding import DecodingConfig
@@ -113,6 +114,8 @@ class OnnxSynthesizer:
         #: The exported vocoder's ``model.json`` entry (``kind`` and settings), or None: Griffin-Lim.
         self.vocoder = exported if vocoder != "griffin-lim" else None
         self._vocoder = session(m["files"]["vocoder"]) if self.vocoder is not None else None
+        if self.vocoder is not None and self.vocoder["kind"] == "spectral":
+            warm_up_pghi()  # numba's PGHI kernel compiled (or loaded) now, not in the first sentence
         self.filters = np.load(self.folder / m["files"]["mel_filters"], allow_pickle=False).astype(np.float32)
         self.audio_settings = dict(m["audio"])
         self.symbols = SymbolTable.from_dict(m["symbols"])

@@ -18,6 +18,8 @@ from gst_tts.export import export_checkpoint
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.runtime import OnnxSynthesizer, Style
 
+from conftest import write_spectral_vocoder
+
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 REPO = Path(__file__).resolve().parents[2]
@@ -33,6 +35,16 @@ sys.meta_path.insert(0, Refuse())
 from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.runtime import OnnxSynthesizer, Style
 folder, reference = sys.argv[1], sys.argv[2]
+
+def spectral(folder):
+    # An export with a spectral vocoder: its estimator's graph, then harmonic restoration, PGHI and
+    # fast Griffin-Lim in numpy (numba's PGHI kernel where numba is importable, as here).
+    synth = OnnxSynthesizer.from_dir(folder)
+    result = synth.synthesize(["Hello there."], seed=3, decoding=DecodingConfig(max_seconds=0.2))[0]
+    return {"spectral_kind": synth.vocoder["kind"], "spectral_samples": int(result.audio.size),
+            "spectral_frames": int(result.mel.shape[0]), "spectral_peak": float(abs(result.audio).max()),
+            "spectral_dtype": str(result.audio.dtype)}
+
 synth = OnnxSynthesizer.from_dir(folder)
 long_text = "A first sentence to read. And a second one, after a pause; then a third."
 # A random model never stops on its token: a short bound keeps the decoding (and Griffin-Lim) small.
@@ -48,6 +60,7 @@ print(json.dumps({
     "chunks": [len(r.chunks) for r in results],
     "frames": [int(r.mel.shape[0]) for r in results],
     "style_weights": [r.style_weights.tolist() for r in results],
+    **spectral(sys.argv[3]),
 }))
 """
 
@@ -68,10 +81,13 @@ def _voice(path: Path, rate: int = 22050) -> Path:
     return path
 
 
-def test_synthesizes_with_torch_not_importable(export_dir, runtime, tmp_path):
+def test_synthesizes_with_torch_not_importable(export_dir, runtime, tiny_checkpoint, tmp_path):
     reference = _voice(tmp_path / "voice.wav")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-    run = subprocess.run([sys.executable, "-c", _TORCH_FREE_RUN, str(export_dir), str(reference)], env=env, cwd=tmp_path,
+    spectral_dir = export_checkpoint(tiny_checkpoint, tmp_path / "spectral", vocoder=write_spectral_vocoder(
+        tmp_path / "spectral.pt", pitch_head=True))
+    run = subprocess.run([sys.executable, "-c", _TORCH_FREE_RUN, str(export_dir), str(reference), str(spectral_dir)],
+                         env=env, cwd=tmp_path,
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     out = json.loads(run.stdout.strip().splitlines()[-1])
@@ -83,6 +99,9 @@ def test_synthesizes_with_torch_not_importable(export_dir, runtime, tmp_path):
     # The reference's weights are what this process gets for it too (same graphs, same numpy mel).
     np.testing.assert_allclose(out["style_weights"][0], runtime.reference_weights(reference), atol=1e-6)
     np.testing.assert_allclose(out["style_weights"][2], runtime.styles.dial_weights({(1, 2): 0.5}), atol=1e-7)
+    # The spectral vocoder spoke too: hop samples a frame (less one), in range, not silent.
+    assert out["spectral_kind"] == "spectral" and out["spectral_dtype"] == "float32"
+    assert out["spectral_samples"] == (out["spectral_frames"] - 1) * 256 and 0.0 < out["spectral_peak"] <= 1.0
 
 
 def test_styles_follow_the_torch_paths_rules(runtime, tiny_checkpoint):
