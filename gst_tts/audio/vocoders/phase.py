@@ -266,11 +266,15 @@ def fast_griffin_lim(
     window = hann_window(win_length, n_fft).astype(dtype)
     spectrum = magnitude * np.exp(1j * np.asarray(phase, dtype=dtype).T)
     length = (magnitude.shape[0] - 1) * hop_length if length is None else length
-    previous = np.zeros_like(spectrum)
+    previous = None
     for _ in range(n_iter):
         audio = istft(spectrum, n_fft=n_fft, hop_length=hop_length, window=window, length=length)
         rebuilt = stft(audio, n_fft=n_fft, hop_length=hop_length, window=window)
-        angles = rebuilt - (momentum / (1.0 + momentum)) * previous
+        # In place: the complex arrays are the loop's cost after the FFTs.
+        spectrum = rebuilt.copy() if previous is None else rebuilt - (momentum / (1.0 + momentum)) * previous
         previous = rebuilt
-        spectrum = magnitude * (angles / np.maximum(np.abs(angles), np.finfo(dtype).tiny))
+        scale = np.abs(spectrum)
+        np.maximum(scale, np.finfo(dtype).tiny, out=scale)
+        np.divide(magnitude, scale, out=scale)
+        spectrum *= scale  # magnitude · angles / |angles|
     return istft(spectrum, n_fft=n_fft, hop_length=hop_length, window=window, length=length).astype(dtype, copy=False)
