@@ -161,3 +161,11 @@ def test_warm_up_compiles_the_kernel_the_default_backend_calls(harmonic):
     assert len(compiled.signatures) == 1  # the tiny warm-up call compiled for the types a real call passes
     pghi_phase(log_of(stft(harmonic).abs()), **STFT)
     assert len(compiled.signatures) == 1  # ...so the real call compiled nothing new
+
+
+def test_without_numba_the_default_backend_is_the_python_loop(harmonic, monkeypatch):
+    # The runtime's [onnx] extra installs no numba: PGHI then runs its Python loop, same phase.
+    log_magnitude = log_of(stft(harmonic).abs())[:, :20]
+    monkeypatch.setattr(phase_module, "_numba_available", lambda: False)
+    monkeypatch.setattr(phase_module, "_compiled_integrate", lambda: pytest.fail("numba's kernel was called"))
+    np.testing.assert_array_equal(pghi_phase(log_magnitude, **STFT), pghi_phase(log_magnitude, **STFT, backend="python"))

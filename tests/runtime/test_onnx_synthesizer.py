@@ -143,3 +143,22 @@ def test_a_folder_that_is_not_an_export_is_refused_in_one_line(tmp_path, export_
     with pytest.raises(ExportError) as caught:
         OnnxSynthesizer.from_dir(broken)
     assert "encoder file 'encoder.onnx' is not in the folder" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_broken_vocoder_entry_is_refused_in_one_line(tmp_path, export_dir):
+    import shutil
+
+    folder = tmp_path / "copy"
+    shutil.copytree(export_dir, folder)
+    shutil.copy(folder / "postnet.onnx", folder / "vocoder.onnx")  # any file: the entry is checked first
+    manifest = json.loads((folder / "model.json").read_text())
+    manifest["files"]["vocoder"] = "vocoder.onnx"
+    for entry, message in [({"kind": "wavenet"}, "vocoder must name its kind, one of hifigan, spectral"),
+                           ({"kind": "spectral", "pitch_head": True, "magnitude_power": 1.15, "n_iter": "16",
+                             "momentum": 0.99}, "spectral vocoder's n_iter is missing or not valid"),
+                           ({"kind": "spectral", "pitch_head": 1, "magnitude_power": 1.15, "n_iter": 16},
+                            "spectral vocoder's pitch_head, momentum is missing or not valid")]:
+        (folder / "model.json").write_text(json.dumps({**manifest, "vocoder": entry}))
+        with pytest.raises(ExportError) as caught:
+            OnnxSynthesizer.from_dir(folder)
+        assert message in str(caught.value) and "\n" not in str(caught.value)
