@@ -185,3 +185,22 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"shared data not found at {SHARED_DATA} (it sits beside the repo in CI and dev machines)")
     return SHARED_DATA
+
+
+def write_spectral_vocoder(path: Path, *, pitch_head: bool, seed: int = 0) -> Path:
+    """A small random spectral vocoder checkpoint (``generator_kind`` spectral) for the default
+    AudioConfig: its output layers are drawn (an untrained one is the pseudo-inverse exactly) and
+    its pitch head, if any, says voiced at about 120 Hz, so harmonic restoration runs."""
+    from gst_tts.audio.vocoders.checkpoint import SPECTRAL_KIND, save_vocoder_checkpoint, vocoder_payload
+    from gst_tts.audio.vocoders.spectral import MagnitudeEstimator
+
+    torch.manual_seed(seed)
+    config = {"channels": 16, "dilations": [1, 2], "pitch_head": pitch_head}
+    estimator = MagnitudeEstimator(**config)
+    with torch.no_grad():
+        estimator.output_conv.weight.normal_(0.0, 0.05)
+        if pitch_head:
+            estimator.pitch_output.weight.normal_(0.0, 0.02)
+            estimator.pitch_output.bias.copy_(torch.tensor([-0.2, 3.0]))  # log(150 Hz) − 0.2, voicing logit 3
+    return save_vocoder_checkpoint(path, vocoder_payload(generator_state=estimator.state_dict(), generator_config=config,
+                                                         audio_config=AudioConfig(), generator_kind=SPECTRAL_KIND))

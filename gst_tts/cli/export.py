@@ -8,7 +8,9 @@ Examples::
 The folder holds the style, encoder, one-decoder-step and postnet graphs (fp32; batch, text and
 reference lengths free), the mel filterbank and ``model.json`` (audio settings, symbol table, r,
 decoding defaults, tokens and heads, neutral style, mel statistics, file names); with
-``--vocoder``, a HiFi-GAN generator as ``vocoder.onnx``. It is written whole or not at all; an
+``--vocoder``, the vocoder as ``vocoder.onnx``: a HiFi-GAN generator whole, or a spectral vocoder's
+magnitude estimator (the runtime does its phase reconstruction in numpy, with the PyTorch vocoder's
+own code). It is written whole or not at all; an
 earlier export at ``--out`` is replaced. Run it with ``gst_tts.runtime.OnnxSynthesizer.from_dir``
 (numpy, onnxruntime and soundfile: ``pip install 'gst-tts[onnx]'``); see docs/deployment.md.
 """
@@ -26,8 +28,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, required=True, metavar="DIR",
                    help="the export folder (new, empty, or an earlier export, which is replaced)")
     p.add_argument("--vocoder", type=Path, default=None, metavar="PATH",
-                   help="also export this HiFi-GAN generator (a gst-tts-train-vocoder generator.pt or a published "
-                        "HiFi-GAN file); default: none, the runtime uses its Griffin-Lim")
+                   help="also export this vocoder: a gst-tts-train-vocoder checkpoint (HiFi-GAN, or the spectral "
+                        "vocoder's estimator, whose phase the runtime reconstructs in numpy) or a published "
+                        "HiFi-GAN file; default: none, the runtime uses its Griffin-Lim")
     p.add_argument("--vocoder-config", type=Path, default=None, metavar="PATH",
                    help="a published HiFi-GAN file's config.json (default: config.json beside the --vocoder file)")
 

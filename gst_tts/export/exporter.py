@@ -18,6 +18,7 @@ import torch
 import torchaudio
 
 from gst_tts.audio.features import AudioConfig
+from gst_tts.audio.vocoders.checkpoint import SPECTRAL_KIND
 from gst_tts.errors import ExportError, OutputError, first_line
 from gst_tts.export.graphs import (
     EXPORTABLE_KINDS, STATE_NAMES, STEP_INPUTS, EncoderGraph, PostnetGraph, ReferenceGraph, StepGraph, StepLayout,
@@ -47,8 +48,8 @@ def check_exportable(model: GSTTacotron) -> None:
 
 def export_checkpoint(checkpoint: str | os.PathLike, out_dir: str | os.PathLike, *,
                       vocoder: str | os.PathLike | None = None, vocoder_config: str | os.PathLike | None = None) -> Path:
-    """Export an acoustic checkpoint (and optionally a HiFi-GAN vocoder file, with its published
-    ``config.json`` where it has one) to ``out_dir``.
+    """Export an acoustic checkpoint (and optionally a vocoder file: a HiFi-GAN generator, with its
+    published ``config.json`` where it has one, or a spectral vocoder's checkpoint) to ``out_dir``.
 
     Raises:
         CheckpointError, VocoderError: as :meth:`Synthesizer.from_checkpoint`.
@@ -68,7 +69,7 @@ def export_synthesizer(synth: Synthesizer, out_dir: str | os.PathLike, *, source
     check_exportable(model)
     out_dir = Path(out_dir)
     _check_out_dir(out_dir)
-    vocoder_module = _vocoder_module(synth) if vocoder else None
+    vocoder_module, vocoder_entry = _vocoder_module(synth) if vocoder else (None, None)
     memory_dim = model.decoder.attention_rnn.input_size - model.decoder.prenet.layers[-1].out_features
     layout = step_layout(model.decoder.attention, memory_dim)
     with atomic_directory(out_dir) as staging, torch.no_grad(), warnings.catch_warnings():
@@ -78,9 +79,12 @@ def export_synthesizer(synth: Synthesizer, out_dir: str | os.PathLike, *, source
         write_npy(staging / FILES["mel_filters"], mel_filters(synth.audio_config))
         files = dict(FILES, vocoder=None)
         if vocoder_module is not None:
-            _export_vocoder(vocoder_module, synth.audio_config, staging / VOCODER_FILE)
+            _export_vocoder(vocoder_module, vocoder_entry, synth.audio_config, staging / VOCODER_FILE)
             files["vocoder"] = VOCODER_FILE
-        write_json(staging / MANIFEST, _manifest(synth, layout, step_inputs, memory_dim, files, source))
+        manifest = _manifest(synth, layout, step_inputs, memory_dim, files, source)
+        if vocoder_entry is not None:
+            manifest["vocoder"] = vocoder_entry
+        write_json(staging / MANIFEST, manifest)
     return out_dir
 
 
@@ -180,24 +184,52 @@ def _export(module: torch.nn.Module, args: tuple, path: Path, inputs: list[str],
         raise ExportError(f"{path.name}: the graph did not export ({type(exc).__name__}: {first_line(exc)})") from None
 
 
-def _vocoder_module(synth: Synthesizer) -> torch.nn.Module:
-    """The synthesizer's vocoder as a module that ONNX can hold: a HiFi-GAN generator.
+def _vocoder_module(synth: Synthesizer) -> tuple[torch.nn.Module, dict[str, Any]]:
+    """The synthesizer's vocoder as a module that ONNX can hold, and its ``model.json`` entry
+    (``vocoder``: its kind, and for the spectral vocoder what the runtime's numpy half needs).
+
+    A HiFi-GAN generator exports whole; the spectral vocoder exports its magnitude estimator, the
+    rest (harmonic restoration, PGHI, fast Griffin-Lim) is numpy that the runtime shares with it
+    (:func:`gst_tts.audio.vocoders.reconstruction.spectral_audio`).
 
     Raises:
-        ExportError: another vocoder (Griffin-Lim needs no export: the runtime has its own; the
-            spectral vocoder's phase reconstruction is not a graph).
+        ExportError: another vocoder (Griffin-Lim needs no export: the runtime has its own).
     """
+    kind = getattr(synth.vocoder, "kind", None)
+    if kind == SPECTRAL_KIND and isinstance(getattr(synth.vocoder, "estimator", None), torch.nn.Module):
+        estimator = synth.vocoder.estimator
+        return _EstimatorGraph(estimator), {"kind": SPECTRAL_KIND, "pitch_head": estimator.pitch_head,
+                                            **synth.vocoder.settings}
     generator = getattr(synth.vocoder, "generator", None)
-    if not isinstance(generator, torch.nn.Module) or getattr(synth.vocoder, "kind", None) != "hifigan":
-        raise ExportError(f"--vocoder exports a HiFi-GAN generator; this one is {getattr(synth.vocoder, 'kind', type(synth.vocoder).__name__)} "
-                          "(the runtime's Griffin-Lim needs no export)")
-    return generator
+    if not isinstance(generator, torch.nn.Module) or kind != "hifigan":
+        raise ExportError(f"--vocoder exports a HiFi-GAN generator or a spectral vocoder; this one is "
+                          f"{kind or type(synth.vocoder).__name__} (the runtime's Griffin-Lim needs no export)")
+    return generator, {"kind": "hifigan"}
 
 
-def _export_vocoder(generator: torch.nn.Module, config: AudioConfig, path: Path) -> None:
-    """The HiFi-GAN generator: ``log_mel (batch, n_mels, frames)`` not normalised → ``audio (batch, 1, samples)``."""
+class _EstimatorGraph(torch.nn.Module):
+    """The spectral vocoder's estimator: ``log_mel (batch, frames, n_mels)`` not normalised →
+    ``log_magnitude (batch, frames, n_fft // 2 + 1)`` (and, with a pitch head, ``pitch (batch,
+    frames, 2)``: log F0 in Hz, voicing logit)."""
+
+    def __init__(self, estimator: torch.nn.Module) -> None:
+        super().__init__()
+        self.estimator = estimator
+
+    def forward(self, log_mel: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        return self.estimator(log_mel, with_pitch=self.estimator.pitch_head)
+
+
+def _export_vocoder(module: torch.nn.Module, entry: dict[str, Any], config: AudioConfig, path: Path) -> None:
+    """HiFi-GAN: ``log_mel (batch, n_mels, frames)`` not normalised → ``audio (batch, 1, samples)``;
+    the spectral estimator: :class:`_EstimatorGraph`."""
+    if entry["kind"] == SPECTRAL_KIND:
+        outputs = ["log_magnitude", "pitch"] if entry["pitch_head"] else ["log_magnitude"]
+        _export(module, (torch.randn(1, 24, config.n_mels) - 5.0,), path, ["log_mel"], outputs,
+                {"log_mel": ("batch", "frames"), **{name: ("batch", "frames") for name in outputs}})
+        return
     mel = torch.randn(1, config.n_mels, 24) - 5.0
-    _export(generator, (mel,), path, ["log_mel"], ["audio"], {"log_mel": ("batch", None, "frames"), "audio": ("batch", None, "samples")})
+    _export(module, (mel,), path, ["log_mel"], ["audio"], {"log_mel": ("batch", None, "frames"), "audio": ("batch", None, "samples")})
 
 
 def _manifest(synth: Synthesizer, layout: StepLayout, step_inputs: list[str], memory_dim: int,

@@ -7,41 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from gst_tts.audio.stft import hann_window, istft, stft
+
 LOG_MEL_FLOOR = 1e-5  # gst_tts.audio.features.LOG_MEL_FLOOR: one value, a test keeps them equal
-
-
-def hann_window(win_length: int, n_fft: int) -> np.ndarray:
-    """``(n_fft,)`` periodic Hann window of ``win_length`` samples, centred with zeros (as torch pads it)."""
-    window = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(win_length) / win_length)
-    left = (n_fft - win_length) // 2
-    return np.pad(window, (left, n_fft - win_length - left))
-
-
-def stft(samples: np.ndarray, *, n_fft: int, hop_length: int, window: np.ndarray) -> np.ndarray:
-    """``(n,)`` float → ``(1 + n // hop_length, n_fft // 2 + 1)`` complex: centred frames, reflect
-    padding (torch.stft with ``center=True``)."""
-    padded = np.pad(samples, n_fft // 2, mode="reflect")
-    frames = 1 + (padded.size - n_fft) // hop_length
-    index = np.arange(n_fft)[None, :] + hop_length * np.arange(frames)[:, None]
-    return np.fft.rfft(padded[index] * window, axis=1)
-
-
-def istft(spectrum: np.ndarray, *, n_fft: int, hop_length: int, window: np.ndarray, length: int | None = None) -> np.ndarray:
-    """``(frames, n_fft // 2 + 1)`` complex → samples: overlap-add divided by the summed squared
-    window, the centre padding cut off (torch.istft with ``center=True``)."""
-    frames = spectrum.shape[0]
-    pieces = np.fft.irfft(spectrum, n=n_fft, axis=1) * window
-    total = n_fft + hop_length * (frames - 1)
-    out = np.zeros(total)
-    norm = np.zeros(total)
-    for t in range(frames):  # frames overlap by n_fft / hop: a handful of adds per sample
-        out[t * hop_length : t * hop_length + n_fft] += pieces[t]
-        norm[t * hop_length : t * hop_length + n_fft] += window**2
-    out = out / np.where(norm > 1e-11, norm, 1.0)
-    start = n_fft // 2
-    end = total - n_fft // 2 if length is None else start + length
-    out = out[start:end]
-    return np.pad(out, (0, max(0, end - start - out.size)))
 
 
 def log_mel(samples: np.ndarray, *, filters: np.ndarray, n_fft: int, hop_length: int, win_length: int) -> np.ndarray:

@@ -30,8 +30,15 @@ FILES = {
     "style_weights": "style_weights.onnx",  # token weights → style
     "mel_filters": "mel_filters.npy",  # (n_fft // 2 + 1, n_mels) slaney filterbank of the audio settings
 }
-#: The optional vocoder graph (``gst-tts export --vocoder``): log-mel (batch, n_mels, frames) → audio.
+#: The optional vocoder graph (``gst-tts export --vocoder``): a HiFi-GAN generator, log-mel
+#: (batch, n_mels, frames) → audio; or the spectral vocoder's estimator, log-mel (batch, frames,
+#: n_mels) → log magnitude (batch, frames, bins) and, with a pitch head, pitch (batch, frames, 2).
+#: The manifest's ``vocoder`` entry says which (``{"kind": "hifigan"}``, or ``{"kind": "spectral",
+#: "pitch_head", "magnitude_power", "n_iter", "momentum"}``); an export without it is HiFi-GAN's.
 VOCODER_FILE = "vocoder.onnx"
+VOCODER_KINDS = ("hifigan", "spectral")
+#: The spectral entry's settings and their types (the keywords of ``spectral_audio``, and the head).
+_SPECTRAL_ENTRY = {"pitch_head": bool, "magnitude_power": (int, float), "n_iter": int, "momentum": (int, float)}
 
 # Keys a manifest of this version must hold.
 _REQUIRED = ("format", "version", "audio", "symbols", "reduction_factor", "n_mels", "n_tokens", "n_heads",
@@ -76,4 +83,13 @@ def read_manifest(folder: str | os.PathLike) -> dict[str, Any]:
     if not (isinstance(stats, dict) and all(len(stats.get(k) or []) == n_mels for k in ("mean", "std"))
             and all(isinstance(v, (int, float)) and math.isfinite(v) for k in ("mean", "std") for v in stats[k])):
         raise ExportError(f"{path}: mel_stats must hold {n_mels} finite means and deviations")
+    if files.get("vocoder") is not None:
+        entry = manifest.setdefault("vocoder", {"kind": "hifigan"})
+        if not isinstance(entry, dict) or entry.get("kind") not in VOCODER_KINDS:
+            raise ExportError(f"{path}: vocoder must name its kind, one of {', '.join(VOCODER_KINDS)}")
+        if entry["kind"] == "spectral":
+            bad = [k for k, kind in _SPECTRAL_ENTRY.items() if not isinstance(entry.get(k), kind)
+                   or (kind is not bool and isinstance(entry.get(k), bool))]
+            if bad or not 0 <= entry["n_iter"] <= 10_000:
+                raise ExportError(f"{path}: the spectral vocoder's {', '.join(bad) or 'n_iter'} is missing or not valid")
     return manifest

@@ -5,8 +5,9 @@ surface and returns the same :class:`~gst_tts.inference.results.SynthesisResult`
 texts, resolves styles with the same rules (:mod:`gst_tts.inference.style_spec`), decodes chunks
 together in length-sorted batches with the free-running loop of
 :meth:`gst_tts.model.decoder.Decoder.infer` (stop token, frame bounds, attention window, end
-tolerance), runs the postnet and a vocoder: Griffin-Lim in numpy, or the exported HiFi-GAN.
-:meth:`OnnxSynthesizer.stream` is ``Synthesizer.stream``: audio chunks as the decoder's steps complete.
+tolerance), runs the postnet and a vocoder: Griffin-Lim in numpy, the exported HiFi-GAN, or the exported
+spectral vocoder's estimator with its numpy phase reconstruction. :meth:`OnnxSynthesizer.stream` is
+``Synthesizer.stream``: audio chunks as the decoder's steps complete.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from typing import Any, Callable, Iterator, NamedTuple, Sequence
 import numpy as np
 import soundfile as sf
 
+from gst_tts.audio.vocoders.phase import warm_up_pghi
+from gst_tts.audio.vocoders.reconstruction import spectral_audio
 from gst_tts.errors import AudioError, ExportError, GstTtsError, first_line
 from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.inference.requests import (
@@ -34,7 +37,7 @@ from gst_tts.inference.style_spec import (
     _reference_name, _shown, reference_header,
 )
 from gst_tts.runtime import audio
-from gst_tts.runtime.manifest import FILES, MANIFEST, read_manifest
+from gst_tts.runtime.manifest import FILES, MANIFEST, VOCODER_KINDS, read_manifest
 from gst_tts.text.split import DEFAULT_MAX_CHARS
 from gst_tts.text.symbols import SymbolTable, quote_text
 
@@ -98,8 +101,9 @@ class OnnxSynthesizer:
 
     Args:
         folder: the export folder.
-        vocoder: ``"auto"`` (the exported HiFi-GAN when the folder has one, else Griffin-Lim),
-            ``"griffin-lim"`` or ``"hifigan"``. Default ``"auto"``.
+        vocoder: ``"auto"`` (the exported vocoder when the folder has one, else Griffin-Lim),
+            ``"griffin-lim"``, ``"hifigan"`` or ``"spectral"`` (the last two: the exported one,
+            which must be of that kind). Default ``"auto"``.
         threads: onnxruntime's intra-op threads; None: its default.
 
     Raises:
@@ -127,12 +131,17 @@ class OnnxSynthesizer:
                 raise ExportError(f"{self.folder / name}: onnxruntime cannot load it ({first_line(exc)})") from None
 
         self._sessions = {role: session(m["files"][role]) for role in FILES if role != "mel_filters"}
-        if vocoder not in ("auto", "griffin-lim", "hifigan"):
-            raise GstTtsError(f"vocoder must be auto, griffin-lim or hifigan, got {vocoder!r}")
-        has_vocoder = m["files"].get("vocoder") is not None
-        if vocoder == "hifigan" and not has_vocoder:
-            raise ExportError(f"{self.folder}: exported without a vocoder (gst-tts export --vocoder)")
-        self._vocoder = session(m["files"]["vocoder"]) if has_vocoder and vocoder != "griffin-lim" else None
+        if vocoder not in ("auto", "griffin-lim", *VOCODER_KINDS):
+            raise GstTtsError(f"vocoder must be auto, griffin-lim, {' or '.join(VOCODER_KINDS)}, got {vocoder!r}")
+        exported = m.get("vocoder") if m["files"].get("vocoder") is not None else None
+        if vocoder in VOCODER_KINDS and (exported or {}).get("kind") != vocoder:
+            found = f"with a {exported['kind']} vocoder" if exported else "without a vocoder"
+            raise ExportError(f"{self.folder}: exported {found}, not {vocoder} (gst-tts export --vocoder)")
+        #: The exported vocoder's ``model.json`` entry (``kind`` and settings), or None: Griffin-Lim.
+        self.vocoder = exported if vocoder != "griffin-lim" else None
+        self._vocoder = session(m["files"]["vocoder"]) if self.vocoder is not None else None
+        if self.vocoder is not None and self.vocoder["kind"] == "spectral":
+            warm_up_pghi()  # numba's PGHI kernel compiled (or loaded) now, not in the first sentence
         self.filters = np.load(self.folder / m["files"]["mel_filters"], allow_pickle=False).astype(np.float32)
         self.audio_settings = dict(m["audio"])
         self.symbols = SymbolTable.from_dict(m["symbols"])
@@ -479,11 +488,19 @@ class OnnxSynthesizer:
                               context=context, crossfade=crossfade)
 
     def vocode(self, log_mel: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
-        """``(frames, n_mels)`` log-mel (not normalised) → float32 samples: the exported HiFi-GAN,
-        else Griffin-Lim in numpy."""
+        """``(frames, n_mels)`` log-mel (not normalised) → float32 samples: the exported vocoder
+        (HiFi-GAN, or the spectral vocoder's estimator and its numpy phase reconstruction), else
+        Griffin-Lim in numpy."""
+        s = self.audio_settings
+        if self.vocoder is not None and self.vocoder["kind"] == "spectral":
+            # The PyTorch SpectralVocoder's own numpy half (torch-free), on the exported estimator's outputs.
+            out = self._vocoder.run(None, {"log_mel": log_mel[None].astype(np.float32)})
+            settings = {k: self.vocoder[k] for k in ("magnitude_power", "n_iter", "momentum")}
+            return spectral_audio(out[0][0], out[1][0] if self.vocoder["pitch_head"] else None,
+                                  sample_rate=s["sample_rate"], n_fft=s["n_fft"], hop_length=s["hop_length"],
+                                  win_length=s["win_length"], **settings)
         if self._vocoder is not None:
             return self._vocoder.run(None, {"log_mel": log_mel.T[None].astype(np.float32)})[0].reshape(-1)
-        s = self.audio_settings
         return audio.griffin_lim(log_mel, filters=self.filters, n_fft=s["n_fft"], hop_length=s["hop_length"],
                                  win_length=s["win_length"], rng=rng)
 

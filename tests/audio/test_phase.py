@@ -1,7 +1,7 @@
 """PGHI phase and fast Griffin-Lim (``gst_tts.audio.vocoders.phase``): on the true magnitude of a
 harmonic signal PGHI is nearly consistent with no iteration at all, beats Griffin-Lim from random
 phase at the same iteration count, is deterministic, and follows ``torch.stft``'s phase convention
-(the waveform itself comes back, not just one with its magnitude)."""
+(the waveform itself comes back, not just one with its magnitude). Both are numpy, torch-free."""
 
 from __future__ import annotations
 
@@ -28,6 +28,11 @@ def convergence(y: torch.Tensor, magnitude: torch.Tensor) -> float:
     return float(torch.linalg.vector_norm(rebuilt - magnitude) / torch.linalg.vector_norm(magnitude))
 
 
+def gl(magnitude: torch.Tensor, phase: torch.Tensor, **settings) -> torch.Tensor:
+    """numpy's fast Griffin-Lim on tensors: the waveform as a tensor."""
+    return torch.from_numpy(fast_griffin_lim(magnitude.numpy(), phase.numpy(), **settings))
+
+
 def log_of(magnitude: torch.Tensor) -> np.ndarray:
     return torch.log(torch.clamp(magnitude, min=1e-8)).numpy()
 
@@ -47,8 +52,8 @@ def test_pghi_alone_is_far_more_consistent_than_random_phase(harmonic):
     magnitude = stft(harmonic).abs()
     phase = torch.from_numpy(pghi_phase(log_of(magnitude), **STFT))
     random = torch.from_numpy(np.random.default_rng(0).uniform(-np.pi, np.pi, tuple(magnitude.shape)))
-    pghi = convergence(fast_griffin_lim(magnitude, phase, **STFT, n_iter=0), magnitude)
-    chance = convergence(fast_griffin_lim(magnitude, random, **STFT, n_iter=0), magnitude)
+    pghi = convergence(gl(magnitude, phase, **STFT, n_iter=0), magnitude)
+    chance = convergence(gl(magnitude, random, **STFT, n_iter=0), magnitude)
     assert pghi < 0.2 and pghi < chance / 4, (pghi, chance)
 
 
@@ -56,7 +61,7 @@ def test_pghi_alone_is_far_more_consistent_than_random_phase(harmonic):
 def test_pghi_then_fast_griffin_lim_beats_griffin_lim_from_random_phase(harmonic, n_iter):
     magnitude = stft(harmonic).abs()
     phase = torch.from_numpy(pghi_phase(log_of(magnitude), **STFT))
-    ours = convergence(fast_griffin_lim(magnitude, phase, **STFT, n_iter=n_iter), magnitude)
+    ours = convergence(gl(magnitude, phase, **STFT, n_iter=n_iter), magnitude)
     torch.manual_seed(0)
     griffin_lim = torchaudio.transforms.GriffinLim(n_fft=N_FFT, hop_length=HOP, win_length=N_FFT, power=1.0,
                                                    n_iter=n_iter, momentum=0.99, rand_init=True)
@@ -87,7 +92,7 @@ def test_the_phase_follows_torch_stfts_convention(bin_):
     tone = torch.from_numpy(0.5 * np.exp(-(((t - centre) / 2500.0) ** 2))
                             * np.cos(2 * np.pi * bin_ * SR / N_FFT * (t - centre) / SR))
     magnitude = stft(tone).abs()
-    rebuilt = fast_griffin_lim(magnitude, torch.from_numpy(pghi_phase(log_of(magnitude), **STFT)), **STFT, n_iter=0)
+    rebuilt = gl(magnitude, torch.from_numpy(pghi_phase(log_of(magnitude), **STFT)), **STFT, n_iter=0)
     assert rebuilt.shape == (n,)
     correlation = float(torch.dot(tone, rebuilt) / (tone.norm() * rebuilt.norm()))
     assert correlation > 0.9, correlation
@@ -96,9 +101,9 @@ def test_the_phase_follows_torch_stfts_convention(bin_):
 def test_fast_griffin_lim_length_and_dtype():
     magnitude = torch.rand(N_FFT // 2 + 1, 12, dtype=torch.float32)
     phase = torch.zeros_like(magnitude)
-    audio = fast_griffin_lim(magnitude, phase, **STFT, n_iter=2)
+    audio = gl(magnitude, phase, **STFT, n_iter=2)
     assert audio.shape == (11 * HOP,) and audio.dtype == torch.float32 and torch.isfinite(audio).all()
-    assert fast_griffin_lim(magnitude, phase, **STFT, n_iter=0, length=1000).shape == (1000,)
+    assert gl(magnitude, phase, **STFT, n_iter=0, length=1000).shape == (1000,)
 
 
 # ---------------------------------------------------------------- the compiled heap loop against the Python one
@@ -156,3 +161,11 @@ def test_warm_up_compiles_the_kernel_the_default_backend_calls(harmonic):
     assert len(compiled.signatures) == 1  # the tiny warm-up call compiled for the types a real call passes
     pghi_phase(log_of(stft(harmonic).abs()), **STFT)
     assert len(compiled.signatures) == 1  # ...so the real call compiled nothing new
+
+
+def test_without_numba_the_default_backend_is_the_python_loop(harmonic, monkeypatch):
+    # The runtime's [onnx] extra installs no numba: PGHI then runs its Python loop, same phase.
+    log_magnitude = log_of(stft(harmonic).abs())[:, :20]
+    monkeypatch.setattr(phase_module, "_numba_available", lambda: False)
+    monkeypatch.setattr(phase_module, "_compiled_integrate", lambda: pytest.fail("numba's kernel was called"))
+    np.testing.assert_array_equal(pghi_phase(log_magnitude, **STFT), pghi_phase(log_magnitude, **STFT, backend="python"))

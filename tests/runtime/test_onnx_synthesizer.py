@@ -22,7 +22,7 @@ from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.runtime import OnnxSynthesizer, Style
 
-from conftest import seconds_for_steps
+from conftest import seconds_for_steps, write_spectral_vocoder
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -40,6 +40,16 @@ from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.runtime import OnnxSynthesizer, Style
 import numpy as np
 folder, reference = sys.argv[1], sys.argv[2]
+
+def spectral(folder):
+    # An export with a spectral vocoder: its estimator's graph, then harmonic restoration, PGHI and
+    # fast Griffin-Lim in numpy (numba's PGHI kernel where numba is importable, as here).
+    synth = OnnxSynthesizer.from_dir(folder)
+    result = synth.synthesize(["Hello there."], seed=3, decoding=DecodingConfig(max_seconds=0.2))[0]
+    return {"spectral_kind": synth.vocoder["kind"], "spectral_samples": int(result.audio.size),
+            "spectral_frames": int(result.mel.shape[0]), "spectral_peak": float(abs(result.audio).max()),
+            "spectral_dtype": str(result.audio.dtype)}
+
 synth = OnnxSynthesizer.from_dir(folder)
 bound = DecodingConfig(max_seconds=0.75)  # long enough for several chunks of 6 frames
 long_text = "A first sentence to read. And a second one, after a pause; then a third."
@@ -60,6 +70,7 @@ print(json.dumps({
     "one_shot_samples": int(synth.synthesize("Hello there.", seed=3, decoding=bound).audio.size),
     "stream_mel_error": float(abs(np.concatenate(list(synth.stream("Hello there.", seed=3, decoding=bound, vocode=False)))
                                   - synth.synthesize("Hello there.", seed=3, decoding=bound, vocode=False).mel).max()),
+    **spectral(sys.argv[3]),
 }))
 """
 
@@ -80,10 +91,13 @@ def _voice(path: Path, rate: int = 22050) -> Path:
     return path
 
 
-def test_synthesizes_with_torch_not_importable(export_dir, runtime, tmp_path):
+def test_synthesizes_with_torch_not_importable(export_dir, runtime, tiny_checkpoint, tmp_path):
     reference = _voice(tmp_path / "voice.wav")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-    run = subprocess.run([sys.executable, "-c", _TORCH_FREE_RUN, str(export_dir), str(reference)], env=env, cwd=tmp_path,
+    spectral_dir = export_checkpoint(tiny_checkpoint, tmp_path / "spectral", vocoder=write_spectral_vocoder(
+        tmp_path / "spectral.pt", pitch_head=True))
+    run = subprocess.run([sys.executable, "-c", _TORCH_FREE_RUN, str(export_dir), str(reference), str(spectral_dir)],
+                         env=env, cwd=tmp_path,
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     out = json.loads(run.stdout.strip().splitlines()[-1])
@@ -98,6 +112,9 @@ def test_synthesizes_with_torch_not_importable(export_dir, runtime, tmp_path):
     # It streams too: chunks (a short first one), joined as long as the one-shot audio, the mel the one-shot mel.
     assert len(out["stream_samples"]) > 1 and sum(out["stream_samples"]) == out["one_shot_samples"]
     assert out["stream_mel_error"] <= STREAM_MEL_TOLERANCE
+    # The spectral vocoder spoke too: hop samples a frame (less one), in range, not silent.
+    assert out["spectral_kind"] == "spectral" and out["spectral_dtype"] == "float32"
+    assert out["spectral_samples"] == (out["spectral_frames"] - 1) * 256 and 0.0 < out["spectral_peak"] <= 1.0
 
 
 def test_styles_follow_the_torch_paths_rules(runtime, tiny_checkpoint):
@@ -291,3 +308,22 @@ def test_an_export_from_before_streaming_is_refused_in_one_line(export_dir, tmp_
         runtime.stream("ok")
     assert "\n" not in str(caught.value)
     assert runtime.synthesize("ok", decoding=DecodingConfig(max_seconds=0.05), vocode=False).mel.shape[0] > 0
+
+
+def test_a_broken_vocoder_entry_is_refused_in_one_line(tmp_path, export_dir):
+    import shutil
+
+    folder = tmp_path / "copy"
+    shutil.copytree(export_dir, folder)
+    shutil.copy(folder / "postnet.onnx", folder / "vocoder.onnx")  # any file: the entry is checked first
+    manifest = json.loads((folder / "model.json").read_text())
+    manifest["files"]["vocoder"] = "vocoder.onnx"
+    for entry, message in [({"kind": "wavenet"}, "vocoder must name its kind, one of hifigan, spectral"),
+                           ({"kind": "spectral", "pitch_head": True, "magnitude_power": 1.15, "n_iter": "16",
+                             "momentum": 0.99}, "spectral vocoder's n_iter is missing or not valid"),
+                           ({"kind": "spectral", "pitch_head": 1, "magnitude_power": 1.15, "n_iter": 16},
+                            "spectral vocoder's pitch_head, momentum is missing or not valid")]:
+        (folder / "model.json").write_text(json.dumps({**manifest, "vocoder": entry}))
+        with pytest.raises(ExportError) as caught:
+            OnnxSynthesizer.from_dir(folder)
+        assert message in str(caught.value) and "\n" not in str(caught.value)

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
-import torch
-
-from gst_tts.audio.features import AudioConfig
-from gst_tts.audio.vocoders.checkpoint import SPECTRAL_KIND, check_vocoder_checkpoint, generator_kind, is_vocoder_checkpoint
 from gst_tts.errors import VocoderError
-from gst_tts.checkpoints.weights import load_weights_only
+
+if TYPE_CHECKING:  # the package imports no torch: its phase and harmonic modules serve the torch-free runtime too
+    import numpy as np
+    import torch
+
+    from gst_tts.audio.features import AudioConfig
 
 #: The ``vocoder`` name that means Griffin-Lim; anything else names a vocoder file (a gst-tts
 #: vocoder checkpoint, HiFi-GAN or spectral, or a published HiFi-GAN generator).
@@ -57,6 +57,9 @@ def load_vocoder(
             does not load (:func:`~gst_tts.audio.vocoders.hifigan_io.load_hifigan`,
             :func:`~gst_tts.audio.vocoders.spectral.spectral_vocoder_from_checkpoint`).
     """
+    from gst_tts.audio.vocoders.checkpoint import SPECTRAL_KIND, check_vocoder_checkpoint, generator_kind, is_vocoder_checkpoint
+    from gst_tts.checkpoints.weights import load_weights_only
+
     if isinstance(vocoder, str) and vocoder == GRIFFIN_LIM:
         if config_path is not None:
             raise VocoderError(f"a vocoder config ({config_path}) applies to HiFi-GAN only, not to {GRIFFIN_LIM}")

@@ -14,7 +14,8 @@ loudest one already reached, so errors accumulate in quiet regions where they ma
 Coefficients more than ``tolerance`` nepers under the maximum get random phase. A few iterations
 of fast Griffin-Lim (Perraudin et al. 2013) then polish the result.
 
-The heap loop runs compiled by numba (``_integrate_kernel``); the plain Python loop it was
+Everything here is numpy (no torch): the PyTorch spectral vocoder and the torch-free runtime share it.
+The heap loop runs compiled by numba where numba is installed (``_integrate_kernel``); the plain Python loop it was
 translated from (``_integrate_python``, ``pghi_phase(..., backend="python")``) stays as the
 readable reference, and the tests hold the two to the same phase, bit for bit.
 
@@ -29,7 +30,8 @@ import functools
 import heapq
 
 import numpy as np
-import torch
+
+from gst_tts.audio.stft import hann_window, istft, stft
 
 __all__ = ["HANN_LAMBDA", "pghi_phase", "warm_up_pghi", "fast_griffin_lim"]
 
@@ -47,7 +49,7 @@ def pghi_phase(
     win_length: int,
     tolerance: float = 10.0,
     seed: int = 0,
-    backend: str = "numba",
+    backend: str | None = None,
 ) -> np.ndarray:
     """Phase for a Hann-window STFT magnitude, in ``torch.stft``'s convention (``center=True``).
 
@@ -57,7 +59,9 @@ def pghi_phase(
         tolerance: coefficients more than this many nepers under the loudest get random phase
             (10 nepers ≈ 87 dB). Default 10.
         seed: seed of those random phases, so the output is deterministic. Default 0.
-        backend: ``"numba"`` (default), the heap integration compiled; ``"python"``, the same
+        backend: ``None`` (default): numba's where numba is importable, else Python's (the
+            torch-free runtime's ``[onnx]`` extra does not install numba; docs/deployment.md gives
+            the cost); ``"numba"``, the heap integration compiled; ``"python"``, the same
             integration as a plain Python loop (:func:`_integrate_python`), the readable reference
             the compiled one is tested against. Both give the same phase, bit for bit. The first
             call in a process pays for the compiled kernel: about 1.4 s to compile where numba
@@ -69,6 +73,8 @@ def pghi_phase(
     Returns:
         ``(n_fft // 2 + 1, frames)`` float64 phase in radians.
     """
+    if backend is None:
+        backend = "numba" if _numba_available() else "python"
     if backend not in _BACKENDS:
         raise ValueError(f"pghi_phase backend {backend!r}: choose from {', '.join(_BACKENDS)}")
     s = np.ascontiguousarray(log_magnitude, dtype=np.float64)
@@ -208,8 +214,17 @@ def _integrate_kernel(
 
 def warm_up_pghi() -> None:
     """Compiles (or loads from numba's cache) the kernel :func:`pghi_phase` uses by default, so
-    that the first real call does not pay for it: a vocoder calls this when it is built."""
+    that the first real call does not pay for it: a vocoder calls this when it is built (without
+    numba it costs nothing)."""
     pghi_phase(np.zeros((3, 2)), n_fft=4, hop_length=1, win_length=4)
+
+
+@functools.cache
+def _numba_available() -> bool:
+    """Whether numba can be imported (a declared dependency of gst-tts, not of its ``[onnx]`` runtime)."""
+    import importlib.util
+
+    return importlib.util.find_spec("numba") is not None
 
 
 @functools.cache
@@ -222,8 +237,8 @@ def _compiled_integrate():
 
 
 def fast_griffin_lim(
-    magnitude: torch.Tensor,
-    phase: torch.Tensor,
+    magnitude: np.ndarray,
+    phase: np.ndarray,
     *,
     n_fft: int,
     hop_length: int,
@@ -231,8 +246,8 @@ def fast_griffin_lim(
     n_iter: int = 32,
     momentum: float = 0.99,
     length: int | None = None,
-) -> torch.Tensor:
-    """Fast Griffin-Lim from a given initial phase.
+) -> np.ndarray:
+    """Fast Griffin-Lim from a given initial phase, in numpy (the PyTorch vocoder and the runtime share it).
 
     Args:
         magnitude: ``(n_fft // 2 + 1, frames)`` STFT magnitude (Hann window, ``center=True``).
@@ -243,15 +258,23 @@ def fast_griffin_lim(
         length: output samples. Default: ``(frames - 1) · hop_length``.
 
     Returns:
-        ``(samples,)`` waveform in the magnitude's dtype.
+        ``(samples,)`` waveform in the magnitude's dtype (float32 costs about half of float64).
     """
-    window = torch.hann_window(win_length, dtype=magnitude.dtype, device=magnitude.device)
-    spectrum = torch.polar(magnitude, phase.to(magnitude.dtype))
-    previous = torch.zeros_like(spectrum)
+    magnitude = np.asarray(magnitude)
+    dtype = magnitude.dtype if magnitude.dtype in (np.float32, np.float64) else np.float64
+    magnitude = magnitude.astype(dtype, copy=False).T  # (frames, bins): the STFT's layout here
+    window = hann_window(win_length, n_fft).astype(dtype)
+    spectrum = magnitude * np.exp(1j * np.asarray(phase, dtype=dtype).T)
+    length = (magnitude.shape[0] - 1) * hop_length if length is None else length
+    previous = None
     for _ in range(n_iter):
-        audio = torch.istft(spectrum, n_fft, hop_length, win_length, window, length=length)
-        rebuilt = torch.stft(audio, n_fft, hop_length, win_length, window, return_complex=True)
-        angles = rebuilt - (momentum / (1.0 + momentum)) * previous
+        audio = istft(spectrum, n_fft=n_fft, hop_length=hop_length, window=window, length=length)
+        rebuilt = stft(audio, n_fft=n_fft, hop_length=hop_length, window=window)
+        # In place: the complex arrays are the loop's cost after the FFTs.
+        spectrum = rebuilt.copy() if previous is None else rebuilt - (momentum / (1.0 + momentum)) * previous
         previous = rebuilt
-        spectrum = magnitude * torch.sgn(angles)  # angles / |angles| (0 at 0) in one pass: twice as fast as dividing
-    return torch.istft(spectrum, n_fft, hop_length, win_length, window, length=length)
+        scale = np.abs(spectrum)
+        np.maximum(scale, np.finfo(dtype).tiny, out=scale)
+        np.divide(magnitude, scale, out=scale)
+        spectrum *= scale  # magnitude · angles / |angles|
+    return istft(spectrum, n_fft=n_fft, hop_length=hop_length, window=window, length=length).astype(dtype, copy=False)

@@ -1,5 +1,7 @@
 """The spectral vocoder: a small network estimates the linear magnitude spectrogram from the log-mel,
-and PGHI plus fast Griffin-Lim (:mod:`~gst_tts.audio.vocoders.phase`) give it a phase.
+and PGHI plus fast Griffin-Lim (:mod:`~gst_tts.audio.vocoders.phase`) give it a phase. Everything after
+the network is numpy (:func:`~gst_tts.audio.vocoders.reconstruction.spectral_audio`), shared with the
+torch-free runtime, which runs the estimator exported to ONNX (``gst-tts export --vocoder``).
 
 Why this design for the CPU preset (``conf/vocoder/cpu_small.yaml``): a GAN vocoder learns phase
 from its discriminators, which takes hundreds of thousands of steps; on 2 CPU cores a demo has
@@ -41,8 +43,8 @@ from torch import nn
 
 from gst_tts.audio.features import LOG_MEL_FLOOR, AudioConfig
 from gst_tts.audio.vocoders.checkpoint import SPECTRAL_KIND, rebuild_generator
-from gst_tts.audio.vocoders.harmonic import restore_harmonics
-from gst_tts.audio.vocoders.phase import fast_griffin_lim, pghi_phase, warm_up_pghi
+from gst_tts.audio.vocoders.phase import warm_up_pghi
+from gst_tts.audio.vocoders.reconstruction import SPECTRAL_DEFAULTS, spectral_audio
 from gst_tts.compute import resolve_device
 
 __all__ = ["MagnitudeEstimator", "SpectralVocoder", "SPECTRAL_KIND", "PITCH_CENTRE_HZ", "magnitude_loss", "pitch_loss",
@@ -228,9 +230,9 @@ class SpectralVocoder:
         estimator: MagnitudeEstimator,
         *,
         audio_config: AudioConfig,
-        magnitude_power: float = 1.15,
-        n_iter: int = 16,
-        momentum: float = 0.99,
+        magnitude_power: float = SPECTRAL_DEFAULTS["magnitude_power"],
+        n_iter: int = SPECTRAL_DEFAULTS["n_iter"],
+        momentum: float = SPECTRAL_DEFAULTS["momentum"],
         device: str | torch.device = "cpu",
     ) -> None:
         self.device = torch.device(device)
@@ -242,42 +244,25 @@ class SpectralVocoder:
         self.momentum = float(momentum)
         warm_up_pghi()  # compiling PGHI's kernel is part of loading, not of the first sentence
 
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The reconstruction's settings (:func:`~gst_tts.audio.vocoders.reconstruction.spectral_audio`'s keywords)."""
+        return {"magnitude_power": self.magnitude_power, "n_iter": self.n_iter, "momentum": self.momentum}
+
     @torch.no_grad()
-    def analyse(self, log_mel: torch.Tensor | np.ndarray) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """``(frames, n_mels)`` log-mel → the sharpened log magnitude ``(n_fft // 2 + 1, frames)`` and,
-        when the estimator has a pitch head, ``(frames, 2)``: F0 (Hz) and voicing probability (CPU, float64)."""
+    def estimate(self, log_mel: torch.Tensor | np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """``(frames, n_mels)`` log-mel → the estimator's ``(frames, n_fft // 2 + 1)`` log magnitude and,
+        with a pitch head, its raw ``(frames, 2)`` (log F0, voicing logit); float32 numpy."""
         mel = torch.as_tensor(np.asarray(log_mel, dtype=np.float32) if isinstance(log_mel, np.ndarray) else log_mel)
         mel = mel.float().to(self.device)[None]
-        pitch = None
-        if self.estimator.pitch_head:
-            log_mag, raw = self.estimator(mel, with_pitch=True)
-            raw = raw[0].double().cpu()
-            pitch = torch.stack([torch.exp(raw[:, 0]), torch.sigmoid(raw[:, 1])], dim=1)
-        else:
-            log_mag = self.estimator(mel)
-        log_mag = log_mag[0].T.double().cpu()
-        if self.magnitude_power != 1.0:
-            # Raise to the power, then shift back so the total energy is unchanged.
-            sharpened = self.magnitude_power * log_mag
-            shift = 0.5 * (torch.logsumexp(2 * log_mag, dim=(0, 1)) - torch.logsumexp(2 * sharpened, dim=(0, 1)))
-            log_mag = sharpened + shift
-        return log_mag, pitch
+        if not self.estimator.pitch_head:
+            return self.estimator(mel)[0].cpu().numpy(), None
+        log_mag, pitch = self.estimator(mel, with_pitch=True)
+        return log_mag[0].cpu().numpy(), pitch[0].cpu().numpy()
 
     def __call__(self, log_mel: torch.Tensor | np.ndarray) -> np.ndarray:
         """``(frames, n_mels)`` log-mel (not normalised) → ``(frames - 1) · hop`` float32 samples in [-1, 1]."""
         c = self.config
-        log_mag, pitch = self.analyse(log_mel)
-        frames = log_mag.shape[1]
-        if pitch is not None:  # blurred harmonics restored at the F0 read off the mel, before the phase
-            log_mag = restore_harmonics(log_mag, pitch[:, 0], pitch[:, 1], c)
-        min_frames = c.n_fft // c.hop_length + 1  # istft of a centred STFT needs a few frames
-        if frames < min_frames:
-            log_mag = torch.nn.functional.pad(log_mag, (0, min_frames - frames), value=float(np.log(LOG_MEL_FLOOR)))
-        phase = pghi_phase(log_mag.numpy(), n_fft=c.n_fft, hop_length=c.hop_length, win_length=c.win_length)
-        # float32 from here: the STFTs cost half of float64's, and the output is float32 anyway.
-        audio = fast_griffin_lim(torch.exp(log_mag).float(), torch.from_numpy(phase).float(), n_fft=c.n_fft,
-                                 hop_length=c.hop_length, win_length=c.win_length, n_iter=self.n_iter,
-                                 momentum=self.momentum)
-        audio = audio[: max(frames - 1, 1) * c.hop_length].float().numpy()
-        peak = float(np.max(np.abs(audio))) if audio.size else 0.0
-        return (audio / peak * 0.99 if peak > 0.99 else audio).astype(np.float32)
+        log_mag, pitch = self.estimate(log_mel)
+        return spectral_audio(log_mag, pitch, sample_rate=c.sample_rate, n_fft=c.n_fft, hop_length=c.hop_length,
+                              win_length=c.win_length, **self.settings)
