@@ -1,0 +1,102 @@
+"""Parallel prosody-transfer measures (Skerry-Ryan et al. 2018, "Towards End-to-End Prosody
+Transfer"): how close a synthesized utterance is to a reference recording, frame by frame.
+
+* **MCD13-DTW** (dB): mel-cepstral coefficients 1..13 (c_0 left out) of each frame, from gst-tts's
+  own log-mels (:func:`gst_tts.analysis.vocoder_quality.mel_cepstra`, an MFCC-style cepstrum, not
+  SPTK's warped mcep), frame distance ``(10 / ln 10) · sqrt(2 · Σ_d (c_d − ĉ_d)²)``, averaged along
+  the dynamic-time-warping path that minimises the summed distance (steps (1,0), (0,1), (1,1)).
+* **GPE / VDE / FFE** (Chu & Alwan 2009) on the *same* DTW path, each path step one frame pair:
+  VDE = pairs whose voicing decisions differ / all pairs; GPE = pairs voiced in both whose F0
+  differs by more than 20 % of the reference F0 / pairs voiced in both (the normalisation of Chu &
+  Alwan and of Skerry-Ryan et al.: GPE's denominator is the both-voiced frames, not all frames);
+  FFE = (voicing errors + gross pitch errors) / all pairs. Skerry-Ryan et al. align with DTW
+  because the output and the reference need not have the same length; we reuse the MCD path so
+  that spectral and pitch figures are read off the same frame pairs.
+* F0 by ``librosa.pyin`` (:func:`gst_tts.analysis.prosody.f0_track`, in
+  :data:`~gst_tts.analysis.prosody.F0_RANGE_HZ`) at the features' hop, so pitch frame t and mel
+  frame t are centred on the same sample.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import math
+
+import numpy as np
+
+from gst_tts.analysis.vocoder_quality import mel_cepstra
+
+__all__ = ["N_MCD_CEPSTRA", "GROSS_ERROR", "PitchErrors", "dtw_path", "cepstral_frame_distances", "mcd_dtw", "pitch_errors"]
+
+#: Skerry-Ryan et al.'s MCD13: coefficients 1..13.
+N_MCD_CEPSTRA = 13
+#: A pitch error is gross beyond this relative deviation from the reference F0 (Chu & Alwan: 20 %).
+GROSS_ERROR = 0.2
+_DB_PER_NEPER = 10.0 / math.log(10.0)
+
+
+@dataclass(frozen=True)
+class PitchErrors:
+    gpe: float  # gross pitch errors / pairs voiced in both; NaN when none is
+    vde: float  # voicing disagreements / all pairs
+    ffe: float  # (voicing disagreements + gross pitch errors) / all pairs
+    n_pairs: int  # frame pairs compared (DTW path length)
+
+
+def cepstral_frame_distances(reference: np.ndarray, output: np.ndarray, n_cepstra: int = N_MCD_CEPSTRA) -> np.ndarray:
+    """``(T_ref, n_mels)`` and ``(T_out, n_mels)`` natural-log mels → ``(T_ref, T_out)`` per-frame
+    MCD (dB) of every pair: ``(10 / ln 10) · sqrt(2 Σ_d Δc_d²)``, d = 1..n_cepstra."""
+    a, b = mel_cepstra(reference, n_cepstra), mel_cepstra(output, n_cepstra)
+    sq = np.maximum(np.sum(a**2, 1)[:, None] + np.sum(b**2, 1)[None, :] - 2.0 * a @ b.T, 0.0)
+    return _DB_PER_NEPER * np.sqrt(2.0 * sq)
+
+
+def dtw_path(cost: np.ndarray) -> np.ndarray:
+    """Minimum-total-cost monotonic path through a ``(T_a, T_b)`` cost matrix from (0, 0) to
+    (T_a−1, T_b−1), steps (1,0), (0,1), (1,1): ``(path_length, 2)`` int indices, in time order."""
+    n, m = cost.shape
+    if n == 0 or m == 0:
+        return np.zeros((0, 2), dtype=int)
+    acc = np.full((n + 1, m + 1), np.inf)
+    acc[0, 0] = 0.0
+    for i in range(1, n + 1):  # a row at a time; the (0,1) step needs a running minimum
+        diag_up = np.minimum(acc[i - 1, :-1], acc[i - 1, 1:]) + cost[i - 1]
+        row = acc[i]
+        for j in range(1, m + 1):
+            row[j] = min(diag_up[j - 1], row[j - 1] + cost[i - 1, j - 1])
+    i, j, path = n, m, []
+    while i > 0 and j > 0:
+        path.append((i - 1, j - 1))
+        steps = (acc[i - 1, j - 1], acc[i - 1, j], acc[i, j - 1])
+        k = int(np.argmin(steps))
+        i, j = (i - 1, j - 1) if k == 0 else (i - 1, j) if k == 1 else (i, j - 1)
+    return np.asarray(path[::-1], dtype=int)
+
+
+def mcd_dtw(reference: np.ndarray, output: np.ndarray, n_cepstra: int = N_MCD_CEPSTRA) -> tuple[float, np.ndarray]:
+    """MCD (dB) of two log-mels ``(T_ref, n_mels)``, ``(T_out, n_mels)`` along their DTW path:
+    ``(mean frame MCD over the path, path (L, 2))``. NaN and an empty path without frames."""
+    if len(reference) == 0 or len(output) == 0:
+        return float("nan"), np.zeros((0, 2), dtype=int)
+    cost = cepstral_frame_distances(np.asarray(reference), np.asarray(output), n_cepstra)
+    path = dtw_path(cost)
+    return float(np.mean(cost[path[:, 0], path[:, 1]])), path
+
+
+def pitch_errors(f0_ref: np.ndarray, voiced_ref: np.ndarray, f0_out: np.ndarray, voiced_out: np.ndarray,
+                 path: np.ndarray, *, gross_error: float = GROSS_ERROR) -> PitchErrors:
+    """GPE, VDE, FFE (Chu & Alwan 2009) over the frame pairs of ``path`` ``(L, 2)`` (reference
+    index, output index); F0 in Hz ``(T,)``, voicing bool ``(T,)``. Path indices beyond a track
+    (pitch and mel frame counts can differ by one) are clipped to its last frame."""
+    if len(path) == 0 or len(f0_ref) == 0 or len(f0_out) == 0:
+        return PitchErrors(float("nan"), float("nan"), float("nan"), 0)
+    i = np.minimum(path[:, 0], len(f0_ref) - 1)
+    j = np.minimum(path[:, 1], len(f0_out) - 1)
+    v_ref, v_out = np.asarray(voiced_ref, bool)[i], np.asarray(voiced_out, bool)[j]
+    both = v_ref & v_out
+    fr, fo = np.asarray(f0_ref, float)[i][both], np.asarray(f0_out, float)[j][both]
+    gross = int(np.sum(np.abs(fo - fr) > gross_error * fr))
+    voicing = int(np.sum(v_ref != v_out))
+    n = len(path)
+    return PitchErrors(gpe=gross / int(both.sum()) if both.any() else float("nan"), vde=voicing / n,
+                       ffe=(voicing + gross) / n, n_pairs=n)
