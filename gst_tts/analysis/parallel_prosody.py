@@ -24,14 +24,21 @@ import math
 
 import numpy as np
 
+from gst_tts.analysis.prosody import f0_track
 from gst_tts.analysis.vocoder_quality import mel_cepstra
+from gst_tts.audio.features import AudioConfig, MelExtractor
 
-__all__ = ["N_MCD_CEPSTRA", "GROSS_ERROR", "PitchErrors", "dtw_path", "cepstral_frame_distances", "mcd_dtw", "pitch_errors"]
+__all__ = [
+    "N_MCD_CEPSTRA", "GROSS_ERROR", "MEASURES", "PitchErrors", "dtw_path", "cepstral_frame_distances", "mcd_dtw",
+    "pitch_errors", "compare_parallel",
+]
 
 #: Skerry-Ryan et al.'s MCD13: coefficients 1..13.
 N_MCD_CEPSTRA = 13
 #: A pitch error is gross beyond this relative deviation from the reference F0 (Chu & Alwan: 20 %).
 GROSS_ERROR = 0.2
+#: What :func:`compare_parallel` reports of one pair.
+MEASURES = ("mcd_db", "ffe", "gpe", "vde")
 _DB_PER_NEPER = 10.0 / math.log(10.0)
 
 
@@ -100,3 +107,29 @@ def pitch_errors(f0_ref: np.ndarray, voiced_ref: np.ndarray, f0_out: np.ndarray,
     n = len(path)
     return PitchErrors(gpe=gross / int(both.sum()) if both.any() else float("nan"), vde=voicing / n,
                        ffe=(voicing + gross) / n, n_pairs=n)
+
+
+def compare_parallel(reference: np.ndarray, output: np.ndarray, audio_config: AudioConfig,
+                     *, extractor: MelExtractor | None = None) -> dict[str, float]:
+    """The measures of one output against one reference recording, both ``(n_samples,)`` at
+    ``audio_config.sample_rate`` (trim leading and trailing silence first: DTW pins both ends).
+
+    Log-mels by the project's :class:`~gst_tts.audio.features.MelExtractor`, F0 by pyin
+    (:func:`~gst_tts.analysis.prosody.f0_track`) at the same hop; the DTW path of the mel-cepstra
+    gives the frame pairs of all four measures.
+
+    Returns:
+        ``{"mcd_db", "ffe", "gpe", "vde"}``; NaN where a signal is too short for a frame.
+    """
+    import torch
+
+    extractor = extractor or MelExtractor(audio_config)
+    if min(len(reference), len(output)) <= audio_config.n_fft // 2:  # the STFT's reflect padding needs more
+        return dict.fromkeys(MEASURES, float("nan"))
+    mels = [extractor(torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))).numpy() for x in (reference, output)]
+    mcd, path = mcd_dtw(mels[0], mels[1])
+    kw = dict(frame_length=audio_config.n_fft, hop_length=audio_config.hop_length)
+    f0_ref, v_ref = f0_track(reference, audio_config.sample_rate, **kw)
+    f0_out, v_out = f0_track(output, audio_config.sample_rate, **kw)
+    errors = pitch_errors(f0_ref, v_ref, f0_out, v_out, path)
+    return {"mcd_db": mcd, "ffe": errors.ffe, "gpe": errors.gpe, "vde": errors.vde}
