@@ -7,11 +7,12 @@ Transfer"): how close a synthesized utterance is to a reference recording, frame
   the dynamic-time-warping path that minimises the summed distance (steps (1,0), (0,1), (1,1)).
 * **GPE / VDE / FFE** (Chu & Alwan 2009) on the *same* DTW path, each path step one frame pair:
   VDE = pairs whose voicing decisions differ / all pairs; GPE = pairs voiced in both whose F0
-  differs by more than 20 % of the reference F0 / pairs voiced in both (the normalisation of Chu &
-  Alwan and of Skerry-Ryan et al.: GPE's denominator is the both-voiced frames, not all frames);
-  FFE = (voicing errors + gross pitch errors) / all pairs. Skerry-Ryan et al. align with DTW
-  because the output and the reference need not have the same length; we reuse the MCD path so
-  that spectral and pitch figures are read off the same frame pairs.
+  differs by more than 20 % of the reference F0 / pairs voiced in both (Chu & Alwan's
+  normalisation; some papers divide by all frames instead); FFE = (voicing errors + gross pitch
+  errors) / all pairs. Skerry-Ryan et al. compare outputs with references of other lengths, so
+  frames must be paired somehow; we reuse the MCD path so that spectral and pitch figures are read
+  off the same frame pairs (their paper's exact pairing for the pitch measures was not checked
+  against its text here).
 * F0 by ``librosa.pyin`` (:func:`gst_tts.analysis.prosody.f0_track`, in
   :data:`~gst_tts.analysis.prosody.F0_RANGE_HZ`) at the features' hop, so pitch frame t and mel
   frame t are centred on the same sample.
