@@ -29,6 +29,7 @@ MINIMAL = {
     "probe-tokens": ["--checkpoint", "c.pt"],
     "check-alignment": ["--checkpoint", "c.pt", "--corpus", "corpus"],
     "measure-transfer": ["--checkpoint", "c.pt", "--out", "out"],
+    "measure-parallel": ["--checkpoint", "c.pt", "--corpus", "corpus"],
     "select-checkpoint": ["--checkpoints", "c.pt", "--out", "best.pt"],
     "dump-gta-mels": ["--checkpoint", "c.pt", "--corpus", "corpus", "--out", "gta"],
     "demo-report": ["--checkpoint", "c.pt", "--corpus", "corpus", "--out", "out"],
