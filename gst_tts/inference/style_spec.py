@@ -10,6 +10,7 @@ and head counts and how a reference becomes token weights.
 from __future__ import annotations
 
 from dataclasses import dataclass
+import logging
 import math
 import numbers
 import os
@@ -20,6 +21,8 @@ import numpy as np
 import soundfile as sf
 
 from gst_tts.errors import AudioError, GstTtsError, first_line
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "Reference", "StyleWeights", "StyleMix", "Style", "StyleRules", "MIN_REFERENCE_SECONDS", "MAX_REFERENCE_SECONDS",
@@ -108,6 +111,10 @@ class StyleRules:
     #: The checkpoint's neutral token weights ``(n_heads, n_tokens)`` float32 (the mean over the
     #: training references, :mod:`gst_tts.training.neutral`); ``None``: uniform (older checkpoints).
     neutral_weights: np.ndarray | None = None
+    #: Logged (INFO) the first time the uniform neutral is used, then cleared: why it is uniform
+    #: (an older checkpoint). Said on use, not on load, so that a request refused before any style
+    #: is resolved stays one line.
+    uniform_neutral_notice: str | None = None
 
     def as_weights(self, array: np.ndarray) -> Any:
         """A float32 ``(n_heads, n_tokens)`` numpy array as this resolver's weights type."""
@@ -122,6 +129,9 @@ class StyleRules:
         of the training references, when the checkpoint stores them; else uniform weights ``1 / n_tokens``."""
         if self.neutral_weights is not None:
             return self.as_weights(np.array(self.neutral_weights, dtype=np.float32))
+        if self.uniform_neutral_notice:
+            log.info(self.uniform_neutral_notice)
+            self.uniform_neutral_notice = None
         return self.as_weights(np.full((self.n_heads, self.n_tokens), 1.0 / self.n_tokens, dtype=np.float32))
 
     def strengthened(self, weights: Any, strength: float | None) -> Any:

@@ -220,11 +220,12 @@ class Synthesizer:
             vocoder = load_vocoder(vocoder, audio_config=audio_config, config_path=vocoder_config, device=dev)
         elif vocoder_config is not None:
             raise GstTtsError("vocoder_config needs a vocoder given by name or path")
+        synth = cls(model, symbols, audio_config, stats, device=dev, vocoder=vocoder, int8=int8, reference_window=window,
+                    neutral_weights=neutral)
         if neutral is None:  # written before 2026-11-28
-            log.info("%s stores no neutral style (trained before it was recorded): the neutral style is uniform "
-                     "token weights", path)
-        return cls(model, symbols, audio_config, stats, device=dev, vocoder=vocoder, int8=int8, reference_window=window,
-                   neutral_weights=neutral)
+            synth.styles.uniform_neutral_notice = (f"{path} stores no neutral style (trained before it was recorded): "
+                                                   "the neutral style is uniform token weights")
+        return synth
 
     @property
     def sample_rate(self) -> int:

@@ -68,6 +68,9 @@ def test_synthesis_without_a_style_uses_the_checkpoints_stored_neutral(synth, ne
 def test_an_old_checkpoint_keeps_uniform_weights_with_one_line_of_notice(old_path, caplog):
     with caplog.at_level(logging.INFO):
         old = Synthesizer.from_checkpoint(old_path, device="cpu")
+        # Said when the uniform neutral is first used, not on load: a request refused before any
+        # style is resolved stays one line.
+        assert NOTICE not in caplog.text
         old.synthesize(["One.", "Two."], decoding=FAST, vocode=False)
     assert torch.equal(old.styles.neutral(), torch.full((old.n_heads, old.n_tokens), 1 / old.n_tokens))
     notices = [r for r in caplog.records if NOTICE in r.getMessage()]

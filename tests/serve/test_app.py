@@ -170,7 +170,8 @@ def test_openapi_documents_the_request_fields(client):
                  "/api/syntheses/{syn_id}/alignment.png"):
         assert path in paths, path
     body = schema["components"]["schemas"]["SynthesizeRequest"]
-    assert set(body["properties"]) == {"text", "style_weights", "style_dials", "reference_id", "mix", "seed", "vocoder"}
+    assert set(body["properties"]) == {"text", "style_weights", "style_dials", "reference_id", "mix", "seed", "vocoder",
+                                       "style_strength"}
     assert body["additionalProperties"] is False
     assert body["properties"]["text"]["maxLength"] == 500
     assert "file" in paths["/api/references"]["post"]["requestBody"]["content"]["multipart/form-data"]["schema"]["properties"]
