@@ -6,7 +6,12 @@ and the runtime share, use these (``tests/runtime/test_runtime_audio.py`` compar
 
 from __future__ import annotations
 
+import contextlib
+import functools
+from typing import Iterator
+
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 try:  # scipy's pocketfft is several times numpy's on float32 frames (7x on 260 × 1024); numpy's where
     # scipy is absent (the runtime's [onnx] extra does not install it)
@@ -14,7 +19,18 @@ try:  # scipy's pocketfft is several times numpy's on float32 frames (7x on 260 
 except ImportError:  # pragma: no cover - scipy is a dependency of the full install
     _fft = np.fft
 
-__all__ = ["hann_window", "stft", "istft"]
+__all__ = ["fft_threads", "hann_window", "stft", "istft"]
+
+
+@contextlib.contextmanager
+def fft_threads(threads: int | None) -> Iterator[None]:
+    """Within it, :func:`stft` and :func:`istft` split their frames over ``threads`` threads (scipy's
+    ``set_workers``; 0.53 -> 0.38 ms per 346 × 1024 rfft on 2 cores). None, or without scipy: one."""
+    if threads is None or _fft is np.fft or threads <= 1:
+        yield
+        return
+    with _fft.set_workers(int(threads)):
+        yield
 
 
 def hann_window(win_length: int, n_fft: int) -> np.ndarray:
@@ -28,9 +44,8 @@ def stft(samples: np.ndarray, *, n_fft: int, hop_length: int, window: np.ndarray
     """``(n,)`` float → ``(1 + n // hop_length, n_fft // 2 + 1)`` complex: centred frames, reflect
     padding (torch.stft with ``center=True``). float32 samples and window give complex64."""
     padded = np.pad(samples, n_fft // 2, mode="reflect")
-    frames = 1 + (padded.size - n_fft) // hop_length
-    index = np.arange(n_fft)[None, :] + hop_length * np.arange(frames)[:, None]
-    return _fft.rfft(padded[index] * window, axis=1)
+    # A strided view of the frames: the windowing is their only copy.
+    return _fft.rfft(sliding_window_view(padded, n_fft)[::hop_length] * window, axis=1)
 
 
 def _overlap_add(pieces: np.ndarray, hop_length: int) -> np.ndarray:
@@ -54,13 +69,22 @@ def _overlap_add(pieces: np.ndarray, hop_length: int) -> np.ndarray:
 def istft(spectrum: np.ndarray, *, n_fft: int, hop_length: int, window: np.ndarray, length: int | None = None) -> np.ndarray:
     """``(frames, n_fft // 2 + 1)`` complex → samples: overlap-add divided by the summed squared
     window, the centre padding cut off (torch.istft with ``center=True``); complex64 gives float32."""
-    frames = spectrum.shape[0]
     pieces = _fft.irfft(spectrum, n=n_fft, axis=1) * window
     out = _overlap_add(pieces, hop_length)
-    norm = _overlap_add(np.broadcast_to(window**2, (frames, n_fft)), hop_length)
-    out = out / np.where(norm > 1e-11, norm, 1.0)
+    out /= _window_norm(spectrum.shape[0], hop_length, window.tobytes(), str(window.dtype))
     total = out.size
     start = n_fft // 2
     end = total - n_fft // 2 if length is None else start + length
     out = out[start:end]
-    return np.pad(out, (0, max(0, end - start - out.size)))
+    return out if out.size == end - start else np.pad(out, (0, end - start - out.size))
+
+
+@functools.lru_cache(maxsize=8)
+def _window_norm(frames: int, hop_length: int, window_bytes: bytes, dtype: str) -> np.ndarray:
+    """The summed squared window :func:`istft` divides by (1 where it vanishes), per length: fast
+    Griffin-Lim inverts the same shape every iteration."""
+    window = np.frombuffer(window_bytes, dtype=dtype)
+    norm = _overlap_add(np.broadcast_to(window**2, (frames, window.size)), hop_length)
+    norm = np.where(norm > 1e-11, norm, 1.0)
+    norm.flags.writeable = False
+    return norm

@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterator, NamedTuple, Sequence
 import numpy as np
 import soundfile as sf
 
+from gst_tts.audio.stft import fft_threads
 from gst_tts.audio.vocoders.phase import warm_up_pghi
 from gst_tts.audio.vocoders.reconstruction import spectral_audio
 from gst_tts.errors import AudioError, ExportError, GstTtsError, first_line
@@ -123,6 +124,7 @@ class OnnxSynthesizer:
         options.log_severity_level = 3  # warnings about unused initialisers are not the user's concern
         if threads is not None:
             options.intra_op_num_threads = int(threads)
+        self.threads = int(threads) if threads is not None else os.cpu_count()  # the numpy vocoders' FFTs
 
         def session(name: str):
             try:
@@ -491,6 +493,10 @@ class OnnxSynthesizer:
         """``(frames, n_mels)`` log-mel (not normalised) → float32 samples: the exported vocoder
         (HiFi-GAN, or the spectral vocoder's estimator and its numpy phase reconstruction), else
         Griffin-Lim in numpy."""
+        with fft_threads(self.threads):
+            return self._vocode(log_mel, rng)
+
+    def _vocode(self, log_mel: np.ndarray, rng: np.random.Generator | None) -> np.ndarray:
         s = self.audio_settings
         if self.vocoder is not None and self.vocoder["kind"] == "spectral":
             # The PyTorch SpectralVocoder's own numpy half (torch-free), on the exported estimator's outputs.

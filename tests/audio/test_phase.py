@@ -106,6 +106,29 @@ def test_fast_griffin_lim_length_and_dtype():
     assert gl(magnitude, phase, **STFT, n_iter=0, length=1000).shape == (1000,)
 
 
+def torch_fast_griffin_lim(magnitude: torch.Tensor, phase: torch.Tensor, n_iter: int, momentum: float) -> torch.Tensor:
+    """Fast Griffin-Lim (Perraudin et al. 2013) written plainly on torch.stft: the reference."""
+    spectrum = torch.polar(magnitude, phase)
+    previous = torch.zeros_like(spectrum)
+    length = (magnitude.shape[1] - 1) * HOP
+    for _ in range(n_iter):
+        rebuilt = stft(torch.istft(spectrum, N_FFT, HOP, N_FFT, WINDOW, length=length))
+        angles = rebuilt - momentum / (1 + momentum) * previous
+        previous = rebuilt
+        spectrum = magnitude * angles / angles.abs().clamp_min(1e-300)
+    return torch.istft(spectrum, N_FFT, HOP, N_FFT, WINDOW, length=length)
+
+
+@pytest.mark.parametrize("n_iter", [0, 1, 5])
+def test_fast_griffin_lim_equals_a_plain_torch_implementation(harmonic, n_iter):
+    magnitude = stft(harmonic).abs()
+    phase = torch.from_numpy(np.random.default_rng(1).uniform(-np.pi, np.pi, tuple(magnitude.shape)))
+    expected = torch_fast_griffin_lim(magnitude, phase, n_iter, 0.99)
+    got = gl(magnitude, phase, **STFT, n_iter=n_iter, momentum=0.99)
+    assert got.dtype == torch.float64 and got.shape == expected.shape
+    torch.testing.assert_close(got, expected, rtol=0, atol=1e-9 * float(expected.abs().max()))
+
+
 # ---------------------------------------------------------------- the compiled heap loop against the Python one
 
 

@@ -133,7 +133,10 @@ def restore_harmonics(
     if float(voicing.max()) <= 0.0:
         return log_mag
     f0, ripple = refine_f0(log_mag, f0, sample_rate=sample_rate, n_fft=n_fft)
-    bins, bin_hz = log_mag.shape[0], sample_rate / n_fft
+    bin_hz = sample_rate / n_fft
+    # From the taper's top up the share is 0 and the magnitude stays as it is: only the bins below
+    # are computed (under half of them at 22.05 kHz).
+    bins = min(log_mag.shape[0], int(np.ceil(taper_hz[1] / bin_hz)))
     frequencies = np.arange(bins, dtype=np.float64)[:, None] * bin_hz
     missing = np.clip(1.0 - ripple / ripple_full, 0.0, 1.0)
     share = harmonic_share(frequencies, (voicing * missing)[None, :], taper_hz)
@@ -146,5 +149,7 @@ def restore_harmonics(
     distance = (frequencies - nearest * f0[None, :]) / bin_hz
     lobe = np.sinc(distance) + 0.5 * (np.sinc(distance - 1.0) + np.sinc(distance + 1.0))
     comb = lobe**2 * f0[None, :] / (1.5 * bin_hz)
-    power = np.exp(2 * log_mag) * (1.0 - share + share * comb)
-    return 0.5 * np.log(np.maximum(power, np.finfo(np.float64).tiny))
+    power = np.exp(2 * log_mag[:bins]) * (1.0 - share + share * comb)
+    restored = log_mag.copy()
+    restored[:bins] = 0.5 * np.log(np.maximum(power, np.finfo(np.float64).tiny))
+    return restored

@@ -261,20 +261,28 @@ def fast_griffin_lim(
         ``(samples,)`` waveform in the magnitude's dtype (float32 costs about half of float64).
     """
     magnitude = np.asarray(magnitude)
-    dtype = magnitude.dtype if magnitude.dtype in (np.float32, np.float64) else np.float64
-    magnitude = magnitude.astype(dtype, copy=False).T  # (frames, bins): the STFT's layout here
+    dtype = magnitude.dtype if magnitude.dtype in (np.float32, np.float64) else np.dtype(np.float64)
+    # (frames, bins), contiguous: the STFT's layout, so that the per-iteration arithmetic streams.
+    magnitude = np.ascontiguousarray(magnitude.T, dtype=dtype)
+    phase = np.ascontiguousarray(np.asarray(phase).T, dtype=dtype)
     window = hann_window(win_length, n_fft).astype(dtype)
-    spectrum = magnitude * np.exp(1j * np.asarray(phase, dtype=dtype).T)
+    spectrum = np.empty(magnitude.shape, dtype=np.result_type(dtype, np.complex64))
+    spectrum.real = magnitude * np.cos(phase)  # a sixth of a complex exp's cost
+    spectrum.imag = magnitude * np.sin(phase)
     length = (magnitude.shape[0] - 1) * hop_length if length is None else length
-    previous = None
+    previous = np.zeros_like(spectrum)
+    alpha = dtype.type(momentum / (1.0 + momentum))
+    scale = np.empty_like(magnitude)
     for _ in range(n_iter):
         audio = istft(spectrum, n_fft=n_fft, hop_length=hop_length, window=window, length=length)
         rebuilt = stft(audio, n_fft=n_fft, hop_length=hop_length, window=window)
-        # In place: the complex arrays are the loop's cost after the FFTs.
-        spectrum = rebuilt.copy() if previous is None else rebuilt - (momentum / (1.0 + momentum)) * previous
+        # spectrum = magnitude · angles / |angles|, angles = rebuilt − alpha · previous; in place,
+        # as the complex arrays are the loop's cost after the FFTs.
+        np.multiply(previous, -alpha, out=previous)
+        np.add(previous, rebuilt, out=spectrum)
         previous = rebuilt
-        scale = np.abs(spectrum)
+        np.abs(spectrum, out=scale)
         np.maximum(scale, np.finfo(dtype).tiny, out=scale)
         np.divide(magnitude, scale, out=scale)
-        spectrum *= scale  # magnitude · angles / |angles|
+        spectrum *= scale
     return istft(spectrum, n_fft=n_fft, hop_length=hop_length, window=window, length=length).astype(dtype, copy=False)

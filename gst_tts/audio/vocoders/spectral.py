@@ -42,6 +42,7 @@ import torchaudio
 from torch import nn
 
 from gst_tts.audio.features import LOG_MEL_FLOOR, AudioConfig
+from gst_tts.audio.stft import fft_threads
 from gst_tts.audio.vocoders.checkpoint import SPECTRAL_KIND, rebuild_generator
 from gst_tts.audio.vocoders.phase import warm_up_pghi
 from gst_tts.audio.vocoders.reconstruction import SPECTRAL_DEFAULTS, spectral_audio
@@ -264,5 +265,6 @@ class SpectralVocoder:
         """``(frames, n_mels)`` log-mel (not normalised) → ``(frames - 1) · hop`` float32 samples in [-1, 1]."""
         c = self.config
         log_mag, pitch = self.estimate(log_mel)
-        return spectral_audio(log_mag, pitch, sample_rate=c.sample_rate, n_fft=c.n_fft, hop_length=c.hop_length,
-                              win_length=c.win_length, **self.settings)
+        with fft_threads(torch.get_num_threads()):  # the reconstruction's FFTs take torch's thread count
+            return spectral_audio(log_mag, pitch, sample_rate=c.sample_rate, n_fft=c.n_fft, hop_length=c.hop_length,
+                                  win_length=c.win_length, **self.settings)
