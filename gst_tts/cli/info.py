@@ -105,7 +105,7 @@ def _acoustic_info(stored: Any, path: Path) -> dict[str, Any]:
         "sizes": {key: config[key] for key in (
             "embedding_dim", "encoder_dim", "encoder_n_convs", "encoder_kernel_size", "attention_rnn_dim", "decoder_rnn_dim",
             "prenet_dim", "postnet_dim", "postnet_n_convs", "postnet_kernel_size", "gst_reference_channels",
-            "gst_reference_dim", "gst_reference_time_strides", "gst_token_dim", "style_combine", "style_prosody_dim")},
+            "gst_reference_dim", "gst_reference_time_strides", "gst_reference_norm", "gst_token_dim", "style_combine", "style_prosody_dim")},
         "attention": {"kind": config["attention"], **{key: config[key] for key in (
             "attention_dim", "attention_location", "attention_location_filters", "attention_location_kernel_size",
             "attention_dropout")}},
@@ -287,7 +287,7 @@ def _rows(info: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("style tokens", f"{style['tokens']} per head, ids {style['token_ids']} (counted from 0); token dim {sizes['gst_token_dim']}"),
         ("style heads", f"{style['heads']}, ids {style['head_ids']} (counted from 0); combined by {sizes['style_combine']}"),
         ("reference encoder", f"channels {_plain(sizes['gst_reference_channels'])}, dim {sizes['gst_reference_dim']}"
-                              f", time strides {_plain(sizes['gst_reference_time_strides'])}"),
+                              f", time strides {_plain(sizes['gst_reference_time_strides'])}, norm {sizes['gst_reference_norm']}"),
         ("mel normalisation", f"present ({info['mel_normalisation']['channels']} channels)"),
         ("validation ids", "none" if info["validation_ids"] is None else str(info["validation_ids"])),
         ("resumable", "yes (optimiser, schedule and random states)" if info["resumable"] else "no (model only)"),

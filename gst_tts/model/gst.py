@@ -12,10 +12,11 @@ from torch.nn.utils.rnn import pack_padded_sequence
 class ReferenceEncoder(nn.Module):
     """Reference mel → a fixed-size embedding (the style query).
 
-    Conv2d(3×3) + BatchNorm + ReLU blocks, each halving the mel channels and dividing time by its
+    Conv2d(3×3) + norm + ReLU blocks, each halving the mel channels and dividing time by its
     time stride, then a GRU whose final state is the embedding. Frames past each reference's length
-    are zeroed after every block, so a padded reference gives the same embedding as the reference
-    alone (in eval mode).
+    are zeroed after every block, so in eval mode a padded reference gives the same embedding as
+    the reference alone. In training mode that holds only as far as the norm allows
+    (``norm``): BatchNorm's statistics count the padding and the batch-mates.
 
     Every argument is required: the defaults (Tacotron 2 sizes) are
     :class:`~gst_tts.model.tacotron.GSTTacotron`'s, so each is set in one place.
@@ -27,12 +28,27 @@ class ReferenceEncoder(nn.Module):
         time_strides: each block's stride in time, 1 or 2, one per block (the paper's: 2 in every
             block, so six blocks leave the GRU one step per 64 frames, three steps for a 2-second
             reference).
+        norm: each block's normalisation, one of :data:`REFERENCE_NORMS`:
+
+            - ``"batch"``: BatchNorm, as published. In training its statistics average the batch,
+              zeroed padding included: what a reference encodes to depends on its batch-mates
+              and on how much of the batch is padding (much, with ``data.reference_crop`` < 1).
+            - ``"masked_batch"``: BatchNorm whose training statistics count the real frames only
+              (:class:`MaskedBatchNorm2d`): padding no longer counts, batch-mates still do. Eval
+              mode and the parameters are ``"batch"``'s, so a ``"batch"`` model loads into it.
+            - ``"layer"``: LayerNorm over the channels at each time–frequency position
+              (:class:`ChannelLayerNorm`): no batch statistics, the same in training and eval,
+              so a reference encodes the same alone and in any padded batch.
     """
 
-    def __init__(self, *, n_mels: int, channels: Sequence[int], gru_dim: int, time_strides: Sequence[int]) -> None:
+    def __init__(self, *, n_mels: int, channels: Sequence[int], gru_dim: int, time_strides: Sequence[int],
+                 norm: str) -> None:
         super().__init__()
         if len(time_strides) != len(channels) or any(stride not in (1, 2) for stride in time_strides):
             raise ValueError(f"time_strides must give 1 or 2 for each of the {len(channels)} blocks, got {list(time_strides)}")
+        if norm not in REFERENCE_NORMS:
+            raise ValueError(f"reference encoder norm {norm!r}: choose from {', '.join(REFERENCE_NORMS)}")
+        self.norm = norm
         self.time_strides = tuple(int(stride) for stride in time_strides)
         blocks = []
         in_channels = 1
@@ -41,7 +57,7 @@ class ReferenceEncoder(nn.Module):
             blocks.append(
                 nn.Sequential(
                     nn.Conv2d(in_channels, out_channels, 3, stride=(time_stride, 2), padding=1, bias=False),
-                    nn.BatchNorm2d(out_channels),
+                    _NORMS[norm](out_channels),
                     nn.ReLU(),
                 )
             )
@@ -58,14 +74,54 @@ class ReferenceEncoder(nn.Module):
             lengths = torch.full((batch,), frames, dtype=torch.long, device=mel.device)
         x = mel.unsqueeze(1)  # (batch, 1, frames, n_mels)
         x = x * _time_mask(lengths, x.shape[2])
-        for block, time_stride in zip(self.blocks, self.time_strides):
-            x = block(x)
+        for (conv, norm, activation), time_stride in zip(self.blocks, self.time_strides):
+            x = conv(x)
             lengths = (lengths - 1) // time_stride + 1
-            x = x * _time_mask(lengths, x.shape[2])
+            mask = _time_mask(lengths, x.shape[2])
+            x = activation(norm(x, mask) if isinstance(norm, MaskedBatchNorm2d) else norm(x)) * mask
         x = x.permute(0, 2, 1, 3).flatten(2)  # (batch, frames', channels * freq')
         packed = pack_padded_sequence(x, lengths.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False)
         _, hidden = self.gru(packed)
         return hidden[-1]
+
+
+class MaskedBatchNorm2d(nn.BatchNorm2d):
+    """BatchNorm2d over ``(batch, channels, frames, freq)`` whose training statistics (the batch's
+    and the running ones it updates) count only the frames a mask keeps; in eval mode it is
+    :class:`torch.nn.BatchNorm2d`, with the same parameters and buffers."""
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """``x (batch, channels, frames, freq)``, ``mask (batch, 1, frames, 1)`` 1 on real frames."""
+        if not self.training or mask is None:
+            return super().forward(x)
+        count = mask.sum() * x.shape[3]
+        mean = (x * mask).sum((0, 2, 3)) / count
+        centred = x - mean[:, None, None]
+        var = (centred.square() * mask).sum((0, 2, 3)) / count
+        if self.track_running_stats:
+            with torch.no_grad():  # as BatchNorm: the unbiased variance goes into the running one
+                self.num_batches_tracked += 1
+                momentum = self.momentum if self.momentum is not None else 1.0 / float(self.num_batches_tracked)
+                self.running_mean.lerp_(mean, momentum)
+                self.running_var.lerp_(var * count / (count - 1).clamp(min=1), momentum)
+        out = centred * torch.rsqrt(var + self.eps)[:, None, None]
+        return out * self.weight[:, None, None] + self.bias[:, None, None] if self.affine else out
+
+
+class ChannelLayerNorm(nn.LayerNorm):
+    """LayerNorm over the channels of ``(batch, channels, frames, freq)`` at each position: no
+    batch statistics, so each reference (and each frame of it) is normalised on its own."""
+
+    def __init__(self, channels: int) -> None:
+        super().__init__(channels)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return super().forward(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+
+
+#: The reference encoder's norms (:class:`ReferenceEncoder`'s ``norm``).
+REFERENCE_NORMS = ("batch", "masked_batch", "layer")
+_NORMS = {"batch": nn.BatchNorm2d, "masked_batch": MaskedBatchNorm2d, "layer": ChannelLayerNorm}
 
 
 def _time_mask(lengths: torch.Tensor, frames: int) -> torch.Tensor:
@@ -150,6 +206,7 @@ class GlobalStyleTokens(nn.Module):
         reference_dim: reference encoder GRU units.
         reference_time_strides: the reference encoder blocks' strides in time (see
             :class:`ReferenceEncoder`).
+        reference_norm: the reference encoder blocks' norm (see :class:`ReferenceEncoder`).
         n_tokens: style tokens.
         token_dim: token and style embedding size.
         n_heads: attention heads.
@@ -162,13 +219,15 @@ class GlobalStyleTokens(nn.Module):
         reference_channels: Sequence[int],
         reference_dim: int,
         reference_time_strides: Sequence[int],
+        reference_norm: str,
         n_tokens: int,
         token_dim: int,
         n_heads: int,
     ) -> None:
         super().__init__()
         self.reference_encoder = ReferenceEncoder(
-            n_mels=n_mels, channels=reference_channels, gru_dim=reference_dim, time_strides=reference_time_strides
+            n_mels=n_mels, channels=reference_channels, gru_dim=reference_dim, time_strides=reference_time_strides,
+            norm=reference_norm,
         )
         self.token_layer = StyleTokenLayer(query_dim=reference_dim, n_tokens=n_tokens, token_dim=token_dim, n_heads=n_heads)
         self.token_dim = token_dim

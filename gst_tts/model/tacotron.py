@@ -80,6 +80,10 @@ class GSTTacotron(nn.Module):
         gst_reference_time_strides: each reference encoder block's stride in time, 1 or 2. Default
             None: 2 in every block, as published. Fewer halvings give the GRU more steps, to
             measure a short reference's tempo over all of it rather than in two or three steps.
+        gst_reference_norm: the reference encoder blocks' norm: ``"batch"`` (BatchNorm, as
+            published), ``"masked_batch"`` (its training statistics skip the padding) or
+            ``"layer"`` (no batch statistics: a reference encodes the same in any batch, in
+            training too); see :class:`~gst_tts.model.gst.ReferenceEncoder`. Default ``"batch"``.
         gst_n_tokens: style tokens. Default 10.
         gst_token_dim: style token / embedding size. Default 256.
         gst_n_heads: style attention heads. Default 4.
@@ -121,6 +125,7 @@ class GSTTacotron(nn.Module):
         gst_reference_channels: Sequence[int] = (32, 32, 64, 64, 128, 128),
         gst_reference_dim: int = 128,
         gst_reference_time_strides: Sequence[int] | None = None,
+        gst_reference_norm: str = "batch",
         gst_n_tokens: int = 10,
         gst_token_dim: int = 256,
         gst_n_heads: int = 4,
@@ -142,7 +147,7 @@ class GSTTacotron(nn.Module):
             reference_time_strides=(
                 (2,) * len(gst_reference_channels) if gst_reference_time_strides is None else tuple(gst_reference_time_strides)
             ),
-            n_tokens=gst_n_tokens, token_dim=gst_token_dim, n_heads=gst_n_heads,
+            reference_norm=gst_reference_norm, n_tokens=gst_n_tokens, token_dim=gst_token_dim, n_heads=gst_n_heads,
         )
         if style_combine == "add":
             self.style_projection = nn.Identity() if gst_token_dim == encoder_dim else nn.Linear(gst_token_dim, encoder_dim)

@@ -17,6 +17,7 @@ from gst_tts.export import export_synthesizer
 from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.model.attention import ATTENTION_KINDS, LocationSensitiveAttention
+from gst_tts.model.gst import REFERENCE_NORMS
 from gst_tts.runtime import OnnxSynthesizer
 from gst_tts.text.symbols import SymbolTable
 
@@ -180,6 +181,20 @@ def test_token_weights_of_a_reference_match_torch(exported):
         None, {"reference_mel": mel.numpy(), "reference_lengths": mel_lengths.numpy()})
     np.testing.assert_allclose(got_weights, weights.numpy(), atol=1e-5)
     np.testing.assert_allclose(got_style, style.numpy(), atol=1e-5)
+
+
+@pytest.mark.parametrize("norm", REFERENCE_NORMS)
+def test_every_reference_norm_exports_with_the_same_token_weights(norm, tmp_path):
+    torch.manual_seed(0)
+    model = tiny_model(len(SymbolTable()), gst_reference_norm=norm)
+    synth = Synthesizer(model, SymbolTable(), AudioConfig(), MelStats(torch.full((80,), -5.0), torch.full((80,), 2.0)))
+    runtime = OnnxSynthesizer.from_dir(export_synthesizer(synth, tmp_path / "export"), threads=1)
+    mel, mel_lengths = torch.randn(2, 61, 80, generator=torch.Generator().manual_seed(3)), torch.tensor([61, 37])
+    with torch.no_grad():
+        _, weights = synth.model.gst(mel, mel_lengths)
+    _, got_weights, _ = runtime._sessions["style_reference"].run(
+        None, {"reference_mel": mel.numpy(), "reference_lengths": mel_lengths.numpy()})
+    np.testing.assert_allclose(got_weights, weights.numpy(), atol=1e-5)
 
 
 class _UnlistedAttention(LocationSensitiveAttention):
