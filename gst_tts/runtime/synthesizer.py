@@ -105,7 +105,8 @@ class OnnxSynthesizer:
         vocoder: ``"auto"`` (the exported vocoder when the folder has one, else Griffin-Lim),
             ``"griffin-lim"``, ``"hifigan"`` or ``"spectral"`` (the last two: the exported one,
             which must be of that kind). Default ``"auto"``.
-        threads: onnxruntime's intra-op threads; None: its default.
+        threads: onnxruntime's intra-op threads, and the numpy vocoders' FFT threads (with scipy);
+            None: onnxruntime's default, and every core for the FFTs.
 
     Raises:
         ExportError: not an export folder, or a graph onnxruntime cannot load.
