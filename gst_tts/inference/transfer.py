@@ -44,6 +44,7 @@ def evaluate_style_transfer(
     f0_range_hz: tuple[float, float] = TRANSFER_F0_RANGE_HZ,
     progress: bool = True,
     on_output: Callable[[int, int, SynthesisResult], None] | None = None,
+    style_strength: float | None = None,
 ) -> StyleTransferReport:
     """Speaks every text in the style of every reference and compares the prosody.
 
@@ -63,6 +64,9 @@ def evaluate_style_transfer(
         progress: show a progress bar. Default True.
         on_output: called as ``on_output(reference_index, text_index, result)`` for every
             output (to write it), before it is measured.
+        style_strength: each reference's style moved from neutral toward it by this much
+            (:class:`~gst_tts.inference.style_spec.Style`'s ``strength``: 0 neutral, 1 the
+            reference, above 1 exaggerated). Default None: the reference's own style (1).
 
     Raises:
         GstTtsError: fewer than two references, no text, duplicate reference names.
@@ -79,7 +83,7 @@ def evaluate_style_transfer(
     if duplicates:
         raise GstTtsError(f"reference names must be unique; repeated: {', '.join(duplicates)}")
     decoding = decoding or DecodingConfig()
-    weights = [synth.styles.resolve(Style(reference=(r.audio, r.sample_rate))) for r in references]
+    weights = [synth.styles.resolve(Style(reference=(r.audio, r.sample_rate), strength=style_strength)) for r in references]
 
     texts = list(texts)
     per_call = max(1, batch_size // len(texts))  # references per synthesize call

@@ -132,6 +132,15 @@ def test_an_interrupted_run_leaves_no_report(tiny_checkpoint, tmp_path, capsys, 
     assert not hidden_files(out)
 
 
+def test_the_style_strength_is_recorded(tiny_checkpoint, tmp_path, capsys):
+    out = tmp_path / "transfer"
+    rc, stdout, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--out", str(out), "--espeak", "2",
+                          "--style-strength", "0.5", *FAST)
+    assert rc == 0, err
+    assert json.loads((out / "transfer.json").read_text())["style_strength"] == 0.5
+    assert "style strength 0.5;" in stdout
+
+
 @pytest.mark.parametrize("args, message", [
     (["--espeak", "1"], "--espeak must be at least 2"),
     (["--espeak", "0"], "--espeak must be at least 2"),
@@ -152,6 +161,16 @@ def test_bad_input_is_a_one_line_error(tiny_checkpoint, tmp_path, capsys, monkey
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
     rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--out", str(tmp_path / "out"), *FAST, *args)
     assert_one_line_error(rc, err, message)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("value, message", [("4", "style strength must lie in 0..3"),
+                                            ("much", "style strength is not a finite number")])
+def test_a_bad_style_strength_is_argparses_one_line(tiny_checkpoint, tmp_path, capsys, value, message):
+    with pytest.raises(SystemExit) as exit_info:
+        run(capsys, "--checkpoint", str(tiny_checkpoint), "--out", str(tmp_path / "out"), "--style-strength", value, *FAST)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1 and message in err, err
     assert not (tmp_path / "out").exists()
 
 

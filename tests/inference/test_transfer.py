@@ -1,12 +1,15 @@
-"""The style-transfer run (gst_tts.inference.transfer): bad reference sets and texts fail before decoding."""
+"""The style-transfer run (gst_tts.inference.transfer): bad reference sets and texts fail before
+decoding; a style strength moves each reference's weights from neutral."""
 
 from __future__ import annotations
 
 from conftest import tone
 import pytest
+import torch
 
 from gst_tts.analysis.style_transfer import REAL_GROUP, ReferenceClip
 from gst_tts.errors import AudioError, GstTtsError
+from gst_tts.inference.style_spec import Style
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.inference.transfer import evaluate_style_transfer
 
@@ -23,3 +26,29 @@ def test_evaluation_refuses_bad_sets(tiny_checkpoint):
     short = ReferenceClip("b", tone(0.2, 22050, 150.0), 22050, None, (REAL_GROUP,))
     with pytest.raises(AudioError):  # before any decoding
         evaluate_style_transfer(synth, [clip, short], ["Hello."], progress=False)
+
+
+class _Captured(Exception):
+    pass
+
+
+@pytest.mark.parametrize("strength", [None, 0.0, 0.5, 1.5])
+def test_a_style_strength_moves_each_references_weights_from_neutral(tiny_checkpoint, strength):
+    synth = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu")
+    clips = [ReferenceClip(name, tone(1.0, 22050, f0), 22050, None, (REAL_GROUP,)) for name, f0 in (("a", 110.0), ("b", 260.0))]
+    seen = []
+
+    def capture(texts, styles, **kwargs):
+        seen.extend(styles)
+        raise _Captured
+
+    synth.synthesize = capture
+    with pytest.raises(_Captured):
+        evaluate_style_transfer(synth, clips, ["Hello."], progress=False, style_strength=strength)
+    neutral = synth.styles.neutral()
+    assert len(seen) == 2
+    for clip, style in zip(clips, seen):
+        own = synth.styles.reference_weights((clip.audio, clip.sample_rate))
+        expected = own if strength is None else neutral + strength * (own - neutral)
+        torch.testing.assert_close(torch.as_tensor(style.weights), expected, rtol=1e-6, atol=1e-6)
+    assert not torch.allclose(torch.as_tensor(seen[0].weights), torch.as_tensor(seen[1].weights)) or strength == 0.0
