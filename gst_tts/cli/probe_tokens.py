@@ -25,6 +25,11 @@ With ``--repeats N`` every style is synthesized N times (seeds ``seed … seed+N
 dropout makes outputs vary) and the medians are reported. Rows whose output ran into the
 decoder step bound are marked: their numbers describe a failure, not a style.
 
+``--save-dials`` (with ``--control dial``) names every dial by what it did at amount 1 (or the
+largest scale under it) and writes the names and figures beside the checkpoint (``best.pt`` →
+``best.dials.json``; :mod:`gst_tts.inference.dial_names`), where ``gst-tts serve`` finds them: its
+page then offers the dials by name.
+
 Below the table, the most graded control of pitch and of rate: of the (head,) tokens whose F0
 (rate) changes monotonically over the scales, the one whose smallest step between neighbouring
 scales is largest. A switch (a jump at one scale, little change at the others) scores low.
@@ -48,6 +53,7 @@ from gst_tts.cli.args import (
 )
 from gst_tts.cli.outputs import check_writable_location, write_csv
 from gst_tts.errors import GstTtsError
+from gst_tts.inference.dial_names import dials_path, named_dials, write_dials
 from gst_tts.inference.results import SynthesisResult
 from gst_tts.inference.style import Style
 from gst_tts.progress import progress_bar
@@ -73,6 +79,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--csv", type=Path, default=None, help="also write the table as CSV")
     deprecated_flag(p, "--out", "--csv", dest="csv", type=Path)
     p.add_argument("--audio-dir", type=Path, default=None, help="also write every synthesized wav here")
+    p.add_argument("--save-dials", action="store_true",
+                   help="name every dial by what it did and write the names beside the checkpoint (NAME.dials.json),"
+                   " where gst-tts serve's page finds them (--control dial only)")
     add_decoding_arguments(p, batch_what="styles")
     add_progress_argument(p)
 
@@ -125,6 +134,12 @@ def run(args: argparse.Namespace) -> int:
     for path, what in ((args.csv, "--csv"), (args.audio_dir, "--audio-dir")):
         if path is not None:
             check_writable_location(path if what == "--csv" else path / "x", what)
+    dials_file = None
+    if args.save_dials:
+        if args.control != "dial":
+            raise GstTtsError("--save-dials names dials: it needs --control dial (the default)")
+        dials_file = dials_path(args.checkpoint)
+        check_writable_location(dials_file, "--save-dials")
     synth = load_synthesizer(args)
     tokens = list(range(synth.n_tokens)) if args.tokens is None else _number_list(args.tokens, "--tokens", int)
     bad = [t for t in tokens if not 0 <= t < synth.n_tokens]
@@ -188,7 +203,22 @@ def run(args: argparse.Namespace) -> int:
           + (f"; table in {args.csv}" if args.csv is not None else ""))
     for line in graded_controls(rows, scales):
         print(line)
+    if dials_file is not None:
+        amount = dial_amount(scales)
+        dials = named_dials(rows, amount)
+        write_dials(dials_file, dials, checkpoint=args.checkpoint, sentence=sentence, repeats=args.repeats, seed=args.seed)
+        effective = sum(d.effect >= 1.0 for d in dials)
+        print(f"dial names (at amount {amount:g}): {dials_file}; {effective} of {len(dials)} dials change pitch, rate"
+              " or energy noticeably")
     return 0
+
+
+def dial_amount(scales: list[float]) -> float:
+    """The probed amount dials are named at: 1 where probed, else the largest under 1, else the smallest."""
+    if 1.0 in scales:
+        return 1.0
+    under = [s for s in scales if s < 1.0]
+    return max(under) if under else min(scales)
 
 
 def _style(control: str, head: int | None, token: int, scale: float) -> Style:

@@ -11,6 +11,8 @@ needs an API key (``--api-key`` or the ``GST_TTS_API_KEY`` environment variable,
 option does not show in the process list). Needs the optional extra: ``pip install gst-tts[serve]``.
 ``--vocoder auto`` (the default) speaks with the vocoder recorded beside the checkpoint (``make demo``
 records its GTA-tuned one), else Griffin-Lim; the first log line and the page say which and why.
+Where ``probe-tokens --save-dials`` wrote dial names beside the checkpoint (``best.dials.json``),
+the page offers those dials by name ("higher pitch, slower"), raw token weights folded away.
 
 Against hostile clients the app checks the key before reading a body, cuts bodies at their limit
 and times them out (``--body-timeout``); see ``gst_tts/serve/app.py``. What it cannot bound is a
@@ -29,6 +31,7 @@ import socket
 
 from gst_tts.cli.args import add_decoding_arguments, add_model_arguments, decoding_options, load_synthesizer_described
 from gst_tts.errors import GstTtsError
+from gst_tts.inference.dial_names import dials_path, read_dials
 
 log = logging.getLogger("gst_tts.serve")
 
@@ -97,7 +100,11 @@ def run(args: argparse.Namespace) -> int:
     queue = BatchingQueue(synth, vocoders={name: synth.vocoder}, max_batch=options["batch_size"],
                           max_queue=args.max_queue, batch_window_s=args.batch_window_ms / 1000.0,
                           decoding=options["decoding"], max_chunk_chars=options["max_chunk_chars"])
-    app = create_app(queue, limits=limits, api_key=api_key, vocoder_description=vocoder_line)
+    dials_file = dials_path(args.checkpoint)
+    dials = read_dials(dials_file, n_heads=synth.n_heads, n_tokens=synth.n_tokens) if dials_file.is_file() else []
+    if dials:
+        log.info("dial names: %s (%d dials; the page offers them by name)", dials_file, len(dials))
+    app = create_app(queue, limits=limits, api_key=api_key, vocoder_description=vocoder_line, dials=dials)
     sock = _bind(args.host, args.port)
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host

@@ -40,7 +40,7 @@ import math
 from pathlib import Path
 import secrets
 import threading
-from typing import Annotated, Any, AsyncIterator, Literal, Mapping, Optional
+from typing import Annotated, Any, AsyncIterator, Literal, Mapping, Optional, Sequence
 
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -59,6 +59,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gst_tts.audio.io import streaming_wav_header, wav_bytes, wav_pcm16
 from gst_tts.errors import AudioError, GstTtsError, TextError, first_line
+from gst_tts.inference.dial_names import NamedDial
 from gst_tts.inference.results import SynthesisResult
 from gst_tts.inference.style_spec import MAX_STYLE_STRENGTH
 from gst_tts.inference.synthesizer import Synthesizer
@@ -186,6 +187,7 @@ def create_app(
     limits: ServeLimits = ServeLimits(),
     api_key: str | None = None,
     vocoder_description: str | None = None,
+    dials: Sequence[NamedDial] = (),
 ) -> FastAPI:
     """The FastAPI app serving ``synthesizer`` (see the module docstring for the endpoints).
 
@@ -200,6 +202,9 @@ def create_app(
             logs first, :func:`~gst_tts.inference.vocoder_choice.resolve_vocoder`'s), shown by
             ``/api/model`` (``"vocoder"``) and the page. Default: the name of the queue's default
             vocoder.
+        dials: the checkpoint's named dials (``probe-tokens --save-dials``;
+            :func:`~gst_tts.inference.dial_names.read_dials`), offered by ``/api/model``
+            (``"dials"``) and the page. Default none.
 
     The queue's worker starts with the app (its lifespan) or at the first synthesis, and stops
     when the app shuts down.
@@ -208,7 +213,7 @@ def create_app(
         raise GstTtsError("api_key must not be empty")
     if not isinstance(queue, BatchingQueue):
         queue = BatchingQueue(queue)
-    service = _Service(queue.synthesizer, queue, limits, vocoder_description=vocoder_description)
+    service = _Service(queue.synthesizer, queue, limits, vocoder_description=vocoder_description, dials=dials)
 
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         queue.start()
@@ -385,8 +390,9 @@ class _Service:
     besides raising :class:`ApiError`)."""
 
     def __init__(self, synthesizer: Synthesizer, queue: BatchingQueue, limits: ServeLimits, *,
-                 vocoder_description: str | None = None) -> None:
+                 vocoder_description: str | None = None, dials: Sequence[NamedDial] = ()) -> None:
         self.synth = synthesizer
+        self.dials = list(dials)
         self.queue = queue
         self.limits = limits
         self.vocoder_description = vocoder_description or KIND_NAMES.get(queue.default_vocoder, queue.default_vocoder)
@@ -676,6 +682,8 @@ class _Service:
             "neutral_weight": 1.0 / synth.n_tokens,  # uniform, kept for old clients; the neutral style is neutral_weights
             "neutral_weights": synth.styles.neutral().tolist(),  # (n_heads, n_tokens): the checkpoint's neutral style
             "max_style_strength": MAX_STYLE_STRENGTH,
+            # named by what probe-tokens measured (strongest first; empty without a dials file)
+            "dials": [{**asdict(d), "effect": d.effect} for d in self.dials],
             "frontend": {"cleaner": synth.symbols.cleaner, "characters": "".join(synth.symbols.symbols[2:]),
                          "frontend": synth.symbols.frontend.name, "language": synth.symbols.language,
                          # the version its phonemes were made with; None for characters

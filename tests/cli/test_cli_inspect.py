@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 
 from PIL import Image
 from conftest import seconds_for_steps, tone
@@ -12,6 +13,7 @@ import pytest
 import soundfile as sf
 
 from gst_tts.cli import main, probe_tokens
+from gst_tts.inference.dial_names import read_dials
 
 FAST = ["--max-seconds", str(seconds_for_steps(8))]
 
@@ -147,6 +149,33 @@ def test_probe_tokens_weight_control_is_the_token_alone_in_every_head(tiny_check
     assert rc == 0, err
     rows = list(csv.DictReader(table.open()))
     assert [(r["head"], r["token"], r["scale"]) for r in rows] == [("", "neutral", ""), ("all", "0", "1"), ("all", "3", "1")]
+
+
+def test_probe_tokens_saves_dial_names_beside_the_checkpoint(tiny_checkpoint, tmp_path, capsys):
+    checkpoint = tmp_path / "model.pt"
+    shutil.copy(tiny_checkpoint, checkpoint)
+    rc, stdout, err = run(capsys, "probe-tokens", "--checkpoint", str(checkpoint), "--scales", "0.5,2", "--tokens", "0,3",
+                          "--text", "A probe.", "--griffin-lim-iters", "2", "--save-dials", *FAST)
+    assert rc == 0, err
+    saved = json.loads((tmp_path / "model.dials.json").read_text())
+    assert saved["format"] == "gst-tts style dials" and saved["sentence"] == "A probe."
+    # Every head's dial of each probed token, named at the largest scale under 1 (no 1 was probed).
+    assert sorted((d["head"], d["token"]) for d in saved["dials"]) == [(0, 0), (0, 3), (1, 0), (1, 3)]
+    assert {d["amount"] for d in saved["dials"]} == {0.5} and all(d["name"] for d in saved["dials"])
+    assert read_dials(tmp_path / "model.dials.json", n_heads=2, n_tokens=5)
+    assert f"dial names (at amount 0.5): {tmp_path / 'model.dials.json'}" in stdout
+
+
+def test_probe_tokens_refuses_to_name_dials_of_the_weight_control(tiny_checkpoint, tmp_path, capsys):
+    checkpoint = tmp_path / "model.pt"
+    shutil.copy(tiny_checkpoint, checkpoint)
+    rc, _, err = run(capsys, "probe-tokens", "--checkpoint", str(checkpoint), "--control", "weight", "--save-dials", *FAST)
+    assert_one_line_error(rc, err, "probe-tokens")
+    assert "--save-dials" in err and not (tmp_path / "model.dials.json").exists()
+
+
+def test_dials_are_named_at_one_or_the_largest_scale_under_it():
+    assert [probe_tokens.dial_amount(s) for s in ([0.5, 1, 2], [0.25, 0.5, 2], [2, 3])] == [1.0, 0.5, 2]
 
 
 def test_graded_controls_pick_the_monotone_control_with_the_largest_smallest_step():

@@ -25,6 +25,7 @@ from gst_tts.audio.vocoders.hifigan import HiFiGANGenerator  # noqa: E402
 from gst_tts.audio.vocoders.hifigan_io import HiFiGANVocoder  # noqa: E402
 from gst_tts.checkpoints.acoustic import checkpoint_payload, save_checkpoint  # noqa: E402
 from gst_tts.inference.decoding import DecodingConfig  # noqa: E402
+from gst_tts.inference.dial_names import NamedDial  # noqa: E402
 from gst_tts.inference.synthesizer import Synthesizer  # noqa: E402
 from gst_tts.serve.app import STATIC_DIR, ServeLimits, create_app  # noqa: E402
 from gst_tts.serve.batching import BatchingQueue  # noqa: E402
@@ -161,6 +162,16 @@ def test_model_says_which_vocoder_speaks_and_why(client, synth):
     line = "HiFi-GAN run/vocoder/generator.pt (recorded beside the checkpoint; --vocoder griffin-lim to use Griffin-Lim)"
     with TestClient(create_app(BatchingQueue(synth, decoding=DECODING), vocoder_description=line)) as described:
         assert described.get("/api/model").json()["vocoder"] == line
+
+
+def test_model_offers_the_named_dials_strongest_first(client, synth):
+    assert client.get("/api/model").json()["dials"] == []  # no dials file: none
+    dials = [NamedDial(1, 3, "lower pitch", 1.0, -2.5, 1.0, 0.2), NamedDial(0, 2, "faster", 1.0, 0.1, 1.3, None)]
+    with TestClient(create_app(BatchingQueue(synth, decoding=DECODING), dials=dials)) as named:
+        got = named.get("/api/model").json()["dials"]
+    assert [(d["head"], d["token"], d["name"]) for d in got] == [(1, 3, "lower pitch"), (0, 2, "faster")]
+    assert got[0]["d_f0_semitones"] == -2.5 and got[1]["d_energy_db"] is None
+    assert got[0]["effect"] == pytest.approx(2.5) and got[1]["effect"] > 3
 
 
 def test_openapi_documents_the_request_fields(client):

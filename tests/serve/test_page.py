@@ -22,6 +22,7 @@ from conftest import TINY_MODEL, seconds_for_steps, tone  # noqa: E402
 from gst_tts.audio.features import AudioConfig, MelStats  # noqa: E402
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder  # noqa: E402
 from gst_tts.inference.decoding import DecodingConfig  # noqa: E402
+from gst_tts.inference.dial_names import NamedDial  # noqa: E402
 from gst_tts.inference.synthesizer import Synthesizer  # noqa: E402
 from gst_tts.serve.app import create_app  # noqa: E402
 from gst_tts.serve.batching import BatchingQueue  # noqa: E402
@@ -40,11 +41,11 @@ BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networkin
 
 
 @contextlib.contextmanager
-def serving(synth: Synthesizer, vocoder=None):
+def serving(synth: Synthesizer, vocoder=None, dials=()):
     """A live server of ``synth`` on a free loopback port, speaking with ``vocoder`` (default a fast
-    Griffin-Lim); yields its URL."""
+    Griffin-Lim) and offering ``dials``; yields its URL."""
     synth.vocoder = vocoder or GriffinLimVocoder(synth.audio_config, n_iter=4)
-    app = create_app(BatchingQueue(synth, decoding=DecodingConfig(max_seconds=seconds_for_steps(60))))
+    app = create_app(BatchingQueue(synth, decoding=DecodingConfig(max_seconds=seconds_for_steps(60))), dials=dials)
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
@@ -110,6 +111,11 @@ def test_page_speaks_with_a_slider_a_reference_and_shows_the_alignment(server, p
     assert page.locator("#ref-chart .bar").count() == synth.n_heads * synth.n_tokens
     assert page.locator("input[name=source][value=reference]").is_checked()
 
+    # Without a dials file the dials are off, with a hint; the raw token sliders are folded away.
+    assert page.locator("#dials-radio").is_disabled() and "probe-tokens" in page.inner_text("#dials-hint")
+    assert not page.locator("#token-1").is_visible()
+    page.click("#raw-weights > summary")
+
     # Text and a token slider, by keyboard alone.
     page.fill("#text", "Hello from the browser.")
     page.focus("#token-1")
@@ -160,6 +166,33 @@ def test_page_speaks_with_a_slider_a_reference_and_shows_the_alignment(server, p
     assert shot.stat().st_size > 10_000
     print(f"screenshot: {shot}")
     assert not console_errors, console_errors
+
+
+def test_page_offers_named_dials_and_speaks_with_one(tiny_checkpoint, page):
+    synth = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu")
+    dials = [NamedDial(1, 3, "lower pitch", 1.0, -2.5, 1.0, 0.2), NamedDial(0, 2, "faster", 1.0, 0.1, 1.3, None),
+             NamedDial(0, 1, "little change", 1.0, 0.1, 1.01, 0.0)]
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    with serving(synth, dials=dials) as url:
+        page.goto(url + "/")
+        page.wait_for_function("document.querySelectorAll('#dials input').length === 2")  # the two with an effect
+        labels = page.locator("#dials label").all_inner_texts()
+        assert labels[0].startswith("lower pitch") and "head 1, token 3" in labels[0] and labels[1].startswith("faster")
+        assert page.locator("#dials-radio").is_enabled() and not page.locator("#token-1").is_visible()
+        page.fill("#text", "Turned by a dial.")
+        page.focus("#dial-1-3")
+        for _ in range(10):
+            page.keyboard.press("ArrowRight")
+        assert page.locator("input[name=source][value=dials]").is_checked()
+        page.uncheck("#stream")
+        with page.expect_response("**/api/synthesize*") as answered:
+            page.click("#speak")
+        assert answered.value.status == 200, answered.value.text()
+        assert answered.value.request.post_data_json["style_dials"] == {"1:3": pytest.approx(0.1)}
+        page.click("#reset-dials")
+        assert page.input_value("#dial-1-3") == "0"
+    assert not errors, errors
 
 
 def test_page_says_which_vocoder_speaks(server, page):

@@ -50,7 +50,7 @@ function setStatus(text) { $("status").textContent = text; }
 
 // ---------------------------------------------------------------- model and sliders
 
-function sliderElement(id, label, value) {
+function sliderElement(id, label, value, { min = -1, max = 1, source = "sliders" } = {}) {
   const wrap = document.createElement("div");
   wrap.className = "slider";
   const lab = document.createElement("label");
@@ -62,10 +62,10 @@ function sliderElement(id, label, value) {
   out.textContent = value.toFixed(2);
   lab.append(name, out);
   const input = document.createElement("input");
-  Object.assign(input, { type: "range", id, min: "-1", max: "1", step: "0.01", value: String(value) });
+  Object.assign(input, { type: "range", id, min: String(min), max: String(max), step: "0.01", value: String(value) });
   input.addEventListener("input", () => {
     out.textContent = Number(input.value).toFixed(2);
-    chooseSource("sliders");
+    chooseSource(source);
   });
   wrap.append(lab, input);
   return wrap;
@@ -102,6 +102,42 @@ function buildSliders() {
   }
 }
 
+// The dials probe-tokens named for this checkpoint (--save-dials), those with a noticeable effect,
+// strongest first: each moves one head from neutral (0) toward one token (1).
+function namedDials() {
+  return (state.model.dials || []).filter((d) => d.effect >= 1);
+}
+
+function dialDetails(d) {
+  const parts = [];
+  if (d.d_f0_semitones !== null) parts.push(`${d.d_f0_semitones >= 0 ? "+" : ""}${d.d_f0_semitones.toFixed(1)} st`);
+  if (d.rate_ratio !== null) parts.push(`rate ×${d.rate_ratio.toFixed(2)}`);
+  if (d.d_energy_db !== null) parts.push(`${d.d_energy_db >= 0 ? "+" : ""}${d.d_energy_db.toFixed(1)} dB`);
+  return `head ${d.head}, token ${d.token}: ${parts.join(", ")} at ${d.amount}`;
+}
+
+function buildDials() {
+  const box = $("dials");
+  box.replaceChildren();
+  const dials = namedDials();
+  for (const d of dials) {
+    const el = sliderElement(`dial-${d.head}-${d.token}`, d.name, 0, { min: 0, max: 1, source: "dials" });
+    el.title = dialDetails(d);
+    const detail = document.createElement("span");
+    detail.className = "muted";
+    detail.textContent = ` (${dialDetails(d)})`;
+    el.querySelector("label").insertBefore(detail, el.querySelector("output"));
+    box.append(el);
+  }
+  $("dials-radio").disabled = dials.length === 0;
+  $("reset-dials").hidden = dials.length === 0;
+  $("dials-hint").textContent = dials.length
+    ? "Each dial moves one head of the style from neutral (0) toward one token (1), named by what probe-tokens measured it do. Dials add up."
+    : (state.model.dials || []).length
+      ? "No dial of this model changed pitch, rate or energy noticeably when probed: use the raw token weights below."
+      : "No dial names for this model: run gst-tts probe-tokens --checkpoint CHECKPOINT --save-dials, then restart the server. Raw token weights are below.";
+}
+
 function setSlider(id, value) {
   const input = $(id);
   input.value = String(value);
@@ -122,6 +158,7 @@ async function loadModel() {
   $("text").maxLength = m.limits.max_text_chars;
   $("text-limit").textContent = m.limits.max_text_chars;
   buildSliders();
+  buildDials();
   updateCount();
   await loadReferences();
 }
@@ -261,6 +298,13 @@ function requestBody() {
       for (const t of m.tokens) weights[String(t)] = Number($(`token-${t}`).value);
     }
     body.style_weights = weights;
+  } else if (kind === "dials") {
+    const dials = {};
+    for (const d of namedDials()) {
+      const amount = Number($(`dial-${d.head}-${d.token}`).value);
+      if (amount !== 0) dials[`${d.head}:${d.token}`] = amount;
+    }
+    if (Object.keys(dials).length) body.style_dials = dials;  // every dial at 0 is the neutral style
   } else if (kind === "reference") {
     if (!$("ref-select").value) throw new Error("Choose a reference first: upload or record a clip.");
     body.reference_id = $("ref-select").value;
@@ -413,8 +457,11 @@ function init() {
   $("text").addEventListener("keydown", (e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) { e.preventDefault(); speak(); } });
   $("speak").addEventListener("click", speak);
   $("play").addEventListener("click", () => $("audio").play().catch((e) => showError(`Cannot play: ${e.message}`)));
+  $("reset-dials").addEventListener("click", () => {
+    for (const d of namedDials()) setSlider(`dial-${d.head}-${d.token}`, 0);
+  });
   $("reset-sliders").addEventListener("click", () => {
-    document.querySelectorAll(".slider input").forEach((i) => setSlider(i.id, neutralOf(i.id)));
+    document.querySelectorAll("#sliders input, #head-sliders input").forEach((i) => setSlider(i.id, neutralOf(i.id)));
   });
   $("ref-file").addEventListener("change", async (e) => {
     const file = e.target.files[0];
@@ -430,6 +477,7 @@ function init() {
     ref.weights.forEach((row, h) => row.forEach((w, t) => setSlider(`head-${h}-token-${t}`, w)));
     state.model.tokens.forEach((t) => setSlider(`token-${t}`, ref.weights.reduce((s, row) => s + row[t], 0) / ref.weights.length));
     $("per-head-on").checked = true;
+    $("raw-weights").open = true;
     $("per-head").open = true;
     chooseSource("sliders");
   });
