@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gst_tts.audio.stft import hann_window, istft, stft
+from gst_tts.audio.stft import hann_window, istft, stft  # noqa: F401  (istft: part of this module's surface)
+from gst_tts.audio.vocoders.phase import fast_griffin_lim
 
 LOG_MEL_FLOOR = 1e-5  # gst_tts.audio.features.LOG_MEL_FLOOR: one value, a test keeps them equal
 
@@ -70,16 +71,9 @@ def griffin_lim(log_mel_frames: np.ndarray, *, filters: np.ndarray, n_fft: int, 
     min_frames = n_fft // hop_length + 1
     if linear.shape[0] < min_frames:  # the STFT's reflect padding needs a few frames
         linear = np.pad(linear, ((0, min_frames - linear.shape[0]), (0, 0)))
-    window = hann_window(win_length, n_fft)
-    length = hop_length * (linear.shape[0] - 1)
-    angles = np.exp(2j * np.pi * rng.random(linear.shape))
-    previous = np.zeros_like(angles)
-    for _ in range(n_iter):
-        rebuilt = stft(istft(linear * angles, n_fft=n_fft, hop_length=hop_length, window=window, length=length),
-                       n_fft=n_fft, hop_length=hop_length, window=window)
-        angles = rebuilt - previous * (momentum / (1 + momentum))
-        angles = angles / (np.abs(angles) + 1e-16)
-        previous = rebuilt
-    audio = istft(linear * angles, n_fft=n_fft, hop_length=hop_length, window=window, length=length)
+    # The spectral vocoder's fast Griffin-Lim (phase.py), from a random phase.
+    phase = 2 * np.pi * rng.random(linear.shape)
+    audio = fast_griffin_lim(linear.T, phase.T, n_fft=n_fft, hop_length=hop_length, win_length=win_length,
+                             n_iter=n_iter, momentum=momentum)
     loudest = float(np.max(np.abs(audio))) if audio.size and peak is not None else 0.0
     return (audio / loudest * peak).astype(np.float32) if loudest > 0 else audio.astype(np.float32)
