@@ -9,7 +9,7 @@ Layout, version 1 (a plain dict of containers and tensors)::
 
     format        "gst-tts-checkpoint"
     version       1
-    model         model state dict
+    model         model state dict: the weights synthesis uses (with trainer.weight_average_decay, their average)
     model_config  GSTTacotron constructor keyword arguments
     symbols       SymbolTable.to_dict()
     audio_config  AudioConfig fields
@@ -21,6 +21,8 @@ Layout, version 1 (a plain dict of containers and tensors)::
     neutral_style (n_heads, n_tokens) float32: the mean token weights of the training references
                   (gst_tts.training.neutral; the neutral style)            (optional: older checkpoints lack it)
     neutral_meter its running sums, for an exact resume                   (optional)
+    training_model the weights being trained, when ``model`` holds their average
+                  (gst_tts.training.averaging), for resuming               (optional)
     optimizer, scheduler, scaler, train_state, rng        (optional: resuming training)
     digest        "crc32:…" of all the above, written by save_checkpoint and checked at load
                   (gst_tts.checkpoints.weights.payload_digest; absent in files written before it: not checked)
@@ -76,6 +78,7 @@ def checkpoint_payload(
     rng: Mapping[str, Any] | None = None,
     neutral_style: torch.Tensor | None = None,
     neutral_meter: Mapping[str, Any] | None = None,
+    training_model_state: Mapping[str, torch.Tensor] | None = None,
 ) -> dict[str, Any]:
     """The checkpoint of the current version, from its parts.
 
@@ -96,6 +99,8 @@ def checkpoint_payload(
             neutral style synthesis uses (:func:`stored_neutral_style`). Default: left out (uniform).
         neutral_meter: the running sums behind it (:class:`gst_tts.training.neutral.NeutralStyleMeter`),
             for resuming. Default: left out.
+        training_model_state: the weights being trained when ``model_state`` is their average
+            (:class:`gst_tts.training.averaging.WeightAverage`), for resuming. Default: left out.
     """
     payload: dict[str, Any] = {
         "format": FORMAT,
@@ -114,6 +119,8 @@ def checkpoint_payload(
         payload["neutral_style"] = neutral_style.detach().float().cpu()
     if neutral_meter is not None:
         payload["neutral_meter"] = dict(neutral_meter)
+    if training_model_state is not None:
+        payload["training_model"] = training_model_state
     payload.update(run_parts(config=config, val_ids=val_ids, train_ids=train_ids, optimizer=optimizer, scheduler=scheduler,
                              scaler=scaler, train_state=train_state, rng=rng))
     return payload

@@ -288,6 +288,19 @@ def check_config(cfg: DictConfig) -> None:
     if isinstance(past_end, bool) or not isinstance(past_end, int) or past_end < 0:
         raise GstTtsError(f"data.stop_steps_past_end must be an integer >= 0, got {past_end!r}")
     check_trainer(cfg.trainer, _POSITIVE_TRAINER_KEYS)
+    if cfg.trainer.get("weight_average_decay") is not None:
+        check_average_decay(cfg.trainer.weight_average_decay)
+
+
+def check_average_decay(decay: object) -> float:
+    """``trainer.weight_average_decay`` as a float in [0, 1).
+
+    Raises:
+        GstTtsError: another value.
+    """
+    if isinstance(decay, bool) or not isinstance(decay, (int, float)) or not 0.0 <= decay < 1.0:
+        raise GstTtsError(f"trainer.weight_average_decay must be null or a number in [0, 1) such as 0.998, got {decay!r}")
+    return float(decay)
 
 
 def reference_seconds(data: DictConfig) -> tuple[float, float] | None:

@@ -43,11 +43,13 @@ from gst_tts.training.builders import (
     build_prosody_targets,
     build_split,
     build_train_loader,
+    check_average_decay,
     check_config,
     complete_model_config,
     find_resume_checkpoint,
     reference_seconds,
 )
+from gst_tts.training.averaging import WeightAverage
 from gst_tts.training.neutral import NeutralStyleMeter
 from gst_tts.checkpoints.acoustic import checkpoint_parts, checkpoint_payload, load_checkpoint, rng_state, save_checkpoint
 from gst_tts.training.distributed import DistributedContext
@@ -139,6 +141,10 @@ class Trainer(TrainingLoop):
             cfg.model, n_symbols=len(self.symbols), n_mels=self.audio_config.n_mels, pad_id=self.symbols.pad_id,
             style_prosody_dim=len(self.prosody_targets.columns) if self.prosody_targets else 0)
         self.model.to(self.device)
+        # Validation and the checkpoints' weights: the average of the trained weights when asked for
+        # (copied before the training pass gets its CUDA graphs: the average only synthesizes).
+        decay = tr.get("weight_average_decay")
+        self.average = None if decay is None else WeightAverage(self.model, decay=check_average_decay(decay))
         self.model.set_cuda_graphs(cuda_graphs_enabled(tr.get("cuda_graphs", "auto"), self.device))
         self.networks = {"model": self.model}
         # The neutral style: the mean token weights of the training references (read off each step's output).
@@ -290,6 +296,8 @@ class Trainer(TrainingLoop):
         self.scaler.update()
         self.scheduler.step()
         self.state.step += 1
+        if self.average is not None:
+            self.average.update(self.model)
         for weights in style_weights:
             self.neutral.add(weights)
         return values
@@ -323,14 +331,20 @@ class Trainer(TrainingLoop):
                  time.monotonic() - start)
         return summary
 
+    @property
+    def inference_model(self) -> nn.Module:
+        """The weights validation measures and checkpoints give synthesis: the average when kept."""
+        return self.model if self.average is None else self.average.module
+
     def _validate(self) -> dict[str, float]:
-        self.model.eval()
+        model = self.inference_model
+        model.eval()
         step = self.state.step
         loader = torch.utils.data.DataLoader(self.val_set, batch_size=int(self.cfg.data.batch_size), collate_fn=self.collate)
         sums: dict[str, float] = {}
         n = 0
         for batch in loader:
-            terms, _ = self._loss_terms(self.model, to_device(batch, self.device))
+            terms, _ = self._loss_terms(model, to_device(batch, self.device))
             for k, v in terms.items():
                 sums[k] = sums.get(k, 0.0) + float(v) * len(batch["ids"])
             n += len(batch["ids"])
@@ -343,7 +357,7 @@ class Trainer(TrainingLoop):
             batch = to_device(self.collate([self.val_set[i] for i in range(count)]), self.device)
             fps = self.audio_config.frames_per_second
             decoding = validation_decoding(int(batch["mel_lengths"].max()), fps)
-            out = self.model.infer(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"],
+            out = model.infer(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"],
                                    **decoding.model_arguments(frames_per_second=fps))
             alignments = [out.alignments[i, : int(out.steps[i]), : int(batch["text_lengths"][i])].float().cpu()
                           for i in range(count)]
@@ -376,13 +390,14 @@ class Trainer(TrainingLoop):
     def checkpoint(self) -> dict[str, Any]:
         """This run's checkpoint (the layout is :func:`gst_tts.checkpoints.acoustic.checkpoint_payload`'s)."""
         return checkpoint_payload(
-            model_state=self.model.state_dict(), model_config=self.model_config, symbols=self.symbols,
+            model_state=self.inference_model.state_dict(), model_config=self.model_config, symbols=self.symbols,
             audio_config=self.audio_config, mel_stats=self.stats, step=self.state.step,
             reference_frames=self.reference_frames, config=OmegaConf.to_container(self.cfg, resolve=True),
             val_ids=[u.id for u in self.val_set.utterances], train_ids=[u.id for u in self.train_set.utterances],
             optimizer=self.optimizer.state_dict(), scheduler=self.scheduler.state_dict(),
             scaler=self.scaler.state_dict(), train_state=asdict(self.state), rng=rng_state(),
             neutral_style=self.neutral.mean(), neutral_meter=self.neutral.state_dict(),
+            training_model_state=None if self.average is None else self.model.state_dict(),
         )
 
     def save(self, periodic: bool) -> Path:
@@ -410,7 +425,15 @@ class Trainer(TrainingLoop):
         if ckpt["symbols"] != self.symbols.to_dict():
             raise GstTtsError(f"{path}: the symbol table or text cleaner differs from this run's; use another hydra.run.dir")
         self._check_resumable(path, ckpt, ("optimizer", "scheduler", "train_state", "rng"))
-        self.model.load_state_dict(ckpt["model"])
+        # With an average, "model" holds it and "training_model" the weights being trained.
+        self.model.load_state_dict(ckpt.get("training_model", ckpt["model"]))
+        if self.average is not None:
+            if "training_model" in ckpt:
+                self.average.load(ckpt["model"], updates=int(ckpt["train_state"]["step"]))
+            else:
+                self.average.load(ckpt["model"], updates=0)
+                log.info("%s holds no weight average: the average starts from its weights at step %d",
+                         path, int(ckpt["train_state"]["step"]))
         self.optimizer.load_state_dict(ckpt["optimizer"])
         self.scheduler.load_state_dict(ckpt["scheduler"])
         if "scaler" in ckpt:
@@ -427,4 +450,6 @@ class Trainer(TrainingLoop):
         if ckpt.get("symbols") != self.symbols.to_dict():
             raise GstTtsError(f"{path}: trainer.init_from needs the same symbol table and cleaner as this run")
         self.model.load_state_dict(ckpt["model"])
+        if self.average is not None:
+            self.average.load(ckpt["model"], updates=0)
         log.info("initialised the model from %s (its step %s); training starts at step 0", path, ckpt.get("step"))

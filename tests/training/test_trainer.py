@@ -489,3 +489,56 @@ def test_cuda_graphs_setting_is_on_only_with_cuda() -> None:
     assert not cuda_graphs_enabled(False, torch.device("cuda"))
     with pytest.raises(GstTtsError, match="trainer.cuda_graphs"):
         cuda_graphs_enabled("yes", torch.device("cuda"))
+
+
+# ---------------------------------------------------------------------------------------------
+# The weight average (trainer.weight_average_decay)
+
+
+def test_weight_average_is_validated_and_saved_and_the_trained_weights_travel_beside_it(make_cfg, small_corpus, tmp_path):
+    cache = tmp_path / "cache"
+    plain = Trainer(make_cfg(small_corpus, cache, max_steps=4, val_every=2), tmp_path / "plain")
+    plain.fit()
+    averaged = Trainer(make_cfg(small_corpus, cache, max_steps=4, val_every=2, weight_average_decay=0.5), tmp_path / "avg")
+    averaged.fit()
+    # The average only watches: the weights being trained follow the same path as without it.
+    for name, value in plain.model.state_dict().items():
+        assert torch.equal(value, averaged.model.state_dict()[name]), name
+    ckpt = load_checkpoint(tmp_path / "avg" / "checkpoints" / "last.pt")
+    assert "training_model" not in load_checkpoint(tmp_path / "plain" / "checkpoints" / "last.pt")
+    for name, value in averaged.model.state_dict().items():
+        assert torch.equal(ckpt["training_model"][name], value), name
+        assert torch.equal(ckpt["model"][name], averaged.average.module.state_dict()[name]), name
+    moved = [n for n, p in averaged.model.named_parameters() if not torch.equal(p, ckpt["model"][n])]
+    assert moved, "the average equals the trained weights"
+    assert averaged.inference_model is averaged.average.module
+
+
+def test_resume_with_a_weight_average_matches_an_uninterrupted_run(make_cfg, small_corpus, tmp_path):
+    cache = tmp_path / "cache"
+    full = Trainer(make_cfg(small_corpus, cache, max_steps=6, val_every=3, weight_average_decay=0.9), tmp_path / "full")
+    full.fit()
+    Trainer(make_cfg(small_corpus, cache, max_steps=3, val_every=3, weight_average_decay=0.9), tmp_path / "split").fit()
+    resumed = Trainer(make_cfg(small_corpus, cache, max_steps=6, val_every=3, weight_average_decay=0.9), tmp_path / "split")
+    assert resumed.average.updates == 3
+    resumed.fit()
+    for mine, theirs in ((resumed.model, full.model), (resumed.average.module, full.average.module)):
+        for (name, a), (_, b) in zip(mine.state_dict().items(), theirs.state_dict().items()):
+            assert torch.allclose(a.float(), b.float(), atol=1e-6), name
+
+
+def test_a_weight_average_turned_on_at_resume_starts_from_the_checkpoints_weights(make_cfg, small_corpus, tmp_path, caplog):
+    cache = tmp_path / "cache"
+    Trainer(make_cfg(small_corpus, cache, max_steps=2), tmp_path / "run").fit()
+    saved = load_checkpoint(tmp_path / "run" / "checkpoints" / "last.pt")["model"]
+    with caplog.at_level(logging.INFO, logger="gst_tts.training.trainer"):
+        resumed = Trainer(make_cfg(small_corpus, cache, max_steps=4, weight_average_decay=0.99), tmp_path / "run")
+    assert "holds no weight average" in caplog.text
+    for name, value in resumed.average.module.state_dict().items():
+        assert torch.equal(value, saved[name]), name
+
+
+@pytest.mark.parametrize("decay", [1.0, -0.1, "high", True])
+def test_a_bad_weight_average_decay_is_a_one_line_error(make_cfg, small_corpus, tmp_path, decay):
+    with pytest.raises(GstTtsError, match="weight_average_decay"):
+        Trainer(make_cfg(small_corpus, tmp_path / "cache", max_steps=2, weight_average_decay=decay), tmp_path / "run")
