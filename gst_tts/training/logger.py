@@ -74,8 +74,11 @@ class TrainingLogger(EventLogger):
         terms: Mapping[str, float],
         health: Mapping[str, float],
         sample: Mapping | None = None,
+        transfer: Mapping[str, float] | None = None,
     ) -> None:
-        """Validation losses, mean alignment health, and one free-running sample.
+        """Validation losses, mean alignment health, style transfer (``transfer``: r and slope per
+        measure, :class:`gst_tts.training.transfer_validation.TransferValidation`) and one
+        free-running sample.
 
         ``sample`` keys: ``alignment (steps, symbols)``, ``mel (frames, n_mels)``,
         ``target_mel (frames, n_mels)``, ``stop_probs (steps,)``, ``labels`` (input symbols),
@@ -86,6 +89,9 @@ class TrainingLogger(EventLogger):
         for name, value in health.items():
             if isinstance(value, (int, float)) and np.isfinite(value):
                 self.writer.add_scalar(f"val_alignment/{name}", value, step)
+        for name, value in (transfer or {}).items():
+            if np.isfinite(value):
+                self.writer.add_scalar(f"val_transfer/{name}", value, step)
         if sample is None:
             return
         h: AlignmentHealth | None = sample.get("health")

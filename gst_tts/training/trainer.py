@@ -51,6 +51,7 @@ from gst_tts.training.builders import (
 )
 from gst_tts.training.averaging import WeightAverage
 from gst_tts.training.neutral import NeutralStyleMeter
+from gst_tts.training.transfer_validation import TransferValidation
 from gst_tts.checkpoints.acoustic import checkpoint_parts, checkpoint_payload, load_checkpoint, rng_state, save_checkpoint
 from gst_tts.training.distributed import DistributedContext
 from gst_tts.training.logger import NullLogger, TrainingLogger, symbol_labels
@@ -167,6 +168,7 @@ class Trainer(TrainingLoop):
         self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16)
         self.state = TrainState()
         self.vocoder = GriffinLimVocoder(self.audio_config, n_iter=32)
+        self.transfer = TransferValidation(self.audio_config, self.vocoder) if tr.get("val_transfer", True) else None
 
         if resume is not None:
             self._resume(resume)
@@ -352,7 +354,7 @@ class Trainer(TrainingLoop):
 
         # Free-running synthesis of a few validation utterances, each with itself as style reference.
         count = min(len(self.val_set), int(self.cfg.trainer.val_inference_utterances))
-        healths, sample = [], None
+        healths, sample, transfer = [], None, None
         if count:
             batch = to_device(self.collate([self.val_set[i] for i in range(count)]), self.device)
             fps = self.audio_config.frames_per_second
@@ -376,15 +378,32 @@ class Trainer(TrainingLoop):
                 "health": healths[0],
             }
             stopped = float(out.stopped_on_token[:count].float().mean())
+            transfer = self._transfer_figures(batch, out, count, first_audio=sample["audio"])
         health = mean_health(healths) if healths else {}
         if healths:
             health["stopped_on_token_rate"] = stopped
-        self.logger.log_validation(step, val_terms, health, sample)
+        self.logger.log_validation(step, val_terms, health, sample, transfer)
         self.logger.flush()
         summary = {"val": val_terms.get("mel_postnet", float("nan"))}
         if healths:
             summary.update(focus=health["focus"], cover=health["coverage"])
+        if healths and transfer:
+            summary.update(rate_slope=transfer["log_rate_slope"])
         return summary
+
+    def _transfer_figures(self, batch: dict, out: Any, count: int, first_audio: Any) -> dict[str, float] | None:
+        """r and slope of the free-running outputs' F0, F0 range and rate on their references'
+        (:class:`~gst_tts.training.transfer_validation.TransferValidation`); None when off."""
+        if self.transfer is None:
+            return None
+        references, outputs = [], []
+        for i in range(count):
+            utterance = self.val_set.utterances[i]
+            target = self.stats.denormalize(batch["mel"][i, : int(batch["mel_lengths"][i])].float().cpu()).numpy()
+            references.append(self.transfer.reference(utterance.id, target, utterance.text))
+            log_mel = self.stats.denormalize(out.mel_postnet[i, : int(out.mel_lengths[i])].float().cpu()).numpy()
+            outputs.append(self.transfer.measure(log_mel, utterance.text, audio=first_audio if i == 0 else None))
+        return self.transfer.figures(references, outputs)
 
     # ----------------------------------------------------------------------------------------
     def checkpoint(self) -> dict[str, Any]:

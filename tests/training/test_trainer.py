@@ -542,3 +542,15 @@ def test_a_weight_average_turned_on_at_resume_starts_from_the_checkpoints_weight
 def test_a_bad_weight_average_decay_is_a_one_line_error(make_cfg, small_corpus, tmp_path, decay):
     with pytest.raises(GstTtsError, match="weight_average_decay"):
         Trainer(make_cfg(small_corpus, tmp_path / "cache", max_steps=2, weight_average_decay=decay), tmp_path / "run")
+
+
+def test_validation_measures_style_transfer_unless_turned_off(make_cfg, small_corpus, tmp_path, monkeypatch):
+    seen = {}
+    for on in (True, False):
+        trainer = Trainer(make_cfg(small_corpus, tmp_path / "cache", max_steps=1, val_transfer=on), tmp_path / f"run{on}")
+        log_validation = trainer.logger.log_validation
+        monkeypatch.setattr(trainer.logger, "log_validation",
+                            lambda *args, on=on, f=log_validation: seen.setdefault(on, args[4]) or f(*args))
+        trainer.validate()
+    assert set(seen[True]) == {f"{m}_{k}" for m in ("log_f0", "f0_range", "log_rate") for k in ("r", "slope")}
+    assert seen[False] is None
