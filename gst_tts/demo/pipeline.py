@@ -4,7 +4,9 @@ A budget in minutes let a machine's speed decide which model a user got: on a sl
 demo stopped its training early and the model did not align. Training is deterministic, so a
 budget in steps gives every machine the same weights and the same figures; only the time differs.
 The thread count is part of that (other counts sum in other orders), so every stage runs with the
-budget's ``threads``.
+budget's ``threads``; so is the CPU's instruction set, so on x86-64 every stage runs torch's, MKL's
+and oneDNN's AVX2 kernels (:data:`PINNED_ISA`), which every x86-64 server of the last decade has,
+rather than AVX-512 where the CPU has it.
 
 The stages are the commands a user could run by hand (``gst-tts …``, ``gst-tts-train …``), each
 in its own process. What each finished stage was made from is recorded in ``<out>/demo.json``;
@@ -23,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 import json
 import os
 from pathlib import Path
+import platform
 import shlex
 import signal
 import subprocess
@@ -55,6 +58,23 @@ REFERENCE_SECONDS = {
     "vocoder_gta": 0.192,   # per step
     "report": 1.60,         # per synthesis
 }
+#: The instruction set every stage computes with on x86-64. torch (ATen), MKL and oneDNN otherwise
+#: pick the widest the CPU has, and AVX-512 kernels round differently from AVX2 ones: the demo's
+#: training amplifies that, so an AVX-512 machine trained another model (2026-11-28: weights apart
+#: by 0.47 after 50 steps; docs/results/2026-11-28-weight-average.md). A variable the user set is kept.
+PINNED_ISA = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+
+
+def stage_environment(environ: Mapping[str, str] | None = None, machine: str | None = None) -> dict[str, str]:
+    """The environment every stage runs in: ``environ`` (default this process's) with
+    :data:`PINNED_ISA` added on x86-64 (``machine``: default ``platform.machine()``)."""
+    env = dict(os.environ if environ is None else environ)
+    if (machine or platform.machine()).lower() in ("x86_64", "amd64"):
+        for key, value in PINNED_ISA.items():
+            env.setdefault(key, value)
+    return env
+
+
 #: Periodic checkpoints the demo keeps (conf/trainer/demo.yaml: keep_checkpoints, checkpoint_every),
 #: all candidates of the selection with last.pt.
 DEMO_KEEP_CHECKPOINTS = 3
@@ -533,7 +553,7 @@ def _run_stage(plan: DemoPlan, stage: Stage, index: int, left_s: float, say: Cal
     say(f"$ {stage.shown()}")
     sys.stdout.flush()
     start = time.monotonic()
-    code = _wait(subprocess.Popen(stage.command()))
+    code = _wait(subprocess.Popen(stage.command(), env=stage_environment()))
     if code == 0:
         _record(plan, stage, time.monotonic() - start)
     return code
@@ -547,7 +567,7 @@ def _start_alongside(plan: DemoPlan, stage: Stage, say: Callable[[str], None]) -
     say(f"\n== {stage.title} ({stage.budget}) runs alongside, on a core of its own; its progress goes to {log}")
     say(f"$ {stage.shown()}")
     handle = open(log, "w")
-    process = subprocess.Popen(stage.command(), stdout=handle, stderr=subprocess.STDOUT)
+    process = subprocess.Popen(stage.command(), stdout=handle, stderr=subprocess.STDOUT, env=stage_environment())
     handle.close()
     return process, log, time.monotonic()
 

@@ -296,3 +296,29 @@ def test_the_gta_vocoder_is_recorded_beside_the_checkpoints(fake_stages, tmp_pat
         generator.write_bytes(b"stand-in")
         assert run(out, fake_stages)[0] == 0  # nothing to do, and the record is written
     assert recorded_vocoder(out / "checkpoints" / "best.pt") == generator
+
+
+# ---------------------------------------------------------------------------------------------
+# The instruction set every stage computes with
+
+
+def test_stages_run_avx2_kernels_on_x86_and_keep_what_the_user_set():
+    env = pipeline.stage_environment({"PATH": "/bin", "ONEDNN_MAX_CPU_ISA": "SSE41"}, machine="x86_64")
+    assert env["ATEN_CPU_CAPABILITY"] == "avx2" and env["MKL_ENABLE_INSTRUCTIONS"] == "AVX2"
+    assert env["ONEDNN_MAX_CPU_ISA"] == "SSE41" and env["PATH"] == "/bin"
+    assert pipeline.stage_environment({"PATH": "/bin"}, machine="aarch64") == {"PATH": "/bin"}
+
+
+def test_torch_in_a_stage_computes_with_avx2_kernels():
+    import os
+    import platform
+    import subprocess
+
+    import torch
+
+    if platform.machine().lower() not in ("x86_64", "amd64") or torch.backends.cpu.get_cpu_capability() not in ("AVX2", "AVX512"):
+        pytest.skip(f"not an x86-64 CPU with AVX2 ({platform.machine()}, {torch.backends.cpu.get_cpu_capability()})")
+    env = pipeline.stage_environment({k: v for k, v in os.environ.items() if k not in pipeline.PINNED_ISA})
+    shown = subprocess.run([sys.executable, "-c", "import torch; print(torch.backends.cpu.get_cpu_capability())"],
+                           env=env, capture_output=True, text=True, check=True).stdout.strip()
+    assert shown == "AVX2"
