@@ -1,11 +1,11 @@
 """An exponential moving average of the weights being trained (``trainer.weight_average_decay``).
 
-The style a model transfers moves from checkpoint to checkpoint along its training trajectory: on
-the demo the rate slope was 0.95 at one step and 0.54 at another 125 steps away, while the
-teacher-forced loss stayed flat. An average of the recent weights sits between those swings. With
-it on, validation, every checkpoint's ``model`` (what synthesis, export and ``select-checkpoint``
-read) and the neutral style's readers use the average; the weights being trained travel beside it
-as ``training_model``, for resuming (:mod:`gst_tts.checkpoints.acoustic`).
+Late in a run the weights move back and forth along the loss's valleys; the average of the recent
+ones usually sits lower than any of them (Polyak averaging). With it on, validation and every
+checkpoint's ``model`` (what synthesis, export and ``select-checkpoint`` read) are the average;
+the weights being trained travel beside it as ``training_model``, for resuming
+(:mod:`gst_tts.checkpoints.acoustic`). On the demo's 2,500 steps it did not steady the rate
+response (docs/results/2026-11-28-weight-average.md), so it is off by default.
 
 After update ``n`` (1, 2, ...) the average is ``a = d_n a + (1 - d_n) w`` with
 ``d_n = min(decay, (1 + n) / (10 + n))``: early on, when ``decay`` would keep the average near the
