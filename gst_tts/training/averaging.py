@@ -55,7 +55,7 @@ class WeightAverage:
         """Moves the average toward ``model``'s current weights (call after each optimizer update)."""
         self.updates += 1
         keep = average_decay(self.decay, self.updates)
-        averaged = [p for p in self.module.parameters()]
+        averaged = list(self.module.parameters())
         current = [p.detach() for p in model.parameters()]
         torch._foreach_lerp_(averaged, current, 1.0 - keep)
         for mine, theirs in zip(self.module.buffers(), model.buffers()):

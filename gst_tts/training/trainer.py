@@ -319,7 +319,7 @@ class Trainer(TrainingLoop):
                 buffer.copy_(value)
 
     def validate(self) -> dict[str, float]:
-        """Teacher-forced validation loss plus free-running alignment health; returns a summary.
+        """Teacher-forced validation loss, free-running alignment health and style transfer; returns a summary.
 
         Runs on a forked RNG with a fixed seed: validations are comparable across steps (same
         dropout draws) and do not shift the training run's random stream, so resuming is exact.
