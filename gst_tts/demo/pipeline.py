@@ -57,6 +57,7 @@ REFERENCE_SECONDS = {
     "gta": 0.0238,          # per utterance
     "vocoder_gta": 0.192,   # per step
     "report": 1.60,         # per synthesis
+    "dials": 0.50,          # per synthesis (2026-11-28, one core of two)
 }
 #: The instruction set every stage computes with on x86-64. torch (ATen), MKL and oneDNN otherwise
 #: pick the widest the CPU has, and AVX-512 kernels round differently from AVX2 ones: the demo's
@@ -81,6 +82,9 @@ DEMO_KEEP_CHECKPOINTS = 3
 DEMO_CHECKPOINT_EVERY = 250
 #: The report's syntheses: demo-report's defaults, 12 references × 4 sentences.
 REPORT_SYNTHESES = 48
+#: probe-tokens' syntheses that name the dials: neutral, then every head's every token at its
+#: default three amounts (the tiny model's 4 heads × 10 tokens).
+DIALS_SYNTHESES = 1 + 4 * 10 * 3
 
 
 @dataclass(frozen=True)
@@ -175,6 +179,7 @@ def _stages(out: Path, b: DemoBudget, cores: int, progress: bool = True) -> list
     common += [] if progress else ["trainer.progress=false"]
     batch = ["--batch-size", str(BATCH_SIZE)]
     from gst_tts.analysis.style_transfer import SELECTION_SEED
+    from gst_tts.inference.dial_names import dials_path
     acoustic_fixed = {"utterances": b.utterances, "threads": b.threads, "train_args": list(b.train_args)}
     vocoder_fixed = {"utterances": b.utterances, "threads": b.threads}
     # The kept periodic checkpoints, and last.pt where it is not one of them.
@@ -215,13 +220,18 @@ def _stages(out: Path, b: DemoBudget, cores: int, progress: bool = True) -> list
                "--vocoder", str(out / "vocoder_gta" / "checkpoints" / "last.pt"), "--out", str(out / "samples"),
                "--seed", str(REPORT_SEED), *batch, *threads],
               {}, REPORT_SYNTHESES, outputs=[out / "samples"]),
+        Stage("dials", "style dials named", f"{DIALS_SYNTHESES} syntheses", "gst-tts",
+              ["probe-tokens", "--checkpoint", str(best), "--vocoder", str(out / "vocoder_gta" / "checkpoints" / "generator.pt"),
+               "--save-dials", "--seed", str(REPORT_SEED), *batch, *threads],
+              {}, DIALS_SYNTHESES, outputs=[dials_path(best)]),
     ]
     return stages
 
 
 #: Each stage's outputs are made from its own settings and from what these stages made.
 UPSTREAM = {"features": ["corpus"], "acoustic": ["features"], "vocoder": ["features"], "select": ["acoustic", "vocoder"],
-            "gta": ["select"], "vocoder_gta": ["vocoder", "gta"], "report": ["select", "vocoder_gta"]}
+            "gta": ["select"], "vocoder_gta": ["vocoder", "gta"], "report": ["select", "vocoder_gta"],
+            "dials": ["select", "vocoder_gta"]}
 
 
 def read_state(out: Path) -> dict[str, Any]:
@@ -609,4 +619,6 @@ def outputs_listing(out: Path) -> str:
         f"  held-out samples  {out}/samples/<reference>/NN.wav (+ .alignment.png)",
         f"  references        {out}/samples/references/<reference>.wav (voices the corpus never used)",
         f"  summary           {out}/samples/summary.txt (alignment health, style-transfer r and slope; summary.json)",
+        f"  style dials       {out}/checkpoints/best.dials.json (what each head's token does, measured by probe-tokens: "
+        "gst-tts serve's page offers the dials by these names)",
     ])

@@ -63,6 +63,12 @@ if name in ("acoustic", "vocoder", "vocoder_gta"):
 elif name == "select":
     candidates = args[args.index("--checkpoints") + 1 : args.index("--vocoder")]
     after("--out").write_text(json.dumps({"from": candidates}))
+elif name == "dials":  # probe-tokens --save-dials: NAME.dials.json beside the checkpoint
+    checkpoint = after("--checkpoint")
+    assert checkpoint.exists() and after("--vocoder").parent.exists()
+    dials = checkpoint.with_suffix(".dials.json")
+    assert not dials.exists(), f"{dials} was not cleared"
+    dials.write_text("{}")
 elif name in ("gta", "report"):
     folder = after("--out")
     assert not folder.exists(), f"{folder} was not cleared"
@@ -100,7 +106,7 @@ def test_a_new_demo_prints_its_plan_then_runs_every_stage_once(fake_stages, tmp_
     out = tmp_path / "demo"
     code, ran, printed = run(out, fake_stages)
     assert code == 0
-    assert sorted(ran) == sorted(["corpus", "features", "acoustic", "vocoder", "select", "gta", "vocoder_gta", "report"])
+    assert sorted(ran) == sorted(["corpus", "features", "acoustic", "vocoder", "select", "gta", "vocoder_gta", "report", "dials"])
     assert ran.index("features") < min(ran.index("acoustic"), ran.index("vocoder")) and ran.index("select") > ran.index("acoustic")
     plan = printed.split("\n==")[0]
     assert "500 steps" in plan and "estimated total" in plan and "0.40 s a step" in plan
@@ -126,10 +132,22 @@ def test_more_steps_resume_training_and_redo_only_what_follows_it(fake_stages, t
     plan = plan_demo(out, DemoBudget(**{**SMALL, "steps": 750}))
     status = {stage.name: stage.status for stage in plan.stages}
     assert status == {"corpus": "done", "features": "done", "acoustic": "resume", "vocoder": "done", "select": "redo",
-                      "gta": "redo", "vocoder_gta": "redo", "report": "redo"}
+                      "gta": "redo", "vocoder_gta": "redo", "report": "redo", "dials": "redo"}
     code, ran, _ = run(out, fake_stages, steps=750)
-    assert code == 0 and ran == ["acoustic", "select", "gta", "vocoder_gta", "report"]
+    assert code == 0 and ran == ["acoustic", "select", "gta", "vocoder_gta", "report", "dials"]
     assert json.loads((out / "checkpoints" / "last.pt").read_text())["step"] == 750
+
+
+def test_a_demo_finished_before_the_dials_stage_only_names_its_dials(fake_stages, tmp_path):
+    out = tmp_path / "demo"
+    run(out, fake_stages)
+    state = json.loads((out / pipeline.STATE_NAME).read_text())
+    del state["stages"]["dials"]
+    (out / pipeline.STATE_NAME).write_text(json.dumps(state))
+    (out / "checkpoints" / "best.dials.json").unlink()
+    code, ran, printed = run(out, fake_stages)
+    assert code == 0 and ran == ["dials"] and (out / "checkpoints" / "best.dials.json").exists()
+    assert "best.dials.json" in printed
 
 
 def test_fewer_steps_or_other_settings_under_a_trained_model_are_refused(fake_stages, tmp_path):
@@ -151,7 +169,7 @@ def test_a_failed_stage_stops_the_plan_and_the_next_run_goes_on_from_it(fake_sta
     assert "the GTA mels failed (exit 2)" in printed
     monkeypatch.delenv("FAKE_FAIL")
     code, ran, _ = run(out, fake_stages)
-    assert code == 0 and ran == ["gta", "vocoder_gta", "report"]
+    assert code == 0 and ran == ["gta", "vocoder_gta", "report", "dials"]
 
 
 def test_an_interrupted_training_resumes_where_it_stopped(fake_stages, tmp_path, monkeypatch):
@@ -164,7 +182,7 @@ def test_an_interrupted_training_resumes_where_it_stopped(fake_stages, tmp_path,
     status = {stage.name: (stage.status, stage.note) for stage in plan_demo(out, DemoBudget(**SMALL)).stages}
     assert status["acoustic"] == ("resume", "from step 40") and status["vocoder"][0] == "done"
     code, ran, _ = run(out, fake_stages)
-    assert code == 0 and ran == ["acoustic", "select", "gta", "vocoder_gta", "report"]
+    assert code == 0 and ran == ["acoustic", "select", "gta", "vocoder_gta", "report", "dials"]
 
 
 def test_an_interrupt_stops_the_vocoder_alongside_too_and_both_resume(fake_stages, tmp_path, monkeypatch):
@@ -179,7 +197,7 @@ def test_an_interrupt_stops_the_vocoder_alongside_too_and_both_resume(fake_stage
     status = {stage.name: (stage.status, stage.note) for stage in plan_demo(out, DemoBudget(**SMALL)).stages}
     assert status["acoustic"] == ("resume", "from step 40") and status["vocoder"] == ("resume", "from step 40")
     code, ran, _ = run(out, fake_stages)
-    assert code == 0 and sorted(ran) == sorted(["acoustic", "vocoder", "select", "gta", "vocoder_gta", "report"])
+    assert code == 0 and sorted(ran) == sorted(["acoustic", "vocoder", "select", "gta", "vocoder_gta", "report", "dials"])
 
 
 def test_a_failed_stage_alongside_is_reported_with_its_log(fake_stages, tmp_path, monkeypatch):
@@ -196,7 +214,7 @@ def test_a_minutes_cap_leaves_training_to_finish_next_time(fake_stages, tmp_path
     assert code == 0 and "report" in ran
     assert "stopped at step 100 of 500" in printed
     code, ran, _ = run(out, fake_stages, minutes=None)
-    assert code == 0 and ran == ["acoustic", "select", "gta", "vocoder_gta", "report"]
+    assert code == 0 and ran == ["acoustic", "select", "gta", "vocoder_gta", "report", "dials"]
 
 
 def test_a_demo_made_before_the_plan_is_resumed_not_redone(fake_stages, tmp_path):
@@ -274,11 +292,14 @@ def test_every_gst_tts_stage_parses_with_the_cli_and_passes_the_seeds_it_used_be
 
     plan = plan_demo(tmp_path / "demo", DemoBudget(), progress=False)
     parsed = {s.name: build_parser().parse_args(s.args) for s in plan.stages if s.program == "gst-tts"}
-    assert set(parsed) == {"corpus", "features", "select", "gta", "report"}
+    assert set(parsed) == {"corpus", "features", "select", "gta", "report", "dials"}
     assert all(args.no_progress for args in parsed.values())
     # The seeds and batch sizes the stages had as defaults before those became 0 and 16: the same demo.
     assert (parsed["corpus"].seed, parsed["select"].seed, parsed["gta"].seed, parsed["report"].seed) == (0, SELECTION_SEED, 1, 1)
     assert parsed["select"].batch_size == parsed["gta"].batch_size == parsed["report"].batch_size == 16
+    # The dials are named beside the chosen checkpoint, where serve finds them, with the vocoder serve speaks with.
+    assert parsed["dials"].save_dials and parsed["dials"].checkpoint == tmp_path / "demo" / "checkpoints" / "best.pt"
+    assert parsed["dials"].vocoder == str(tmp_path / "demo" / "vocoder_gta" / "checkpoints" / "generator.pt")
     assert parsed["features"].corpus == parsed["corpus"].out == tmp_path / "demo" / "corpus"
     trainers = [s.args for s in plan.stages if s.program != "gst-tts"]
     assert trainers and all("trainer.progress=false" in args for args in trainers)
