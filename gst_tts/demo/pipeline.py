@@ -186,6 +186,7 @@ def _stages(out: Path, b: DemoBudget, cores: int, progress: bool = True) -> list
     candidates = max(1, min(DEMO_KEEP_CHECKPOINTS, b.steps // DEMO_CHECKPOINT_EVERY) + bool(b.steps % DEMO_CHECKPOINT_EVERY))
     best = out / "checkpoints" / "best.pt"
     vocoder = out / "vocoder" / "checkpoints"
+    vocoder_gta = out / "vocoder_gta" / "checkpoints"
     stages = [
         Stage("corpus", "demo corpus", f"{b.utterances:,} utterances", "gst-tts",
               ["make-demo-corpus", "--out", str(corpus), "--utterances", str(b.utterances), "--seed", str(CORPUS_SEED),
@@ -214,14 +215,14 @@ def _stages(out: Path, b: DemoBudget, cores: int, progress: bool = True) -> list
                f"trainer.init_from={vocoder / 'generator.pt'}", f"trainer.max_steps={b.vocoder_gta_steps}", "trainer.max_minutes=null",
                f"hydra.run.dir={out / 'vocoder_gta'}"],
               {}, b.vocoder_gta_steps, outputs=[out / "vocoder_gta"], steps=b.vocoder_gta_steps,
-              checkpoint=out / "vocoder_gta" / "checkpoints" / "last.pt"),
+              checkpoint=vocoder_gta / "last.pt"),
         Stage("report", "held-out report", f"{REPORT_SYNTHESES} syntheses", "gst-tts",
               ["demo-report", "--checkpoint", str(best), "--corpus", str(corpus),
-               "--vocoder", str(out / "vocoder_gta" / "checkpoints" / "last.pt"), "--out", str(out / "samples"),
+               "--vocoder", str(vocoder_gta / "last.pt"), "--out", str(out / "samples"),
                "--seed", str(REPORT_SEED), *batch, *threads],
               {}, REPORT_SYNTHESES, outputs=[out / "samples"]),
         Stage("dials", "style dials named", f"{DIALS_SYNTHESES} syntheses", "gst-tts",
-              ["probe-tokens", "--checkpoint", str(best), "--vocoder", str(out / "vocoder_gta" / "checkpoints" / "generator.pt"),
+              ["probe-tokens", "--checkpoint", str(best), "--vocoder", str(vocoder_gta / "generator.pt"),
                "--save-dials", "--seed", str(REPORT_SEED), *batch, *threads],
               {}, DIALS_SYNTHESES, outputs=[dials_path(best)]),
     ]
