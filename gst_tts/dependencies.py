@@ -102,7 +102,7 @@ TORCH_FREE_MODULES = (
     "gst_tts.analysis", "gst_tts.analysis.alignment",
     # The spectral vocoder's numpy half, which the runtime shares with the PyTorch vocoder.
     "gst_tts.audio", "gst_tts.audio.stft", "gst_tts.audio.vocoders", "gst_tts.audio.vocoders.phase",
-    "gst_tts.audio.vocoders.harmonic", "gst_tts.audio.vocoders.reconstruction",
+    "gst_tts.audio.vocoders.harmonic", "gst_tts.audio.vocoders.intonation", "gst_tts.audio.vocoders.reconstruction",
 )
 # Packages whose every module is torch-free; of the others only the names listed are.
 _TORCH_FREE_PACKAGES = ("gst_tts.runtime", "gst_tts.text")

@@ -25,7 +25,7 @@ from gst_tts.audio.vocoders.hifigan_io import DEFAULT_CONFIG_NAME
 from gst_tts.errors import GstTtsError, VocoderError
 from gst_tts.inference.decoding import UNSPLIT_MAX_SECONDS, DecodingConfig
 from gst_tts.inference.style import Style, parse_style_mix, parse_style_weights
-from gst_tts.inference.style_spec import MAX_STYLE_STRENGTH, check_style_strength
+from gst_tts.inference.style_spec import MAX_STYLE_STRENGTH, check_f0_range, check_style_strength
 from gst_tts.inference.synthesizer import INT8_MIN_RNN_DIM, Synthesizer
 from gst_tts.inference.vocoder_choice import AUTO, resolve_vocoder
 # The text options need no torch, so they live apart for the commands that load none (phonemize).
@@ -34,6 +34,7 @@ from gst_tts.text.split import DEFAULT_MAX_CHARS
 
 __all__ = [
     "positive_int", "add_model_arguments", "load_synthesizer", "add_vocoder_arguments", "load_cli_vocoder", "add_style_arguments", "resolve_cli_style",
+    "add_f0_range_argument", "f0_range_option", "cli_style",
     "add_decoding_arguments", "decoding_options", "check_transfer_counts", "DEFAULT_SEED", "DEFAULT_BATCH_SIZE",
     "add_seed_argument", "add_batch_size_argument", "add_progress_argument", "add_text_arguments", "read_text_input", "one_text",
     "deprecated_flag", "deprecated_positional", "removed_flag", "reference_files", "load_synthesizer_described",
@@ -301,6 +302,53 @@ def add_style_arguments(p: argparse.ArgumentParser) -> None:
         help=f"with --reference or --style-mix: how far the style moves from neutral toward the reference's"
         f" (0 neutral, 1 the reference (default), above 1 exaggerates; 0 to {MAX_STYLE_STRENGTH:g})",
     )
+
+
+#: ``--f0-range`` words: the reference's spread, or the spread as decoded.
+F0_RANGE_REFERENCE, F0_RANGE_DECODED = "reference", "decoded"
+
+
+def add_f0_range_argument(p: argparse.ArgumentParser, *, numbers: bool = True) -> None:
+    """``--f0-range``: whose F0 spread the spectral vocoder gives the output (``numbers``: a
+    spread in semitones may be given too)."""
+    choices = f"{F0_RANGE_REFERENCE}, {F0_RANGE_DECODED}" + (" or semitones" if numbers else "")
+    p.add_argument(
+        "--f0-range", type=f0_range_option if numbers else str, default=F0_RANGE_REFERENCE,
+        metavar="ST" if numbers else "WHOSE", choices=None if numbers else [F0_RANGE_REFERENCE, F0_RANGE_DECODED],
+        help=f"intonation width ({choices}): '{F0_RANGE_REFERENCE}' (default) sets the output's F0 spread"
+        " (10th to 90th percentile) to the reference's, where the vocoder can (the spectral vocoder with a pitch head);"
+        f" '{F0_RANGE_DECODED}' keeps the model's own" + ("; a number sets that spread in semitones, with any style"
+                                                          if numbers else ""),
+    )
+
+
+def f0_range_option(text: str) -> str | float:
+    """argparse type: ``reference``, ``decoded`` or an F0 spread in semitones
+    (:func:`~gst_tts.inference.style_spec.check_f0_range`)."""
+    if text in (F0_RANGE_REFERENCE, F0_RANGE_DECODED):
+        return text
+    try:
+        return check_f0_range(text)
+    except GstTtsError as exc:
+        raise argparse.ArgumentTypeError(f"{exc} (or '{F0_RANGE_REFERENCE}', '{F0_RANGE_DECODED}')") from None
+
+
+def cli_style(synth: Synthesizer, args: argparse.Namespace, weights: torch.Tensor) -> tuple[Style, dict[str, Any]]:
+    """The :class:`Style` to synthesize with: ``weights`` (:func:`resolve_cli_style`'s) and the F0
+    spread ``--f0-range`` asks for (the reference's or mix's as the vocoder reads it, by
+    ``--style-strength``; call once the vocoder is attached); and its JSON description."""
+    choice = getattr(args, "f0_range", F0_RANGE_DECODED)
+    strength = getattr(args, "style_strength", None)
+    if choice == F0_RANGE_DECODED or not synth.transfers_f0_range:
+        return Style(weights=weights), {"source": F0_RANGE_DECODED}
+    if choice == F0_RANGE_REFERENCE:
+        mix = parse_style_mix(args.style_mix) if getattr(args, "style_mix", None) is not None else None
+        target = synth.f0_range_target(Style(reference=getattr(args, "reference", None), mix=mix))
+        if target is None:
+            return Style(weights=weights), {"source": F0_RANGE_DECODED}
+        return (Style(weights=weights, f0_range=target[0], strength=strength),
+                {"source": F0_RANGE_REFERENCE, "semitones": round(target[0], 2)})
+    return Style(weights=weights, f0_range=float(choice), strength=strength), {"source": "given", "semitones": float(choice)}
 
 
 def style_strength(text: str) -> float:

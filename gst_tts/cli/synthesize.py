@@ -30,6 +30,7 @@ from tqdm.contrib.logging import logging_redirect_tqdm
 from gst_tts.cli.args import (
     STDIN, add_decoding_arguments, add_model_arguments, add_progress_argument, add_seed_argument, add_style_arguments,
     add_text_arguments, decoding_options, attach_vocoder, load_synthesizer, read_text_input, resolve_cli_style,
+    add_f0_range_argument, cli_style,
 )
 from gst_tts.cli.outputs import check_writable_location, write_outputs
 from gst_tts.errors import GstTtsError, TextError
@@ -57,6 +58,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                        text_help=f"the text to speak, at most {MAX_TEXT_CHARS:,} characters (--out is then a .wav file)",
                        file_help=f"one utterance per line, at most {MAX_TEXT_CHARS:,} characters each (--out is then a folder)")
     add_style_arguments(p)
+    add_f0_range_argument(p)
     p.add_argument("--out", type=Path, required=True, help="X.wav for --text; a folder for --text-file")
     p.add_argument("--plot", action="store_true", help="also write X.alignment.png (attention, stop token, mel)")
     p.add_argument("--save-alignment", action="store_true", help="also write X.alignment.npy (float32, decoder steps × input symbols)")
@@ -129,6 +131,7 @@ def run(args: argparse.Namespace) -> int:
     _validate_texts(synth, utterances, source)
     weights, style_info = resolve_cli_style(synth, args)
     attach_vocoder(synth, args)
+    style, style_info["f0_range"] = cli_style(synth, args, weights)
 
     # 2. Synthesize a batch of lines at a time and write its files, so memory stays bounded.
     group = options["batch_size"]
@@ -140,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
         for g, start in enumerate(range(0, len(utterances), group)):
             batch = utterances[start : start + group]
             results = synth.synthesize(
-                [u.text for u in batch], style_weights=weights,
+                [u.text for u in batch], styles=[style] * len(batch),
                 seed=args.seed + g,
                 pause_s=args.pause, names=[u.name for u in batch], **options,
             )

@@ -90,7 +90,16 @@ class StyleResolver(StyleRules):
         return torch.from_numpy(array)
 
     def reference_mel(self, reference: Reference) -> torch.Tensor:
-        """Normalised ``(frames, n_mels)`` mel of a reference recording (any rate, stereo allowed).
+        """Normalised ``(frames, n_mels)`` mel of a reference recording (any rate, stereo allowed):
+        of :meth:`reference_audio`.
+
+        Raises:
+            AudioError: as :meth:`reference_audio`.
+        """
+        return self.mel_stats.normalize(self._extractor(torch.from_numpy(self.reference_audio(reference))))
+
+    def reference_audio(self, reference: Reference) -> np.ndarray:
+        """A reference recording's float32 mono samples at the model's rate, silence trimmed.
 
         Raises:
             AudioError: missing, unreadable, not numbers, NaN or infinite samples, silent, shorter
@@ -115,7 +124,7 @@ class StyleResolver(StyleRules):
             raise AudioError(
                 f"{name}: reference is {samples.size / rate_wanted:.2f} s of sound; at least {MIN_REFERENCE_SECONDS} s is needed"
             )
-        return self.mel_stats.normalize(self._extractor(torch.from_numpy(samples)))
+        return np.ascontiguousarray(samples, dtype=np.float32)
 
     @torch.no_grad()
     def reference_weights(self, reference: Reference) -> torch.Tensor:

@@ -15,7 +15,7 @@ import math
 import numbers
 import os
 from pathlib import Path
-from typing import Any, Mapping, Sequence, Union
+from typing import Any, Callable, Mapping, Sequence, Union
 
 import numpy as np
 import soundfile as sf
@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 __all__ = [
     "Reference", "StyleWeights", "StyleMix", "Style", "StyleRules", "MIN_REFERENCE_SECONDS", "MAX_REFERENCE_SECONDS",
     "MAX_STYLE_WEIGHT", "MAX_STYLE_STRENGTH", "parse_style_weights", "parse_style_mix", "reference_header",
-    "check_style_strength",
+    "check_style_strength", "check_f0_range", "mix_shares", "once_per_reference", "style_f0_range", "warn_f0_range_unused", "MAX_F0_RANGE_ST",
 ]
 
 MIN_REFERENCE_SECONDS = 0.5
@@ -39,6 +39,9 @@ MAX_STYLE_WEIGHT = 100.0
 #: Largest style strength (see :class:`Style`): 3 moves a reference's style three times as far from
 #: neutral; past that the decoder extrapolates as with far-off token weights.
 MAX_STYLE_STRENGTH = 3.0
+#: Largest F0 spread a style may ask for (semitones, 10th to 90th percentile): two octaves, past
+#: any speaking voice (read speech spans about 3 to 8).
+MAX_F0_RANGE_ST = 24.0
 # Peak below which a reference counts as silent (about -80 dBFS).
 _SILENCE_PEAK = 1e-4
 # Reference sample rates accepted (Hz), and the most channels.
@@ -63,13 +66,21 @@ class Style:
     embedding, which is linear in the weights, by the same rule. 1 (the default) is the reference,
     0 neutral, above 1 exaggerates; 0 to :data:`MAX_STYLE_STRENGTH`.
 
+    ``f0_range`` (with any style, or alone) sets the output's F0 spread (semitones between the 10th
+    and 90th percentile of voiced F0) where the vocoder can (the spectral vocoder with a pitch
+    head, :mod:`~gst_tts.audio.vocoders.intonation`); without it a reference's or mix's own spread
+    is used (YIN-tracked); other styles keep the spread as decoded. 0 to
+    :data:`MAX_F0_RANGE_ST`. ``strength`` moves the spread as it moves the token weights: by the
+    factor from the decoded spread to the asked one raised to ``strength`` (with ``f0_range`` and
+    token weights or dials, it moves the spread only).
+
     Examples: ``Style(reference="calm.wav")``, ``Style(reference="calm.wav", strength=1.5)``,
     ``Style(weights={3: 0.4, (1, 2): -0.2})``, ``Style(dials={(1, 6): 0.5})``,
-    ``Style(mix={"a.wav": 0.5, "b.wav": 0.5})``, ``Style()``.
+    ``Style(mix={"a.wav": 0.5, "b.wav": 0.5})``, ``Style(weights={3: 0.4}, f0_range=6.0)``, ``Style()``.
 
     Raises:
-        GstTtsError: more than one given; a strength without a reference or mix, or not a number
-            in 0..MAX_STYLE_STRENGTH.
+        GstTtsError: more than one given; a strength without a reference, mix or ``f0_range``, or
+            not a number in 0..MAX_STYLE_STRENGTH; an ``f0_range`` not a number in 0..MAX_F0_RANGE_ST.
     """
 
     reference: Reference | None = None
@@ -77,14 +88,26 @@ class Style:
     mix: StyleMix | None = None
     dials: StyleWeights | None = None
     strength: float | None = None
+    f0_range: float | None = None
 
     def __post_init__(self) -> None:
         if sum(x is not None for x in (self.reference, self.weights, self.dials, self.mix)) > 1:
             raise GstTtsError("give at most one of reference, style_weights, style_dials, style_mix")
         if self.strength is not None:
-            if self.reference is None and self.mix is None:
-                raise GstTtsError("style_strength needs a reference or a style mix (it scales a reference's style)")
+            if self.reference is None and self.mix is None and self.f0_range is None:
+                raise GstTtsError("style_strength needs a reference, a style mix or an F0 range (it scales a reference's style)")
             object.__setattr__(self, "strength", check_style_strength(self.strength))
+        if self.f0_range is not None:
+            object.__setattr__(self, "f0_range", check_f0_range(self.f0_range))
+
+
+def check_f0_range(value: Any) -> float:
+    """An F0 spread as a float: a finite number of semitones from 0 to :data:`MAX_F0_RANGE_ST`.
+
+    Raises:
+        GstTtsError: anything else, in one line naming the value.
+    """
+    return _number_from_zero(value, "F0 range", MAX_F0_RANGE_ST, " semitones")
 
 
 def check_style_strength(value: Any) -> float:
@@ -93,12 +116,17 @@ def check_style_strength(value: Any) -> float:
     Raises:
         GstTtsError: anything else, in one line naming the value.
     """
+    return _number_from_zero(value, "style strength", MAX_STYLE_STRENGTH)
+
+
+def _number_from_zero(value: Any, what: str, largest: float, unit: str = "") -> float:
+    """``value`` as a finite float in ``0..largest``; a one-line ``GstTtsError`` naming ``what`` and the value otherwise."""
     if isinstance(value, bool):
-        raise GstTtsError(f"style strength is not a number: {_shown(value)}")
-    s = _finite_float(value, "style strength")
-    if not 0.0 <= s <= MAX_STYLE_STRENGTH:
-        raise GstTtsError(f"style strength must lie in 0..{MAX_STYLE_STRENGTH:g}, got {_shown(value)}")
-    return s
+        raise GstTtsError(f"{what} is not a number: {_shown(value)}")
+    number = _finite_float(value, what)
+    if not 0.0 <= number <= largest:
+        raise GstTtsError(f"{what} must lie in 0..{largest:g}{unit}, got {_shown(value)}")
+    return number
 
 
 class StyleRules:
@@ -217,21 +245,7 @@ class StyleRules:
             GstTtsError: a negative weight, no positive weight, or a bad reference (every
                 reference is encoded, even at weight 0: a bad file is an error, not ignored).
         """
-        try:
-            items = list(mix.items()) if isinstance(mix, Mapping) else [tuple(item) for item in mix]
-        except TypeError:
-            raise GstTtsError(f"a style mix is {{reference: weight}} or [(reference, weight), ...], got {type(mix).__name__}") from None
-        if any(len(item) != 2 for item in items):
-            raise GstTtsError("a style mix is {reference: weight} or [(reference, weight), ...]; an item is not a pair")
-        pairs = [(ref, _finite_float(w, f"mix weight of {_reference_name(ref)}")) for ref, w in items]
-        if any(w < 0 for _, w in pairs):
-            raise GstTtsError("style mix weights must not be negative")
-        # Scaled by the largest first: two weights of 1e308 would sum to inf and weigh nothing.
-        largest = max((w for _, w in pairs), default=0.0)
-        if largest <= 0:
-            raise GstTtsError("style mix needs at least one reference with a positive weight")
-        total = sum(w / largest for _, w in pairs)
-        return sum(self.reference_weights(ref) * (w / largest / total) for ref, w in pairs)
+        return sum(self.reference_weights(ref) * share for ref, share in mix_shares(mix))
 
     def resolve(self, style: Style | None) -> Any:
         """``(n_heads, n_tokens)`` token weights of one style (``None``: neutral)."""
@@ -240,17 +254,9 @@ class StyleRules:
     def resolve_all(self, styles: Sequence[Style | None]) -> list[Any]:
         """``(n_heads, n_tokens)`` token weights per style, all checked before any is used.
 
-        A reference file named by several styles is read and encoded once.
+        A reference file named by several styles, or the same samples object, is read and encoded once.
         """
-        by_path: dict[str, Any] = {}
-
-        def reference(ref: Reference) -> Any:
-            if not isinstance(ref, (str, os.PathLike)):  # samples, or no reference at all (refused there)
-                return self.reference_weights(ref)
-            key = os.fspath(ref)
-            if key not in by_path:
-                by_path[key] = self.reference_weights(ref)
-            return by_path[key]
+        reference = once_per_reference(self.reference_weights)
 
         bad = [type(s).__name__ for s in styles if s is not None and not isinstance(s, Style)]
         if bad:
@@ -271,6 +277,71 @@ class StyleRules:
                 out.append(self.neutral())
         return out
 
+
+
+def mix_shares(mix: StyleMix) -> list[tuple[Reference, float]]:
+    """A style mix's references with their weights normalised to sum to one.
+
+    Raises:
+        GstTtsError: not a mapping or a list of pairs, a weight that is not a finite number or is
+            negative, or no positive weight.
+    """
+    try:
+        items = list(mix.items()) if isinstance(mix, Mapping) else [tuple(item) for item in mix]
+    except TypeError:
+        raise GstTtsError(f"a style mix is {{reference: weight}} or [(reference, weight), ...], got {type(mix).__name__}") from None
+    if any(len(item) != 2 for item in items):
+        raise GstTtsError("a style mix is {reference: weight} or [(reference, weight), ...]; an item is not a pair")
+    pairs = [(ref, _finite_float(w, f"mix weight of {_reference_name(ref)}")) for ref, w in items]
+    if any(w < 0 for _, w in pairs):
+        raise GstTtsError("style mix weights must not be negative")
+    # Scaled by the largest first: two weights of 1e308 would sum to inf and weigh nothing.
+    largest = max((w for _, w in pairs), default=0.0)
+    if largest <= 0:
+        raise GstTtsError("style mix needs at least one reference with a positive weight")
+    total = sum(w / largest for _, w in pairs)
+    return [(ref, w / largest / total) for ref, w in pairs]
+
+
+def once_per_reference(read: Callable[[Reference], Any]) -> Callable[[Reference], Any]:
+    """``read`` that reads a reference named several times (one file path, or one samples object
+    while the caller holds it) only once."""
+    seen: dict[Any, Any] = {}
+
+    def cached(reference: Reference) -> Any:
+        key = os.fspath(reference) if isinstance(reference, (str, os.PathLike)) else ("object", id(reference))
+        if key not in seen:
+            seen[key] = read(reference)
+        return seen[key]
+
+    return cached
+
+
+def warn_f0_range_unused(styles: Sequence[Style | None], where: str) -> None:
+    """Warn (once per call) that ``where`` keeps the model's F0 spread when a style asks for one."""
+    if any(isinstance(s, Style) and s.f0_range is not None for s in styles):
+        log.warning("%s keeps the model's F0 spread: a style's f0_range is not applied", where)
+
+
+def style_f0_range(style: Style | None, read: Callable[[Reference], float | None]) -> tuple[float, float] | None:
+    """``(F0 spread in semitones, strength)`` a style asks the vocoder for
+    (:mod:`~gst_tts.audio.vocoders.intonation`): its ``f0_range``, else a reference's spread as
+    ``read`` reads it off the recording, or a mix's mean of its references' (by their shares, over
+    those ``read`` measures); with the style's strength (default 1). ``None`` for token weights,
+    dials or neutral without ``f0_range``, or nothing measured: the spread as decoded."""
+    strength = 1.0 if style is None or style.strength is None else float(style.strength)
+    if style is None:
+        return None
+    if style.f0_range is not None:
+        return style.f0_range, strength
+    if style.reference is None and style.mix is None:
+        return None
+    pairs = [(style.reference, 1.0)] if style.reference is not None else mix_shares(style.mix)
+    measured = [(read(ref), share) for ref, share in pairs]
+    measured = [(st, share) for st, share in measured if st is not None and share > 0]
+    if not measured:
+        return None
+    return sum(st * share for st, share in measured) / sum(share for _, share in measured), strength
 
 
 # ---------------------------------------------------------------- text specs

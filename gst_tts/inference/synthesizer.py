@@ -26,12 +26,14 @@ import contextlib
 from dataclasses import dataclass
 import logging
 import os
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 import torch
 
 from gst_tts.audio.features import AudioConfig, MelStats
+from gst_tts.audio.pitch import yin_f0
+from gst_tts.audio.vocoders.intonation import REFERENCE_MEDIAN_FRAMES, spread_st
 from gst_tts.audio.vocoders import Vocoder, load_vocoder
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
 from gst_tts.compute import resolve_device
@@ -45,6 +47,7 @@ from gst_tts.inference.results import ChunkReport, SynthesisResult
 from gst_tts.inference.stream_windows import DEFAULT_CHUNK_FRAMES, check_stream_request, stream_audio
 from gst_tts.inference.streaming import RngLanes, decode_steps, postnet_windows, vocoder_windows
 from gst_tts.inference.style import Reference, Style, StyleMix, StyleResolver, StyleWeights
+from gst_tts.inference.style_spec import once_per_reference, style_f0_range, warn_f0_range_unused
 from gst_tts.model import GSTTacotron
 from gst_tts.model.int8_weight import has_quantized_engine
 from gst_tts.text.split import DEFAULT_MAX_CHARS
@@ -258,6 +261,7 @@ class Synthesizer:
         max_chunk_chars: int | None = DEFAULT_MAX_CHARS,
         pause_s: float = DEFAULT_PAUSE_S,
         vocode: bool = True,
+        transfer_f0_range: bool = True,
         names: Sequence[str] | None = None,
     ) -> SynthesisResult | list[SynthesisResult]:
         """Synthesize one text (returns one result) or a list (returns a list, batched internally).
@@ -293,6 +297,13 @@ class Synthesizer:
             pause_s: silence between the chunks of a split text, 0 to ``MAX_PAUSE_S`` seconds. Default 0.25.
             vocode: run the vocoder; ``False`` leaves ``audio`` empty (mel, alignment only).
                 Default True.
+            transfer_f0_range: with a vocoder that can set an F0 spread (the spectral vocoder
+                with a pitch head, :attr:`transfers_f0_range`) and a ``reference`` or
+                ``style_mix``: the output's F0 spread is set to the reference's (tracked by YIN;
+                a mix: its references' mean), by the style strength
+                (:mod:`gst_tts.audio.vocoders.intonation`); the acoustic model alone decodes
+                about the same spread for every reference. A ``Style``'s ``f0_range`` sets it
+                outright. ``False``: the spread as decoded, whatever the style. Default True.
             names: one name per text for warnings (default: the text itself).
 
         Every input is validated before anything is decoded.
@@ -311,6 +322,14 @@ class Synthesizer:
         weights = resolve_styles(self.styles, len(texts), reference=reference, style_weights=style_weights,
                                  style_dials=style_dials, style_mix=style_mix, styles=styles,
                                  style_strength=style_strength)
+        f0_ranges = [None] * len(texts)
+        if vocode and transfer_f0_range:
+            if styles is None:
+                one = Style(reference=reference, mix=style_mix, strength=style_strength)
+                f0_ranges = [self.f0_range_target(one)] * len(texts)  # one reading for every text
+            else:
+                read = once_per_reference(self._read_f0_range)
+                f0_ranges = [self.f0_range_target(style, read) for style in styles]
 
         chunks = [
             _Chunk(i, piece, ids, weights[i])
@@ -324,7 +343,8 @@ class Synthesizer:
             for c, d in zip(chunks, decoded):  # chunks are in reading order
                 per_text[c.text_index].append(d)
             for i, text in enumerate(texts):
-                results.append(self._assemble(text, prepared[i][0], per_text[i], weights[i], pause_s, vocode, decoding))
+                results.append(self._assemble(text, prepared[i][0], per_text[i], weights[i], pause_s, vocode, decoding,
+                                              f0_ranges[i]))
         for i, r in enumerate(results):
             problems = r.problems()
             if problems:
@@ -357,7 +377,8 @@ class Synthesizer:
         arguments: its postnet mel exactly (within 1e-5; ``vocode=False``) and, with HiFi-GAN,
         its samples within :data:`~gst_tts.inference.streaming.HIFIGAN_STREAM_TOLERANCE`; with
         Griffin-Lim or the spectral vocoder the same spectrum with the phase built window by
-        window (see the module). A split text with prenet dropout on differs from the one-shot
+        window (see the module). A stream keeps the model's F0 spread (``synthesize``'s
+        ``transfer_f0_range`` stretches the whole utterance's F0 track, not known before its end). A split text with prenet dropout on differs from the one-shot
         one (which decodes its chunks as one batch, so draws other dropout masks).
 
         Args:
@@ -390,6 +411,7 @@ class Synthesizer:
         check_stream_request(text, style, chunk_frames)
         _, pieces = self._text.prepare(text, max_chunk_chars)
         weights = self.styles.resolve(style or Style())
+        warn_f0_range_unused([style], "a stream")
         return [_Chunk(0, piece, ids, weights) for piece, ids in pieces]
 
     @torch.no_grad()
@@ -463,12 +485,42 @@ class Synthesizer:
                 )
         return out  # type: ignore[return-value]
 
+    @property
+    def transfers_f0_range(self) -> bool:
+        """Whether the vocoder can set a reference's F0 spread (the spectral vocoder with a pitch head)."""
+        return bool(getattr(self.vocoder, "sets_f0_range", False))
+
+    def f0_range_target(self, style: Style | None,
+                        read: Callable[[Reference], float | None] | None = None) -> tuple[float, float] | None:
+        """``(F0 spread in semitones, strength)`` the vocoder is asked for with ``style``
+        (:func:`~gst_tts.inference.style_spec.style_f0_range`), or ``None``: the spread as
+        decoded (a token style without ``f0_range``, neutral, or a vocoder that cannot set one)."""
+        if not self.transfers_f0_range:
+            return None
+        return style_f0_range(style, read or self._read_f0_range)
+
+    def _read_f0_range(self, reference: Reference) -> float | None:
+        """A reference's F0 spread (semitones, 10th to 90th percentile of voiced frames), tracked by
+        YIN in its samples (:func:`~gst_tts.audio.pitch.yin_f0`) and median-filtered
+        (:data:`~gst_tts.audio.vocoders.intonation.REFERENCE_MEDIAN_FRAMES`); ``None`` for too few
+        voiced frames."""
+        audio = torch.from_numpy(self.styles.reference_audio(reference))
+        f0, voiced = yin_f0(audio, self.audio_config)
+        return spread_st(np.log(f0[voiced].double().numpy()), median_frames=REFERENCE_MEDIAN_FRAMES)
+
     def _assemble(self, text: str, cleaned: str, parts: list[DecodedChunk], weights: torch.Tensor, pause_s: float,
-                  vocode: bool, decoding: DecodingConfig) -> SynthesisResult:
-        """Join a text's decoded chunks into one result (:func:`gst_tts.inference.requests.assemble`)."""
+                  vocode: bool, decoding: DecodingConfig, f0_range: tuple[float, float] | None = None) -> SynthesisResult:
+        """Join a text's decoded chunks into one result (:func:`gst_tts.inference.requests.assemble`);
+        ``f0_range``: ``(semitones, strength)`` for the vocoder, or ``None``."""
+        if f0_range is None:
+            def run_vocoder(log_mel: np.ndarray) -> np.ndarray:
+                return self.vocoder(torch.from_numpy(log_mel))
+        else:
+            def run_vocoder(log_mel: np.ndarray) -> np.ndarray:
+                return self.vocoder(torch.from_numpy(log_mel), f0_range_st=f0_range[0], f0_range_strength=f0_range[1])
         return assemble(
             text, cleaned, parts, weights=weights.float().cpu().numpy(), pause_s=pause_s,
-            vocode=(lambda log_mel: self.vocoder(torch.from_numpy(log_mel))) if vocode else None, symbols=self.symbols,
+            vocode=run_vocoder if vocode else None, symbols=self.symbols,
             sample_rate=self.sample_rate, hop_length=self.audio_config.hop_length,
             frames_per_step=self.model.reduction_factor, decoding=decoding,
         )

@@ -45,6 +45,7 @@ def evaluate_style_transfer(
     progress: bool = True,
     on_output: Callable[[int, int, SynthesisResult], None] | None = None,
     style_strength: float | None = None,
+    transfer_f0_range: bool = True,
 ) -> StyleTransferReport:
     """Speaks every text in the style of every reference and compares the prosody.
 
@@ -67,6 +68,8 @@ def evaluate_style_transfer(
         style_strength: each reference's style moved from neutral toward it by this much
             (:class:`~gst_tts.inference.style_spec.Style`'s ``strength``: 0 neutral, 1 the
             reference, above 1 exaggerated). Default None: the reference's own style (1).
+        transfer_f0_range: ``Synthesizer.synthesize``'s: each output's F0 spread set to its
+            reference's where the vocoder can. Default True.
 
     Raises:
         GstTtsError: fewer than two references, no text, duplicate reference names.
@@ -83,7 +86,8 @@ def evaluate_style_transfer(
     if duplicates:
         raise GstTtsError(f"reference names must be unique; repeated: {', '.join(duplicates)}")
     decoding = decoding or DecodingConfig()
-    weights = [synth.styles.resolve(Style(reference=(r.audio, r.sample_rate), strength=style_strength)) for r in references]
+    styles = [Style(reference=(r.audio, r.sample_rate), strength=style_strength) for r in references]
+    synth.styles.resolve_all(styles)  # every reference checked before anything is decoded
 
     texts = list(texts)
     per_call = max(1, batch_size // len(texts))  # references per synthesize call
@@ -95,8 +99,8 @@ def evaluate_style_transfer(
         for first in range(0, len(references), per_call):
             batch = list(range(first, min(first + per_call, len(references))))
             results = synth.synthesize(
-                [t for _ in batch for t in texts], styles=[Style(weights=weights[i]) for i in batch for _ in texts],
-                seed=seed, batch_size=batch_size, decoding=decoding, max_chunk_chars=max_chunk_chars,
+                [t for _ in batch for t in texts], styles=[styles[i] for i in batch for _ in texts],
+                transfer_f0_range=transfer_f0_range, seed=seed, batch_size=batch_size, decoding=decoding, max_chunk_chars=max_chunk_chars,
                 names=[f"{references[i].name} / sentence {k + 1}" for i in batch for k in range(len(texts))],
             )
             for j, i in enumerate(batch):

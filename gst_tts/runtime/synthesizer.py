@@ -35,7 +35,7 @@ from gst_tts.inference.stream_windows import (
 )
 from gst_tts.inference.style_spec import (
     _SILENCE_PEAK, MIN_REFERENCE_SECONDS, Reference, Style, StyleMix, StyleRules, StyleWeights, _reference_array,
-    _reference_name, _shown, reference_header,
+    _reference_name, _shown, reference_header, warn_f0_range_unused,
 )
 from gst_tts.runtime import audio
 from gst_tts.runtime.manifest import FILES, MANIFEST, VOCODER_KINDS, read_manifest
@@ -265,6 +265,7 @@ class OnnxSynthesizer:
         weights = resolve_styles(self.styles, len(texts), reference=reference, style_weights=style_weights,
                                  style_dials=style_dials, style_mix=style_mix, styles=styles,
                                  style_strength=style_strength)
+        warn_f0_range_unused(styles or [], "the torch-free runtime")
         rng = np.random.default_rng(seed)
         chunks = [(i, piece, ids) for i, (_, pieces) in enumerate(prepared) for piece, ids in pieces]
         decoded = self._decode_chunks(chunks, weights, batch_size, decoding, rng)
@@ -454,6 +455,7 @@ class OnnxSynthesizer:
             raise ExportError(f"{self.folder}: exported before streaming (no postnet_context in its manifest): export it again")
         _, pieces = self._text.prepare(text, max_chunk_chars)
         weights = self.styles.resolve(style or Style())[None]
+        warn_f0_range_unused([style], "the torch-free runtime")
         masks = self.prenet_masks(np.random.default_rng(seed))  # the decoder's own generator, as synthesize's
         vocoder_rng = np.random.default_rng(seed)  # Griffin-Lim's phases: never between the masks
 

@@ -106,7 +106,8 @@ def test_style_weights_per_head_and_style_mix_are_recorded(tiny_checkpoint, tmp_
     assert rc == 0, err
     side = json.loads(out.with_suffix(".json").read_text())
     assert side["style_weights"] == [[0.0, 0.0, 0.0, 0.4, 0.0], [0.0, 0.0, -0.2, 0.4, 0.0]]
-    assert side["style"] == {"source": "style_weights", "spec": "3=0.4, 1:2=-0.2"}
+    # Griffin-Lim sets no F0 spread: the model's own is recorded.
+    assert side["style"] == {"source": "style_weights", "spec": "3=0.4, 1:2=-0.2", "f0_range": {"source": "decoded"}}
 
     out = tmp_path / "d.wav"
     rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--text", "Dialled.", "--out", str(out),
@@ -114,7 +115,7 @@ def test_style_weights_per_head_and_style_mix_are_recorded(tiny_checkpoint, tmp_
     assert rc == 0, err
     side = json.loads(out.with_suffix(".json").read_text())
     np.testing.assert_allclose(side["style_weights"], [[0.2] * 5, [0.1, 0.1, 0.1, 0.6, 0.1]], atol=1e-6)
-    assert side["style"] == {"source": "style_dials", "spec": "1:3=0.5"}
+    assert side["style"] == {"source": "style_dials", "spec": "1:3=0.5", "f0_range": {"source": "decoded"}}
 
     out = tmp_path / "m.wav"
     mix = f"{refs['good']}=0.5,{refs['stereo48k']}=0.5"
@@ -330,6 +331,8 @@ def test_style_strength_scales_the_reference_and_is_recorded(tiny_checkpoint, tm
     (["--reference", "REF", "--style-strength", "loud"], "style strength is not a finite number"),
     (["--style-dials", "1=0.4", "--style-strength", "0.5"], "--style-strength needs --reference or --style-mix"),
     (["--style-strength", "0.5"], "--style-strength needs --reference or --style-mix"),
+    (["--f0-range", "loud"], "F0 range is not a finite number"),
+    (["--f0-range", "30"], "F0 range must lie in 0..24"),
 ])
 def test_bad_style_strength_is_one_line_and_exit_2(tiny_checkpoint, tmp_path, capsys, refs, args, expected):
     out = tmp_path / "out" / "x.wav"
@@ -369,3 +372,23 @@ def test_int8_runs_on_cpu_and_needs_a_quantized_engine(tiny_checkpoint, tmp_path
                      "--out", str(tmp_path / "no.wav"), "--int8", "--device", "cpu", *FAST)
     assert rc == 2 and "quantized" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "no.wav").exists()
+
+
+def test_the_f0_range_asked_of_a_spectral_vocoder_is_recorded(tiny_checkpoint, tmp_path, capsys):
+    from conftest import write_spectral_vocoder
+
+    vocoder = write_spectral_vocoder(tmp_path / "spectral.pt", pitch_head=True)
+    t = np.arange(int(1.5 * 22050)) / 22050
+    hz = 120.0 * 2.0 ** (0.5 - 0.5 * np.cos(2 * np.pi * t / 1.5))  # one octave up and back
+    voice = tmp_path / "glide.wav"
+    sf.write(voice, (0.3 * np.sin(2 * np.pi * np.cumsum(hz) / 22050)).astype(np.float32), 22050)
+    recorded = {}
+    for name, extra in (("reference", []), ("decoded", ["--f0-range", "decoded"]), ("given", ["--f0-range", "4.5"])):
+        out = tmp_path / f"{name}.wav"
+        rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--vocoder", str(vocoder), "--text", "Hi.",
+                         "--out", str(out), "--reference", str(voice), *extra, *FAST)
+        assert rc == 0, err
+        recorded[name] = json.loads(out.with_suffix(".json").read_text())["style"]["f0_range"]
+    assert recorded["reference"]["source"] == "reference" and 9.0 < recorded["reference"]["semitones"] < 11.5
+    assert recorded["decoded"] == {"source": "decoded"}
+    assert recorded["given"] == {"source": "given", "semitones": 4.5}

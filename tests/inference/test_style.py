@@ -1,5 +1,6 @@
-"""The neutral style a checkpoint stores (mean token weights of its training references) and the
-style strength of a reference (gst_tts.inference.style / style_spec), on a tiny random-weight model."""
+"""The neutral style a checkpoint stores (mean token weights of its training references), the
+style strength of a reference, and the F0 spread a style asks the vocoder for
+(gst_tts.inference.style / style_spec), on a tiny random-weight model."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from gst_tts.checkpoints.acoustic import load_checkpoint, save_checkpoint
 from gst_tts.errors import CheckpointError, GstTtsError
 from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.inference.style import MAX_STYLE_STRENGTH, Style
+from gst_tts.inference.style_spec import MAX_F0_RANGE_ST, once_per_reference, style_f0_range
 from gst_tts.inference.synthesizer import Synthesizer
 
 FAST = DecodingConfig(max_seconds=seconds_for_steps(8))
@@ -118,3 +120,94 @@ def test_bad_style_strengths_are_refused_in_one_line(synth, reference, bad):
     with pytest.raises(GstTtsError, match="style strength") as err:
         synth.synthesize("Hi.", reference=reference, style_strength=bad, decoding=FAST)
     assert "\n" not in str(err.value)
+
+
+# ---------------------------------------------------------------- F0 spread (intonation width)
+
+
+def glide(seconds: float, rate: int, low: float, high: float) -> np.ndarray:
+    """A voice gliding from ``low`` to ``high`` Hz (evenly in log F0) and back."""
+    t = np.arange(int(seconds * rate)) / rate
+    hz = low * (high / low) ** (0.5 - 0.5 * np.cos(2 * np.pi * t / seconds))
+    phase = 2 * np.pi * np.cumsum(hz) / rate
+    return (0.3 * sum(np.sin(k * phase) / k for k in range(1, 6))).astype(np.float32)
+
+
+@pytest.mark.parametrize("bad", [-0.5, MAX_F0_RANGE_ST + 1, math.nan, "wide", True])
+def test_bad_f0_ranges_are_refused_in_one_line(bad):
+    with pytest.raises(GstTtsError, match="F0 range") as err:
+        Style(f0_range=bad)
+    assert "\n" not in str(err.value)
+
+
+def test_a_strength_goes_with_an_f0_range_alone_or_with_token_weights():
+    assert Style(f0_range=6, strength=0.5).f0_range == 6.0
+    assert style_f0_range(Style(weights={1: 1.0}, f0_range=6.0, strength=0.5), lambda ref: 1 / 0) == (6.0, 0.5)
+    with pytest.raises(GstTtsError, match="needs a reference"):
+        Style(weights={1: 1.0}, strength=0.5)
+
+
+def test_whose_f0_spread_a_style_asks_for():
+    read = {"a.wav": 4.0, "b.wav": 10.0, "whisper.wav": None}.get
+    assert style_f0_range(Style(reference="a.wav"), read) == (4.0, 1.0)
+    assert style_f0_range(Style(reference="a.wav", strength=1.5), read) == (4.0, 1.5)
+    assert style_f0_range(Style(reference="a.wav", f0_range=8.0), read) == (8.0, 1.0)  # given, it wins
+    # A mix: its references' spreads by their shares, over those measured.
+    assert style_f0_range(Style(mix={"a.wav": 3.0, "b.wav": 1.0}), read) == (pytest.approx(5.5), 1.0)
+    assert style_f0_range(Style(mix={"a.wav": 1.0, "whisper.wav": 3.0}), read) == (4.0, 1.0)
+    for style in (None, Style(), Style(weights={1: 1.0}), Style(dials={1: 0.5}), Style(reference="whisper.wav")):
+        assert style_f0_range(style, read) is None  # the spread as decoded
+
+
+def test_a_reference_is_read_once_per_path_or_samples_object():
+    calls = []
+    read = once_per_reference(lambda ref: calls.append(ref) or len(calls))
+    samples = (np.zeros(10), 16000)
+    assert [read("a.wav"), read("a.wav"), read(samples), read(samples), read((np.zeros(10), 16000))] == [1, 1, 2, 2, 3]
+
+
+class _SpreadVocoder:
+    """A vocoder that can set an F0 spread, and records what it is asked for."""
+
+    sets_f0_range = True
+
+    def __init__(self, sample_rate: int) -> None:
+        self.sample_rate = sample_rate
+        self.asked: list[tuple[float, float] | None] = []
+
+    def __call__(self, log_mel, *, f0_range_st=None, f0_range_strength=1.0):
+        self.asked.append(None if f0_range_st is None else (f0_range_st, f0_range_strength))
+        return np.zeros((log_mel.shape[0] - 1) * 256, dtype=np.float32)
+
+
+def test_synthesis_asks_the_vocoder_for_the_references_yin_spread(new_path, tmp_path, monkeypatch):
+    import soundfile as sf
+
+    synth = Synthesizer.from_checkpoint(new_path, device="cpu")
+    voice = tmp_path / "glide.wav"
+    sf.write(voice, glide(2.0, 16000, 120.0, 240.0), 16000)  # one octave: 10-90 percentile about 10 st
+    vocoder = synth.vocoder = _SpreadVocoder(synth.sample_rate)
+    reads = []
+    read = synth._read_f0_range
+    monkeypatch.setattr(synth, "_read_f0_range", lambda ref: reads.append(ref) or read(ref))
+
+    synth.synthesize(["One.", "Two."], reference=voice, style_strength=0.5, decoding=FAST, seed=0)
+    assert len(reads) == 1 and len(vocoder.asked) == 2 and vocoder.asked[0] == vocoder.asked[1]
+    spread, strength = vocoder.asked[0]
+    assert 9.0 < spread < 11.5 and strength == 0.5
+
+    vocoder.asked.clear()
+    synth.synthesize(["One.", "Two.", "Three."], styles=[Style(reference=voice), Style(weights={0: 1.0}),
+                                                         Style(dials={0: 0.5}, f0_range=3.0)], decoding=FAST, seed=0)
+    assert vocoder.asked == [(spread, 1.0), None, (3.0, 1.0)]
+
+    vocoder.asked.clear()  # switched off: the spread as decoded, whatever the style
+    synth.synthesize("One.", reference=voice, transfer_f0_range=False, decoding=FAST, seed=0)
+    assert vocoder.asked == [None]
+
+
+def test_a_stream_says_it_keeps_the_models_f0_spread(new_path, caplog):
+    synth = Synthesizer.from_checkpoint(new_path, device="cpu")
+    with caplog.at_level(logging.WARNING):
+        synth.stream("Hi.", style=Style(f0_range=5.0), decoding=FAST, seed=0)
+    assert "a stream keeps the model's F0 spread" in caplog.text

@@ -1,6 +1,7 @@
 """The spectral vocoder's half after its network, in numpy: the estimator's log magnitude (and
-pitch) → samples. Sharpening, harmonic restoration (:mod:`~gst_tts.audio.vocoders.harmonic`), PGHI
-and fast Griffin-Lim (:mod:`~gst_tts.audio.vocoders.phase`).
+pitch) → samples. Sharpening, the F0 track's spread set to a reference's (:mod:`~gst_tts.audio.vocoders.intonation`),
+harmonic restoration (:mod:`~gst_tts.audio.vocoders.harmonic`), PGHI and fast Griffin-Lim
+(:mod:`~gst_tts.audio.vocoders.phase`).
 
 torch-free: :class:`~gst_tts.audio.vocoders.spectral.SpectralVocoder` runs its
 :class:`~gst_tts.audio.vocoders.spectral.MagnitudeEstimator` in PyTorch and the torch-free runtime
@@ -15,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from gst_tts.audio.vocoders.harmonic import restore_harmonics
+from gst_tts.audio.vocoders.intonation import with_f0_range
 from gst_tts.audio.vocoders.phase import fast_griffin_lim, pghi_phase
 
 __all__ = ["SPECTRAL_DEFAULTS", "LOG_MAGNITUDE_FLOOR", "spectral_audio"]
@@ -37,6 +39,8 @@ def spectral_audio(
     magnitude_power: float = SPECTRAL_DEFAULTS["magnitude_power"],
     n_iter: int = SPECTRAL_DEFAULTS["n_iter"],
     momentum: float = SPECTRAL_DEFAULTS["momentum"],
+    f0_range_st: float | None = None,
+    f0_range_strength: float = 1.0,
 ) -> np.ndarray:
     """The estimator's outputs → ``(frames - 1) · hop_length`` float32 samples in [-1, 1].
 
@@ -49,6 +53,12 @@ def spectral_audio(
         magnitude_power: the magnitude is raised to this power, then rescaled to its original
             energy: above 1 deepens the valleys between harmonics. Default 1.15.
         n_iter, momentum: fast Griffin-Lim's after PGHI. Defaults 16, 0.99.
+        f0_range_st: with a ``pitch``: the F0 spread (semitones, 10th to 90th percentile) the
+            harmonics are restored at: the pitch track is stretched about its median toward it
+            (:func:`~gst_tts.audio.vocoders.intonation.with_f0_range`). Default ``None``: the
+            track as read.
+        f0_range_strength: how far toward ``f0_range_st`` (0: not at all, 1: all the way, above 1:
+            past it). Default 1.
     """
     log_mag = np.asarray(log_magnitude, dtype=np.float64).T  # (bins, frames)
     frames = log_mag.shape[1]
@@ -57,6 +67,8 @@ def spectral_audio(
         sharpened = magnitude_power * log_mag
         log_mag = sharpened + 0.5 * (_logsumexp(2 * log_mag) - _logsumexp(2 * sharpened))
     if pitch is not None:  # blurred harmonics restored at the F0 read off the mel, before the phase
+        if f0_range_st is not None:
+            pitch = with_f0_range(pitch, f0_range_st, f0_range_strength)
         raw = np.asarray(pitch, dtype=np.float64)
         f0, voicing = np.exp(raw[:, 0]), 1.0 / (1.0 + np.exp(-raw[:, 1]))
         log_mag = restore_harmonics(log_mag, f0, voicing, sample_rate=sample_rate, n_fft=n_fft)

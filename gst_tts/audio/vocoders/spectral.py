@@ -208,6 +208,9 @@ class SpectralVocoder:
     An estimator with a pitch head also gives each frame's F0 and voicing: where the magnitude's
     harmonics are blurred, they are restored at that F0
     (:func:`~gst_tts.audio.vocoders.harmonic.restore_harmonics`) before PGHI and fast Griffin-Lim.
+    Given an F0 spread (a reference's), that F0 is first stretched to it
+    (:mod:`~gst_tts.audio.vocoders.intonation`): how style transfer carries a reference's
+    intonation width, which the acoustic model does not.
 
     Args:
         estimator: the trained network (put in eval mode on ``device``, without gradients).
@@ -261,10 +264,19 @@ class SpectralVocoder:
         log_mag, pitch = self.estimator(mel, with_pitch=True)
         return log_mag[0].cpu().numpy(), pitch[0].cpu().numpy()
 
-    def __call__(self, log_mel: torch.Tensor | np.ndarray) -> np.ndarray:
-        """``(frames, n_mels)`` log-mel (not normalised) → ``(frames - 1) · hop`` float32 samples in [-1, 1]."""
+    @property
+    def sets_f0_range(self) -> bool:
+        """Whether it can give its output another F0 spread (``f0_range_st``): it has a pitch head."""
+        return bool(self.estimator.pitch_head)
+
+    def __call__(self, log_mel: torch.Tensor | np.ndarray, *, f0_range_st: float | None = None,
+                 f0_range_strength: float = 1.0) -> np.ndarray:
+        """``(frames, n_mels)`` log-mel (not normalised) → ``(frames - 1) · hop`` float32 samples in [-1, 1];
+        ``f0_range_st``, ``f0_range_strength``: an F0 spread to restore the harmonics at
+        (:func:`~gst_tts.audio.vocoders.reconstruction.spectral_audio`; ignored without a pitch head)."""
         c = self.config
         log_mag, pitch = self.estimate(log_mel)
         with fft_threads(torch.get_num_threads()):  # the reconstruction's FFTs take torch's thread count
             return spectral_audio(log_mag, pitch, sample_rate=c.sample_rate, n_fft=c.n_fft, hop_length=c.hop_length,
-                                  win_length=c.win_length, **self.settings)
+                                  win_length=c.win_length, f0_range_st=f0_range_st, f0_range_strength=f0_range_strength,
+                                  **self.settings)
