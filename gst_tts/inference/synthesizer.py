@@ -328,7 +328,7 @@ class Synthesizer:
                 one = Style(reference=reference, mix=style_mix, strength=style_strength)
                 f0_ranges = [self.f0_range_target(one)] * len(texts)  # one reading for every text
             else:
-                read = once_per_reference(self._read_f0_range)
+                read = once_per_reference(self.reference_f0_range)
                 f0_ranges = [self.f0_range_target(style, read) for style in styles]
 
         chunks = [
@@ -497,9 +497,9 @@ class Synthesizer:
         decoded (a token style without ``f0_range``, neutral, or a vocoder that cannot set one)."""
         if not self.transfers_f0_range:
             return None
-        return style_f0_range(style, read or self._read_f0_range)
+        return style_f0_range(style, read or self.reference_f0_range)
 
-    def _read_f0_range(self, reference: Reference) -> float | None:
+    def reference_f0_range(self, reference: Reference) -> float | None:
         """A reference's F0 spread (semitones, 10th to 90th percentile of voiced frames), tracked by
         YIN in its samples (:func:`~gst_tts.audio.pitch.yin_f0`) and median-filtered
         (:data:`~gst_tts.audio.vocoders.intonation.REFERENCE_MEDIAN_FRAMES`); ``None`` for too few

@@ -61,7 +61,7 @@ from gst_tts.audio.io import streaming_wav_header, wav_bytes, wav_pcm16
 from gst_tts.errors import AudioError, GstTtsError, TextError, first_line
 from gst_tts.inference.dial_names import NamedDial
 from gst_tts.inference.results import SynthesisResult
-from gst_tts.inference.style_spec import MAX_STYLE_STRENGTH
+from gst_tts.inference.style_spec import MAX_STYLE_STRENGTH, Style, style_f0_range
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.inference.vocoder_choice import KIND_NAMES
 from gst_tts.serve.batching import BatchingQueue, QueueClosed, QueueFull, ReferenceJob, StreamJob, SynthesisJob
@@ -166,6 +166,7 @@ class _Reference:
     name: str
     duration_s: float
     weights: np.ndarray  # (n_heads, n_tokens)
+    f0_range_st: float | None = None  # its F0 spread (YIN), which a spectral vocoder gives its outputs
 
     def to_dict(self, ref_id: str) -> dict[str, Any]:
         return {"id": ref_id, "name": self.name, "duration_s": round(self.duration_s, 3),
@@ -485,6 +486,21 @@ class _Service:
             return self.strengthened(sum(ref.weights * (w / total) for ref, w in refs), style_strength)
         return self.synth.styles.neutral().numpy()
 
+    def f0_range(self, *, reference_id: str | None, mix: Mapping[str, float] | None,
+                 style_strength: float | None) -> tuple[float, float] | None:
+        """``(F0 spread, strength)`` a reference or mix asks a vocoder for, from its uploaded clips'
+        spreads (:func:`~gst_tts.inference.style_spec.style_f0_range`'s rule); None for other styles.
+        Call after :meth:`style` has checked them."""
+        def spread(ref_id: str) -> float | None:
+            ref = self.references.get(ref_id)
+            return None if ref is None else ref.f0_range_st
+
+        if reference_id is not None:
+            return style_f0_range(Style(reference=reference_id, strength=style_strength), spread)
+        if mix is not None:
+            return style_f0_range(Style(mix=dict(mix), strength=style_strength), spread)
+        return None
+
     def strengthened(self, weights: np.ndarray, strength: float | None) -> np.ndarray:
         """A reference's ``(n_heads, n_tokens)`` weights moved from neutral by ``strength`` (the resolver's rule)."""
         return self.synth.styles.strengthened(torch.from_numpy(np.asarray(weights, dtype=np.float32)), strength).numpy()
@@ -505,8 +521,10 @@ class _Service:
                          style_strength: float | None = None) -> tuple[str, _Synthesis]:
         weights = self.checked(text=text, style_weights=style_weights, reference_id=reference_id, mix=mix,
                                vocoder=vocoder, style_dials=style_dials, style_strength=style_strength)
+        job = SynthesisJob(text=text, weights=weights, seed=seed, vocoder=vocoder,
+                           f0_range=self.f0_range(reference_id=reference_id, mix=mix, style_strength=style_strength))
         try:
-            result = await self.on_worker(SynthesisJob(text=text, weights=weights, seed=seed, vocoder=vocoder), "synthesis")
+            result = await self.on_worker(job, "synthesis")
         except GstTtsError as exc:
             raise ApiError(422, str(exc)) from None
         wav = await run_in_threadpool(wav_bytes, result.audio, result.sample_rate)
@@ -643,10 +661,10 @@ class _Service:
         """
         job = ReferenceJob(load=functools.partial(self.decode_reference, name, data))
         try:
-            weights, duration_s = await self.on_worker(job, "encoding the reference")
+            weights, duration_s, f0_range_st = await self.on_worker(job, "encoding the reference")
         except GstTtsError as exc:
             raise ApiError(422, str(exc).replace("reference array", f"file {_quote(name)}", 1)) from None
-        return _Reference(name=name, duration_s=duration_s, weights=weights)
+        return _Reference(name=name, duration_s=duration_s, weights=weights, f0_range_st=f0_range_st)
 
     def decode_reference(self, name: str, data: bytes) -> tuple[np.ndarray, int]:
         """``(samples (frames, channels) float32, rate)`` of an uploaded clip (run on the worker).

@@ -64,6 +64,8 @@ class SynthesisJob:
     weights: np.ndarray  # (n_heads, n_tokens)
     seed: int | None = None
     vocoder: str | None = None  # a key of the queue's vocoders; None: the default one
+    #: ``(F0 spread in semitones, strength)`` for a vocoder that can set one (a reference's); None: the model's.
+    f0_range: tuple[float, float] | None = None
     future: Future = field(default_factory=Future, repr=False)
 
 
@@ -73,8 +75,9 @@ class ReferenceJob:
 
     ``load`` gives the clip as ``(samples (frames, channels) float32, sample rate in Hz)``; it runs
     on the worker too, so a clip is decoded only when its turn comes. ``future`` gets
-    ``(weights (n_heads, n_tokens) float32 array, duration in seconds)``, or the error of ``load`` or
-    of the model (an ``AudioError`` for a silent or too short clip).
+    ``(weights (n_heads, n_tokens) float32 array, duration in seconds, F0 spread in semitones or
+    None)`` (:meth:`Synthesizer.reference_f0_range`), or the error of ``load`` or of the model (an
+    ``AudioError`` for a silent or too short clip).
     """
 
     load: Callable[[], tuple[np.ndarray, int]]
@@ -280,7 +283,7 @@ class BatchingQueue:
         try:
             synth.vocoder = self.vocoders[vocoder]
             results = synth.synthesize(
-                [j.text for j in jobs], styles=[Style(weights=j.weights) for j in jobs], seed=jobs[0].seed,
+                [j.text for j in jobs], styles=[_style(j) for j in jobs], seed=jobs[0].seed,
                 batch_size=self.chunk_batch_size, decoding=self.decoding, max_chunk_chars=self.max_chunk_chars,
             )
         except GstTtsError as exc:
@@ -327,10 +330,11 @@ class BatchingQueue:
 
     def _encode(self, job: ReferenceJob) -> None:
         started = time.monotonic()
-        outcome: tuple[np.ndarray, float] | BaseException
+        outcome: tuple[np.ndarray, float, float | None] | BaseException
         try:
             samples, rate = job.load()
-            outcome = (self.synthesizer.styles.reference_weights((samples, rate)).numpy(), len(samples) / rate)
+            outcome = (self.synthesizer.styles.reference_weights((samples, rate)).numpy(), len(samples) / rate,
+                       self.synthesizer.reference_f0_range((samples, rate)))
         except GstTtsError as exc:
             outcome = exc
         except Exception as exc:  # a bug (or a loader's own error type): the caller gets it, the worker lives on
@@ -357,3 +361,10 @@ class BatchingQueue:
                 job.future.set_exception(outcome)
             else:
                 job.future.set_result(outcome[k])
+
+
+def _style(job: SynthesisJob) -> Style:
+    """A job's style: its token weights, and the F0 spread it asks for, if any."""
+    if job.f0_range is None:
+        return Style(weights=job.weights)
+    return Style(weights=job.weights, f0_range=job.f0_range[0], strength=job.f0_range[1])

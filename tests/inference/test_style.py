@@ -188,8 +188,8 @@ def test_synthesis_asks_the_vocoder_for_the_references_yin_spread(new_path, tmp_
     sf.write(voice, glide(2.0, 16000, 120.0, 240.0), 16000)  # one octave: 10-90 percentile about 10 st
     vocoder = synth.vocoder = _SpreadVocoder(synth.sample_rate)
     reads = []
-    read = synth._read_f0_range
-    monkeypatch.setattr(synth, "_read_f0_range", lambda ref: reads.append(ref) or read(ref))
+    read = synth.reference_f0_range
+    monkeypatch.setattr(synth, "reference_f0_range", lambda ref: reads.append(ref) or read(ref))
 
     synth.synthesize(["One.", "Two."], reference=voice, style_strength=0.5, decoding=FAST, seed=0)
     assert len(reads) == 1 and len(vocoder.asked) == 2 and vocoder.asked[0] == vocoder.asked[1]

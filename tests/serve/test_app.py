@@ -644,3 +644,36 @@ def test_streamed_wav_has_streaming_sizes_and_decodes_to_the_one_shot_audio(synt
 def test_a_bad_streamed_request_is_a_4xx_before_any_audio(client, query, request_body, words):
     assert_error(client.post(f"/api/synthesize?{query}", json=request_body), 422, *words)
     assert client.app.state.queue.stats()["streams"] == 0  # refused before it reached the worker
+
+
+class _SpreadRecordingVocoder(GriffinLimVocoder):
+    """Griffin-Lim that says it can set an F0 spread, and records what each output asks for."""
+
+    sets_f0_range = True
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.asked: list = []
+
+    def __call__(self, log_mel, *, f0_range_st=None, f0_range_strength=1.0):
+        self.asked.append(None if f0_range_st is None else (round(f0_range_st, 6), f0_range_strength))
+        return super().__call__(log_mel)
+
+
+def test_an_uploaded_references_f0_spread_goes_to_a_vocoder_that_can_set_it(tiny_checkpoint):
+    synth = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu")
+    vocoder = synth.vocoder = _SpreadRecordingVocoder(synth.audio_config, n_iter=2)
+    t = np.arange(int(1.5 * 22050)) / 22050
+    hz = 120.0 * 2.0 ** (0.5 - 0.5 * np.cos(2 * np.pi * t / 1.5))  # one octave up and back: about 10 st
+    glide = (0.3 * np.sin(2 * np.pi * np.cumsum(hz) / 22050)).astype(np.float32)
+    with make_client(synth) as client:
+        lively, flat = (upload(client, wav(x), name).json()["id"] for x, name in ((glide, "lively.wav"),
+                                                                               (tone(1.5, 22050, 140.0), "flat.wav")))
+        for body in ({"reference_id": lively, "style_strength": 0.5}, {"mix": {lively: 1.0, flat: 3.0}},
+                     {"style_dials": {"1": 0.5}}):
+            r = client.post("/api/synthesize", json={"text": "In that style.", **body})
+            assert r.status_code == 200, r.text
+    (spread, strength), (mixed, one), dials = vocoder.asked
+    assert 9.0 < spread < 11.5 and strength == 0.5
+    assert mixed < spread / 2 and one == 1.0  # a steady tone's spread is about 0, weighted 3 to 1
+    assert dials is None  # token styles keep the model's spread
