@@ -129,17 +129,18 @@ def run(args: argparse.Namespace) -> int:
 
             save_figure(result.figure(title=f"{references[ref_index].name}: {result.text}"), wav.with_suffix(".alignment.png"))
 
+    transfers = args.f0_range == F0_RANGE_REFERENCE and synth.transfers_f0_range
     report = evaluate_style_transfer(synth, references, texts, seed=args.seed, progress=not args.no_progress,
-                                     on_output=save, style_strength=args.style_strength,
-                                     transfer_f0_range=args.f0_range == F0_RANGE_REFERENCE and synth.transfers_f0_range, **options)
+                                     on_output=save, style_strength=args.style_strength, transfer_f0_range=transfers,
+                                     **options)
     write_csv(args.out / "transfer.csv", report.csv_header(), report.csv_rows())
     strength = 1.0 if args.style_strength is None else args.style_strength
-    f0_range = F0_RANGE_REFERENCE if args.f0_range == F0_RANGE_REFERENCE and synth.transfers_f0_range else F0_RANGE_DECODED
+    f0_range = F0_RANGE_REFERENCE if transfers else F0_RANGE_DECODED
     write_json(args.out / "transfer.json", {"checkpoint": str(args.checkpoint), "seed": args.seed, "style_strength": strength,
                                             "f0_range": f0_range,
                                             **report.to_dict()})
     shown = "" if args.style_strength is None else f"; style strength {strength:g}"
-    shown += f"; F0 range: the {'reference' if f0_range == F0_RANGE_REFERENCE else 'model'}'s"
+    shown += f"; F0 range: the {'reference' if transfers else 'model'}'s"
     lines = report.table_lines() + [f"{len(references)} references × {len(texts)} sentences{shown}; files in {args.out}"]
     write_text(args.out / "summary.txt", "\n".join(lines) + "\n")
     print("\n".join(lines))

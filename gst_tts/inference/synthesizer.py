@@ -33,9 +33,9 @@ import torch
 
 from gst_tts.audio.features import AudioConfig, MelStats
 from gst_tts.audio.pitch import yin_f0
-from gst_tts.audio.vocoders.intonation import REFERENCE_MEDIAN_FRAMES, spread_st
 from gst_tts.audio.vocoders import Vocoder, load_vocoder
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
+from gst_tts.audio.vocoders.intonation import REFERENCE_MEDIAN_FRAMES, spread_st
 from gst_tts.compute import resolve_device
 from gst_tts.errors import CheckpointError, GstTtsError, TextError, first_line
 from gst_tts.inference.decoding import DecodingConfig
@@ -377,9 +377,10 @@ class Synthesizer:
         arguments: its postnet mel exactly (within 1e-5; ``vocode=False``) and, with HiFi-GAN,
         its samples within :data:`~gst_tts.inference.streaming.HIFIGAN_STREAM_TOLERANCE`; with
         Griffin-Lim or the spectral vocoder the same spectrum with the phase built window by
-        window (see the module). A stream keeps the model's F0 spread (``synthesize``'s
-        ``transfer_f0_range`` stretches the whole utterance's F0 track, not known before its end). A split text with prenet dropout on differs from the one-shot
-        one (which decodes its chunks as one batch, so draws other dropout masks).
+        window (see the module). A split text with prenet dropout on differs from the one-shot
+        one (which decodes its chunks as one batch, so draws other dropout masks). A stream keeps
+        the model's F0 spread: ``synthesize``'s ``transfer_f0_range`` stretches the whole
+        utterance's F0 track, not known before its end (a style's ``f0_range`` is warned about).
 
         Args:
             chunk_frames: mel frames of audio per chunk, >= 1: the first of each text chunk has a

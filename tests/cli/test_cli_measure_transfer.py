@@ -137,8 +137,11 @@ def test_the_style_strength_is_recorded(tiny_checkpoint, tmp_path, capsys):
     rc, stdout, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--out", str(out), "--espeak", "2",
                           "--style-strength", "0.5", *FAST)
     assert rc == 0, err
-    assert json.loads((out / "transfer.json").read_text())["style_strength"] == 0.5
+    report = json.loads((out / "transfer.json").read_text())
+    assert report["style_strength"] == 0.5
     assert "style strength 0.5;" in stdout
+    # Griffin-Lim cannot set an F0 spread: the outputs keep the model's, and the report says so.
+    assert report["f0_range"] == "decoded" and "F0 range: the model's" in stdout
 
 
 @pytest.mark.parametrize("args, message", [
