@@ -318,7 +318,7 @@ def add_f0_range_argument(p: argparse.ArgumentParser, *, numbers: bool = True) -
         help=f"intonation width ({choices}): '{F0_RANGE_REFERENCE}' (default) sets the output's F0 spread"
         " (10th to 90th percentile) to the reference's, where the vocoder can (the spectral vocoder with a pitch head);"
         f" '{F0_RANGE_DECODED}' keeps the model's own" + ("; a number sets that spread in semitones, with any style"
-                                                          if numbers else ""),
+                                                          " (within a factor of 0.5 to 3 of the model's)" if numbers else ""),
     )
 
 
@@ -336,10 +336,13 @@ def f0_range_option(text: str) -> str | float:
 def cli_style(synth: Synthesizer, args: argparse.Namespace, weights: torch.Tensor) -> tuple[Style, dict[str, Any]]:
     """The :class:`Style` to synthesize with: ``weights`` (:func:`resolve_cli_style`'s) and the F0
     spread ``--f0-range`` asks for (the reference's or mix's as the vocoder reads it, by
-    ``--style-strength``; call once the vocoder is attached); and its JSON description."""
+    ``--style-strength``; a number outright; call once the vocoder is attached); and its JSON description."""
     choice = getattr(args, "f0_range", F0_RANGE_DECODED)
     strength = getattr(args, "style_strength", None)
     if choice == F0_RANGE_DECODED or not synth.transfers_f0_range:
+        if choice not in (F0_RANGE_DECODED, F0_RANGE_REFERENCE):
+            log.warning("--f0-range %g: this vocoder keeps the model's F0 spread (only the spectral vocoder with a "
+                        "pitch head sets one)", choice)
         return Style(weights=weights), {"source": F0_RANGE_DECODED}
     if choice == F0_RANGE_REFERENCE:
         mix = parse_style_mix(args.style_mix) if getattr(args, "style_mix", None) is not None else None
@@ -348,7 +351,7 @@ def cli_style(synth: Synthesizer, args: argparse.Namespace, weights: torch.Tenso
             return Style(weights=weights), {"source": F0_RANGE_DECODED}
         return (Style(weights=weights, f0_range=target[0], strength=strength),
                 {"source": F0_RANGE_REFERENCE, "semitones": round(target[0], 2)})
-    return Style(weights=weights, f0_range=float(choice), strength=strength), {"source": "given", "semitones": float(choice)}
+    return Style(weights=weights, f0_range=float(choice)), {"source": "given", "semitones": float(choice)}
 
 
 def style_strength(text: str) -> float:

@@ -67,20 +67,19 @@ class Style:
     0 neutral, above 1 exaggerates; 0 to :data:`MAX_STYLE_STRENGTH`.
 
     ``f0_range`` (with any style, or alone) sets the output's F0 spread (semitones between the 10th
-    and 90th percentile of voiced F0) where the vocoder can (the spectral vocoder with a pitch
-    head, :mod:`~gst_tts.audio.vocoders.intonation`); without it a reference's or mix's own spread
-    is used (YIN-tracked); other styles keep the spread as decoded. 0 to
-    :data:`MAX_F0_RANGE_ST`. ``strength`` moves the spread as it moves the token weights: by the
-    factor from the decoded spread to the asked one raised to ``strength`` (with ``f0_range`` and
-    token weights or dials, it moves the spread only).
+    and 90th percentile of voiced F0), 0 to :data:`MAX_F0_RANGE_ST`, where the vocoder can (the
+    spectral vocoder with a pitch head, :mod:`~gst_tts.audio.vocoders.intonation`: it stretches
+    each chunk's F0 track by at most a factor of 0.5 to 3). Without it a reference's or mix's own
+    spread is used (YIN-tracked), moved by ``strength`` as the token weights are: the factor from
+    the decoded spread to the reference's raised to ``strength``. Other styles keep the spread as decoded.
 
     Examples: ``Style(reference="calm.wav")``, ``Style(reference="calm.wav", strength=1.5)``,
     ``Style(weights={3: 0.4, (1, 2): -0.2})``, ``Style(dials={(1, 6): 0.5})``,
     ``Style(mix={"a.wav": 0.5, "b.wav": 0.5})``, ``Style(weights={3: 0.4}, f0_range=6.0)``, ``Style()``.
 
     Raises:
-        GstTtsError: more than one given; a strength without a reference, mix or ``f0_range``, or
-            not a number in 0..MAX_STYLE_STRENGTH; an ``f0_range`` not a number in 0..MAX_F0_RANGE_ST.
+        GstTtsError: more than one given; a strength without a reference or mix, or not a number
+            in 0..MAX_STYLE_STRENGTH; an ``f0_range`` not a number in 0..MAX_F0_RANGE_ST.
     """
 
     reference: Reference | None = None
@@ -94,8 +93,8 @@ class Style:
         if sum(x is not None for x in (self.reference, self.weights, self.dials, self.mix)) > 1:
             raise GstTtsError("give at most one of reference, style_weights, style_dials, style_mix")
         if self.strength is not None:
-            if self.reference is None and self.mix is None and self.f0_range is None:
-                raise GstTtsError("style_strength needs a reference, a style mix or an F0 range (it scales a reference's style)")
+            if self.reference is None and self.mix is None:
+                raise GstTtsError("style_strength needs a reference or a style mix (it scales a reference's style)")
             object.__setattr__(self, "strength", check_style_strength(self.strength))
         if self.f0_range is not None:
             object.__setattr__(self, "f0_range", check_f0_range(self.f0_range))
@@ -318,22 +317,24 @@ def once_per_reference(read: Callable[[Reference], Any]) -> Callable[[Reference]
 
 
 def warn_f0_range_unused(styles: Sequence[Style | None], where: str) -> None:
-    """Warn (once per call) that ``where`` keeps the model's F0 spread when a style asks for one."""
+    """Warn (once per call) that ``where`` keeps the model's F0 spread when a style asks for one
+    (``f0_range``)."""
     if any(isinstance(s, Style) and s.f0_range is not None for s in styles):
         log.warning("%s keeps the model's F0 spread: a style's f0_range is not applied", where)
 
 
 def style_f0_range(style: Style | None, read: Callable[[Reference], float | None]) -> tuple[float, float] | None:
     """``(F0 spread in semitones, strength)`` a style asks the vocoder for
-    (:mod:`~gst_tts.audio.vocoders.intonation`): its ``f0_range``, else a reference's spread as
-    ``read`` reads it off the recording, or a mix's mean of its references' (by their shares, over
-    those ``read`` measures); with the style's strength (default 1). ``None`` for token weights,
-    dials or neutral without ``f0_range``, or nothing measured: the spread as decoded."""
-    strength = 1.0 if style is None or style.strength is None else float(style.strength)
+    (:mod:`~gst_tts.audio.vocoders.intonation`): its ``f0_range`` outright (strength 1), else a
+    reference's spread as ``read`` reads it off the recording, or a mix's mean of its references'
+    (by their shares, over those ``read`` measures), with the style's strength (default 1).
+    ``None`` for token weights, dials or neutral without ``f0_range``, or nothing measured: the
+    spread as decoded."""
     if style is None:
         return None
     if style.f0_range is not None:
-        return style.f0_range, strength
+        return style.f0_range, 1.0
+    strength = 1.0 if style.strength is None else float(style.strength)
     if style.reference is None and style.mix is None:
         return None
     pairs = [(style.reference, 1.0)] if style.reference is not None else mix_shares(style.mix)

@@ -262,6 +262,7 @@ class Synthesizer:
         pause_s: float = DEFAULT_PAUSE_S,
         vocode: bool = True,
         transfer_f0_range: bool = True,
+        f0_targets: Sequence[tuple[float, float] | None] | None = None,
         names: Sequence[str] | None = None,
     ) -> SynthesisResult | list[SynthesisResult]:
         """Synthesize one text (returns one result) or a list (returns a list, batched internally).
@@ -304,6 +305,10 @@ class Synthesizer:
                 (:mod:`gst_tts.audio.vocoders.intonation`); the acoustic model alone decodes
                 about the same spread for every reference. A ``Style``'s ``f0_range`` sets it
                 outright. ``False``: the spread as decoded, whatever the style. Default True.
+            f0_targets: one ``(F0 spread in semitones, strength)`` or ``None`` per text, in place
+                of what the styles ask for (:meth:`f0_range_target`): for a caller that resolved
+                its styles to token weights itself and read the references' spreads
+                (:meth:`reference_f0_range`) when it did, as the server does. Default None.
             names: one name per text for warnings (default: the text itself).
 
         Every input is validated before anything is decoded.
@@ -323,7 +328,13 @@ class Synthesizer:
                                  style_dials=style_dials, style_mix=style_mix, styles=styles,
                                  style_strength=style_strength)
         f0_ranges = [None] * len(texts)
-        if vocode and transfer_f0_range:
+        if f0_targets is not None and len(f0_targets) != len(texts):
+            raise GstTtsError(f"f0_targets needs one target (or None) per text: {len(f0_targets)} for {len(texts)} texts")
+        if vocode and transfer_f0_range and not self.transfers_f0_range:
+            warn_f0_range_unused(styles or [], f"the vocoder ({type(self.vocoder).__name__})")
+        elif vocode and transfer_f0_range and f0_targets is not None:
+            f0_ranges = list(f0_targets)
+        elif vocode and transfer_f0_range:
             if styles is None:
                 one = Style(reference=reference, mix=style_mix, strength=style_strength)
                 f0_ranges = [self.f0_range_target(one)] * len(texts)  # one reading for every text
@@ -380,7 +391,7 @@ class Synthesizer:
         window (see the module). A split text with prenet dropout on differs from the one-shot
         one (which decodes its chunks as one batch, so draws other dropout masks). A stream keeps
         the model's F0 spread: ``synthesize``'s ``transfer_f0_range`` stretches the whole
-        utterance's F0 track, not known before its end (a style's ``f0_range`` is warned about).
+        chunk's F0 track, not known before the chunk ends (a style's ``f0_range`` is warned about).
 
         Args:
             chunk_frames: mel frames of audio per chunk, >= 1: the first of each text chunk has a
@@ -504,9 +515,12 @@ class Synthesizer:
         """A reference's F0 spread (semitones, 10th to 90th percentile of voiced frames), tracked by
         YIN in its samples (:func:`~gst_tts.audio.pitch.yin_f0`) and median-filtered
         (:data:`~gst_tts.audio.vocoders.intonation.REFERENCE_MEDIAN_FRAMES`); ``None`` for too few
-        voiced frames."""
+        voiced frames or feature settings YIN cannot track with (a window under two periods of 60 Hz)."""
         audio = torch.from_numpy(self.styles.reference_audio(reference))
-        f0, voiced = yin_f0(audio, self.audio_config)
+        try:
+            f0, voiced = yin_f0(audio, self.audio_config)
+        except ValueError:  # a window too short for YIN's lowest F0 at this rate: the spread is not read
+            return None
         return spread_st(np.log(f0[voiced].double().numpy()), median_frames=REFERENCE_MEDIAN_FRAMES)
 
     def _assemble(self, text: str, cleaned: str, parts: list[DecodedChunk], weights: torch.Tensor, pause_s: float,

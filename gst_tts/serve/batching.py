@@ -76,7 +76,8 @@ class ReferenceJob:
     ``load`` gives the clip as ``(samples (frames, channels) float32, sample rate in Hz)``; it runs
     on the worker too, so a clip is decoded only when its turn comes. ``future`` gets
     ``(weights (n_heads, n_tokens) float32 array, duration in seconds, F0 spread in semitones or
-    None)`` (:meth:`Synthesizer.reference_f0_range`), or the error of ``load`` or of the model (an
+    None)`` (:meth:`Synthesizer.reference_f0_range`, read only when a vocoder of the queue can set
+    one), or the error of ``load`` or of the model (an
     ``AudioError`` for a silent or too short clip).
     """
 
@@ -283,7 +284,8 @@ class BatchingQueue:
         try:
             synth.vocoder = self.vocoders[vocoder]
             results = synth.synthesize(
-                [j.text for j in jobs], styles=[_style(j) for j in jobs], seed=jobs[0].seed,
+                [j.text for j in jobs], styles=[Style(weights=j.weights) for j in jobs], f0_targets=[j.f0_range for j in jobs],
+                seed=jobs[0].seed,
                 batch_size=self.chunk_batch_size, decoding=self.decoding, max_chunk_chars=self.max_chunk_chars,
             )
         except GstTtsError as exc:
@@ -333,8 +335,9 @@ class BatchingQueue:
         outcome: tuple[np.ndarray, float, float | None] | BaseException
         try:
             samples, rate = job.load()
-            outcome = (self.synthesizer.styles.reference_weights((samples, rate)).numpy(), len(samples) / rate,
-                       self.synthesizer.reference_f0_range((samples, rate)))
+            spread = (self.synthesizer.reference_f0_range((samples, rate))
+                      if any(getattr(v, "sets_f0_range", False) for v in self.vocoders.values()) else None)
+            outcome = (self.synthesizer.styles.reference_weights((samples, rate)).numpy(), len(samples) / rate, spread)
         except GstTtsError as exc:
             outcome = exc
         except Exception as exc:  # a bug (or a loader's own error type): the caller gets it, the worker lives on
@@ -361,10 +364,3 @@ class BatchingQueue:
                 job.future.set_exception(outcome)
             else:
                 job.future.set_result(outcome[k])
-
-
-def _style(job: SynthesisJob) -> Style:
-    """A job's style: its token weights, and the F0 spread it asks for, if any."""
-    if job.f0_range is None:
-        return Style(weights=job.weights)
-    return Style(weights=job.weights, f0_range=job.f0_range[0], strength=job.f0_range[1])

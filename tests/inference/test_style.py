@@ -140,11 +140,11 @@ def test_bad_f0_ranges_are_refused_in_one_line(bad):
     assert "\n" not in str(err.value)
 
 
-def test_a_strength_goes_with_an_f0_range_alone_or_with_token_weights():
-    assert Style(f0_range=6, strength=0.5).f0_range == 6.0
-    assert style_f0_range(Style(weights={1: 1.0}, f0_range=6.0, strength=0.5), lambda ref: 1 / 0) == (6.0, 0.5)
+def test_a_given_f0_range_is_set_outright_whatever_the_strength():
+    assert style_f0_range(Style(weights={1: 1.0}, f0_range=6), lambda ref: 1 / 0) == (6.0, 1.0)
+    assert style_f0_range(Style(reference="a.wav", strength=2.0, f0_range=6.0), lambda ref: 4.0) == (6.0, 1.0)
     with pytest.raises(GstTtsError, match="needs a reference"):
-        Style(weights={1: 1.0}, strength=0.5)
+        Style(f0_range=6.0, strength=0.5)
 
 
 def test_whose_f0_spread_a_style_asks_for():
@@ -211,3 +211,16 @@ def test_a_stream_says_it_keeps_the_models_f0_spread(new_path, caplog):
     with caplog.at_level(logging.WARNING):
         synth.stream("Hi.", style=Style(f0_range=5.0), decoding=FAST, seed=0)
     assert "a stream keeps the model's F0 spread" in caplog.text
+
+
+def test_a_reference_without_voice_has_no_spread_and_another_vocoder_warns(new_path, tmp_path, caplog):
+    import soundfile as sf
+
+    synth = Synthesizer.from_checkpoint(new_path, device="cpu")
+    noise = tmp_path / "noise.wav"
+    sf.write(noise, (0.1 * np.random.default_rng(0).standard_normal(22050)).astype(np.float32), 22050)
+    assert synth.reference_f0_range(noise) is None  # nothing voiced: the spread stays as decoded
+    # Griffin-Lim (the default vocoder) cannot set a spread: a given one is warned about, not silently dropped.
+    with caplog.at_level(logging.WARNING):
+        synth.synthesize("Hi.", styles=[Style(f0_range=5.0)], decoding=FAST, seed=0)
+    assert "GriffinLimVocoder) keeps the model's F0 spread" in caplog.text

@@ -4,10 +4,11 @@ Why: the demo's acoustic model follows a reference's pitch level and tempo, but 
 same melodic spread (F0 range) whatever the reference's: a lively and a flat reference give the
 same melody (``docs/results/2026-11-28-intonation.md``). The spectral vocoder restores harmonics
 at an F0 track it reads off the mel (its pitch head), so it can realise another spread by
-stretching that track about its median before the restoration. Given the reference's own spread,
-read by the same pitch head from the reference's mel, the output's spread follows the reference's
-(``docs/results/2026-11-29-explicit-f0.md``). This is an explicit transfer, one statistic copied
-from the reference, not something the model learned.
+stretching that track about its median before the restoration. Given the reference's own spread
+(read by YIN in the recording, :data:`REFERENCE_MEDIAN_FRAMES`), the output's spread follows the
+reference's (``docs/results/2026-11-29-f0-range-transfer.md``). This is an explicit transfer, one
+statistic copied from the reference, not something the model learned. Each vocoded chunk (a
+sentence of a split text) is stretched about its own median by its own factor.
 
 numpy only (no torch): the PyTorch spectral vocoder and the torch-free runtime call these same
 functions through :func:`~gst_tts.audio.vocoders.reconstruction.spectral_audio`.
@@ -22,8 +23,9 @@ import numpy as np
 __all__ = ["F0_RANGE_PERCENTILES", "MIN_VOICED_FRAMES", "GAIN_LIMITS", "REFERENCE_MEDIAN_FRAMES", "spread_st", "f0_range_st",
            "range_gain", "with_f0_range"]
 
-#: The spread is the distance between these percentiles of the voiced frames' log F0 (the
-#: measure ``measure-transfer`` reports as F0 range).
+#: The spread is the distance between these percentiles of the voiced frames' log F0 (those of
+#: the F0 range ``measure-transfer`` reports, :data:`gst_tts.analysis.prosody.F0_SPREAD_PERCENTILES`,
+#: which reads pyin's track and drops its octave errors instead of median-filtering).
 F0_RANGE_PERCENTILES = (10.0, 90.0)
 #: A track with fewer voiced frames has no spread worth measuring: it is left as it is.
 MIN_VOICED_FRAMES = 10
