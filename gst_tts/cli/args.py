@@ -25,7 +25,7 @@ from gst_tts.audio.vocoders.hifigan_io import DEFAULT_CONFIG_NAME
 from gst_tts.errors import GstTtsError, VocoderError
 from gst_tts.inference.decoding import UNSPLIT_MAX_SECONDS, DecodingConfig
 from gst_tts.inference.style import Style, parse_style_mix, parse_style_weights
-from gst_tts.inference.style_spec import MAX_STYLE_STRENGTH, check_f0_range, check_style_strength
+from gst_tts.inference.style_spec import MAX_STYLE_STRENGTH, F0Target, check_f0_range, check_style_strength
 from gst_tts.inference.synthesizer import INT8_MIN_RNN_DIM, Synthesizer
 from gst_tts.inference.vocoder_choice import AUTO, resolve_vocoder
 # The text options need no torch, so they live apart for the commands that load none (phonemize).
@@ -34,7 +34,7 @@ from gst_tts.text.split import DEFAULT_MAX_CHARS
 
 __all__ = [
     "positive_int", "add_model_arguments", "load_synthesizer", "add_vocoder_arguments", "load_cli_vocoder", "add_style_arguments", "resolve_cli_style",
-    "add_f0_range_argument", "f0_range_option", "cli_style",
+    "add_f0_range_argument", "f0_range_option", "cli_f0_target",
     "add_decoding_arguments", "decoding_options", "check_transfer_counts", "DEFAULT_SEED", "DEFAULT_BATCH_SIZE",
     "add_seed_argument", "add_batch_size_argument", "add_progress_argument", "add_text_arguments", "read_text_input", "one_text",
     "deprecated_flag", "deprecated_positional", "removed_flag", "reference_files", "load_synthesizer_described",
@@ -333,25 +333,26 @@ def f0_range_option(text: str) -> str | float:
         raise argparse.ArgumentTypeError(f"{exc} (or '{F0_RANGE_REFERENCE}', '{F0_RANGE_DECODED}')") from None
 
 
-def cli_style(synth: Synthesizer, args: argparse.Namespace, weights: torch.Tensor) -> tuple[Style, dict[str, Any]]:
-    """The :class:`Style` to synthesize with: ``weights`` (:func:`resolve_cli_style`'s) and the F0
-    spread ``--f0-range`` asks for (the reference's or mix's as the vocoder reads it, by
-    ``--style-strength``; a number outright; call once the vocoder is attached); and its JSON description."""
+def cli_f0_target(synth: Synthesizer, args: argparse.Namespace) -> tuple[F0Target | None, dict[str, Any]]:
+    """The F0 spread ``--f0-range`` asks the vocoder for (the reference's or mix's, moved by
+    ``--style-strength``; a number outright; ``None``: the model's), and its JSON description.
+    Call once the vocoder is attached: only the spectral vocoder with a pitch head sets one."""
     choice = getattr(args, "f0_range", F0_RANGE_DECODED)
-    strength = getattr(args, "style_strength", None)
     if choice == F0_RANGE_DECODED or not synth.transfers_f0_range:
         if choice not in (F0_RANGE_DECODED, F0_RANGE_REFERENCE):
             log.warning("--f0-range %g: this vocoder keeps the model's F0 spread (only the spectral vocoder with a "
                         "pitch head sets one)", choice)
-        return Style(weights=weights), {"source": F0_RANGE_DECODED}
+        return None, {"source": F0_RANGE_DECODED}
     if choice == F0_RANGE_REFERENCE:
         mix = parse_style_mix(args.style_mix) if getattr(args, "style_mix", None) is not None else None
-        target = synth.f0_range_target(Style(reference=getattr(args, "reference", None), mix=mix))
+        reference = getattr(args, "reference", None)
+        if reference is None and mix is None:
+            return None, {"source": F0_RANGE_DECODED}
+        target = synth.f0_range_target(Style(reference=reference, mix=mix, strength=getattr(args, "style_strength", None)))
         if target is None:
-            return Style(weights=weights), {"source": F0_RANGE_DECODED}
-        return (Style(weights=weights, f0_range=target[0], strength=strength),
-                {"source": F0_RANGE_REFERENCE, "semitones": round(target[0], 2)})
-    return Style(weights=weights, f0_range=float(choice)), {"source": "given", "semitones": float(choice)}
+            return None, {"source": F0_RANGE_DECODED}
+        return target, {"source": F0_RANGE_REFERENCE, "semitones": round(target.semitones, 2), "strength": target.strength}
+    return F0Target(float(choice), 1.0), {"source": "given", "semitones": float(choice)}
 
 
 def style_strength(text: str) -> float:

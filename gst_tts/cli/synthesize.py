@@ -30,7 +30,7 @@ from tqdm.contrib.logging import logging_redirect_tqdm
 from gst_tts.cli.args import (
     STDIN, add_decoding_arguments, add_model_arguments, add_progress_argument, add_seed_argument, add_style_arguments,
     add_text_arguments, decoding_options, attach_vocoder, load_synthesizer, read_text_input, resolve_cli_style,
-    add_f0_range_argument, cli_style,
+    add_f0_range_argument, cli_f0_target,
 )
 from gst_tts.cli.outputs import check_writable_location, write_outputs
 from gst_tts.errors import GstTtsError, TextError
@@ -131,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
     _validate_texts(synth, utterances, source)
     weights, style_info = resolve_cli_style(synth, args)
     attach_vocoder(synth, args)
-    style, style_info["f0_range"] = cli_style(synth, args, weights)
+    f0_target, style_info["f0_range"] = cli_f0_target(synth, args)
 
     # 2. Synthesize a batch of lines at a time and write its files, so memory stays bounded.
     group = options["batch_size"]
@@ -143,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
         for g, start in enumerate(range(0, len(utterances), group)):
             batch = utterances[start : start + group]
             results = synth.synthesize(
-                [u.text for u in batch], styles=[style] * len(batch),
+                [u.text for u in batch], style_weights=weights, f0_targets=[f0_target] * len(batch),
                 seed=args.seed + g,
                 pause_s=args.pause, names=[u.name for u in batch], **options,
             )

@@ -15,7 +15,7 @@ import math
 import numbers
 import os
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence, Union
+from typing import Any, Callable, Mapping, NamedTuple, Sequence, Union
 
 import numpy as np
 import soundfile as sf
@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 __all__ = [
     "Reference", "StyleWeights", "StyleMix", "Style", "StyleRules", "MIN_REFERENCE_SECONDS", "MAX_REFERENCE_SECONDS",
     "MAX_STYLE_WEIGHT", "MAX_STYLE_STRENGTH", "parse_style_weights", "parse_style_mix", "reference_header",
-    "check_style_strength", "check_f0_range", "mix_shares", "once_per_reference", "style_f0_range", "warn_f0_range_unused", "MAX_F0_RANGE_ST",
+    "check_style_strength", "check_f0_range", "F0Target", "mix_shares", "once_per_reference", "style_f0_range", "warn_f0_range_unused", "MAX_F0_RANGE_ST",
 ]
 
 MIN_REFERENCE_SECONDS = 0.5
@@ -323,7 +323,15 @@ def warn_f0_range_unused(styles: Sequence[Style | None], where: str) -> None:
         log.warning("%s keeps the model's F0 spread: a style's f0_range is not applied", where)
 
 
-def style_f0_range(style: Style | None, read: Callable[[Reference], float | None]) -> tuple[float, float] | None:
+class F0Target(NamedTuple):
+    """The F0 spread a vocoder is asked for (:mod:`~gst_tts.audio.vocoders.intonation`): the
+    track's spread is moved toward ``semitones`` by the factor between them raised to ``strength``."""
+
+    semitones: float
+    strength: float
+
+
+def style_f0_range(style: Style | None, read: Callable[[Reference], float | None]) -> F0Target | None:
     """``(F0 spread in semitones, strength)`` a style asks the vocoder for
     (:mod:`~gst_tts.audio.vocoders.intonation`): its ``f0_range`` outright (strength 1), else a
     reference's spread as ``read`` reads it off the recording, or a mix's mean of its references'
@@ -333,7 +341,7 @@ def style_f0_range(style: Style | None, read: Callable[[Reference], float | None
     if style is None:
         return None
     if style.f0_range is not None:
-        return style.f0_range, 1.0
+        return F0Target(style.f0_range, 1.0)
     strength = 1.0 if style.strength is None else float(style.strength)
     if style.reference is None and style.mix is None:
         return None
@@ -342,7 +350,7 @@ def style_f0_range(style: Style | None, read: Callable[[Reference], float | None
     measured = [(st, share) for st, share in measured if st is not None and share > 0]
     if not measured:
         return None
-    return sum(st * share for st, share in measured) / sum(share for _, share in measured), strength
+    return F0Target(sum(st * share for st, share in measured) / sum(share for _, share in measured), strength)
 
 
 # ---------------------------------------------------------------- text specs

@@ -47,7 +47,7 @@ from gst_tts.inference.results import ChunkReport, SynthesisResult
 from gst_tts.inference.stream_windows import DEFAULT_CHUNK_FRAMES, check_stream_request, stream_audio
 from gst_tts.inference.streaming import RngLanes, decode_steps, postnet_windows, vocoder_windows
 from gst_tts.inference.style import Reference, Style, StyleMix, StyleResolver, StyleWeights
-from gst_tts.inference.style_spec import once_per_reference, style_f0_range, warn_f0_range_unused
+from gst_tts.inference.style_spec import F0Target, once_per_reference, style_f0_range, warn_f0_range_unused
 from gst_tts.model import GSTTacotron
 from gst_tts.model.int8_weight import has_quantized_engine
 from gst_tts.text.split import DEFAULT_MAX_CHARS
@@ -262,7 +262,7 @@ class Synthesizer:
         pause_s: float = DEFAULT_PAUSE_S,
         vocode: bool = True,
         transfer_f0_range: bool = True,
-        f0_targets: Sequence[tuple[float, float] | None] | None = None,
+        f0_targets: Sequence[F0Target | None] | None = None,
         names: Sequence[str] | None = None,
     ) -> SynthesisResult | list[SynthesisResult]:
         """Synthesize one text (returns one result) or a list (returns a list, batched internally).
@@ -305,7 +305,7 @@ class Synthesizer:
                 (:mod:`gst_tts.audio.vocoders.intonation`); the acoustic model alone decodes
                 about the same spread for every reference. A ``Style``'s ``f0_range`` sets it
                 outright. ``False``: the spread as decoded, whatever the style. Default True.
-            f0_targets: one ``(F0 spread in semitones, strength)`` or ``None`` per text, in place
+            f0_targets: one :class:`~gst_tts.inference.style_spec.F0Target` or ``None`` per text, in place
                 of what the styles ask for (:meth:`f0_range_target`): for a caller that resolved
                 its styles to token weights itself and read the references' spreads
                 (:meth:`reference_f0_range`) when it did, as the server does. Default None.
@@ -327,20 +327,20 @@ class Synthesizer:
         weights = resolve_styles(self.styles, len(texts), reference=reference, style_weights=style_weights,
                                  style_dials=style_dials, style_mix=style_mix, styles=styles,
                                  style_strength=style_strength)
-        f0_ranges = [None] * len(texts)
+        f0_targets_used: list[F0Target | None] = [None] * len(texts)
         if f0_targets is not None and len(f0_targets) != len(texts):
             raise GstTtsError(f"f0_targets needs one target (or None) per text: {len(f0_targets)} for {len(texts)} texts")
         if vocode and transfer_f0_range and not self.transfers_f0_range:
             warn_f0_range_unused(styles or [], f"the vocoder ({type(self.vocoder).__name__})")
         elif vocode and transfer_f0_range and f0_targets is not None:
-            f0_ranges = list(f0_targets)
+            f0_targets_used = list(f0_targets)
         elif vocode and transfer_f0_range:
             if styles is None:
                 one = Style(reference=reference, mix=style_mix, strength=style_strength)
-                f0_ranges = [self.f0_range_target(one)] * len(texts)  # one reading for every text
+                f0_targets_used = [self.f0_range_target(one)] * len(texts)  # one reading for every text
             else:
                 read = once_per_reference(self.reference_f0_range)
-                f0_ranges = [self.f0_range_target(style, read) for style in styles]
+                f0_targets_used = [self.f0_range_target(style, read) for style in styles]
 
         chunks = [
             _Chunk(i, piece, ids, weights[i])
@@ -355,7 +355,7 @@ class Synthesizer:
                 per_text[c.text_index].append(d)
             for i, text in enumerate(texts):
                 results.append(self._assemble(text, prepared[i][0], per_text[i], weights[i], pause_s, vocode, decoding,
-                                              f0_ranges[i]))
+                                              f0_targets_used[i]))
         for i, r in enumerate(results):
             problems = r.problems()
             if problems:
@@ -503,8 +503,8 @@ class Synthesizer:
         return bool(getattr(self.vocoder, "sets_f0_range", False))
 
     def f0_range_target(self, style: Style | None,
-                        read: Callable[[Reference], float | None] | None = None) -> tuple[float, float] | None:
-        """``(F0 spread in semitones, strength)`` the vocoder is asked for with ``style``
+                        read: Callable[[Reference], float | None] | None = None) -> F0Target | None:
+        """The :class:`~gst_tts.inference.style_spec.F0Target` the vocoder is asked for with ``style``
         (:func:`~gst_tts.inference.style_spec.style_f0_range`), or ``None``: the spread as
         decoded (a token style without ``f0_range``, neutral, or a vocoder that cannot set one)."""
         if not self.transfers_f0_range:
@@ -524,15 +524,16 @@ class Synthesizer:
         return spread_st(np.log(f0[voiced].double().numpy()), median_frames=REFERENCE_MEDIAN_FRAMES)
 
     def _assemble(self, text: str, cleaned: str, parts: list[DecodedChunk], weights: torch.Tensor, pause_s: float,
-                  vocode: bool, decoding: DecodingConfig, f0_range: tuple[float, float] | None = None) -> SynthesisResult:
+                  vocode: bool, decoding: DecodingConfig, f0_target: F0Target | None = None) -> SynthesisResult:
         """Join a text's decoded chunks into one result (:func:`gst_tts.inference.requests.assemble`);
-        ``f0_range``: ``(semitones, strength)`` for the vocoder, or ``None``."""
-        if f0_range is None:
+        ``f0_target``: the F0 spread the vocoder is asked for, or ``None``."""
+        if f0_target is None:
             def run_vocoder(log_mel: np.ndarray) -> np.ndarray:
                 return self.vocoder(torch.from_numpy(log_mel))
         else:
             def run_vocoder(log_mel: np.ndarray) -> np.ndarray:
-                return self.vocoder(torch.from_numpy(log_mel), f0_range_st=f0_range[0], f0_range_strength=f0_range[1])
+                return self.vocoder(torch.from_numpy(log_mel), f0_range_st=f0_target.semitones,
+                                    f0_range_strength=f0_target.strength)
         return assemble(
             text, cleaned, parts, weights=weights.float().cpu().numpy(), pause_s=pause_s,
             vocode=run_vocoder if vocode else None, symbols=self.symbols,

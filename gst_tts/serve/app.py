@@ -61,7 +61,7 @@ from gst_tts.audio.io import streaming_wav_header, wav_bytes, wav_pcm16
 from gst_tts.errors import AudioError, GstTtsError, TextError, first_line
 from gst_tts.inference.dial_names import NamedDial
 from gst_tts.inference.results import SynthesisResult
-from gst_tts.inference.style_spec import MAX_STYLE_STRENGTH, Style, style_f0_range
+from gst_tts.inference.style_spec import MAX_STYLE_STRENGTH, F0Target, Style, style_f0_range
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.inference.vocoder_choice import KIND_NAMES
 from gst_tts.serve.batching import BatchingQueue, QueueClosed, QueueFull, ReferenceJob, StreamJob, SynthesisJob
@@ -486,9 +486,9 @@ class _Service:
             return self.strengthened(sum(ref.weights * (w / total) for ref, w in refs), style_strength)
         return self.synth.styles.neutral().numpy()
 
-    def f0_range(self, *, reference_id: str | None, mix: Mapping[str, float] | None,
-                 style_strength: float | None) -> tuple[float, float] | None:
-        """``(F0 spread, strength)`` a reference or mix asks a vocoder for, from its uploaded clips'
+    def f0_target(self, *, reference_id: str | None, mix: Mapping[str, float] | None,
+                  style_strength: float | None) -> F0Target | None:
+        """The F0 spread a reference or mix asks a vocoder for, from its uploaded clips'
         spreads (:func:`~gst_tts.inference.style_spec.style_f0_range`'s rule); None for other styles.
         Call after :meth:`style` has checked them."""
         def spread(ref_id: str) -> float | None:
@@ -522,7 +522,7 @@ class _Service:
         weights = self.checked(text=text, style_weights=style_weights, reference_id=reference_id, mix=mix,
                                vocoder=vocoder, style_dials=style_dials, style_strength=style_strength)
         job = SynthesisJob(text=text, weights=weights, seed=seed, vocoder=vocoder,
-                           f0_range=self.f0_range(reference_id=reference_id, mix=mix, style_strength=style_strength))
+                           f0_target=self.f0_target(reference_id=reference_id, mix=mix, style_strength=style_strength))
         try:
             result = await self.on_worker(job, "synthesis")
         except GstTtsError as exc:

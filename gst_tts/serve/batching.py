@@ -32,6 +32,7 @@ from gst_tts.errors import GstTtsError
 from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.inference.results import SynthesisResult
 from gst_tts.inference.style import Style
+from gst_tts.inference.style_spec import F0Target
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.text.split import DEFAULT_MAX_CHARS
 
@@ -64,8 +65,8 @@ class SynthesisJob:
     weights: np.ndarray  # (n_heads, n_tokens)
     seed: int | None = None
     vocoder: str | None = None  # a key of the queue's vocoders; None: the default one
-    #: ``(F0 spread in semitones, strength)`` for a vocoder that can set one (a reference's); None: the model's.
-    f0_range: tuple[float, float] | None = None
+    #: The F0 spread for a vocoder that can set one (a reference's); None: the model's.
+    f0_target: F0Target | None = None
     future: Future = field(default_factory=Future, repr=False)
 
 
@@ -284,7 +285,7 @@ class BatchingQueue:
         try:
             synth.vocoder = self.vocoders[vocoder]
             results = synth.synthesize(
-                [j.text for j in jobs], styles=[Style(weights=j.weights) for j in jobs], f0_targets=[j.f0_range for j in jobs],
+                [j.text for j in jobs], styles=[Style(weights=j.weights) for j in jobs], f0_targets=[j.f0_target for j in jobs],
                 seed=jobs[0].seed,
                 batch_size=self.chunk_batch_size, decoding=self.decoding, max_chunk_chars=self.max_chunk_chars,
             )

@@ -383,7 +383,8 @@ def test_the_f0_range_asked_of_a_spectral_vocoder_is_recorded(tiny_checkpoint, t
     voice = tmp_path / "glide.wav"
     sf.write(voice, (0.3 * np.sin(2 * np.pi * np.cumsum(hz) / 22050)).astype(np.float32), 22050)
     recorded = {}
-    for name, extra in (("reference", []), ("decoded", ["--f0-range", "decoded"]), ("given", ["--f0-range", "4.5"])):
+    for name, extra in (("reference", []), ("decoded", ["--f0-range", "decoded"]), ("given", ["--f0-range", "4.5"]),
+                        ("strong", ["--style-strength", "1.5"]), ("given-strong", ["--f0-range", "4.5", "--style-strength", "1.5"])):
         out = tmp_path / f"{name}.wav"
         rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--vocoder", str(vocoder), "--text", "Hi.",
                          "--out", str(out), "--reference", str(voice), *extra, *FAST)
@@ -391,4 +392,5 @@ def test_the_f0_range_asked_of_a_spectral_vocoder_is_recorded(tiny_checkpoint, t
         recorded[name] = json.loads(out.with_suffix(".json").read_text())["style"]["f0_range"]
     assert recorded["reference"]["source"] == "reference" and 9.0 < recorded["reference"]["semitones"] < 11.5
     assert recorded["decoded"] == {"source": "decoded"}
-    assert recorded["given"] == {"source": "given", "semitones": 4.5}
+    assert recorded["given"] == recorded["given-strong"] == {"source": "given", "semitones": 4.5}  # outright
+    assert recorded["strong"] == {**recorded["reference"], "strength": 1.5} and recorded["reference"]["strength"] == 1.0
