@@ -64,13 +64,14 @@ def run(args: argparse.Namespace) -> int:
         write_wav(wav, result.audio, result.sample_rate)
         save_figure(result.figure(title=f"{name}: {result.text}"), wav.with_suffix(".alignment.png"))
 
+    transfers = synth.transfers_f0_range  # the demo's spectral vocoder sets each reference's F0 range
     report = evaluate_style_transfer(synth, references, texts, seed=args.seed, on_output=save,
-                                     progress=not args.no_progress, **options)
+                                     progress=not args.no_progress, transfer_f0_range=transfers, **options)
     summary = mean_health(report.healths)
     summary["stopped_on_token_rate"] = float(np.mean([reason == "stop_token" for reason in report.stop_reasons]))
     summary["aligned_criteria"] = ALIGNED_CRITERIA
     fits = next(iter(report.fits.values()))
-    f0_range = "reference" if synth.transfers_f0_range else "decoded"  # evaluate_style_transfer's default
+    f0_range = "reference" if transfers else "decoded"
     write_json(out / "summary.json", {"checkpoint": str(args.checkpoint), "held_out_sentences": texts,
                                       "alignment": summary, "f0_range": f0_range, **report.to_dict()})
     lines = [

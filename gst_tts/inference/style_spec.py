@@ -342,9 +342,9 @@ def style_f0_range(style: Style | None, read: Callable[[Reference], float | None
         return None
     if style.f0_range is not None:
         return F0Target(style.f0_range, 1.0)
-    strength = 1.0 if style.strength is None else float(style.strength)
     if style.reference is None and style.mix is None:
         return None
+    strength = 1.0 if style.strength is None else float(style.strength)
     pairs = [(style.reference, 1.0)] if style.reference is not None else mix_shares(style.mix)
     measured = [(read(ref), share) for ref, share in pairs]
     measured = [(st, share) for st, share in measured if st is not None and share > 0]
