@@ -25,7 +25,7 @@ from gst_tts.audio.vocoders.hifigan_io import DEFAULT_CONFIG_NAME
 from gst_tts.errors import GstTtsError, VocoderError
 from gst_tts.inference.decoding import UNSPLIT_MAX_SECONDS, DecodingConfig
 from gst_tts.inference.style import Style, parse_style_mix, parse_style_weights
-from gst_tts.inference.style_spec import MAX_STYLE_STRENGTH, F0Target, check_f0_range, check_style_strength
+from gst_tts.inference.style_spec import MAX_STYLE_STRENGTH, F0Target, TempoTarget, check_f0_range, check_style_strength
 from gst_tts.inference.synthesizer import INT8_MIN_RNN_DIM, Synthesizer
 from gst_tts.inference.vocoder_choice import AUTO, resolve_vocoder
 # The text options need no torch, so they live apart for the commands that load none (phonemize).
@@ -34,7 +34,8 @@ from gst_tts.text.split import DEFAULT_MAX_CHARS
 
 __all__ = [
     "positive_int", "add_model_arguments", "load_synthesizer", "add_vocoder_arguments", "load_cli_vocoder", "add_style_arguments", "resolve_cli_style",
-    "add_f0_range_argument", "f0_range_option", "cli_f0_target",
+    "add_f0_range_argument", "f0_range_option", "cli_f0_target", "TEMPO_REFERENCE", "TEMPO_DECODED", "add_tempo_argument",
+    "cli_tempo_target",
     "add_decoding_arguments", "decoding_options", "check_transfer_counts", "DEFAULT_SEED", "DEFAULT_BATCH_SIZE",
     "add_seed_argument", "add_batch_size_argument", "add_progress_argument", "add_text_arguments", "read_text_input", "one_text",
     "deprecated_flag", "deprecated_positional", "removed_flag", "reference_files", "load_synthesizer_described",
@@ -353,6 +354,33 @@ def cli_f0_target(synth: Synthesizer, args: argparse.Namespace) -> tuple[F0Targe
             return None, {"source": F0_RANGE_DECODED}
         return target, {"source": F0_RANGE_REFERENCE, "semitones": round(target.semitones, 2), "strength": target.strength}
     return F0Target(float(choice), 1.0), {"source": "given", "semitones": float(choice)}
+
+
+#: ``--tempo`` words: the reference's tempo, or the tempo as decoded.
+TEMPO_REFERENCE, TEMPO_DECODED = "reference", "decoded"
+
+
+def add_tempo_argument(p: argparse.ArgumentParser) -> None:
+    """``--tempo``: whose speaking rate the output has."""
+    p.add_argument(
+        "--tempo", default=TEMPO_REFERENCE, choices=[TEMPO_REFERENCE, TEMPO_DECODED], metavar="WHOSE",
+        help=f"speaking rate ({TEMPO_REFERENCE} or {TEMPO_DECODED}): '{TEMPO_REFERENCE}' (default) retimes the output"
+        " so its letters per second of speech follow the reference's (estimated from its syllable nuclei; moved by"
+        f" --style-strength, by at most a factor of 0.5 to 2); '{TEMPO_DECODED}' keeps the model's own",
+    )
+
+
+def cli_tempo_target(synth: Synthesizer, args: argparse.Namespace) -> tuple[TempoTarget | None, dict[str, Any]]:
+    """The tempo ``--tempo`` retimes the output to (the reference's or mix's, moved by
+    ``--style-strength``; ``None``: the model's), and its JSON description."""
+    mix = parse_style_mix(args.style_mix) if getattr(args, "style_mix", None) is not None else None
+    reference = getattr(args, "reference", None)
+    if getattr(args, "tempo", TEMPO_DECODED) == TEMPO_DECODED or (reference is None and mix is None):
+        return None, {"source": TEMPO_DECODED}
+    target = synth.tempo_target(Style(reference=reference, mix=mix, strength=getattr(args, "style_strength", None)))
+    if target is None:
+        return None, {"source": TEMPO_DECODED}
+    return target, {"source": TEMPO_REFERENCE, "letters_per_s": round(target.letters_per_s, 2), "strength": target.strength}
 
 
 def style_strength(text: str) -> float:

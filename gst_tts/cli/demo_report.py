@@ -73,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
     fits = next(iter(report.fits.values()))
     f0_range = "reference" if transfers else "decoded"
     write_json(out / "summary.json", {"checkpoint": str(args.checkpoint), "held_out_sentences": texts,
-                                      "alignment": summary, "f0_range": f0_range, **report.to_dict()})
+                                      "alignment": summary, "f0_range": f0_range, "tempo": "reference",
+                                      **report.to_dict()})
     lines = [
         f"Held-out alignment health over {len(report.healths)} syntheses ({len(texts)} new sentences x "
         f"{len(references)} unseen references):",
@@ -90,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
                      f"rate {_num(ref['rate_letters_per_s'])} → {_num(o['rate_letters_per_s'])} letters/s   "
                      f"aligned {row['aligned_share']:.0%}")
     lines.append(f"Style transfer from {len(references)} unseen references (output vs reference; F0 and rate in log; "
-                 + ("F0 range set to the reference's by the vocoder):" if f0_range == "reference" else "F0 range as decoded):"))
+                 + ("F0 range set to the reference's by the vocoder" if f0_range == "reference" else "F0 range as decoded")
+                 + "; each output retimed to its reference's estimated tempo):")
     for name, f in fits.items():
         lines.append(f"  {MEASURES[name][1]:<14} r {_num(f.r, 2)}   slope {_num(f.slope, 2)}   "
                      f"(Spearman {_num(f.spearman, 2)}, n {f.n})")

@@ -44,7 +44,7 @@ from gst_tts.analysis.style_transfer import REFERENCE_SENTENCES
 from gst_tts.cli.args import (
     add_decoding_arguments, add_model_arguments, add_progress_argument, add_seed_argument, check_transfer_counts,
     decoding_options, deprecated_flag, load_synthesizer, read_text_input, style_strength,
-    F0_RANGE_REFERENCE, F0_RANGE_DECODED, add_f0_range_argument,
+    F0_RANGE_REFERENCE, F0_RANGE_DECODED, TEMPO_REFERENCE, add_f0_range_argument, add_tempo_argument,
 )
 from gst_tts.cli.outputs import check_writable_location, write_csv
 from gst_tts.errors import GstTtsError
@@ -79,6 +79,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="every reference's style moved from neutral toward it by S (0 neutral, 1 the reference"
                    f" (default), above 1 exaggerates; 0 to {MAX_STYLE_STRENGTH:g})")
     add_f0_range_argument(p, numbers=False)
+    add_tempo_argument(p)
     add_progress_argument(p)
     add_decoding_arguments(p, batch_what="sentences")
 
@@ -132,15 +133,17 @@ def run(args: argparse.Namespace) -> int:
     transfers = args.f0_range == F0_RANGE_REFERENCE and synth.transfers_f0_range
     report = evaluate_style_transfer(synth, references, texts, seed=args.seed, progress=not args.no_progress,
                                      on_output=save, style_strength=args.style_strength, transfer_f0_range=transfers,
+                                     transfer_tempo=args.tempo == TEMPO_REFERENCE,
                                      **options)
     write_csv(args.out / "transfer.csv", report.csv_header(), report.csv_rows())
     strength = 1.0 if args.style_strength is None else args.style_strength
     f0_range = F0_RANGE_REFERENCE if transfers else F0_RANGE_DECODED
     write_json(args.out / "transfer.json", {"checkpoint": str(args.checkpoint), "seed": args.seed, "style_strength": strength,
-                                            "f0_range": f0_range,
+                                            "f0_range": f0_range, "tempo": args.tempo,
                                             **report.to_dict()})
     shown = "" if args.style_strength is None else f"; style strength {strength:g}"
     shown += f"; F0 range: the {'reference' if transfers else 'model'}'s"
+    shown += f"; tempo: the {'reference' if args.tempo == TEMPO_REFERENCE else 'model'}'s"
     lines = report.table_lines() + [f"{len(references)} references × {len(texts)} sentences{shown}; files in {args.out}"]
     write_text(args.out / "summary.txt", "\n".join(lines) + "\n")
     print("\n".join(lines))

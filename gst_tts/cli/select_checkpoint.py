@@ -92,9 +92,9 @@ def run(args: argparse.Namespace) -> int:
         if vocoder is None:  # one vocoder for every candidate: a run's checkpoints share their features
             vocoder = load_cli_vocoder(args, synth.audio_config, synth.device, checkpoint=path)
         synth.vocoder = vocoder
-        # The model's own F0 range is judged, not the reference's copied in by a spectral vocoder.
+        # The model's own F0 range and tempo are judged, not the reference's copied in after decoding.
         report = evaluate_style_transfer(synth, references, texts, seed=args.seed, progress=False, transfer_f0_range=False,
-                                         **options)
+                                         transfer_tempo=False, **options)
         figures = selection_figures(report)
         weakest = min(figures, key=figures.get)
         candidates.append({"checkpoint": str(path), "step": step, "figures": figures, "weakest": weakest,

@@ -30,7 +30,7 @@ from tqdm.contrib.logging import logging_redirect_tqdm
 from gst_tts.cli.args import (
     STDIN, add_decoding_arguments, add_model_arguments, add_progress_argument, add_seed_argument, add_style_arguments,
     add_text_arguments, decoding_options, attach_vocoder, load_synthesizer, read_text_input, resolve_cli_style,
-    add_f0_range_argument, cli_f0_target,
+    add_f0_range_argument, add_tempo_argument, cli_f0_target, cli_tempo_target,
 )
 from gst_tts.cli.outputs import check_writable_location, write_outputs
 from gst_tts.errors import GstTtsError, TextError
@@ -59,6 +59,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                        file_help=f"one utterance per line, at most {MAX_TEXT_CHARS:,} characters each (--out is then a folder)")
     add_style_arguments(p)
     add_f0_range_argument(p)
+    add_tempo_argument(p)
     p.add_argument("--out", type=Path, required=True, help="X.wav for --text; a folder for --text-file")
     p.add_argument("--plot", action="store_true", help="also write X.alignment.png (attention, stop token, mel)")
     p.add_argument("--save-alignment", action="store_true", help="also write X.alignment.npy (float32, decoder steps × input symbols)")
@@ -132,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
     weights, style_info = resolve_cli_style(synth, args)
     attach_vocoder(synth, args)
     f0_target, style_info["f0_range"] = cli_f0_target(synth, args)
+    tempo_target, style_info["tempo"] = cli_tempo_target(synth, args)
 
     # 2. Synthesize a batch of lines at a time and write its files, so memory stays bounded.
     group = options["batch_size"]
@@ -144,6 +146,7 @@ def run(args: argparse.Namespace) -> int:
             batch = utterances[start : start + group]
             results = synth.synthesize(
                 [u.text for u in batch], style_weights=weights, f0_targets=[f0_target] * len(batch),
+                tempo_targets=[tempo_target] * len(batch),
                 seed=args.seed + g,
                 pause_s=args.pause, names=[u.name for u in batch], **options,
             )

@@ -96,7 +96,16 @@ class StyleResolver(StyleRules):
         Raises:
             AudioError: as :meth:`reference_audio`.
         """
-        return self.mel_stats.normalize(self._extractor(torch.from_numpy(self.reference_audio(reference))))
+        return self.mel_stats.normalize(self.reference_log_mel(reference))
+
+    def reference_log_mel(self, reference: Reference) -> torch.Tensor:
+        """``(frames, n_mels)`` natural-log mel of a reference recording, not normalised: of
+        :meth:`reference_audio`.
+
+        Raises:
+            AudioError: as :meth:`reference_audio`.
+        """
+        return self._extractor(torch.from_numpy(self.reference_audio(reference)))
 
     def reference_audio(self, reference: Reference) -> np.ndarray:
         """A reference recording's float32 mono samples at the model's rate, silence trimmed.

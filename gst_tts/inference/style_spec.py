@@ -28,6 +28,7 @@ __all__ = [
     "Reference", "StyleWeights", "StyleMix", "Style", "StyleRules", "MIN_REFERENCE_SECONDS", "MAX_REFERENCE_SECONDS",
     "MAX_STYLE_WEIGHT", "MAX_STYLE_STRENGTH", "parse_style_weights", "parse_style_mix", "reference_header",
     "check_style_strength", "check_f0_range", "F0Target", "mix_shares", "once_per_reference", "style_f0_range", "warn_f0_range_unused", "MAX_F0_RANGE_ST",
+    "TempoTarget", "style_tempo",
 ]
 
 MIN_REFERENCE_SECONDS = 0.5
@@ -342,15 +343,45 @@ def style_f0_range(style: Style | None, read: Callable[[Reference], float | None
         return None
     if style.f0_range is not None:
         return F0Target(style.f0_range, 1.0)
-    if style.reference is None and style.mix is None:
+    reading = _reference_reading(style, read)
+    return None if reading is None else F0Target(*reading)
+
+
+class TempoTarget(NamedTuple):
+    """The tempo an output is retimed to (:mod:`~gst_tts.inference.tempo`): its articulation rate
+    (letters per second of speech) is moved toward ``letters_per_s`` by the factor between them
+    raised to ``strength``."""
+
+    letters_per_s: float
+    strength: float
+
+
+def style_tempo(style: Style | None, read: Callable[[Reference], float | None]) -> TempoTarget | None:
+    """The :class:`TempoTarget` of a reference or mix: the reference's letter rate as ``read``
+    estimates it from the recording, or a mix's geometric mean of its references' (by their shares,
+    over those ``read`` measures), with the style's strength (default 1). ``None`` for token
+    weights, dials, neutral, or nothing measured: the tempo as decoded."""
+    def log_rate(reference: Reference) -> float | None:
+        rate = read(reference)
+        return None if rate is None or not rate > 0 else math.log(rate)
+
+    reading = _reference_reading(style, log_rate)
+    return None if reading is None else TempoTarget(math.exp(reading[0]), reading[1])
+
+
+def _reference_reading(style: Style | None, read: Callable[[Reference], float | None]) -> tuple[float, float] | None:
+    """``(value, strength)``: what ``read`` reads off a style's reference, or the mean of a mix's
+    references' readings by their shares (those it reads), with the style's strength (default 1);
+    ``None`` for other styles or nothing read."""
+    if style is None or (style.reference is None and style.mix is None):
         return None
     strength = 1.0 if style.strength is None else float(style.strength)
     pairs = [(style.reference, 1.0)] if style.reference is not None else mix_shares(style.mix)
     measured = [(read(ref), share) for ref, share in pairs]
-    measured = [(st, share) for st, share in measured if st is not None and share > 0]
+    measured = [(value, share) for value, share in measured if value is not None and share > 0]
     if not measured:
         return None
-    return F0Target(sum(st * share for st, share in measured) / sum(share for _, share in measured), strength)
+    return sum(value * share for value, share in measured) / sum(share for _, share in measured), strength
 
 
 # ---------------------------------------------------------------- text specs

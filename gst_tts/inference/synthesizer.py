@@ -47,7 +47,11 @@ from gst_tts.inference.results import ChunkReport, SynthesisResult
 from gst_tts.inference.stream_windows import DEFAULT_CHUNK_FRAMES, check_stream_request, stream_audio
 from gst_tts.inference.streaming import RngLanes, decode_steps, postnet_windows, vocoder_windows
 from gst_tts.inference.style import Reference, Style, StyleMix, StyleResolver, StyleWeights
-from gst_tts.inference.style_spec import F0Target, once_per_reference, style_f0_range, warn_f0_range_unused
+from gst_tts.inference.style_spec import (
+    F0Target, TempoTarget, once_per_reference, style_f0_range, style_tempo, warn_f0_range_unused,
+)
+from gst_tts.analysis.speech_rate import letter_rate_estimate
+from gst_tts.inference.tempo import resolve_tempo_targets, retimed_chunk
 from gst_tts.model import GSTTacotron
 from gst_tts.model.int8_weight import has_quantized_engine
 from gst_tts.text.split import DEFAULT_MAX_CHARS
@@ -263,6 +267,8 @@ class Synthesizer:
         vocode: bool = True,
         transfer_f0_range: bool = True,
         f0_targets: Sequence[F0Target | None] | None = None,
+        transfer_tempo: bool = True,
+        tempo_targets: Sequence[TempoTarget | None] | None = None,
         names: Sequence[str] | None = None,
     ) -> SynthesisResult | list[SynthesisResult]:
         """Synthesize one text (returns one result) or a list (returns a list, batched internally).
@@ -309,6 +315,14 @@ class Synthesizer:
                 of what the styles ask for (:meth:`f0_range_target`): for a caller that resolved
                 its styles to token weights itself and read the references' spreads
                 (:meth:`reference_f0_range`) when it did, as the server does. Default None.
+            transfer_tempo: with a ``reference`` or ``style_mix``: each decoded chunk is retimed
+                so its syllable-nucleus rate follows the reference's (a mix: its references'
+                geometric mean), by the style strength (:mod:`gst_tts.inference.tempo`), before
+                any vocoder; the acoustic model alone follows a reference's tempo only part of the
+                way. ``False``: the tempo as decoded. Default True.
+            tempo_targets: one :class:`~gst_tts.inference.style_spec.TempoTarget` or ``None`` per
+                text, in place of what the styles ask for (:meth:`tempo_target`), for a caller
+                that resolved its styles itself (:meth:`reference_tempo`). Default None.
             names: one name per text for warnings (default: the text itself).
 
         Every input is validated before anything is decoded.
@@ -341,6 +355,12 @@ class Synthesizer:
             else:
                 read = once_per_reference(self.reference_f0_range)
                 f0_targets_used = [self.f0_range_target(style, read) for style in styles]
+        try:
+            tempo_targets_used = resolve_tempo_targets(
+                len(texts), transfer=transfer_tempo, given=tempo_targets, styles=styles,
+                one=Style(reference=reference, mix=style_mix, strength=style_strength), read=self.reference_tempo)
+        except ValueError as exc:
+            raise GstTtsError(str(exc)) from None
 
         chunks = [
             _Chunk(i, piece, ids, weights[i])
@@ -352,7 +372,8 @@ class Synthesizer:
             decoded = self._decode(chunks, batch_size, decoding)
             per_text: list[list[DecodedChunk]] = [[] for _ in texts]
             for c, d in zip(chunks, decoded):  # chunks are in reading order
-                per_text[c.text_index].append(d)
+                per_text[c.text_index].append(retimed_chunk(d, tempo_targets_used[c.text_index],
+                                                            frame_seconds=1.0 / self.audio_config.frames_per_second))
             for i, text in enumerate(texts):
                 results.append(self._assemble(text, prepared[i][0], per_text[i], weights[i], pause_s, vocode, decoding,
                                               f0_targets_used[i]))
@@ -390,8 +411,10 @@ class Synthesizer:
         Griffin-Lim or the spectral vocoder the same spectrum with the phase built window by
         window (see the module). A split text with prenet dropout on differs from the one-shot
         one (which decodes its chunks as one batch, so draws other dropout masks). A stream keeps
-        the model's F0 spread: ``synthesize``'s ``transfer_f0_range`` stretches the whole
-        chunk's F0 track, not known before the chunk ends (a style's ``f0_range`` is warned about).
+        the model's F0 spread and tempo: ``synthesize``'s ``transfer_f0_range`` stretches the whole
+        chunk's F0 track and ``transfer_tempo`` retimes it by its whole rate, neither known before
+        the chunk ends (a style's ``f0_range`` is warned about); the joined stream is the one-shot
+        output with both off.
 
         Args:
             chunk_frames: mel frames of audio per chunk, >= 1: the first of each text chunk has a
@@ -522,6 +545,20 @@ class Synthesizer:
         except ValueError:  # a window too short for YIN's lowest F0 at this rate: the spread is not read
             return None
         return spread_st(np.log(f0[voiced].double().numpy()), median_frames=REFERENCE_MEDIAN_FRAMES)
+
+    def tempo_target(self, style: Style | None,
+                     read: Callable[[Reference], float | None] | None = None) -> TempoTarget | None:
+        """The :class:`~gst_tts.inference.style_spec.TempoTarget` an output in ``style`` is retimed to
+        (:func:`~gst_tts.inference.style_spec.style_tempo`), or ``None``: the tempo as decoded (a
+        token style, neutral, or a reference whose tempo cannot be read)."""
+        return style_tempo(style, read or self.reference_tempo)
+
+    def reference_tempo(self, reference: Reference) -> float | None:
+        """A reference's letters per second of articulation, estimated from its syllable nuclei
+        (:func:`~gst_tts.analysis.speech_rate.letter_rate_estimate` of its log-mel); ``None`` for too few nuclei."""
+        return letter_rate_estimate(self.styles.reference_log_mel(reference).numpy(),
+                                    1.0 / self.audio_config.frames_per_second,
+                                    fmin=self.audio_config.fmin, fmax=self.audio_config.fmax)
 
     def _assemble(self, text: str, cleaned: str, parts: list[DecodedChunk], weights: torch.Tensor, pause_s: float,
                   vocode: bool, decoding: DecodingConfig, f0_target: F0Target | None = None) -> SynthesisResult:

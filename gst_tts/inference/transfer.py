@@ -46,6 +46,7 @@ def evaluate_style_transfer(
     on_output: Callable[[int, int, SynthesisResult], None] | None = None,
     style_strength: float | None = None,
     transfer_f0_range: bool = True,
+    transfer_tempo: bool = True,
 ) -> StyleTransferReport:
     """Speaks every text in the style of every reference and compares the prosody.
 
@@ -70,6 +71,8 @@ def evaluate_style_transfer(
             reference, above 1 exaggerated). Default None: the reference's own style (1).
         transfer_f0_range: ``Synthesizer.synthesize``'s: each output's F0 spread set to its
             reference's where the vocoder can. Default True.
+        transfer_tempo: ``Synthesizer.synthesize``'s: each output retimed to its reference's
+            estimated letter rate. Default True.
 
     Raises:
         GstTtsError: fewer than two references, no text, duplicate reference names.
@@ -100,7 +103,7 @@ def evaluate_style_transfer(
             batch = list(range(first, min(first + per_call, len(references))))
             results = synth.synthesize(
                 [t for _ in batch for t in texts], styles=[styles[i] for i in batch for _ in texts],
-                transfer_f0_range=transfer_f0_range, seed=seed, batch_size=batch_size, decoding=decoding, max_chunk_chars=max_chunk_chars,
+                transfer_f0_range=transfer_f0_range, transfer_tempo=transfer_tempo, seed=seed, batch_size=batch_size, decoding=decoding, max_chunk_chars=max_chunk_chars,
                 names=[f"{references[i].name} / sentence {k + 1}" for i in batch for k in range(len(texts))],
             )
             for j, i in enumerate(batch):

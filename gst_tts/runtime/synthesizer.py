@@ -37,6 +37,8 @@ from gst_tts.inference.style_spec import (
     _SILENCE_PEAK, MIN_REFERENCE_SECONDS, Reference, Style, StyleMix, StyleRules, StyleWeights, _reference_array,
     _reference_name, _shown, reference_header, warn_f0_range_unused,
 )
+from gst_tts.inference.tempo import resolve_tempo_targets, retimed_chunk
+from gst_tts.analysis.speech_rate import letter_rate_estimate
 from gst_tts.runtime import audio
 from gst_tts.runtime.manifest import FILES, MANIFEST, VOCODER_KINDS, read_manifest
 from gst_tts.text.split import DEFAULT_MAX_CHARS
@@ -207,6 +209,13 @@ class OnnxSynthesizer:
                             win_length=settings["win_length"])
         return (mel - self.mel_mean) / self.mel_std
 
+    def reference_tempo(self, reference: Reference) -> float | None:
+        """A reference's letters per second of articulation, estimated from its syllable nuclei, as
+        :meth:`gst_tts.Synthesizer.reference_tempo` estimates it; ``None`` for too few nuclei."""
+        settings = self.audio_settings
+        return letter_rate_estimate(self.reference_mel(reference) * self.mel_std + self.mel_mean,
+                                    settings["hop_length"] / self.sample_rate, fmin=settings["fmin"], fmax=settings["fmax"])
+
     def reference_weights(self, reference: Reference) -> np.ndarray:
         """``(n_heads, n_tokens)`` token weights of a reference; one longer than the export's
         ``reference_frames`` is encoded in half-overlapping windows whose embeddings are averaged
@@ -248,8 +257,10 @@ class OnnxSynthesizer:
         max_chunk_chars: int | None = DEFAULT_MAX_CHARS,
         pause_s: float = DEFAULT_PAUSE_S,
         vocode: bool = True,
+        transfer_tempo: bool = True,
     ) -> SynthesisResult | list[SynthesisResult]:
-        """Synthesize one text (one result) or a list (a list), as :meth:`gst_tts.Synthesizer.synthesize`.
+        """Synthesize one text (one result) or a list (a list), as :meth:`gst_tts.Synthesizer.synthesize`
+        (``transfer_tempo``: each output retimed to its reference's tempo, as there; no F0 spread is set).
 
         ``seed`` seeds numpy's generator for the prenet dropout and Griffin-Lim's initial phase
         (not torch's: the same seed gives other masks than the torch path). ``decoding``: default
@@ -266,12 +277,16 @@ class OnnxSynthesizer:
                                  style_dials=style_dials, style_mix=style_mix, styles=styles,
                                  style_strength=style_strength)
         warn_f0_range_unused(styles or [], "the torch-free runtime")
+        targets = resolve_tempo_targets(len(texts), transfer=transfer_tempo, given=None, styles=styles,
+                                one=Style(reference=reference, mix=style_mix, strength=style_strength),
+                                read=self.reference_tempo)
         rng = np.random.default_rng(seed)
         chunks = [(i, piece, ids) for i, (_, pieces) in enumerate(prepared) for piece, ids in pieces]
         decoded = self._decode_chunks(chunks, weights, batch_size, decoding, rng)
+        frame_seconds = self.audio_settings["hop_length"] / self.sample_rate
         results = []
         for i, text in enumerate(texts):
-            parts = [d for c, d in zip(chunks, decoded) if c[0] == i]
+            parts = [retimed_chunk(d, targets[i], frame_seconds=frame_seconds) for c, d in zip(chunks, decoded) if c[0] == i]
             results.append(self._assemble(text, prepared[i][0], parts, weights[i], pause_s, vocode, decoding, rng))
             problems = results[-1].problems()
             if problems:  # as the Synthesizer says it: one line per text, the first three problems

@@ -61,7 +61,7 @@ from gst_tts.audio.io import streaming_wav_header, wav_bytes, wav_pcm16
 from gst_tts.errors import AudioError, GstTtsError, TextError, first_line
 from gst_tts.inference.dial_names import NamedDial
 from gst_tts.inference.results import SynthesisResult
-from gst_tts.inference.style_spec import MAX_STYLE_STRENGTH, F0Target, Style, style_f0_range
+from gst_tts.inference.style_spec import MAX_STYLE_STRENGTH, F0Target, Style, TempoTarget, style_f0_range, style_tempo
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.inference.vocoder_choice import KIND_NAMES
 from gst_tts.serve.batching import BatchingQueue, QueueClosed, QueueFull, ReferenceJob, StreamJob, SynthesisJob
@@ -167,6 +167,7 @@ class _Reference:
     duration_s: float
     weights: np.ndarray  # (n_heads, n_tokens)
     f0_range_st: float | None = None  # its F0 spread (YIN), which a spectral vocoder gives its outputs
+    letters_per_s: float | None = None  # its estimated letter rate, which one-shot outputs are retimed to
 
     def to_dict(self, ref_id: str) -> dict[str, Any]:
         return {"id": ref_id, "name": self.name, "duration_s": round(self.duration_s, 3),
@@ -491,15 +492,30 @@ class _Service:
         """The F0 spread a reference or mix asks a vocoder for, from its uploaded clips'
         spreads (:func:`~gst_tts.inference.style_spec.style_f0_range`'s rule); None for other styles.
         Call after :meth:`style` has checked them."""
-        def spread(ref_id: str) -> float | None:
-            ref = self.references.get(ref_id)
-            return None if ref is None else ref.f0_range_st
+        return style_f0_range(self._reference_style(reference_id, mix, style_strength),
+                              lambda ref_id: self._uploaded(ref_id, "f0_range_st"))
 
+    def tempo_target(self, *, reference_id: str | None, mix: Mapping[str, float] | None,
+                     style_strength: float | None) -> TempoTarget | None:
+        """The tempo a reference or mix retimes outputs to, from its uploaded clips' letter rates
+        (:func:`~gst_tts.inference.style_spec.style_tempo`'s rule); None for other styles. Call
+        after :meth:`style` has checked them."""
+        return style_tempo(self._reference_style(reference_id, mix, style_strength),
+                           lambda ref_id: self._uploaded(ref_id, "letters_per_s"))
+
+    @staticmethod
+    def _reference_style(reference_id: str | None, mix: Mapping[str, float] | None,
+                         style_strength: float | None) -> Style | None:
         if reference_id is not None:
-            return style_f0_range(Style(reference=reference_id, strength=style_strength), spread)
+            return Style(reference=reference_id, strength=style_strength)
         if mix is not None:
-            return style_f0_range(Style(mix=dict(mix), strength=style_strength), spread)
+            return Style(mix=dict(mix), strength=style_strength)
         return None
+
+    def _uploaded(self, ref_id: str, reading: str) -> float | None:
+        """What was read off an uploaded clip when it was encoded (``reading``: a field of it), or None."""
+        ref = self.references.get(ref_id)
+        return None if ref is None else getattr(ref, reading)
 
     def strengthened(self, weights: np.ndarray, strength: float | None) -> np.ndarray:
         """A reference's ``(n_heads, n_tokens)`` weights moved from neutral by ``strength`` (the resolver's rule)."""
@@ -522,7 +538,8 @@ class _Service:
         weights = self.checked(text=text, style_weights=style_weights, reference_id=reference_id, mix=mix,
                                vocoder=vocoder, style_dials=style_dials, style_strength=style_strength)
         job = SynthesisJob(text=text, weights=weights, seed=seed, vocoder=vocoder,
-                           f0_target=self.f0_target(reference_id=reference_id, mix=mix, style_strength=style_strength))
+                           f0_target=self.f0_target(reference_id=reference_id, mix=mix, style_strength=style_strength),
+                           tempo_target=self.tempo_target(reference_id=reference_id, mix=mix, style_strength=style_strength))
         try:
             result = await self.on_worker(job, "synthesis")
         except GstTtsError as exc:
@@ -661,10 +678,11 @@ class _Service:
         """
         job = ReferenceJob(load=functools.partial(self.decode_reference, name, data))
         try:
-            weights, duration_s, f0_range_st = await self.on_worker(job, "encoding the reference")
+            weights, duration_s, f0_range_st, letters_per_s = await self.on_worker(job, "encoding the reference")
         except GstTtsError as exc:
             raise ApiError(422, str(exc).replace("reference array", f"file {_quote(name)}", 1)) from None
-        return _Reference(name=name, duration_s=duration_s, weights=weights, f0_range_st=f0_range_st)
+        return _Reference(name=name, duration_s=duration_s, weights=weights, f0_range_st=f0_range_st,
+                          letters_per_s=letters_per_s)
 
     def decode_reference(self, name: str, data: bytes) -> tuple[np.ndarray, int]:
         """``(samples (frames, channels) float32, rate)`` of an uploaded clip (run on the worker).

@@ -32,7 +32,7 @@ from gst_tts.errors import GstTtsError
 from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.inference.results import SynthesisResult
 from gst_tts.inference.style import Style
-from gst_tts.inference.style_spec import F0Target
+from gst_tts.inference.style_spec import F0Target, TempoTarget
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.text.split import DEFAULT_MAX_CHARS
 
@@ -67,6 +67,8 @@ class SynthesisJob:
     vocoder: str | None = None  # a key of the queue's vocoders; None: the default one
     #: The F0 spread for a vocoder that can set one (a reference's); None: the model's.
     f0_target: F0Target | None = None
+    #: The tempo the output is retimed to (a reference's); None: the model's.
+    tempo_target: TempoTarget | None = None
     future: Future = field(default_factory=Future, repr=False)
 
 
@@ -77,8 +79,8 @@ class ReferenceJob:
     ``load`` gives the clip as ``(samples (frames, channels) float32, sample rate in Hz)``; it runs
     on the worker too, so a clip is decoded only when its turn comes. ``future`` gets
     ``(weights (n_heads, n_tokens) float32 array, duration in seconds, F0 spread in semitones or
-    None)`` (:meth:`Synthesizer.reference_f0_range`, read only when a vocoder of the queue can set
-    one), or the error of ``load`` or of the model (an
+    None, letter rate or None)`` (:meth:`Synthesizer.reference_f0_range`, read only when a vocoder
+    of the queue can set one; :meth:`Synthesizer.reference_tempo`), or the error of ``load`` or of the model (an
     ``AudioError`` for a silent or too short clip).
     """
 
@@ -286,6 +288,7 @@ class BatchingQueue:
             synth.vocoder = self.vocoders[vocoder]
             results = synth.synthesize(
                 [j.text for j in jobs], styles=[Style(weights=j.weights) for j in jobs], f0_targets=[j.f0_target for j in jobs],
+                tempo_targets=[j.tempo_target for j in jobs],
                 seed=jobs[0].seed,
                 batch_size=self.chunk_batch_size, decoding=self.decoding, max_chunk_chars=self.max_chunk_chars,
             )
@@ -333,12 +336,13 @@ class BatchingQueue:
 
     def _encode(self, job: ReferenceJob) -> None:
         started = time.monotonic()
-        outcome: tuple[np.ndarray, float, float | None] | BaseException
+        outcome: tuple[np.ndarray, float, float | None, float | None] | BaseException
         try:
             samples, rate = job.load()
             spread = (self.synthesizer.reference_f0_range((samples, rate))
                       if any(getattr(v, "sets_f0_range", False) for v in self.vocoders.values()) else None)
-            outcome = (self.synthesizer.styles.reference_weights((samples, rate)).numpy(), len(samples) / rate, spread)
+            outcome = (self.synthesizer.styles.reference_weights((samples, rate)).numpy(), len(samples) / rate, spread,
+                       self.synthesizer.reference_tempo((samples, rate)))
         except GstTtsError as exc:
             outcome = exc
         except Exception as exc:  # a bug (or a loader's own error type): the caller gets it, the worker lives on

@@ -142,6 +142,15 @@ def test_the_style_strength_is_recorded(tiny_checkpoint, tmp_path, capsys):
     assert "style strength 0.5;" in stdout
     # Griffin-Lim cannot set an F0 spread: the outputs keep the model's, and the report says so.
     assert report["f0_range"] == "decoded" and "F0 range: the model's" in stdout
+    assert report["tempo"] == "reference" and "tempo: the reference's" in stdout
+
+
+def test_the_models_own_tempo_can_be_measured(tiny_checkpoint, tmp_path, capsys):
+    out = tmp_path / "transfer"
+    rc, stdout, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--out", str(out), "--espeak", "2",
+                          "--tempo", "decoded", *FAST)
+    assert rc == 0, err
+    assert json.loads((out / "transfer.json").read_text())["tempo"] == "decoded" and "tempo: the model's" in stdout
 
 
 @pytest.mark.parametrize("args, message", [

@@ -106,8 +106,9 @@ def test_style_weights_per_head_and_style_mix_are_recorded(tiny_checkpoint, tmp_
     assert rc == 0, err
     side = json.loads(out.with_suffix(".json").read_text())
     assert side["style_weights"] == [[0.0, 0.0, 0.0, 0.4, 0.0], [0.0, 0.0, -0.2, 0.4, 0.0]]
-    # Griffin-Lim sets no F0 spread: the model's own is recorded.
-    assert side["style"] == {"source": "style_weights", "spec": "3=0.4, 1:2=-0.2", "f0_range": {"source": "decoded"}}
+    # Griffin-Lim sets no F0 spread, and token weights have no tempo: the model's own are recorded.
+    assert side["style"] == {"source": "style_weights", "spec": "3=0.4, 1:2=-0.2", "f0_range": {"source": "decoded"},
+                             "tempo": {"source": "decoded"}}
 
     out = tmp_path / "d.wav"
     rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--text", "Dialled.", "--out", str(out),
@@ -115,7 +116,8 @@ def test_style_weights_per_head_and_style_mix_are_recorded(tiny_checkpoint, tmp_
     assert rc == 0, err
     side = json.loads(out.with_suffix(".json").read_text())
     np.testing.assert_allclose(side["style_weights"], [[0.2] * 5, [0.1, 0.1, 0.1, 0.6, 0.1]], atol=1e-6)
-    assert side["style"] == {"source": "style_dials", "spec": "1:3=0.5", "f0_range": {"source": "decoded"}}
+    assert side["style"] == {"source": "style_dials", "spec": "1:3=0.5", "f0_range": {"source": "decoded"},
+                             "tempo": {"source": "decoded"}}
 
     out = tmp_path / "m.wav"
     mix = f"{refs['good']}=0.5,{refs['stereo48k']}=0.5"
@@ -333,6 +335,7 @@ def test_style_strength_scales_the_reference_and_is_recorded(tiny_checkpoint, tm
     (["--style-strength", "0.5"], "--style-strength needs --reference or --style-mix"),
     (["--f0-range", "loud"], "F0 range is not a finite number"),
     (["--f0-range", "30"], "F0 range must lie in 0..24"),
+    (["--tempo", "fast"], "argument --tempo: invalid choice: 'fast'"),
 ])
 def test_bad_style_strength_is_one_line_and_exit_2(tiny_checkpoint, tmp_path, capsys, refs, args, expected):
     out = tmp_path / "out" / "x.wav"
@@ -394,3 +397,26 @@ def test_the_f0_range_asked_of_a_spectral_vocoder_is_recorded(tiny_checkpoint, t
     assert recorded["decoded"] == {"source": "decoded"}
     assert recorded["given"] == recorded["given-strong"] == {"source": "given", "semitones": 4.5}  # outright
     assert recorded["strong"] == {**recorded["reference"], "strength": 1.5} and recorded["reference"]["strength"] == 1.0
+
+
+def test_the_tempo_of_a_reference_is_recorded_and_sets_the_length(tiny_checkpoint, tmp_path, capsys):
+    t = np.arange(3 * 22050) / 22050
+    voice = sum(np.sin(2 * np.pi * 150.0 * k * t) / k for k in range(1, 16))
+    lengths, recorded = {}, {}
+    for per_second in (3.0, 6.0):  # syllables a second
+        swells = tmp_path / f"swells{per_second:g}.wav"
+        sf.write(swells, (0.2 * voice * (0.05 + 0.95 * (0.5 - 0.5 * np.cos(2 * np.pi * per_second * t)))).astype(np.float32), 22050)
+        for tempo in ("reference", "decoded"):
+            out = tmp_path / f"{tempo}{per_second:g}.wav"
+            rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--text", "Hello there, my friend.", "--out", str(out),
+                             "--reference", str(swells), "--tempo", tempo, "--seed", "0", "--max-seconds",
+                             str(seconds_for_steps(24)), "--griffin-lim-iters", "2")
+            assert rc == 0, err
+            lengths[tempo, per_second] = sf.info(out).frames
+            recorded[tempo, per_second] = json.loads(out.with_suffix(".json").read_text())["style"]["tempo"]
+    assert recorded["decoded", 3.0] == recorded["decoded", 6.0] == {"source": "decoded"}
+    slow, fast = recorded["reference", 3.0], recorded["reference", 6.0]
+    assert slow["source"] == fast["source"] == "reference" and slow["strength"] == 1.0
+    assert fast["letters_per_s"] == pytest.approx(2 * slow["letters_per_s"], rel=0.15)
+    assert lengths["decoded", 3.0] == lengths["decoded", 6.0]
+    assert lengths["reference", 6.0] < lengths["reference", 3.0]  # the faster reference, the shorter output

@@ -135,6 +135,23 @@ def test_styles_follow_the_torch_paths_rules(runtime, tiny_checkpoint):
         assert str(mine.value) == str(theirs.value) and "\n" not in str(mine.value)
 
 
+def test_outputs_are_retimed_to_a_references_tempo_as_the_torch_path_does(runtime, tiny_checkpoint):
+    synth = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu")
+    rate = 22050
+    t = np.arange(3 * rate) / rate
+    voice = sum(np.sin(2 * np.pi * 150.0 * k * t) / k for k in range(1, 16))
+    fast, slow = ((0.2 * voice * (0.05 + 0.95 * (0.5 - 0.5 * np.cos(2 * np.pi * hz * t)))).astype(np.float32)
+                  for hz in (6.0, 2.5))  # syllables a second
+    for samples in (fast, slow):
+        assert runtime.reference_tempo((samples, rate)) == pytest.approx(synth.reference_tempo((samples, rate)), rel=1e-3)
+    bound = DecodingConfig(max_seconds=seconds_for_steps(24))
+    text = "Hello there, my friend."
+    frames = {name: runtime.synthesize(text, reference=(samples, rate), seed=0, decoding=bound, vocode=False).n_frames
+              for name, samples in (("fast", fast), ("slow", slow))}
+    own = runtime.synthesize(text, reference=(fast, rate), seed=0, decoding=bound, vocode=False, transfer_tempo=False)
+    assert frames["fast"] < frames["slow"] and own.n_frames == own.alignment.shape[0] * synth.model.reduction_factor
+
+
 def test_the_exports_neutral_style_and_style_strength_are_the_checkpoints(tiny_checkpoint, tmp_path):
     ckpt = load_checkpoint(tiny_checkpoint)
     stored = torch.softmax(torch.arange(10, dtype=torch.float32).reshape(2, 5) * 0.6, -1)  # a trained neutral, not uniform

@@ -677,3 +677,27 @@ def test_an_uploaded_references_f0_spread_goes_to_a_vocoder_that_can_set_it(tiny
     assert 9.0 < spread < 11.5 and strength == 0.5
     assert mixed < spread / 2 and one == 1.0  # a steady tone's spread is about 0, weighted 3 to 1
     assert dials is None  # token styles keep the model's spread
+
+
+def test_an_uploaded_references_tempo_retimes_one_shot_outputs(tiny_checkpoint, monkeypatch):
+    synth = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu")
+    asked = []
+    synthesize = synth.synthesize
+    monkeypatch.setattr(synth, "synthesize", lambda *a, **k: asked.append(k.get("tempo_targets")) or synthesize(*a, **k))
+    t = np.arange(3 * 22050) / 22050
+    voice = sum(np.sin(2 * np.pi * 150.0 * k * t) / k for k in range(1, 16))
+    fast, slow = ((0.2 * voice * (0.05 + 0.95 * (0.5 - 0.5 * np.cos(2 * np.pi * hz * t)))).astype(np.float32)
+                  for hz in (5.0, 2.5))  # syllables a second
+    with make_client(synth) as client:
+        fast_id, slow_id = (upload(client, wav(x), name).json()["id"] for x, name in ((fast, "fast.wav"), (slow, "slow.wav")))
+        for body in ({"reference_id": fast_id, "style_strength": 0.5}, {"mix": {fast_id: 1.0, slow_id: 3.0}},
+                     {"style_dials": {"1": 0.5}}):
+            r = client.post("/api/synthesize", json={"text": "In that style.", **body})
+            assert r.status_code == 200, r.text
+    (one,), (mixed,), (dials,) = asked
+    fast_rate, slow_rate = synth.reference_tempo((fast, 22050)), synth.reference_tempo((slow, 22050))
+    assert one.letters_per_s == pytest.approx(fast_rate, rel=1e-6) and one.strength == 0.5
+    # A mix: the geometric mean of its references' rates, weighted 1 to 3.
+    assert mixed.letters_per_s == pytest.approx(fast_rate ** 0.25 * slow_rate ** 0.75, rel=1e-6) and mixed.strength == 1.0
+    assert slow_rate < 0.6 * fast_rate
+    assert dials is None  # token styles keep the model's tempo
