@@ -219,7 +219,7 @@ def _evaluate(checkpoint: Path, texts: dict, device: str) -> tuple[dict, list]:
     synth = Synthesizer.from_checkpoint(checkpoint, device=device)
     held_out = texts["held_out"]
     results = synth.synthesize([u.text for u in held_out], styles=[Style(reference=u.audio_path) for u in held_out],
-                               seed=1, vocode=False, batch_size=8)
+                               seed=1, vocode=False, batch_size=8, transfer_tempo=False)
     summary = mean_health([r.health for r in results])
     evaluation = {"held_out": {
         "sentences": len(results), "focus": summary["focus"], "coverage": summary["coverage"],
@@ -233,7 +233,7 @@ def _evaluate(checkpoint: Path, texts: dict, device: str) -> tuple[dict, list]:
         refs = [Style(reference=held_out[i % len(held_out)].audio_path) for i in range(len(paragraphs))]
         started = time.perf_counter()
         out = synth.synthesize(paragraphs, styles=refs, seed=2, vocode=False, batch_size=10,
-                               max_chunk_chars=None, decoding=LONG_FORM_DECODING)
+                               max_chunk_chars=None, decoding=LONG_FORM_DECODING, transfer_tempo=False)
         seconds = time.perf_counter() - started
         rows = [{
             "end_and_stop": bool(r.health.reached_end and r.stop_reason == "stop_token"),

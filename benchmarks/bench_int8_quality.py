@@ -94,7 +94,7 @@ def main() -> int:
     results: dict[str, list] = {"fp32": [], "int8": [], "fp32, next seed": []}
     for name, synth, seed in (("fp32", fp32, args.seed), ("int8", int8, args.seed), ("fp32, next seed", fp32, args.seed + 1)):
         for reference in references:
-            results[name] += synth.synthesize(held_out, reference=reference, seed=seed, vocode=False)
+            results[name] += synth.synthesize(held_out, reference=reference, seed=seed, vocode=False, transfer_tempo=False)
     steps = {name: np.array([res.health.decoder_steps for res in out]) for name, out in results.items()}
 
     def step_change(name: str) -> tuple[float, float, int, float]:
@@ -111,7 +111,7 @@ def main() -> int:
     def one_by_one(synth: Synthesizer) -> float:
         t0 = time.perf_counter()
         for sentence in sentences:
-            synth.synthesize(sentence, reference=utterances[0].audio_path, seed=args.seed, vocode=False)
+            synth.synthesize(sentence, reference=utterances[0].audio_path, seed=args.seed, vocode=False, transfer_tempo=False)
         return time.perf_counter() - t0
 
     one_by_one(fp32), one_by_one(int8)  # warm-up

@@ -288,7 +288,7 @@ def _synthesized(args: argparse.Namespace, acoustic: dict, utterances: list, voc
         return {"skipped": f"{args.checkpoint} records no validation sentences of {args.corpus}"}
     synth = Synthesizer.from_checkpoint(args.checkpoint, device="cpu")
     results = synth.synthesize([u.text for u in chosen], styles=[Style(reference=u.audio_path) for u in chosen],
-                               seed=1, vocode=False, batch_size=8)
+                               seed=1, vocode=False, batch_size=8, transfer_tempo=False)
     rows = []
     for utt, res in zip(tqdm(chosen, desc="synthesized", unit="sentence"), results):
         row = {"id": utt.id, "stop_reason": res.stop_reason, "aligned": bool(res.health.ok),

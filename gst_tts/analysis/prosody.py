@@ -14,7 +14,7 @@ import numpy as np
 
 __all__ = [
     "F0_RANGE_HZ", "SILENCE_DB", "F0_SPREAD_PERCENTILES", "MAX_EXCURSION_ST", "MIN_PAUSE_S", "Pitch", "PitchStats", "Prosody", "Fit",
-    "f0_track", "voiced_f0", "median_f0", "pitch_stats", "frame_levels_db", "speech_frames", "pause_frames", "speaking_rate",
+    "f0_track", "voiced_f0", "median_f0", "pitch_stats", "frame_levels_db", "speech_frames", "pause_frames", "letter_count", "speaking_rate",
     "articulation_rate", "energy_db", "measure_prosody", "pearson_r", "spearman_r", "slope", "fit",
 ]
 
@@ -214,7 +214,8 @@ def pause_frames(
     return pauses
 
 
-def _letters(text: str) -> int:
+def letter_count(text: str) -> int:
+    """The letters of ``text``: what rates are counted in (spaces and punctuation take no time of their own)."""
     return sum(c.isalpha() for c in text)
 
 
@@ -229,7 +230,7 @@ def speaking_rate(text: str, log_mel: np.ndarray, frame_seconds: float, silence_
     """
     active = speech_frames(log_mel, silence_db)
     speech_s = (active[-1] - active[0] + 1) * frame_seconds
-    return _letters(text) / speech_s
+    return letter_count(text) / speech_s
 
 
 def articulation_rate(
@@ -246,7 +247,7 @@ def articulation_rate(
 
     Args: as :func:`speaking_rate` and :func:`pause_frames`. Text without letters gives NaN.
     """
-    letters = _letters(text)
+    letters = letter_count(text)
     if letters == 0:
         return float("nan")
     active = speech_frames(log_mel, silence_db)

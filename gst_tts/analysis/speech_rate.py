@@ -110,23 +110,15 @@ def nucleus_frames(log_mel: np.ndarray, frame_seconds: float, *, fmin: float = 0
     """Indices of the frames of syllable nuclei in ``log_mel`` (ascending): peaks of the
     :data:`NUCLEUS_BAND_HZ` level, smoothed over :data:`SMOOTH_FRAMES`, at least
     :data:`PROMINENCE_DB` prominent, :data:`MIN_GAP_S` apart and within :data:`FLOOR_DB` of the
-    loudest frame, between the first and last non-silent frame and outside pauses.
+    loudest frame, between the first and last non-silent frame and outside pauses. None in a mel
+    of fewer than :data:`SMOOTH_FRAMES` frames.
 
     Args:
         log_mel: ``(frames, n_mels)`` natural-log mel magnitudes (not normalised).
         frame_seconds: seconds per frame (hop / rate).
         fmin, fmax: the mel channels' range (Hz), :class:`~gst_tts.audio.features.AudioConfig`'s.
     """
-    log_mel = np.asarray(log_mel, dtype=np.float64)
-    centres = slaney_mel_centres(log_mel.shape[1], fmin, fmax)
-    band = (centres >= NUCLEUS_BAND_HZ[0]) & (centres <= NUCLEUS_BAND_HZ[1])
-    level = 10.0 * np.log10(np.exp(2.0 * log_mel[:, band]).sum(axis=1) + 1e-20)
-    level = np.convolve(level, np.ones(SMOOTH_FRAMES) / SMOOTH_FRAMES, mode="same")
-    peaks = prominent_peaks(level, PROMINENCE_DB, max(1, round(MIN_GAP_S / frame_seconds)))
-    active = speech_frames(log_mel)
-    pauses = pause_frames(log_mel, frame_seconds)
-    keep = (peaks >= active[0]) & (peaks <= active[-1]) & ~pauses[peaks] & (level[peaks] >= level.max() - FLOOR_DB)
-    return peaks[keep]
+    return _nuclei_and_speech(np.asarray(log_mel, dtype=np.float64), frame_seconds, fmin, fmax)[0]
 
 
 def nucleus_rate(log_mel: np.ndarray, frame_seconds: float, *, fmin: float = 0.0, fmax: float = 8000.0) -> float | None:
@@ -135,15 +127,25 @@ def nucleus_rate(log_mel: np.ndarray, frame_seconds: float, *, fmin: float = 0.0
 
     Args: as :func:`nucleus_frames`.
     """
-    log_mel = np.asarray(log_mel, dtype=np.float64)
-    if log_mel.ndim != 2 or len(log_mel) < SMOOTH_FRAMES:
-        return None
-    nuclei = nucleus_frames(log_mel, frame_seconds, fmin=fmin, fmax=fmax)
+    nuclei, speech_frames_n = _nuclei_and_speech(np.asarray(log_mel, dtype=np.float64), frame_seconds, fmin, fmax)
     if len(nuclei) < MIN_NUCLEI:
         return None
+    return len(nuclei) / (speech_frames_n * frame_seconds)
+
+
+def _nuclei_and_speech(log_mel: np.ndarray, frame_seconds: float, fmin: float, fmax: float) -> tuple[np.ndarray, int]:
+    """``(nucleus frame indices, frames of articulation)`` of a ``(frames, n_mels)`` log-mel."""
+    if log_mel.ndim != 2 or len(log_mel) < SMOOTH_FRAMES:
+        return np.zeros(0, dtype=np.int64), 0
+    centres = slaney_mel_centres(log_mel.shape[1], fmin, fmax)
+    band = (centres >= NUCLEUS_BAND_HZ[0]) & (centres <= NUCLEUS_BAND_HZ[1])
+    level = 10.0 * np.log10(np.exp(2.0 * log_mel[:, band]).sum(axis=1) + 1e-20)
+    level = np.convolve(level, np.ones(SMOOTH_FRAMES) / SMOOTH_FRAMES, mode="same")
+    peaks = prominent_peaks(level, PROMINENCE_DB, max(1, round(MIN_GAP_S / frame_seconds)))
     active = speech_frames(log_mel)
-    n_speech = int(active[-1] - active[0] + 1 - pause_frames(log_mel, frame_seconds).sum())
-    return len(nuclei) / (n_speech * frame_seconds)
+    pauses = pause_frames(log_mel, frame_seconds)
+    keep = (peaks >= active[0]) & (peaks <= active[-1]) & ~pauses[peaks] & (level[peaks] >= level.max() - FLOOR_DB)
+    return peaks[keep], int(active[-1] - active[0] + 1 - pauses.sum())
 
 
 def letter_rate_estimate(log_mel: np.ndarray, frame_seconds: float, *, fmin: float = 0.0,

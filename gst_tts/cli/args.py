@@ -360,13 +360,16 @@ def cli_f0_target(synth: Synthesizer, args: argparse.Namespace) -> tuple[F0Targe
 TEMPO_REFERENCE, TEMPO_DECODED = "reference", "decoded"
 
 
-def add_tempo_argument(p: argparse.ArgumentParser) -> None:
-    """``--tempo``: whose speaking rate the output has."""
+def add_tempo_argument(p: argparse.ArgumentParser, *, default: str = TEMPO_REFERENCE) -> None:
+    """``--tempo``: whose speaking rate the output has (``default``: its default)."""
+    from gst_tts.inference.tempo import GAIN_LIMITS
+
+    low, high = GAIN_LIMITS
     p.add_argument(
-        "--tempo", default=TEMPO_REFERENCE, choices=[TEMPO_REFERENCE, TEMPO_DECODED], metavar="WHOSE",
-        help=f"speaking rate ({TEMPO_REFERENCE} or {TEMPO_DECODED}): '{TEMPO_REFERENCE}' (default) retimes the output"
-        " so its letters per second of speech follow the reference's (estimated from its syllable nuclei; moved by"
-        f" --style-strength, by at most a factor of 0.5 to 2); '{TEMPO_DECODED}' keeps the model's own",
+        "--tempo", default=default, choices=[TEMPO_REFERENCE, TEMPO_DECODED], metavar="WHOSE",
+        help=f"speaking rate ({TEMPO_REFERENCE} or {TEMPO_DECODED}; default {default}): '{TEMPO_REFERENCE}' retimes"
+        " the output so its letters per second of speech follow the reference's (estimated from its syllable nuclei;"
+        f" moved by any style strength, by a factor of {low:g} to {high:g} at most); '{TEMPO_DECODED}' keeps the model's own",
     )
 
 
@@ -377,8 +380,12 @@ def cli_tempo_target(synth: Synthesizer, args: argparse.Namespace) -> tuple[Temp
     reference = getattr(args, "reference", None)
     if getattr(args, "tempo", TEMPO_DECODED) == TEMPO_DECODED or (reference is None and mix is None):
         return None, {"source": TEMPO_DECODED}
-    target = synth.tempo_target(Style(reference=reference, mix=mix, strength=getattr(args, "style_strength", None)))
+    strength = getattr(args, "style_strength", None)
+    target = synth.tempo_target(Style(reference=reference, mix=mix, strength=strength))
     if target is None:
+        if strength != 0:
+            log.warning("the tempo of %s could not be read (too few syllables): the output keeps the model's tempo",
+                        reference if reference is not None else "the style mix")
         return None, {"source": TEMPO_DECODED}
     return target, {"source": TEMPO_REFERENCE, "letters_per_s": round(target.letters_per_s, 2), "strength": target.strength}
 

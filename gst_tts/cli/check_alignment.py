@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
             batch = utts[start : start + batch_size]
             results = synth.synthesize(
                 [u.text for u in batch], styles=[Style(reference=u.audio_path) for u in batch],
-                seed=args.seed + k, vocode=False, names=[u.id for u in batch], **options,
+                seed=args.seed + k, vocode=False, transfer_tempo=False, names=[u.id for u in batch], **options,
             )
             for utt, res in zip(batch, results):
                 if split == "val" and utt.id in measured_ids:
@@ -129,7 +129,7 @@ def _vocoder_quality(synth, utterances: list, predicted: dict[str, np.ndarray], 
     missing = [u for u in utterances if u.id not in predicted]
     if missing:
         results = synth.synthesize([u.text for u in missing], styles=[Style(reference=u.audio_path) for u in missing],
-                                   seed=args.seed, vocode=False, names=[u.id for u in missing], **options)
+                                   seed=args.seed, vocode=False, transfer_tempo=False, names=[u.id for u in missing], **options)
         predicted.update({u.id: res.mel for u, res in zip(missing, results)})
     config, extractor = synth.audio_config, MelExtractor(synth.audio_config)
     clips, rows = [], []

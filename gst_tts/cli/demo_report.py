@@ -65,15 +65,17 @@ def run(args: argparse.Namespace) -> int:
         save_figure(result.figure(title=f"{name}: {result.text}"), wav.with_suffix(".alignment.png"))
 
     transfers = synth.transfers_f0_range  # the demo's spectral vocoder sets each reference's F0 range
+    tempo = "reference"  # each output retimed to its reference's tempo, as synthesis does by default
     report = evaluate_style_transfer(synth, references, texts, seed=args.seed, on_output=save,
-                                     progress=not args.no_progress, transfer_f0_range=transfers, **options)
+                                     progress=not args.no_progress, transfer_f0_range=transfers,
+                                     transfer_tempo=tempo == "reference", **options)
     summary = mean_health(report.healths)
     summary["stopped_on_token_rate"] = float(np.mean([reason == "stop_token" for reason in report.stop_reasons]))
     summary["aligned_criteria"] = ALIGNED_CRITERIA
     fits = next(iter(report.fits.values()))
     f0_range = "reference" if transfers else "decoded"
     write_json(out / "summary.json", {"checkpoint": str(args.checkpoint), "held_out_sentences": texts,
-                                      "alignment": summary, "f0_range": f0_range, "tempo": "reference",
+                                      "alignment": summary, "f0_range": f0_range, "tempo": tempo,
                                       **report.to_dict()})
     lines = [
         f"Held-out alignment health over {len(report.healths)} syntheses ({len(texts)} new sentences x "

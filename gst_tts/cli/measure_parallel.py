@@ -22,7 +22,7 @@ from pathlib import Path
 
 from gst_tts.cli.args import (
     add_decoding_arguments, add_model_arguments, add_progress_argument, add_seed_argument, decoding_options,
-    load_synthesizer, read_text_input,
+    load_synthesizer, read_text_input, TEMPO_DECODED, TEMPO_REFERENCE, add_tempo_argument,
 )
 from gst_tts.cli.outputs import check_writable_location
 from gst_tts.errors import GstTtsError
@@ -39,6 +39,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="utterance ids to use, one per line (default: the checkpoint's validation split)")
     p.add_argument("--out", type=Path, default=None, metavar="PATH", help="also write the figures as JSON")
     add_seed_argument(p, "synthesis")
+    add_tempo_argument(p, default=TEMPO_DECODED)
     add_progress_argument(p)
     add_decoding_arguments(p, batch_what="utterances")
 
@@ -88,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     texts = [u.text for u in utts] * 2
     styles = [Style(reference=(r, config.sample_rate)) for r in recordings]
     styles += [styles[j] for j in others]
-    results = synth.synthesize(texts, styles=styles, seed=args.seed, **options)
+    results = synth.synthesize(texts, styles=styles, seed=args.seed, transfer_tempo=args.tempo == TEMPO_REFERENCE, **options)
     extractor = MelExtractor(config)
     per: dict[str, list[dict]] = {c: [] for c in CONDITIONS}
     for n, result in enumerate(results):
@@ -102,7 +103,9 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None:
         write_json(args.out, {"checkpoint": str(args.checkpoint), "corpus": str(args.corpus), "seed": args.seed,
                               "pitch_tracker": "librosa.pyin", "gpe_denominator": "frames voiced in both",
-                              "alignment": "DTW on 13 mel-cepstra", "summary": summary, "utterances": per})
+                              "alignment": "DTW on 13 mel-cepstra", "tempo": args.tempo,
+                              "f0_range": "reference" if synth.transfers_f0_range else "decoded",
+                              "summary": summary, "utterances": per})
     print(f"{'condition':<12} {'MCD13 dB':>9} {'FFE':>6} {'GPE':>6} {'VDE':>6}   n")
     for c, s in summary.items():
         print(f"{c:<12} {_fmt(s['mcd_db'], 2):>9} {_fmt(s['ffe'], 3):>6} {_fmt(s['gpe'], 3):>6} {_fmt(s['vde'], 3):>6}   {s['n']}")

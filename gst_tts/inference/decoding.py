@@ -98,6 +98,13 @@ class DecodingConfig:
             return f"must be positive, got {value!r}"
         return None
 
+    def chunk_frames(self, symbols: int, *, frames_per_second: float, frames_per_step: int) -> int:
+        """The most mel frames a chunk of ``symbols`` input symbols (eos included) decodes to:
+        ``GSTTacotron.step_bounds``' whole steps of ``frames_per_step`` frames, ``min(max_frames,
+        ceil(max_frames_per_symbol * symbols))`` rounded up to a whole step, at least one."""
+        frames = min(self.max_frames(frames_per_second=frames_per_second), math.ceil(symbols * self.max_frames_per_symbol))
+        return max(1, -(-frames // frames_per_step)) * frames_per_step
+
     def max_frames(self, *, frames_per_second: float) -> int:
         """The absolute bound in mel frames at ``frames_per_second`` (``sample_rate / hop_length``
         of the checkpoint's audio settings): ``ceil(max_seconds * frames_per_second)``, >= 1."""

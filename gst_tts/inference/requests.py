@@ -159,6 +159,8 @@ class DecodedChunk(NamedTuple):
     alignment: np.ndarray  # (steps, symbols)
     stop_probs: np.ndarray  # (steps,)
     stopped_on_token: bool
+    decoded_frames: int | None = None  # frames as decoded when log_mel was retimed (gst_tts.inference.tempo)
+    tempo_gain: float = 1.0  # how much faster than decoded log_mel was made
 
 
 def assemble(
@@ -184,7 +186,8 @@ def assemble(
         sample_rate: Hz; hop_length: samples per frame; frames_per_step: the decoder's r.
     """
     reports = [ChunkReport(p.text, int(p.log_mel.shape[0]), "stop_token" if p.stopped_on_token else "max_steps",
-                           alignment_health(p.alignment)) for p in parts]
+                           alignment_health(p.alignment), decoded_frames=p.decoded_frames, tempo_gain=p.tempo_gain)
+               for p in parts]
     if len(parts) == 1:
         alignment, health = parts[0].alignment, reports[0].health
     else:

@@ -16,16 +16,20 @@ class ChunkReport:
     """How one chunk of a (long) text was decoded."""
 
     text: str  # cleaned text of the chunk
-    n_frames: int  # mel frames
+    n_frames: int  # mel frames (after any retiming to a reference's tempo)
     stop_reason: str  # "stop_token" or "max_steps"
     health: AlignmentHealth
+    decoded_frames: int | None = None  # mel frames as decoded; None: n_frames (not retimed)
+    tempo_gain: float = 1.0  # how much faster than decoded the chunk was made (gst_tts.inference.tempo)
 
     def problems(self) -> list[str]:
         """Alignment problems, plus "hit the step bound" when it did not stop on its token."""
         return self.health.problems() + ([] if self.stop_reason == "stop_token" else ["hit the step bound"])
 
     def to_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "n_frames": self.n_frames, "stop_reason": self.stop_reason, "health": _health_dict(self.health)}
+        return {"text": self.text, "n_frames": self.n_frames,
+                "decoded_frames": self.n_frames if self.decoded_frames is None else self.decoded_frames,
+                "tempo_gain": round(self.tempo_gain, 4), "stop_reason": self.stop_reason, "health": _health_dict(self.health)}
 
 
 @dataclass
@@ -107,11 +111,25 @@ class SynthesisResult:
         }
 
     def figure(self, title: str = ""):
-        """Attention map (symbols labelled, time in seconds), stop-token curve and mel."""
+        """Attention map (symbols labelled, time in seconds), stop-token curve and mel; a mel
+        retimed to a reference's tempo is drawn at the decoder's tempo, on the attention's time axis."""
         from gst_tts.analysis.plots import plot_inspection  # matplotlib only when plotting
 
+        mel = self.mel
+        if any(c.decoded_frames is not None and c.decoded_frames != c.n_frames for c in self.chunks):
+            from gst_tts.inference.tempo import retimed
+
+            pieces, start = [], 0
+            for c in self.chunks:
+                decoded = c.n_frames if c.decoded_frames is None else c.decoded_frames
+                pieces.append(retimed(self.mel[start : start + c.n_frames], c.n_frames / decoded))
+                start += c.n_frames
+            mel = np.concatenate(pieces)
+            gains = sorted({round(c.tempo_gain, 2) for c in self.chunks})
+            shown = "/".join(f"{g:g}" for g in gains)
+            title = f"{title}{' ' if title else ''}(mel at the decoder's tempo; audio ×{shown} faster)"
         return plot_inspection(
-            self.alignment, self.mel, self.stop_probs,
+            self.alignment, mel, self.stop_probs,
             input_labels=self.input_labels or None, hop_seconds=self.seconds_per_step,
             frames_per_step=self.frames_per_step, title=title, health=self.health,
             stop_threshold=self.decoding.stop_threshold,

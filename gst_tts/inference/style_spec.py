@@ -363,7 +363,7 @@ def style_tempo(style: Style | None, read: Callable[[Reference], float | None]) 
     weights, dials, neutral, or nothing measured: the tempo as decoded."""
     def log_rate(reference: Reference) -> float | None:
         rate = read(reference)
-        return None if rate is None or not rate > 0 else math.log(rate)
+        return math.log(rate) if rate is not None and math.isfinite(rate) and rate > 0 else None
 
     reading = _reference_reading(style, log_rate)
     return None if reading is None else TempoTarget(math.exp(reading[0]), reading[1])
@@ -371,14 +371,15 @@ def style_tempo(style: Style | None, read: Callable[[Reference], float | None]) 
 
 def _reference_reading(style: Style | None, read: Callable[[Reference], float | None]) -> tuple[float, float] | None:
     """``(value, strength)``: what ``read`` reads off a style's reference, or the mean of a mix's
-    references' readings by their shares (those it reads), with the style's strength (default 1);
-    ``None`` for other styles or nothing read."""
-    if style is None or (style.reference is None and style.mix is None):
+    references' readings by their shares (those it reads; a share of 0 is not read), with the
+    style's strength (default 1); ``None`` for other styles, a strength of 0 (the model's own,
+    nothing read) or nothing read."""
+    if style is None or (style.reference is None and style.mix is None) or style.strength == 0:
         return None
     strength = 1.0 if style.strength is None else float(style.strength)
     pairs = [(style.reference, 1.0)] if style.reference is not None else mix_shares(style.mix)
-    measured = [(read(ref), share) for ref, share in pairs]
-    measured = [(value, share) for value, share in measured if value is not None and share > 0]
+    measured = [(read(ref), share) for ref, share in pairs if share > 0]
+    measured = [(value, share) for value, share in measured if value is not None]
     if not measured:
         return None
     return sum(value * share for value, share in measured) / sum(share for _, share in measured), strength

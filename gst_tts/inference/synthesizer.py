@@ -36,6 +36,7 @@ from gst_tts.audio.pitch import yin_f0
 from gst_tts.audio.vocoders import Vocoder, load_vocoder
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
 from gst_tts.audio.vocoders.intonation import REFERENCE_MEDIAN_FRAMES, spread_st
+from gst_tts.analysis.speech_rate import letter_rate_estimate
 from gst_tts.compute import resolve_device
 from gst_tts.errors import CheckpointError, GstTtsError, TextError, first_line
 from gst_tts.inference.decoding import DecodingConfig
@@ -50,8 +51,7 @@ from gst_tts.inference.style import Reference, Style, StyleMix, StyleResolver, S
 from gst_tts.inference.style_spec import (
     F0Target, TempoTarget, once_per_reference, style_f0_range, style_tempo, warn_f0_range_unused,
 )
-from gst_tts.analysis.speech_rate import letter_rate_estimate
-from gst_tts.inference.tempo import resolve_tempo_targets, retimed_chunk
+from gst_tts.inference.tempo import resolve_tempo_targets, retime_text
 from gst_tts.model import GSTTacotron
 from gst_tts.model.int8_weight import has_quantized_engine
 from gst_tts.text.split import DEFAULT_MAX_CHARS
@@ -315,11 +315,12 @@ class Synthesizer:
                 of what the styles ask for (:meth:`f0_range_target`): for a caller that resolved
                 its styles to token weights itself and read the references' spreads
                 (:meth:`reference_f0_range`) when it did, as the server does. Default None.
-            transfer_tempo: with a ``reference`` or ``style_mix``: each decoded chunk is retimed
-                so its syllable-nucleus rate follows the reference's (a mix: its references'
-                geometric mean), by the style strength (:mod:`gst_tts.inference.tempo`), before
-                any vocoder; the acoustic model alone follows a reference's tempo only part of the
-                way. ``False``: the tempo as decoded. Default True.
+            transfer_tempo: with a ``reference`` or ``style_mix``: each text's decoded mel is
+                retimed so its letter rate follows the reference's (estimated from its syllable
+                nuclei; a mix: its references' geometric mean), by the style strength, before any
+                vocoder, never past a chunk's decoding bound (:mod:`gst_tts.inference.tempo`);
+                the acoustic model alone follows a reference's tempo only part of the way.
+                ``False``: the tempo as decoded. Default True.
             tempo_targets: one :class:`~gst_tts.inference.style_spec.TempoTarget` or ``None`` per
                 text, in place of what the styles ask for (:meth:`tempo_target`), for a caller
                 that resolved its styles itself (:meth:`reference_tempo`). Default None.
@@ -355,12 +356,9 @@ class Synthesizer:
             else:
                 read = once_per_reference(self.reference_f0_range)
                 f0_targets_used = [self.f0_range_target(style, read) for style in styles]
-        try:
-            tempo_targets_used = resolve_tempo_targets(
-                len(texts), transfer=transfer_tempo, given=tempo_targets, styles=styles,
-                one=Style(reference=reference, mix=style_mix, strength=style_strength), read=self.reference_tempo)
-        except ValueError as exc:
-            raise GstTtsError(str(exc)) from None
+        tempo_targets_used = resolve_tempo_targets(
+            len(texts), transfer=transfer_tempo, given=tempo_targets, styles=styles,
+            shared_style=Style(reference=reference, mix=style_mix, strength=style_strength), read=self.reference_tempo)
 
         chunks = [
             _Chunk(i, piece, ids, weights[i])
@@ -372,10 +370,13 @@ class Synthesizer:
             decoded = self._decode(chunks, batch_size, decoding)
             per_text: list[list[DecodedChunk]] = [[] for _ in texts]
             for c, d in zip(chunks, decoded):  # chunks are in reading order
-                per_text[c.text_index].append(retimed_chunk(d, tempo_targets_used[c.text_index],
-                                                            frame_seconds=1.0 / self.audio_config.frames_per_second))
+                per_text[c.text_index].append(d)
+            fps = self.audio_config.frames_per_second
             for i, text in enumerate(texts):
-                results.append(self._assemble(text, prepared[i][0], per_text[i], weights[i], pause_s, vocode, decoding,
+                bounds = [decoding.chunk_frames(len(d.ids), frames_per_second=fps, frames_per_step=self.model.reduction_factor)
+                          for d in per_text[i]]
+                parts = retime_text(per_text[i], tempo_targets_used[i], frame_seconds=1.0 / fps, max_frames=bounds)
+                results.append(self._assemble(text, prepared[i][0], parts, weights[i], pause_s, vocode, decoding,
                                               f0_targets_used[i]))
         for i, r in enumerate(results):
             problems = r.problems()
@@ -406,10 +407,10 @@ class Synthesizer:
         chunk of its own).
 
         Joined, the chunks are the one-shot audio of ``synthesize(text, ...)`` with the same
-        arguments: its postnet mel exactly (within 1e-5; ``vocode=False``) and, with HiFi-GAN,
-        its samples within :data:`~gst_tts.inference.streaming.HIFIGAN_STREAM_TOLERANCE`; with
-        Griffin-Lim or the spectral vocoder the same spectrum with the phase built window by
-        window (see the module). A split text with prenet dropout on differs from the one-shot
+        arguments and ``transfer_tempo=False, transfer_f0_range=False``: its postnet mel exactly
+        (within 1e-5; ``vocode=False``) and, with HiFi-GAN, its samples within
+        :data:`~gst_tts.inference.streaming.HIFIGAN_STREAM_TOLERANCE`; with Griffin-Lim or the
+        spectral vocoder the same spectrum with the phase built window by window (see the module). A split text with prenet dropout on differs from the one-shot
         one (which decodes its chunks as one batch, so draws other dropout masks). A stream keeps
         the model's F0 spread and tempo: ``synthesize``'s ``transfer_f0_range`` stretches the whole
         chunk's F0 track and ``transfer_tempo`` retimes it by its whole rate, neither known before

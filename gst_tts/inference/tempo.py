@@ -1,30 +1,41 @@
-"""Tempo from the reference: a decoded log-mel retimed so its syllable-nucleus rate follows a reference's.
+"""Tempo from the reference: a decoded text's log-mel retimed so its letter rate follows a reference's.
 
 Why: the demo's acoustic model follows a reference's tempo only part of the way (its outputs'
-letter rate rises by about a third of the reference's, in log) and a real recording's hardly at
+letter rate moves by about a third of the reference's, in log) and a real recording's hardly at
 all (``docs/results/2026-11-29-tempo-transfer.md``). A reference's letter rate can be estimated
-from its recording without a transcript (:func:`gst_tts.analysis.speech_rate.letter_rate_estimate`, from
-its syllable nuclei), and an output's is measured (its text is known); the decoded log-mel is then
-stretched in time by their ratio, before any vocoder, so it works with every vocoder. This is an explicit transfer, one statistic copied from the reference,
-not something the model learned; ``synthesize(..., transfer_tempo=False)`` keeps the decoded tempo.
+from its recording without a transcript (:func:`gst_tts.analysis.speech_rate.letter_rate_estimate`,
+from its syllable nuclei); an output's is measured, its text being known
+(:func:`gst_tts.analysis.prosody.articulation_rate`). The decoded log-mel is then stretched in time
+by their ratio, before any vocoder, so it works with every vocoder. This is an explicit transfer,
+one statistic copied from the reference, not something the model learned;
+``synthesize(..., transfer_tempo=False)`` keeps the decoded tempo.
 
-Each decoded chunk (a sentence of a split text) is retimed by its own factor. The alignment a
-result reports stays the decoder's (its time axis is the decoded one).
+A text split into chunks is retimed by one factor, from all its chunks' letters and speech time
+(a chunk of a few letters alone would give a noisy rate). No chunk is stretched past the frames
+its decoding was bounded by (``DecodingConfig.chunk_frames``): a slower tempo never lengthens
+speech beyond ``max_seconds``. The alignment a result reports stays the decoder's.
 
 numpy only (no torch): both synthesizers (``gst_tts.Synthesizer`` and the torch-free runtime) use it.
 """
 
 from __future__ import annotations
 
+import logging
+import math
 from typing import Callable, Sequence
 
 import numpy as np
 
-from gst_tts.analysis.prosody import articulation_rate
+from gst_tts.analysis.prosody import articulation_rate, letter_count
+from gst_tts.errors import GstTtsError
 from gst_tts.inference.requests import DecodedChunk
-from gst_tts.inference.style_spec import Reference, Style, TempoTarget, once_per_reference, style_tempo
+from gst_tts.inference.style_spec import (
+    Reference, Style, TempoTarget, _reference_name, check_style_strength, once_per_reference, style_tempo,
+)
 
-__all__ = ["GAIN_LIMITS", "tempo_gain", "retimed", "with_tempo", "resolve_tempo_targets", "retimed_chunk"]
+log = logging.getLogger(__name__)
+
+__all__ = ["GAIN_LIMITS", "tempo_gain", "retimed", "text_rate", "resolve_tempo_targets", "retime_text"]
 
 #: The tempo is changed by at most these factors (output rate / decoded rate): a reference read
 #: too slow or too fast (music, a whisper, a reading of a few syllables) must not drag speech out
@@ -35,15 +46,15 @@ GAIN_LIMITS = (0.5, 2.0)
 def tempo_gain(target: float, current: float, strength: float = 1.0) -> float:
     """The factor to speed an output up by (> 1 faster): ``(target / current) ** strength``
     within :data:`GAIN_LIMITS`; 1 for a rate that is not positive and finite."""
-    if not (np.isfinite(target) and np.isfinite(current) and target > 0 and current > 0):
+    if not (math.isfinite(target) and math.isfinite(current) and target > 0 and current > 0):
         return 1.0
     return float(np.clip((target / current) ** float(strength), *GAIN_LIMITS))
 
 
 def retimed(log_mel: np.ndarray, gain: float) -> np.ndarray:
-    """``(frames, n_mels)`` → ``(round(frames / gain), n_mels)``: each channel linearly
-    interpolated at evenly spread points of the original (frame centres kept in proportion), the
-    same dtype. ``gain`` 1 returns the input."""
+    """``(frames, n_mels)`` → ``(round(frames / gain), n_mels)`` (at least 1): each channel
+    linearly interpolated at evenly spread points of the original (frame centres kept in
+    proportion), the same dtype. ``gain`` 1 returns the input."""
     log_mel = np.asarray(log_mel)
     if gain == 1.0 or len(log_mel) < 2:
         return log_mel
@@ -56,51 +67,84 @@ def retimed(log_mel: np.ndarray, gain: float) -> np.ndarray:
     return ((1.0 - frac) * log_mel[left] + frac * log_mel[right]).astype(log_mel.dtype)
 
 
-def with_tempo(log_mel: np.ndarray, text: str, target: TempoTarget | None, *,
-               frame_seconds: float) -> tuple[np.ndarray, float]:
-    """``(log_mel retimed toward target, the gain used)``: the gain of :func:`tempo_gain` from
-    the output's articulation rate (``text``'s letters per second of speech in ``log_mel``,
-    :func:`~gst_tts.analysis.prosody.articulation_rate`) to ``target``'s; ``(log_mel, 1.0)`` with
-    no target.
+def text_rate(parts: Sequence[DecodedChunk], frame_seconds: float) -> float:
+    """A text's articulation rate over its decoded chunks: all their letters over all their
+    speech seconds (each :func:`~gst_tts.analysis.prosody.articulation_rate`'s); NaN when no
+    chunk has letters."""
+    letters = seconds = 0.0
+    for part in parts:
+        n = letter_count(part.text)
+        rate = articulation_rate(part.text, part.log_mel, frame_seconds) if n and len(part.log_mel) else math.nan
+        if math.isfinite(rate) and rate > 0:
+            letters, seconds = letters + n, seconds + n / rate
+    return letters / seconds if seconds > 0 else math.nan
 
-    Args:
-        log_mel: ``(frames, n_mels)`` natural-log mel magnitudes (not normalised), as decoded.
-        text: what ``log_mel`` says (cleaned; its letters are counted).
-        frame_seconds: seconds per frame (hop / rate).
-    """
-    if target is None or len(log_mel) < 2:
-        return log_mel, 1.0
-    gain = tempo_gain(target.letters_per_s, articulation_rate(text, log_mel, frame_seconds), target.strength)
-    return retimed(log_mel, gain), gain
+
+def _check_target(target: TempoTarget | None) -> TempoTarget | None:
+    if target is None:
+        return None
+    if not isinstance(target, TempoTarget):
+        raise GstTtsError(f"a tempo target is a TempoTarget(letters_per_s, strength) or None, got {type(target).__name__}")
+    rate = target.letters_per_s
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not math.isfinite(rate) or rate <= 0:
+        raise GstTtsError(f"a tempo target's letters_per_s must be a positive finite number, got {rate!r}")
+    return TempoTarget(float(rate), check_style_strength(target.strength))
 
 
 def resolve_tempo_targets(n_texts: int, *, transfer: bool, given: Sequence[TempoTarget | None] | None,
-                  styles: Sequence[Style | None] | None, one: Style,
-                  read: Callable[[Reference], float | None]) -> list[TempoTarget | None]:
+                          styles: Sequence[Style | None] | None, shared_style: Style,
+                          read: Callable[[Reference], float | None]) -> list[TempoTarget | None]:
     """The tempo each of ``n_texts`` texts is retimed to: none unless ``transfer``; ``given`` (one
-    per text) as it is; else what each text's style asks for (``styles``, or ``one`` for every
-    text), each reference read once (``read``: its letter rate,
-    :func:`~gst_tts.analysis.speech_rate.letter_rate_estimate` of its log-mel).
+    per text, checked) as it is; else what each text's style asks for (``styles``, or
+    ``shared_style`` for every text), each reference read once (``read``: its letter rate, as
+    :func:`~gst_tts.analysis.speech_rate.letter_rate_estimate` estimates it). A reference or mix
+    whose tempo cannot be read keeps the model's, with one logged line.
 
     Raises:
-        ValueError: ``given`` not one per text.
+        GstTtsError: ``given`` not one per text, or a given target that is not a
+            :class:`~gst_tts.inference.style_spec.TempoTarget` of a positive rate and a strength in range.
     """
-    if given is not None and len(given) != n_texts:
-        raise ValueError(f"tempo_targets needs one target (or None) per text: {len(given)} for {n_texts} texts")
+    if given is not None:
+        if len(given) != n_texts:
+            raise GstTtsError(f"tempo_targets needs one target (or None) per text: {len(given)} for {n_texts} texts")
+        given = [_check_target(t) for t in given]
     if not transfer:
         return [None] * n_texts
     if given is not None:
         return list(given)
-    if styles is None:
-        return [style_tempo(one, read)] * n_texts  # one reading for every text
     read = once_per_reference(read)
-    return [style_tempo(style, read) for style in styles]
+    targets = [style_tempo(style, read) for style in (styles if styles is not None else [shared_style])]
+    unread = [s for s, t in zip(styles or [shared_style], targets)
+              if t is None and s is not None and (s.reference is not None or s.mix is not None) and s.strength != 0]
+    if unread:
+        style = unread[0]
+        name = _reference_name(style.reference) if style.reference is not None else "the style mix"
+        log.warning("the tempo of %s could not be read (too few syllables): its output keeps the model's tempo", name)
+    return targets if styles is not None else targets * n_texts
 
 
-def retimed_chunk(chunk: DecodedChunk, target: TempoTarget | None, *, frame_seconds: float) -> DecodedChunk:
-    """``chunk`` with its log-mel retimed toward ``target`` (:func:`with_tempo`; float32); its
-    alignment and stop probabilities stay the decoder's."""
+def retime_text(parts: Sequence[DecodedChunk], target: TempoTarget | None, *, frame_seconds: float,
+                max_frames: Sequence[int]) -> list[DecodedChunk]:
+    """A text's decoded chunks retimed toward ``target``: one factor for the whole text
+    (:func:`tempo_gain` from :func:`text_rate` to the target's rate), raised for a chunk where it
+    would stretch it past its ``max_frames`` (its decoding bound). Each chunk records its
+    decoded frames and its factor; ``parts`` as they are with no target.
+
+    Args:
+        parts: the text's chunks as decoded (log-mels not normalised).
+        target: the tempo asked for, or None.
+        frame_seconds: seconds per mel frame (hop / rate).
+        max_frames: each chunk's frame bound.
+    """
     if target is None:
-        return chunk
-    log_mel, _ = with_tempo(chunk.log_mel, chunk.text, target, frame_seconds=frame_seconds)
-    return chunk._replace(log_mel=np.ascontiguousarray(log_mel, dtype=np.float32))
+        return list(parts)
+    gain = tempo_gain(target.letters_per_s, text_rate(parts, frame_seconds), target.strength)
+    if gain == 1.0:
+        return list(parts)
+    out = []
+    for part, bound in zip(parts, max_frames):
+        n = len(part.log_mel)
+        chunk_gain = max(gain, n / max(1, bound))  # never longer than its bound
+        log_mel = np.ascontiguousarray(retimed(part.log_mel, chunk_gain), dtype=np.float32)
+        out.append(part._replace(log_mel=log_mel, decoded_frames=n, tempo_gain=n / max(1, len(log_mel))))
+    return out

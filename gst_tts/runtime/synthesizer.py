@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterator, NamedTuple, Sequence
 import numpy as np
 import soundfile as sf
 
+from gst_tts.analysis.speech_rate import letter_rate_estimate
 from gst_tts.audio.stft import fft_threads
 from gst_tts.audio.vocoders.phase import warm_up_pghi
 from gst_tts.audio.vocoders.reconstruction import spectral_audio
@@ -37,8 +38,7 @@ from gst_tts.inference.style_spec import (
     _SILENCE_PEAK, MIN_REFERENCE_SECONDS, Reference, Style, StyleMix, StyleRules, StyleWeights, _reference_array,
     _reference_name, _shown, reference_header, warn_f0_range_unused,
 )
-from gst_tts.inference.tempo import resolve_tempo_targets, retimed_chunk
-from gst_tts.analysis.speech_rate import letter_rate_estimate
+from gst_tts.inference.tempo import resolve_tempo_targets, retime_text
 from gst_tts.runtime import audio
 from gst_tts.runtime.manifest import FILES, MANIFEST, VOCODER_KINDS, read_manifest
 from gst_tts.text.split import DEFAULT_MAX_CHARS
@@ -278,15 +278,18 @@ class OnnxSynthesizer:
                                  style_strength=style_strength)
         warn_f0_range_unused(styles or [], "the torch-free runtime")
         targets = resolve_tempo_targets(len(texts), transfer=transfer_tempo, given=None, styles=styles,
-                                one=Style(reference=reference, mix=style_mix, strength=style_strength),
-                                read=self.reference_tempo)
+                                        shared_style=Style(reference=reference, mix=style_mix, strength=style_strength),
+                                        read=self.reference_tempo)
         rng = np.random.default_rng(seed)
         chunks = [(i, piece, ids) for i, (_, pieces) in enumerate(prepared) for piece, ids in pieces]
         decoded = self._decode_chunks(chunks, weights, batch_size, decoding, rng)
-        frame_seconds = self.audio_settings["hop_length"] / self.sample_rate
+        fps = self.sample_rate / self.audio_settings["hop_length"]
         results = []
         for i, text in enumerate(texts):
-            parts = [retimed_chunk(d, targets[i], frame_seconds=frame_seconds) for c, d in zip(chunks, decoded) if c[0] == i]
+            parts = [d for c, d in zip(chunks, decoded) if c[0] == i]
+            bounds = [decoding.chunk_frames(len(d.ids), frames_per_second=fps, frames_per_step=self.reduction_factor)
+                      for d in parts]
+            parts = retime_text(parts, targets[i], frame_seconds=1.0 / fps, max_frames=bounds)
             results.append(self._assemble(text, prepared[i][0], parts, weights[i], pause_s, vocode, decoding, rng))
             problems = results[-1].problems()
             if problems:  # as the Synthesizer says it: one line per text, the first three problems
@@ -442,9 +445,10 @@ class OnnxSynthesizer:
         as the decoder steps it needs have run: :meth:`gst_tts.Synthesizer.stream`'s surface and
         window arithmetic (:mod:`gst_tts.inference.stream_windows`) on the exported graphs.
 
-        Joined, the chunks are ``synthesize(text, ...)``'s with the same arguments and seed (the
-        prenet masks are drawn in the same order from ``numpy.random.default_rng(seed)``): its
-        postnet mel up to float rounding (``vocode=False``; the postnet graph runs on windows with
+        A stream keeps the model's tempo (a reference's is read only by one-shot synthesis).
+        Joined, the chunks are ``synthesize(text, ..., transfer_tempo=False)``'s with the same
+        arguments and seed (the prenet masks are drawn in the same order from
+        ``numpy.random.default_rng(seed)``): its postnet mel up to float rounding (``vocode=False``; the postnet graph runs on windows with
         its whole reach) and, with an exported HiFi-GAN, its samples up to float rounding (windows
         with the generator's reach); with Griffin-Lim the same spectrum, the phase built window by
         window and crossfaded, scaled by the loudest window so far. A split text's chunks are

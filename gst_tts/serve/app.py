@@ -40,7 +40,7 @@ import math
 from pathlib import Path
 import secrets
 import threading
-from typing import Annotated, Any, AsyncIterator, Literal, Mapping, Optional, Sequence
+from typing import Annotated, Any, AsyncIterator, Callable, Literal, Mapping, Optional, Sequence
 
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -493,7 +493,7 @@ class _Service:
         spreads (:func:`~gst_tts.inference.style_spec.style_f0_range`'s rule); None for other styles.
         Call after :meth:`style` has checked them."""
         return style_f0_range(self._reference_style(reference_id, mix, style_strength),
-                              lambda ref_id: self._uploaded(ref_id, "f0_range_st"))
+                              lambda ref_id: self._uploaded(ref_id, lambda ref: ref.f0_range_st))
 
     def tempo_target(self, *, reference_id: str | None, mix: Mapping[str, float] | None,
                      style_strength: float | None) -> TempoTarget | None:
@@ -501,7 +501,7 @@ class _Service:
         (:func:`~gst_tts.inference.style_spec.style_tempo`'s rule); None for other styles. Call
         after :meth:`style` has checked them."""
         return style_tempo(self._reference_style(reference_id, mix, style_strength),
-                           lambda ref_id: self._uploaded(ref_id, "letters_per_s"))
+                           lambda ref_id: self._uploaded(ref_id, lambda ref: ref.letters_per_s))
 
     @staticmethod
     def _reference_style(reference_id: str | None, mix: Mapping[str, float] | None,
@@ -512,10 +512,10 @@ class _Service:
             return Style(mix=dict(mix), strength=style_strength)
         return None
 
-    def _uploaded(self, ref_id: str, reading: str) -> float | None:
-        """What was read off an uploaded clip when it was encoded (``reading``: a field of it), or None."""
+    def _uploaded(self, ref_id: str, reading: Callable[[_Reference], float | None]) -> float | None:
+        """What ``reading`` takes of an uploaded clip (read off it when it was encoded), or None."""
         ref = self.references.get(ref_id)
-        return None if ref is None else getattr(ref, reading)
+        return None if ref is None else reading(ref)
 
     def strengthened(self, weights: np.ndarray, strength: float | None) -> np.ndarray:
         """A reference's ``(n_heads, n_tokens)`` weights moved from neutral by ``strength`` (the resolver's rule)."""

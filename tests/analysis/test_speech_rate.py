@@ -43,13 +43,14 @@ def test_a_pause_is_not_speaking_time():
 
 
 def test_quiet_peaks_and_a_steady_tone_are_not_nuclei():
-    loud, quiet = syllables(4.0, seconds=2.0), 0.01 * syllables(4.0, seconds=2.0)  # 40 dB down: breath, not vowels
+    loud, quiet = syllables(4.0, seconds=2.0), 0.05 * syllables(4.0, seconds=2.0)  # 26 dB down: breath, not vowels
     log_mel = wav_to_logmel(np.concatenate([loud, quiet]), CONFIG)
     assert nucleus_frames(log_mel, FRAME_S).max() < 2.2 * CONFIG.frames_per_second
     t = np.arange(2 * CONFIG.sample_rate) / CONFIG.sample_rate
     steady = (0.2 * np.sin(2 * np.pi * 200 * t)).astype(np.float32)
     assert nucleus_rate(wav_to_logmel(steady, CONFIG), FRAME_S) is None  # too few nuclei: no tempo
     assert nucleus_rate(np.zeros((3, CONFIG.n_mels)), FRAME_S) is None
+    assert len(nucleus_frames(np.zeros((3, CONFIG.n_mels)), FRAME_S)) == 0 and len(nucleus_frames(np.zeros((0, 80)), FRAME_S)) == 0
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -55,6 +55,8 @@ def test_measures_both_conditions_of_the_checkpoints_held_out_utterances(capsys,
         assert summary["mcd_db"] > 0 and 0 <= summary["vde"] <= 1 and 0 <= summary["ffe"] <= 1
         assert condition in stdout
     assert report["pitch_tracker"] == "librosa.pyin"
+    # The model's own tempo by default (as the literature measures it); Griffin-Lim keeps its F0 range.
+    assert report["tempo"] == "decoded" and report["f0_range"] == "decoded"
 
 
 def test_utterances_from_a_list(capsys, tmp_path, tiny_checkpoint):

@@ -145,12 +145,18 @@ def test_the_style_strength_is_recorded(tiny_checkpoint, tmp_path, capsys):
     assert report["tempo"] == "reference" and "tempo: the reference's" in stdout
 
 
-def test_the_models_own_tempo_can_be_measured(tiny_checkpoint, tmp_path, capsys):
+def test_the_models_own_tempo_can_be_measured(tiny_checkpoint, tmp_path, capsys, monkeypatch):
+    from gst_tts.inference import transfer
+
+    asked = []
+    evaluate = transfer.evaluate_style_transfer
+    monkeypatch.setattr(transfer, "evaluate_style_transfer", lambda *a, **k: asked.append(k["transfer_tempo"]) or evaluate(*a, **k))
     out = tmp_path / "transfer"
     rc, stdout, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--out", str(out), "--espeak", "2",
                           "--tempo", "decoded", *FAST)
     assert rc == 0, err
     assert json.loads((out / "transfer.json").read_text())["tempo"] == "decoded" and "tempo: the model's" in stdout
+    assert asked == [False]
 
 
 @pytest.mark.parametrize("args, message", [

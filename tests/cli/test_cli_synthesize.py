@@ -410,7 +410,7 @@ def test_the_tempo_of_a_reference_is_recorded_and_sets_the_length(tiny_checkpoin
             out = tmp_path / f"{tempo}{per_second:g}.wav"
             rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--text", "Hello there, my friend.", "--out", str(out),
                              "--reference", str(swells), "--tempo", tempo, "--seed", "0", "--max-seconds",
-                             str(seconds_for_steps(24)), "--griffin-lim-iters", "2")
+                             str(seconds_for_steps(96)), "--griffin-lim-iters", "2")
             assert rc == 0, err
             lengths[tempo, per_second] = sf.info(out).frames
             recorded[tempo, per_second] = json.loads(out.with_suffix(".json").read_text())["style"]["tempo"]

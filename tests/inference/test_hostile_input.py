@@ -65,8 +65,8 @@ def one_line(exc: BaseException) -> str:
 
 
 def check_result(synth: Synthesizer, r: SynthesisResult, decoding: DecodingConfig = BOUND) -> int:
-    """Every chunk within its step bound, the whole the sum of its chunks, everything finite; the
-    most frames of a chunk."""
+    """Every chunk within its step bound (decoded, and after any retiming to a reference's tempo),
+    the whole the sum of its chunks, everything finite; the most frames of a chunk."""
     rf = synth.model.reduction_factor
     assert 1 <= len(r.chunks) <= len(r.cleaned_text)
     for c in r.chunks:
@@ -74,7 +74,9 @@ def check_result(synth: Synthesizer, r: SynthesisResult, decoding: DecodingConfi
         frames = min(decoding.max_frames(frames_per_second=synth.audio_config.frames_per_second),
                      math.ceil(decoding.max_frames_per_symbol * symbols))
         steps = -(-frames // rf)
-        assert 0 < c.n_frames <= steps * rf and c.n_frames % rf == 0, (c.text, c.n_frames, steps)
+        decoded = c.n_frames if c.decoded_frames is None else c.decoded_frames
+        assert 0 < decoded <= steps * rf and decoded % rf == 0, (c.text, decoded, steps)
+        assert 0 < c.n_frames <= steps * rf, (c.text, c.n_frames, steps)
     assert r.mel.shape == (sum(c.n_frames for c in r.chunks), synth.model.n_mels)
     assert np.isfinite(r.mel).all() and np.isfinite(r.audio).all() and np.isfinite(r.alignment).all()
     assert np.isfinite(r.style_weights).all()
@@ -285,6 +287,14 @@ def square(seconds: float, rate: int) -> np.ndarray:
     return np.where(np.sin(2 * np.pi * 200 * t) >= 0, 32767, -32768).astype(np.int16)
 
 
+def syllables(per_second: float, rate: int, seconds: float = 3.0) -> np.ndarray:
+    """A voice swelling ``per_second`` times a second: a reference with a tempo to read (a slow one
+    asks for the longest retiming, a fast one for the shortest)."""
+    t = np.arange(int(seconds * rate)) / rate
+    voice = sum(np.sin(2 * np.pi * 150.0 * k * t) / k for k in range(1, 16))
+    return (0.2 * voice * (0.05 + 0.95 * (0.5 - 0.5 * np.cos(2 * np.pi * per_second * t)))).astype(np.float32)
+
+
 def reference_cases(tmp_path: Path) -> dict[str, object]:
     rng = np.random.default_rng(0)
     noise = (0.3 * rng.standard_normal(RATE)).astype(np.float32)
@@ -296,6 +306,7 @@ def reference_cases(tmp_path: Path) -> dict[str, object]:
         "96 kHz.wav": ((0.3 * rng.standard_normal(96_000)).astype(np.float32), 96_000),
         "22051 Hz.wav": (noise, 22_051), "1 Hz.wav": (noise[:10], 1),
         "11 minutes at 1 kHz.wav": ((0.3 * rng.standard_normal(660_000)).astype(np.float32), 1_000),
+        "syllables, slow.wav": (syllables(1.5, RATE), RATE), "syllables, fast.wav": (syllables(9.0, RATE), RATE),
         "nan, line\nbreak.wav": (np.full(RATE, np.nan, np.float32), RATE),
     }
     cases: dict[str, object] = {}
@@ -327,7 +338,7 @@ def reference_cases(tmp_path: Path) -> dict[str, object]:
 SUCCEEDS = {
     "file 'noise.wav'", "file 'square int16.wav'", "file 'six channels.wav'", "file '96 kHz.wav'", "file '22051 Hz.wav'",
     "noise", "noise 16 kHz", "clipped float (x10)", "square int16", "uint8", "six channels", "six channels first", "96 kHz",
-    "22051 Hz", "44101 Hz", "rate 22050.0", "a list",
+    "22051 Hz", "44101 Hz", "rate 22050.0", "a list", "file 'syllables, slow.wav'", "file 'syllables, fast.wav'",
 }
 
 
