@@ -27,6 +27,7 @@ from gst_tts.inference.decoding import UNSPLIT_MAX_SECONDS, DecodingConfig
 from gst_tts.inference.style import Style, parse_style_mix, parse_style_weights
 from gst_tts.inference.style_spec import MAX_STYLE_STRENGTH, F0Target, TempoTarget, check_f0_range, check_style_strength
 from gst_tts.inference.synthesizer import INT8_MIN_RNN_DIM, Synthesizer
+from gst_tts.inference.tempo import GAIN_LIMITS as TEMPO_GAIN_LIMITS, warn_unread_tempo
 from gst_tts.inference.vocoder_choice import AUTO, resolve_vocoder
 # The text options need no torch, so they live apart for the commands that load none (phonemize).
 from gst_tts.cli.text_input import STDIN, add_text_arguments, one_text, read_text_input
@@ -362,9 +363,7 @@ TEMPO_REFERENCE, TEMPO_DECODED = "reference", "decoded"
 
 def add_tempo_argument(p: argparse.ArgumentParser, *, default: str = TEMPO_REFERENCE) -> None:
     """``--tempo``: whose speaking rate the output has (``default``: its default)."""
-    from gst_tts.inference.tempo import GAIN_LIMITS
-
-    low, high = GAIN_LIMITS
+    low, high = TEMPO_GAIN_LIMITS
     p.add_argument(
         "--tempo", default=default, choices=[TEMPO_REFERENCE, TEMPO_DECODED], metavar="WHOSE",
         help=f"speaking rate ({TEMPO_REFERENCE} or {TEMPO_DECODED}; default {default}): '{TEMPO_REFERENCE}' retimes"
@@ -380,12 +379,10 @@ def cli_tempo_target(synth: Synthesizer, args: argparse.Namespace) -> tuple[Temp
     reference = getattr(args, "reference", None)
     if getattr(args, "tempo", TEMPO_DECODED) == TEMPO_DECODED or (reference is None and mix is None):
         return None, {"source": TEMPO_DECODED}
-    strength = getattr(args, "style_strength", None)
-    target = synth.tempo_target(Style(reference=reference, mix=mix, strength=strength))
+    style = Style(reference=reference, mix=mix, strength=getattr(args, "style_strength", None))
+    target = synth.tempo_target(style)
     if target is None:
-        if strength != 0:
-            log.warning("the tempo of %s could not be read (too few syllables): the output keeps the model's tempo",
-                        reference if reference is not None else "the style mix")
+        warn_unread_tempo([style], [target])
         return None, {"source": TEMPO_DECODED}
     return target, {"source": TEMPO_REFERENCE, "letters_per_s": round(target.letters_per_s, 2), "strength": target.strength}
 

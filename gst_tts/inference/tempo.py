@@ -35,7 +35,7 @@ from gst_tts.inference.style_spec import (
 
 log = logging.getLogger(__name__)
 
-__all__ = ["GAIN_LIMITS", "tempo_gain", "retimed", "text_rate", "resolve_tempo_targets", "retime_text"]
+__all__ = ["GAIN_LIMITS", "tempo_gain", "retimed", "text_rate", "resolve_tempo_targets", "warn_unread_tempo", "retime_text"]
 
 #: The tempo is changed by at most these factors (output rate / decoded rate): a reference read
 #: too slow or too fast (music, a whisper, a reading of a few syllables) must not drag speech out
@@ -113,14 +113,21 @@ def resolve_tempo_targets(n_texts: int, *, transfer: bool, given: Sequence[Tempo
     if given is not None:
         return list(given)
     read = once_per_reference(read)
-    targets = [style_tempo(style, read) for style in (styles if styles is not None else [shared_style])]
-    unread = [s for s, t in zip(styles or [shared_style], targets)
+    asked = list(styles) if styles is not None else [shared_style]
+    targets = [style_tempo(style, read) for style in asked]
+    warn_unread_tempo(asked, targets)
+    return targets if styles is not None else targets * n_texts
+
+
+def warn_unread_tempo(styles: Sequence[Style | None], targets: Sequence[TempoTarget | None]) -> None:
+    """Log one line when a reference or mix of ``styles`` (at a strength above 0) got no target in
+    ``targets`` (one per style): its tempo could not be read, so its output keeps the model's."""
+    unread = [s for s, t in zip(styles, targets)
               if t is None and s is not None and (s.reference is not None or s.mix is not None) and s.strength != 0]
     if unread:
         style = unread[0]
         name = _reference_name(style.reference) if style.reference is not None else "the style mix"
         log.warning("the tempo of %s could not be read (too few syllables): its output keeps the model's tempo", name)
-    return targets if styles is not None else targets * n_texts
 
 
 def retime_text(parts: Sequence[DecodedChunk], target: TempoTarget | None, *, frame_seconds: float,

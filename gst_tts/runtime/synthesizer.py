@@ -386,10 +386,10 @@ class OnnxSynthesizer:
             "context": zeros((batch, m["memory_dim"]), np.float32),
         }
         padding = np.arange(symbols)[None, :] >= lengths[:, None]
-        bounds = decoding.model_arguments(frames_per_second=self.sample_rate / self.audio_settings["hop_length"])
-        # GSTTacotron.step_bounds
-        frames_bound = np.minimum(np.ceil(lengths.astype(np.float64) * bounds["max_frames_per_symbol"]), bounds["max_frames"])
-        max_steps = np.maximum((frames_bound.astype(np.int64) + r - 1) // r, 1)
+        fps = self.sample_rate / self.audio_settings["hop_length"]
+        bounds = decoding.model_arguments(frames_per_second=fps)
+        max_steps = np.array([decoding.chunk_frames(int(n), frames_per_second=fps, frames_per_step=r) // r for n in lengths],
+                             dtype=np.int64)  # GSTTacotron.step_bounds
         window, tolerance = bounds["attention_window"], bounds["stop_end_tolerance"]
         step_ones = (np.ones((batch, m["attention_rnn_dim"]), np.float32), np.ones((batch, m["decoder_rnn_dim"]), np.float32))
         positions = np.arange(symbols)[None, :]
@@ -448,8 +448,8 @@ class OnnxSynthesizer:
         A stream keeps the model's tempo (a reference's is read only by one-shot synthesis).
         Joined, the chunks are ``synthesize(text, ..., transfer_tempo=False)``'s with the same
         arguments and seed (the prenet masks are drawn in the same order from
-        ``numpy.random.default_rng(seed)``): its postnet mel up to float rounding (``vocode=False``; the postnet graph runs on windows with
-        its whole reach) and, with an exported HiFi-GAN, its samples up to float rounding (windows
+        ``numpy.random.default_rng(seed)``): its postnet mel up to float rounding (``vocode=False``;
+        the postnet graph runs on windows with its whole reach) and, with an exported HiFi-GAN, its samples up to float rounding (windows
         with the generator's reach); with Griffin-Lim the same spectrum, the phase built window by
         window and crossfaded, scaled by the loudest window so far. A split text's chunks are
         decoded one by one, so with prenet dropout on they draw other masks than the one-shot
