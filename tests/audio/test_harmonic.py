@@ -1,6 +1,7 @@
 """Harmonic restoration (``gst_tts.audio.vocoders.harmonic``, numpy): a blurred voiced magnitude gets peaks
-at the harmonics with each band's energy kept, a magnitude that has its harmonics is left alone,
-the F0 is refined onto the magnitude's own ripple, and unvoiced frames pass through."""
+at the harmonics with each band's energy kept, a magnitude that has its harmonics is left alone
+(at the given F0 or off it), the F0 is refined onto the magnitude's own clear ripple, a weak comb
+elsewhere does not pull the audio's pitch off the given F0, and unvoiced frames pass through."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ import torch
 
 from gst_tts.audio.features import AudioConfig
 from gst_tts.audio.pitch import yin_f0
-from gst_tts.audio.vocoders.harmonic import HARMONIC_TAPER_HZ, harmonic_ripple, harmonic_share, refine_f0, restore_harmonics
+from gst_tts.audio.vocoders.harmonic import (
+    BLURRED_RIPPLE, HARMONIC_TAPER_HZ, REFINE_MIN_RIPPLE, band_average, comb_strength, harmonic_ripple, harmonic_share,
+    refine_f0, restore_harmonics,
+)
 from gst_tts.audio.vocoders.phase import fast_griffin_lim, pghi_phase
 
 CFG = AudioConfig()
@@ -67,11 +71,41 @@ def test_a_magnitude_with_its_harmonics_and_an_unvoiced_frame_are_left_alone():
 
 def test_the_f0_is_refined_onto_the_magnitudes_own_ripple():
     frames = 6
-    log_mag = rippled(frames, 110.0, depth=1.0)
+    log_mag = rippled(frames, 110.0, depth=1.5)
     guess = np.full(frames, 110.0 * 2 ** (50 / 1200))  # half a semitone sharp
     refined, ripple = refine_f0(log_mag, guess, **RATE)
     assert np.abs(1200 * np.log2(refined / 110.0)).max() <= 10.0
     assert (ripple > harmonic_ripple(log_mag, guess, **RATE)).all()
+    # A ripple too weak to trust does not move it.
+    weak = rippled(frames, 110.0, depth=0.5)
+    assert harmonic_ripple(weak, np.full(frames, 110.0), **RATE).max() < REFINE_MIN_RIPPLE
+    np.testing.assert_array_equal(refine_f0(weak, guess, **RATE)[0], guess)
+
+
+def test_band_average_is_a_running_mean_of_each_frames_width():
+    rng = np.random.default_rng(0)
+    power = rng.random((64, 3))
+    np.testing.assert_allclose(band_average(power, np.ones(3)), power, rtol=1e-12)
+    averaged = band_average(power, np.array([3.0, 5.0, 2.0]))
+    np.testing.assert_allclose(averaged[10, 0], power[9:12, 0].mean(), rtol=1e-12)
+    np.testing.assert_allclose(averaged[10, 1], power[8:13, 1].mean(), rtol=1e-12)
+    # A fractional width weighs the bins it half covers by half: [9.5, 11.5) around bin 10.
+    np.testing.assert_allclose(averaged[10, 2], (0.5 * power[9, 2] + power[10, 2] + 0.5 * power[11, 2]) / 2, rtol=1e-12)
+    # At the ends the window is cut and averages what remains.
+    np.testing.assert_allclose(averaged[0, 1], power[0:3, 1].mean(), rtol=1e-12)
+    np.testing.assert_allclose(band_average(np.full((40, 2), 7.0), np.array([4.3, 11.0])), 7.0, rtol=1e-12)
+
+
+def test_a_magnitude_with_a_sharp_comb_off_the_given_f0_is_left_alone():
+    # A recording's mel read by a pitch head that misses its F0 by three semitones: the comb is the
+    # magnitude's own, and restoring another on top would cut it.
+    frames, f0 = 10, 140.0
+    log_mag = rippled(frames, f0)
+    given = np.full(frames, f0 * 2 ** (300 / 1200))
+    assert harmonic_ripple(log_mag, given, **RATE).max() < 1.0
+    assert comb_strength(log_mag, given, **RATE).min() > BLURRED_RIPPLE[1]
+    assert np.abs(comb_strength(falling(frames), given, **RATE)).max() < 0.5 * BLURRED_RIPPLE[0]
+    np.testing.assert_allclose(restore_harmonics(log_mag, given, np.ones(frames), **RATE), log_mag, rtol=1e-7, atol=1e-12)
 
 
 def test_restored_low_voices_are_periodic_after_pghi():
@@ -88,3 +122,22 @@ def test_restored_low_voices_are_periodic_after_pghi():
     # Without restoration the same smooth magnitude is not a voice.
     flat = fast_griffin_lim(np.exp(falling(frames)), pghi_phase(falling(frames), **stft), **stft, n_iter=32, momentum=0.99)
     assert yin_f0(torch.from_numpy(flat), CFG)[1][inner].float().mean() < 0.5
+
+
+def test_a_weak_comb_elsewhere_does_not_pull_the_pitch_off_the_given_f0():
+    # The estimator's magnitude for a model's high voice: a faint comb (0.8 nepers) at one F0, while
+    # the pitch head (or a stretched track) asks for another, 60 cents higher. The audio's pitch
+    # follows the F0 asked for, not the faint comb and not a beat between the two.
+    frames = 120
+    stft = {"n_fft": CFG.n_fft, "hop_length": CFG.hop_length, "win_length": CFG.win_length}
+    old = np.geomspace(180.0, 230.0, frames)
+    asked = old * 2 ** (60 / 1200)
+    distance = np.remainder(FREQUENCIES[:, None] + 0.5 * old[None, :], old[None, :]) - 0.5 * old[None, :]
+    log_mag = falling(frames) + 0.8 * np.exp(-((distance / 25.0) ** 2))
+    assert 0.5 < np.median(harmonic_ripple(log_mag, old, **RATE)) < REFINE_MIN_RIPPLE
+    log_mag = restore_harmonics(log_mag, asked, np.ones(frames), **RATE)
+    audio = fast_griffin_lim(np.exp(log_mag), pghi_phase(log_mag, **stft), **stft, n_iter=32, momentum=0.99)
+    track, voiced = yin_f0(torch.from_numpy(audio), CFG)
+    inner = slice(6, frames - 6)
+    assert voiced[inner].float().mean() > 0.9
+    assert np.median(1200 * np.abs(np.log2(track[inner].numpy() / asked[inner]))) < 20.0

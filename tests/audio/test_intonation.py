@@ -40,7 +40,7 @@ def test_the_spread_is_the_10_to_90_percentile_of_voiced_frames_in_semitones():
 @pytest.mark.parametrize("target, strength", [(12.0, 1.0), (5.0, 1.0), (12.0, 0.5), (12.0, 0.0)])
 def test_the_stretch_reaches_the_target_by_the_strength_about_the_median(target, strength):
     rng = np.random.default_rng(0)
-    hz = 150.0 * 2.0 ** (rng.normal(0.0, 0.25, 200))  # about 6 st wide
+    hz = 150.0 * 2.0 ** (rng.uniform(-0.3, 0.3, 200))  # about 6 st wide; stretched, within 10 st of the median
     voiced = rng.random(200) > 0.3
     before = track(hz, voiced)
     current = f0_range_st(before)
@@ -90,5 +90,18 @@ def test_a_running_median_removes_single_frame_octave_jumps_from_the_spread():
     jumped = log_f0.copy()
     jumped[::6] += math.log(2.0)  # one frame in six an octave up: a tracker's errors
     clean = spread_st(log_f0)
-    assert spread_st(jumped) > clean + 1.0
+    raw_low, raw_high = np.percentile(12.0 * jumped / math.log(2.0), (10.0, 90.0))
+    assert raw_high - raw_low > clean + 1.0  # what the percentiles alone would read
     assert spread_st(jumped, median_frames=5) == pytest.approx(clean, abs=0.3)
+
+
+def test_runs_of_octave_errors_longer_than_the_median_are_left_out_of_the_spread():
+    log_f0 = np.log(200.0 * 2.0 ** (np.linspace(-0.2, 0.2, 80)))
+    halved = log_f0.copy()
+    halved[20:32] -= math.log(2.0)  # twelve frames an octave down: more than a 5-frame median removes
+    clean = spread_st(log_f0, median_frames=5)
+    assert spread_st(halved, median_frames=5) == pytest.approx(spread_st(np.delete(log_f0, range(20, 32)), median_frames=5), abs=0.3)
+    assert spread_st(halved, median_frames=5) < clean + 0.5
+    # A wide but true melody (nine semitones either side) keeps its spread.
+    wide = np.log(200.0 * 2.0 ** (np.linspace(-0.75, 0.75, 80)))
+    assert spread_st(wide) == pytest.approx(0.8 * 18.0, abs=0.3)
