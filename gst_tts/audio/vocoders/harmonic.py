@@ -23,16 +23,17 @@ Five things keep it from harming what was fine, and make the audio's pitch follo
   refinement reaches (a head fine-tuned on the model's mels reads recordings' mels less well).
   Frames whose strongest comb within :data:`COMB_SEARCH_CENTS` of the given F0 reaches
   ``BLURRED_RIPPLE[1]`` nepers are left alone, those under ``BLURRED_RIPPLE[0]`` may be restored
-  fully. In copy synthesis of recordings' mels through the demo's GTA-tuned vocoder this raised
-  wide-band PESQ from 1.96 to 2.36 (12 held-out demo clips) and from 2.01 to 2.58 (6 LJSpeech
-  clips), its outputs of the model's mels unchanged (PESQ 1.10 on 12 teacher-forced mels).
+  fully. With the rest of this list, in copy synthesis of recordings' mels through the demo's
+  GTA-tuned vocoder wide-band PESQ went from 1.96 to 2.33 (12 held-out demo clips) and from 2.01
+  to 2.55 (6 LJSpeech clips); on the model's teacher-forced mels of the 12 clips it stayed at 1.10
+  (1.09).
 - **The comb is laid on the power averaged over one F0** around each bin (:func:`band_average`),
   not on the power bin by bin, where the magnitude's comb is blurred: the estimator keeps a weak
   comb of its own, often off the pitch head's F0, most of all for high voices (harmonics far apart,
   which a mel partly resolves). Multiplied bin by bin, the two combs beat and the audio's pitch
-  follows neither: on the demo model's outputs for voices near 200 Hz the audio's F0 (pyin) moved
-  with the pitch head's track at a slope of 0.3–0.5, and with the averaging at 0.6–0.9
-  (``docs/results/2026-11-29-f0-range-transfer.md``).
+  follows neither: on the demo model's outputs for three voices near 200 Hz the audio's F0 (pyin)
+  moved with the pitch head's track at a mean slope of 0.45, with the averaging (and the refinement
+  below) at 0.66 (``docs/results/2026-11-29-harmonic-restoration.md``).
 - **The F0 is refined** within :data:`REFINE_CENTS` of the given one, to where the magnitude's own
   ripple is strongest, where that ripple is clear (:data:`REFINE_MIN_RIPPLE`): a comb off by a
   fraction of a semitone would cut the true harmonics.
