@@ -12,7 +12,9 @@ import torch
 
 from gst_tts.audio.features import AudioConfig
 from gst_tts.audio.pitch import yin_f0
-from gst_tts.audio.vocoders.intonation import GAIN_LIMITS, MIN_VOICED_FRAMES, f0_range_st, range_gain, spread_st, with_f0_range
+from gst_tts.audio.vocoders.intonation import (
+    GAIN_LIMITS, MAX_EXCURSION_ST, MIN_VOICED_FRAMES, f0_range_st, range_gain, spread_st, with_f0_range,
+)
 from gst_tts.audio.vocoders.reconstruction import spectral_audio
 
 CFG = AudioConfig()
@@ -105,3 +107,26 @@ def test_runs_of_octave_errors_longer_than_the_median_are_left_out_of_the_spread
     # A wide but true melody (nine semitones either side) keeps its spread.
     wide = np.log(200.0 * 2.0 ** (np.linspace(-0.75, 0.75, 80)))
     assert spread_st(wide) == pytest.approx(0.8 * 18.0, abs=0.3)
+
+
+def test_a_track_with_too_few_frames_near_its_median_has_no_spread():
+    # Two voices two octaves apart, ten frames each: the median falls between them, every frame
+    # lies more than ten semitones from it, and nothing is left to measure.
+    split = np.log(np.array([100.0] * 10 + [400.0] * 10))
+    assert spread_st(split) is None
+    assert spread_st(split, median_frames=5) is None
+    assert spread_st(np.full(20, np.nan)) is None
+    np.testing.assert_array_equal(with_f0_range(track(np.exp(split)), 6.0), track(np.exp(split)))
+
+
+def test_octave_errors_keep_their_f0_when_the_track_is_stretched():
+    hz = 200.0 * 2.0 ** (np.linspace(-0.2, 0.2, 60))
+    hz[10:14] /= 2.0  # four frames an octave down: a pitch head's errors
+    before = track(hz)
+    after = with_f0_range(before, 2.0 * f0_range_st(before))
+    errors = np.zeros(60, dtype=bool)
+    errors[10:14] = True
+    np.testing.assert_array_equal(after[errors, 0], before[errors, 0])
+    centre = np.median(before[:, 0])
+    assert np.abs(after[~errors, 0] - centre).max() > 1.9 * np.abs(before[~errors, 0] - centre).max()
+    assert (np.abs(12.0 * (before[errors, 0] - centre) / math.log(2.0)) > MAX_EXCURSION_ST).all()

@@ -59,7 +59,7 @@ RIPPLE_FULL = 2.0
 REFINE_CENTS = 80
 #: :func:`refine_f0` moves the F0 only where the best ripple reaches this (nepers). The demo
 #: model's outputs for high voices keep a weak comb of 0.4–0.7 nepers whose peaks lie off the pitch
-#: head's F0 by about a semitone: the comb the estimator blurred, not the F0 to follow.
+#: head's F0 by most of a semitone: the comb the estimator blurred, not the F0 to follow.
 REFINE_MIN_RIPPLE = 1.0
 #: :func:`comb_strength` looks this far (cents) either side of the given F0, in steps of
 #: :data:`COMB_SEARCH_STEP_CENTS`: a recording's comb shows within a step of its F0 (on the demo's

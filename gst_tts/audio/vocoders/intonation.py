@@ -25,7 +25,7 @@ __all__ = ["F0_RANGE_PERCENTILES", "MAX_EXCURSION_ST", "MIN_VOICED_FRAMES", "GAI
 
 #: The spread is the distance between these percentiles of the voiced frames' log F0 (those of
 #: the F0 range ``measure-transfer`` reports, :data:`gst_tts.analysis.prosody.F0_SPREAD_PERCENTILES`,
-#: which reads pyin's track and drops its octave errors instead of median-filtering).
+#: which reads pyin's track and drops its octave errors without median-filtering).
 F0_RANGE_PERCENTILES = (10.0, 90.0)
 #: Voiced frames farther than this (semitones) from the median are a tracker's octave errors
 #: (halved or doubled F0, about 12 semitones off; runs of them outlast the median filter) and are
@@ -42,8 +42,8 @@ GAIN_LIMITS = (0.5, 3.0)
 #: A reference's spread is read off a YIN track (:func:`~gst_tts.audio.pitch.yin_f0`) whose voiced
 #: log F0 is median-filtered over this many frames, which removes single-frame octave jumps: on the
 #: 72 espeak-ng references of three ``measure-transfer`` seeds the spread then follows pyin's at
-#: r 0.87 (unfiltered: 0.54), and the outputs' spread follows the references' more closely
-#: (``docs/results/2026-11-29-f0-range-transfer.md``).
+#: r 0.87 (unfiltered: 0.54; both before :data:`MAX_EXCURSION_ST`), and the outputs' spread
+#: follows the references' more closely (``docs/results/2026-11-29-f0-range-transfer.md``).
 REFERENCE_MEDIAN_FRAMES = 5
 # A track's spread is floored here (semitones) before it divides: a flat track is not stretched without bound.
 _MIN_RANGE_ST = 0.5
@@ -53,7 +53,7 @@ def spread_st(log_f0: np.ndarray, median_frames: int = 1) -> float | None:
     """The spread (semitones) between the 10th and 90th percentile of voiced frames' log F0 (Hz),
     after a running median over ``median_frames`` of them (odd; 1: none), frames farther than
     :data:`MAX_EXCURSION_ST` from their median left out; ``None`` for fewer than
-    :data:`MIN_VOICED_FRAMES` frames."""
+    :data:`MIN_VOICED_FRAMES` frames, before or after leaving those out."""
     log_f0 = np.asarray(log_f0, dtype=np.float64).ravel()
     if log_f0.size < MIN_VOICED_FRAMES:
         return None
@@ -63,6 +63,8 @@ def spread_st(log_f0: np.ndarray, median_frames: int = 1) -> float | None:
         log_f0 = np.median(np.lib.stride_tricks.sliding_window_view(padded, 2 * half + 1), axis=-1)
     semitones = 12.0 * log_f0 / math.log(2.0)
     semitones = semitones[np.abs(semitones - np.median(semitones)) <= MAX_EXCURSION_ST]
+    if semitones.size < MIN_VOICED_FRAMES:  # (also NaNs: nothing compares within)
+        return None
     low, high = np.percentile(semitones, F0_RANGE_PERCENTILES)
     return float(high - low)
 
@@ -84,12 +86,15 @@ def range_gain(current_st: float, target_st: float, strength: float = 1.0) -> fl
 def with_f0_range(pitch: np.ndarray, target_st: float, strength: float = 1.0) -> np.ndarray:
     """A copy of a pitch head's ``(frames, 2)`` output whose log F0 is stretched about its voiced
     median by :func:`range_gain` (its spread toward ``target_st`` semitones, by ``strength``);
-    voicing unchanged. A track with too few voiced frames to measure comes back unchanged."""
+    voicing unchanged. Frames farther than :data:`MAX_EXCURSION_ST` from the median (octave
+    errors, which the spread leaves out) keep their F0: stretched, they would land octaves away.
+    A track with too few voiced frames to measure comes back unchanged."""
     pitch = np.array(pitch, dtype=np.float32, copy=True)
     current = f0_range_st(pitch)
     if current is None:
         return pitch
     gain = range_gain(current, target_st, strength)
     centre = float(np.median(pitch[pitch[:, 1] > 0, 0]))
-    pitch[:, 0] = centre + (pitch[:, 0] - centre) * gain
+    inside = np.abs(pitch[:, 0] - centre) <= MAX_EXCURSION_ST * math.log(2.0) / 12.0
+    pitch[inside, 0] = centre + (pitch[inside, 0] - centre) * gain
     return pitch
