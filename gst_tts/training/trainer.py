@@ -15,7 +15,7 @@ import logging
 import math
 from pathlib import Path
 import time
-from typing import Any
+from typing import Any, Mapping
 
 from omegaconf import DictConfig, OmegaConf
 import torch
@@ -438,7 +438,8 @@ class Trainer(TrainingLoop):
         """
         path, ckpt = resume
         if complete_model_config(ckpt["model_config"]) != self.model_config:
-            raise GstTtsError(f"{path}: the model config differs from this run's; use another hydra.run.dir")
+            raise GstTtsError(f"{path}: the model config differs from this run's ({self._config_changes(ckpt)}); "
+                              "use another hydra.run.dir, or set model.KEY to the checkpoint's values")
         # The stored statistics normalise features of the stored settings, and the embeddings index
         # the stored symbol table: resuming with other ones would train on mismatched inputs silently.
         if ckpt["symbols"] != self.symbols.to_dict():
@@ -461,11 +462,19 @@ class Trainer(TrainingLoop):
             self.neutral.load_state_dict(ckpt["neutral_meter"])
         self._restore_position(path, ckpt)
 
+    def _config_changes(self, ckpt: Mapping[str, Any]) -> str:
+        """``key: stored → this run's`` for each model setting that differs (at most four named)."""
+        stored = complete_model_config(ckpt["model_config"])
+        keys = sorted(k for k in stored.keys() | self.model_config.keys() if stored.get(k) != self.model_config.get(k))
+        shown = [f"{k}: {stored.get(k)!r} in the checkpoint, {self.model_config.get(k)!r} here" for k in keys[:4]]
+        return "; ".join(shown) + (f"; and {len(keys) - 4} more" if len(keys) > 4 else "")
+
     def _init_from(self, path: Path, ckpt: dict[str, Any]) -> None:
         """Starts from another run's model weights (``ckpt``, read from ``path``: fine-tuning);
         optimizer, schedule and step start fresh."""
         if complete_model_config(ckpt["model_config"]) != self.model_config:
-            raise GstTtsError(f"{path}: trainer.init_from needs the same model config as this run (model=..., r, sizes)")
+            raise GstTtsError(f"{path}: trainer.init_from needs the same model config as this run "
+                              f"({self._config_changes(ckpt)})")
         if ckpt.get("symbols") != self.symbols.to_dict():
             raise GstTtsError(f"{path}: trainer.init_from needs the same symbol table and cleaner as this run")
         self.model.load_state_dict(ckpt["model"])

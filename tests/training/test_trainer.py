@@ -119,7 +119,7 @@ def test_init_from_starts_a_new_run_from_another_runs_weights(make_cfg, small_co
     assert tuned.state.step == 0
     other = make_cfg(small_corpus, cache, max_steps=2, init_from=str(source))
     other.model.decoder_rnn_dim = 24
-    with pytest.raises(GstTtsError, match="same model config"):
+    with pytest.raises(GstTtsError, match="same model config .*decoder_rnn_dim: .* in the checkpoint, 24 here"):
         Trainer(other, tmp_path / "third")
 
 
@@ -162,6 +162,18 @@ def test_resume_refuses_other_features_or_symbols(make_cfg, small_corpus, tmp_pa
     with pytest.raises(GstTtsError) as info:
         Trainer(cfg, run)
     assert named in str(info.value) and "hydra.run.dir" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_resume_refuses_another_model_config_naming_the_setting(make_cfg, small_corpus, tmp_path):
+    cache, run = tmp_path / "cache", tmp_path / "run"
+    Trainer(make_cfg(small_corpus, cache, max_steps=1), run).fit()
+    cfg = make_cfg(small_corpus, cache, max_steps=2)
+    cfg.model.gst_reference_norm = "masked_batch" if cfg.model.gst_reference_norm != "masked_batch" else "layer"
+    with pytest.raises(GstTtsError) as info:
+        Trainer(cfg, run)
+    message = str(info.value)
+    assert f"gst_reference_norm: {load_checkpoint(run / 'checkpoints' / 'last.pt')['model_config']['gst_reference_norm']!r}" in message
+    assert f"{cfg.model.gst_reference_norm!r} here" in message and "hydra.run.dir" in message and "\n" not in message
 
 
 def test_resume_names_validation_utterances_missing_from_the_corpus(make_cfg, small_corpus, tmp_path, caplog):
