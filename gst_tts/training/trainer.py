@@ -463,7 +463,7 @@ class Trainer(TrainingLoop):
         self._restore_position(path, ckpt)
 
     def _config_changes(self, ckpt: Mapping[str, Any]) -> str:
-        """``key: stored → this run's`` for each model setting that differs (at most four named)."""
+        """``KEY: STORED in the checkpoint, CURRENT here`` for each model setting that differs (four named at most)."""
         stored = complete_model_config(ckpt["model_config"])
         keys = sorted(k for k in stored.keys() | self.model_config.keys() if stored.get(k) != self.model_config.get(k))
         shown = [f"{k}: {stored.get(k)!r} in the checkpoint, {self.model_config.get(k)!r} here" for k in keys[:4]]
