@@ -17,7 +17,7 @@ import numpy as np
 
 from gst_tts.cli.args import (
     add_decoding_arguments, add_model_arguments, add_progress_argument, add_seed_argument, check_transfer_counts,
-    decoding_options, load_synthesizer,
+    decoding_options, load_synthesizer, TEMPO_REFERENCE,
 )
 from gst_tts.cli.outputs import check_writable_location
 from gst_tts.files import write_json, write_text
@@ -65,17 +65,16 @@ def run(args: argparse.Namespace) -> int:
         save_figure(result.figure(title=f"{name}: {result.text}"), wav.with_suffix(".alignment.png"))
 
     transfers = synth.transfers_f0_range  # the demo's spectral vocoder sets each reference's F0 range
-    tempo = "reference"  # each output retimed to its reference's tempo, as synthesis does by default
     report = evaluate_style_transfer(synth, references, texts, seed=args.seed, on_output=save,
                                      progress=not args.no_progress, transfer_f0_range=transfers,
-                                     transfer_tempo=tempo == "reference", **options)
+                                     transfer_tempo=True, **options)  # retimed to each reference's tempo
     summary = mean_health(report.healths)
     summary["stopped_on_token_rate"] = float(np.mean([reason == "stop_token" for reason in report.stop_reasons]))
     summary["aligned_criteria"] = ALIGNED_CRITERIA
     fits = next(iter(report.fits.values()))
     f0_range = "reference" if transfers else "decoded"
     write_json(out / "summary.json", {"checkpoint": str(args.checkpoint), "held_out_sentences": texts,
-                                      "alignment": summary, "f0_range": f0_range, "tempo": tempo,
+                                      "alignment": summary, "f0_range": f0_range, "tempo": TEMPO_REFERENCE,
                                       **report.to_dict()})
     lines = [
         f"Held-out alignment health over {len(report.healths)} syntheses ({len(texts)} new sentences x "
