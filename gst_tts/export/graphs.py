@@ -28,7 +28,8 @@ from gst_tts.model import GSTTacotron
 from gst_tts.model.attention import ATTENTION_KINDS, DecoderAttention
 from gst_tts.model.attention.dynamic_convolution import _PRIOR_FLOOR, DynamicConvolutionAttention
 from gst_tts.model.attention.base import attend, masked_softmax
-from gst_tts.model.decoder import DecoderState, _lstm_update
+from gst_tts.model.decoder import DecoderState
+from gst_tts.model.decoder_cells import MergedCells
 
 #: Attention kinds whose decoder step exports (every registered kind).
 EXPORTABLE_KINDS: tuple[type[DecoderAttention], ...] = tuple(ATTENTION_KINDS.values())
@@ -188,7 +189,7 @@ class PostnetGraph(nn.Module):
 
 class StepGraph(nn.Module):
     """One free-running decoder step (:meth:`~gst_tts.model.decoder.Decoder.step` with the float
-    weights of :meth:`~gst_tts.model.decoder.Decoder.step_weights`), its input frame through the prenet.
+    cells of :meth:`~gst_tts.model.decoder.Decoder.merged_cells`), its input frame through the prenet.
 
     Inputs, in order (:data:`STEP_INPUTS`, then the kind's prepared fields and attention state):
     ``frame (batch, n_mels)`` the previous step's last frame (zeros first); ``prenet_mask_0``,
@@ -217,7 +218,8 @@ class StepGraph(nn.Module):
         prepared = decoder.attention.prepare(memory, padding_mask)._replace(**dict(zip(self.layout.prepared, rest[:n])))
         state = DecoderState(attention_hidden, attention_cell, decoder_hidden, decoder_cell, attention_weights,
                              tuple(rest[n:]), context)
-        frames, stop, new = _step(decoder, decoder.prenet_gates(x), state, prepared, (attention_mask, decoder_mask))
+        cells = decoder.merged_cells()
+        frames, stop, new = _step(decoder, cells, cells.prenet_gates(x), state, prepared, (attention_mask, decoder_mask))
         return (frames, stop, new.attention_hidden, new.attention_cell, new.decoder_hidden, new.decoder_cell,
                 new.attention_weights, new.context, *new.attention_state)
 
@@ -230,20 +232,17 @@ STEP_INPUTS = ("frame", "prenet_mask_0", "prenet_mask_1", "attention_mask", "dec
 STATE_NAMES = ("attention_hidden", "attention_cell", "decoder_hidden", "decoder_cell", "attention_weights", "context")
 
 
-def _step(decoder, prenet_gates: torch.Tensor, state: DecoderState, prepared: Any,
+def _step(decoder, cells: MergedCells, prenet_gates: torch.Tensor, state: DecoderState, prepared: Any,
           masks: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, DecoderState]:
     """:meth:`Decoder.step`, with dynamic convolution attention in its batch-free form."""
     attention = decoder.attention
     if not isinstance(attention, DynamicConvolutionAttention):
-        return decoder.step(prenet_gates, state, prepared, decoder.step_weights(), masks)
+        return decoder.step(prenet_gates, state, prepared, cells, masks)
     # Decoder.step with the attention call replaced; the same operations in the same order.
-    weights = decoder.step_weights()
-    gates = prenet_gates + weights.attention_recurrent(torch.cat([state.context, state.attention_hidden], -1))
-    att_h, att_c = _lstm_update(gates, state.attention_cell)
+    att_h, att_c = cells.attention_cell(prenet_gates, state.context, (state.attention_hidden, state.attention_cell))
     att_h = att_h * masks[0]
     context, attention_weights, attention_state = _dca_step(attention, att_h, state.attention_state, prepared)
-    gates = weights.decoder(torch.cat([att_h, context, state.decoder_hidden], -1)) + weights.decoder_bias
-    dec_h, dec_c = _lstm_update(gates, state.decoder_cell)
+    dec_h, dec_c = cells.decoder_cell(att_h, context, (state.decoder_hidden, state.decoder_cell))
     dec_h = dec_h * masks[1]
     projection_in = torch.cat([dec_h, context], -1)
     new_state = DecoderState(att_h, att_c, dec_h, dec_c, attention_weights, attention_state, context)

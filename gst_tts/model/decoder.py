@@ -10,8 +10,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from gst_tts.model.attention import AttentionState, build_attention
-from gst_tts.model.int8_weight import Int8StepWeight
-from gst_tts.model.shared_weight import SharedStepWeight
+from gst_tts.model.decoder_cells import MergedCells
 
 
 class DecoderState(NamedTuple):
@@ -24,20 +23,6 @@ class DecoderState(NamedTuple):
     attention_weights: torch.Tensor  # (batch, symbols), this step's alignment
     attention_state: AttentionState  # the attention kind's own recurrent state
     context: torch.Tensor  # (batch, memory_dim)
-
-
-class StepWeights(NamedTuple):
-    """Recurrent weights merged once per pass (see :meth:`Decoder.step_weights`)."""
-
-    # (4 * attention_rnn_dim, memory_dim + attention_rnn_dim)
-    attention_recurrent: SharedStepWeight | Int8StepWeight
-    # (4 * decoder_rnn_dim, attention_rnn_dim + memory_dim + decoder_rnn_dim); None where unused
-    decoder: SharedStepWeight | Int8StepWeight | None
-    decoder_bias: torch.Tensor | None  # (4 * decoder_rnn_dim,)
-    # (4 * attention_rnn_dim, prenet_dim): the prenet's share of the attention LSTM gates as a matrix
-    # of its own, and that LSTM's two biases summed; None: :meth:`Decoder.prenet_gates` slices the cell's.
-    prenet: SharedStepWeight | Int8StepWeight | None = None
-    prenet_bias: torch.Tensor | None = None  # (4 * attention_rnn_dim,)
 
 
 class DecoderOutput(NamedTuple):
@@ -139,7 +124,7 @@ class Decoder(nn.Module):
         self.decoder_rnn = nn.LSTMCell(attention_rnn_dim + memory_dim, decoder_rnn_dim)
         self.mel_projection = nn.Linear(decoder_rnn_dim + memory_dim, n_mels * reduction_factor)
         self.stop_projection = nn.Linear(decoder_rnn_dim + memory_dim, 1)
-        self._int8_weights: StepWeights | None = None
+        self._int8_cells: MergedCells | None = None
 
     def initial_state(self, memory: torch.Tensor, attention_memory: Any) -> DecoderState:
         """The state before the first step; ``attention_memory`` from ``self.attention.prepare(memory, ...)``."""
@@ -155,107 +140,69 @@ class Decoder(nn.Module):
             zeros(batch, memory_dim),
         )
 
-    def step_weights(self, *, decoder: bool = True) -> StepWeights:
-        """Recurrent weights merged so each step does one matrix product per LSTM (once per pass).
+    def merged_cells(self, *, decoder_cell: bool = True) -> MergedCells:
+        """The two LSTM cells' current weights as the training backend of :meth:`step` (see
+        :mod:`gst_tts.model.decoder_cells`), built once per pass; ``decoder_cell=False`` leaves the
+        decoder cell out (teacher forcing runs that LSTM outside the step loop)."""
+        return MergedCells.for_training(self.attention_rnn, self.decoder_rnn, prenet_dim=self._prenet_dim,
+                                        decoder_cell=decoder_cell)
 
-        In training their gradients are formed once after the loop (see :class:`SharedStepWeight`).
-        ``decoder=False`` leaves the decoder LSTM's out (None): teacher forcing runs that LSTM
-        outside the step loop.
-        """
-        att, dec = self.attention_rnn, self.decoder_rnn
-        prenet_dim = self.prenet.layers[-1].out_features
-        attention_recurrent = SharedStepWeight(torch.cat([att.weight_ih[:, prenet_dim:], att.weight_hh], dim=1))
-        if not decoder:
-            return StepWeights(attention_recurrent, None, None)
-        return StepWeights(
-            attention_recurrent,
-            SharedStepWeight(torch.cat([dec.weight_ih, dec.weight_hh], dim=1)),
-            dec.bias_ih + dec.bias_hh,
-        )
+    def pass_cells(self, memory: torch.Tensor, *, decoder_cell: bool = True) -> MergedCells:
+        """The cells backend for a pass over ``memory``: training's where autograd records, int8 for
+        float32 CPU inputs after :meth:`set_int8_inference`, else the float inference backend."""
+        if torch.is_grad_enabled():
+            return self.merged_cells(decoder_cell=decoder_cell)
+        if self._int8_cells is not None and memory.device.type == "cpu" and memory.dtype == torch.float32:
+            return self._int8_cells
+        return MergedCells.for_inference(self.attention_rnn, self.decoder_rnn, prenet_dim=self._prenet_dim,
+                                         decoder_cell=decoder_cell)
 
     def set_int8_inference(self, enabled: bool) -> None:
-        """Runs :meth:`infer` on CPU with the merged recurrent weights in int8 (~3x faster per step at paper sizes).
+        """Runs :meth:`infer_steps` on CPU with the merged cell weights in int8 (~3x faster per step at paper sizes).
 
         Quantizes the current weights once: call it again after they change. Used by every pass
-        on CPU float32 inputs with autograd off (:meth:`infer`, and :meth:`forward` under
+        on CPU float32 inputs with autograd off (:meth:`infer_steps`, and :meth:`forward` under
         ``torch.no_grad()``, which makes the numerics comparable under teacher forcing); passes
         that build a graph, and CUDA, keep the float weights.
         """
-        if not enabled:
-            self._int8_weights = None
-            return
-        with torch.no_grad():
-            merged = self.step_weights()
-            prenet, prenet_bias = self._prenet_weight()
-            self._int8_weights = StepWeights(
-                Int8StepWeight(merged.attention_recurrent.weight),
-                Int8StepWeight(merged.decoder.weight),
-                merged.decoder_bias.detach().float().cpu(),
-                Int8StepWeight(prenet),
-                prenet_bias.detach().float().cpu(),
-            )
-
-    def _prenet_weight(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """The prenet's columns of the attention LSTM's input weight, contiguous, and its summed biases."""
-        att = self.attention_rnn
-        prenet_dim = self.prenet.layers[-1].out_features
-        return att.weight_ih[:, :prenet_dim].contiguous(), att.bias_ih + att.bias_hh
-
-    def _pass_weights(self, memory: torch.Tensor, *, decoder: bool = True) -> StepWeights:
-        if torch.is_grad_enabled():
-            return self.step_weights(decoder=decoder)
-        if self._int8_weights is not None and memory.device.type == "cpu" and memory.dtype == torch.float32:
-            return self._int8_weights
-        # Autograd off: the prenet's gate weight as a contiguous copy, which a matrix product at
-        # batch 1 reads ~1.5x faster on CPU than the strided slice of the cell's weight (same result).
-        prenet, prenet_bias = self._prenet_weight()
-        return self.step_weights(decoder=decoder)._replace(prenet=SharedStepWeight(prenet), prenet_bias=prenet_bias)
+        self._int8_cells = (MergedCells.int8(self.attention_rnn, self.decoder_rnn, prenet_dim=self._prenet_dim)
+                            if enabled else None)
 
     @property
     def int8_inference(self) -> bool:
-        """Whether CPU :meth:`infer` uses int8 recurrent weights (see :meth:`set_int8_inference`)."""
-        return self._int8_weights is not None
+        """Whether CPU inference uses int8 cell weights (see :meth:`set_int8_inference`)."""
+        return self._int8_cells is not None
 
-    def prenet_gates(self, prenet_out: torch.Tensor, weights: StepWeights | None = None) -> torch.Tensor:
-        """The prenet's share of the attention LSTM gates, ``(..., prenet_dim)`` → ``(..., 4 * attention_rnn_dim)``.
-
-        It does not depend on the recurrence, so teacher forcing computes it for all steps at once.
-        ``weights``: a pass's :class:`StepWeights`; where they carry the prenet's gate weight
-        (inference), that one is used (it is int8 with :meth:`set_int8_inference`).
-        """
-        if weights is not None and weights.prenet is not None:
-            return weights.prenet(prenet_out) + weights.prenet_bias
-        att = self.attention_rnn
-        prenet_dim = self.prenet.layers[-1].out_features
-        return F.linear(prenet_out, att.weight_ih[:, :prenet_dim], att.bias_ih + att.bias_hh)
+    @property
+    def _prenet_dim(self) -> int:
+        return self.prenet.layers[-1].out_features
 
     def step(
         self,
         prenet_gates: torch.Tensor,
         state: DecoderState,
         attention_memory: Any,
-        weights: StepWeights,
+        cells: MergedCells,
         dropout_masks: tuple[torch.Tensor, torch.Tensor] | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, DecoderState]:
-        """One decoder step.
+        """One decoder step: attention cell → attention → decoder cell → frames and stop logit.
 
         Args:
-            prenet_gates: ``(batch, 4 * attention_rnn_dim)`` from :meth:`prenet_gates` of the previous frame.
+            prenet_gates: ``(batch, 4 * attention_rnn_dim)``, ``cells.prenet_gates`` of the previous
+                frame through the prenet.
             state: the previous :class:`DecoderState`.
             attention_memory: from ``self.attention.prepare``.
-            weights: from :meth:`step_weights`.
+            cells: the cells backend, from :meth:`pass_cells` (see :mod:`gst_tts.model.decoder_cells`).
             dropout_masks: scaled keep-masks for the attention and decoder LSTM outputs, or None.
 
         Returns:
             ``frames (batch, r * n_mels)``, ``stop_logit (batch,)`` and the new state.
         """
-        gates = prenet_gates + weights.attention_recurrent(torch.cat([state.context, state.attention_hidden], -1))
-        att_h, att_c = _lstm_update(gates, state.attention_cell)
+        att_h, att_c = cells.attention_cell(prenet_gates, state.context, (state.attention_hidden, state.attention_cell))
         if dropout_masks is not None:
             att_h = att_h * dropout_masks[0]
         context, attention_weights, attention_state = self.attention.step(att_h, state.attention_state, attention_memory)
-        gates = weights.decoder(torch.cat([att_h, context, state.decoder_hidden], -1)) + weights.decoder_bias
-        dec_h, dec_c = _lstm_update(gates, state.decoder_cell)
+        dec_h, dec_c = cells.decoder_cell(att_h, context, (state.decoder_hidden, state.decoder_cell))
         if dropout_masks is not None:
             dec_h = dec_h * dropout_masks[1]
         projection_in = torch.cat([dec_h, context], -1)
@@ -286,8 +233,8 @@ class Decoder(nn.Module):
         last_frames = mel.view(batch, n_steps, r, n_mels)[:, :, -1]
         inputs = torch.cat([mel.new_zeros(batch, 1, n_mels), last_frames[:, :-1]], dim=1)
         attention_memory = self.attention.prepare(memory, padding_mask)
-        weights = self._pass_weights(memory, decoder=False)
-        prenet_gates = self.prenet_gates(self.prenet(inputs), weights)
+        cells = self.pass_cells(memory, decoder_cell=False)
+        prenet_gates = cells.prenet_gates(self.prenet(inputs))
         att_masks = _dropout_masks(n_steps, batch, self.attention_rnn_dim, self.attention_dropout, self.training, mel)
         state = self.initial_state(memory, attention_memory)
         att_h, att_c, context, attention_state = state.attention_hidden, state.attention_cell, state.context, state.attention_state
@@ -295,8 +242,7 @@ class Decoder(nn.Module):
         # unbind, not prenet_gates[:, s]: the backward of per-step indexing would allocate and
         # fill a full-size zero gradient at every step (quadratic in length); unbind's is one stack.
         for s, step_gates in enumerate(prenet_gates.unbind(1)):
-            gates = step_gates + weights.attention_recurrent(torch.cat([context, att_h], -1))
-            att_h, att_c = _lstm_update(gates, att_c)
+            att_h, att_c = cells.attention_cell(step_gates, context, (att_h, att_c))
             if att_masks is not None:
                 att_h = att_h * att_masks[s]
             context, attention_weights, attention_state = self.attention.step(att_h, attention_state, attention_memory)
@@ -367,7 +313,7 @@ class Decoder(nn.Module):
         batch, symbols = memory.shape[:2]
         r, n_mels = self.reduction_factor, self.n_mels
         attention_memory = self.attention.prepare(memory, padding_mask)
-        weights = self._pass_weights(memory)
+        cells = self.pass_cells(memory)
         state = self.initial_state(memory, attention_memory)
         positions = torch.arange(symbols, device=memory.device)
         peak = torch.zeros(batch, 1, dtype=torch.long, device=memory.device)
@@ -384,7 +330,7 @@ class Decoder(nn.Module):
             if attention_window is not None:
                 outside = (positions < peak - attention_window[0]) | (positions > peak + attention_window[1])
                 step_memory = self.attention.with_mask(attention_memory, outside if padding_mask is None else outside | padding_mask)
-            out, stop, state = self.step(self.prenet_gates(self.prenet(frame), weights), state, step_memory, weights)
+            out, stop, state = self.step(cells.prenet_gates(self.prenet(frame)), state, step_memory, cells)
             # The peak is always a real symbol: the weights are exactly 0 at padding and outside the window.
             peak = state.attention_weights.argmax(-1, keepdim=True)
             if stop_end_tolerance is not None:
@@ -398,13 +344,6 @@ class Decoder(nn.Module):
             yield DecodedStep(out, stop, state.attention_weights, steps, stopped, done)
             if bool(done.all()):
                 return
-
-
-def _lstm_update(gates: torch.Tensor, cell: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """LSTM cell nonlinearity on precomputed gates (PyTorch's i, f, g, o order)."""
-    i, f, g, o = gates.chunk(4, dim=1)
-    cell = torch.sigmoid(f) * cell + torch.sigmoid(i) * torch.tanh(g)
-    return torch.sigmoid(o) * torch.tanh(cell), cell
 
 
 def _dropout_masks(

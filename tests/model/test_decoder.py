@@ -62,19 +62,16 @@ def test_int8_weights_stay_out_of_training_passes() -> None:
     assert model.decoder.decoder_rnn.weight_hh.grad is not None
 
 
-def test_inference_passes_use_the_prenet_gate_weight_they_carry() -> None:
+def test_inference_cells_compute_the_training_cells_prenet_gates() -> None:
     torch.manual_seed(0)
     model = tiny_model(20, n_mels=10).eval()
     decoder = model.decoder
     prenet_out = torch.randn(3, 5, decoder.prenet.layers[-1].out_features)
-    sliced = decoder.prenet_gates(prenet_out)
+    sliced = decoder.merged_cells().prenet_gates(prenet_out)
     with torch.no_grad():
-        weights = decoder._pass_weights(torch.zeros(1, 1, 1))
-        assert weights.prenet is not None
-        # The contiguous copy is the same product as the strided slice of the cell's weight, to the bit.
-        assert torch.equal(decoder.prenet_gates(prenet_out, weights), sliced)
+        # The inference cells' contiguous copy is the same product as the strided slice of the cell's weight, to the bit.
+        assert torch.equal(decoder.pass_cells(torch.zeros(1, 1, 1)).prenet_gates(prenet_out), sliced)
         decoder.set_int8_inference(True)
-        int8 = decoder.prenet_gates(prenet_out, decoder._pass_weights(torch.zeros(1, 1, 1)))
+        int8 = decoder.pass_cells(torch.zeros(1, 1, 1)).prenet_gates(prenet_out)
     assert not torch.equal(int8, sliced)
     torch.testing.assert_close(int8, sliced, rtol=0, atol=0.02 * float(sliced.detach().abs().max()))
-    assert decoder.step_weights().prenet is None  # training passes: the prenet gates run once over all steps

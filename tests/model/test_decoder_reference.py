@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from gst_tts.model.decoder import Decoder
-from gst_tts.model.decoder_reference import reference_teacher_forcing
+from gst_tts.model.decoder import Decoder, DecoderState
+from gst_tts.model.decoder_reference import reference_step, reference_teacher_forcing
 from gst_tts.model.graphed_decoder import GraphedDecoder, _EagerRecorder
 
 
@@ -50,6 +50,42 @@ def test_gradients_match_the_textbook_steps() -> None:
             torch.testing.assert_close(b, a, rtol=1e-4, atol=1e-5)
 
 
+def _states(decoder: Decoder, memory: torch.Tensor, attention_memory) -> DecoderState:
+    """A state from a few textbook steps on random frames: every field away from its initial zeros."""
+    g = torch.Generator().manual_seed(2)
+    state = decoder.initial_state(memory, attention_memory)
+    for _ in range(3):
+        _, _, state = reference_step(decoder, decoder.prenet(torch.randn(3, 6, generator=g)), state, attention_memory)
+    return state
+
+
+@pytest.mark.parametrize("backend", ["training", "inference", "int8"])
+@pytest.mark.parametrize("attention", ["location_sensitive", "dynamic_convolution"])
+def test_each_cells_backend_steps_like_the_textbook_step(backend, attention) -> None:
+    """Decoder.step on each cells backend, from the same state and frame, is the textbook step
+    (int8: within its quantization error)."""
+    decoder = _decoder(2, attention)
+    memory, mask, _ = _inputs(2)
+    attention_memory = decoder.attention.prepare(memory, mask)
+    state = _states(decoder, memory, attention_memory)
+    prenet_out = decoder.prenet(torch.randn(3, 6, generator=torch.Generator().manual_seed(3)))
+    expected = reference_step(decoder, prenet_out, state, attention_memory)
+    if backend == "training":
+        cells = decoder.merged_cells()
+        got = decoder.step(cells.prenet_gates(prenet_out), state, attention_memory, cells)
+    else:
+        decoder.set_int8_inference(backend == "int8")
+        with torch.no_grad():
+            cells = decoder.pass_cells(memory)
+            got = decoder.step(cells.prenet_gates(prenet_out), state, attention_memory, cells)
+    tolerance = dict(rtol=0.05, atol=0.02) if backend == "int8" else dict(rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(got[0], expected[0], **tolerance)
+    torch.testing.assert_close(got[1], expected[1], **tolerance)
+    for name, a, b in zip(DecoderState._fields, expected[2], got[2]):
+        if name != "attention_state":
+            torch.testing.assert_close(b, a, **tolerance, msg=name)
+
+
 @pytest.mark.parametrize("int8", [False, True])
 def test_inference_steps_match_the_textbook_steps(int8) -> None:
     """Decoder.step (synthesis) fed the targets is the textbook step; int8 weights stay close."""
@@ -59,11 +95,11 @@ def test_inference_steps_match_the_textbook_steps(int8) -> None:
     expected = reference_teacher_forcing(decoder, memory, mask, mel)
     with torch.no_grad():
         attention_memory = decoder.attention.prepare(memory, mask)
-        weights = decoder._pass_weights(memory)
+        cells = decoder.pass_cells(memory)
         state = decoder.initial_state(memory, attention_memory)
         frame, frames = mel.new_zeros(3, 6), []
         for s in range(mel.shape[1]):
-            out, _, state = decoder.step(decoder.prenet_gates(decoder.prenet(frame)), state, attention_memory, weights)
+            out, _, state = decoder.step(cells.prenet_gates(decoder.prenet(frame)), state, attention_memory, cells)
             frames.append(out)
             frame = mel[:, s]
     tolerance = dict(rtol=0.05, atol=0.02) if int8 else dict(rtol=1e-5, atol=1e-6)
