@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 import secrets
 import socket
-from typing import Iterator
+from typing import Any, Iterator
 
 import torch
 from torch import nn
@@ -142,7 +142,7 @@ class DistributedContext:
             if error is not None:
                 raise error
         # A failure in the other ranks' turn must reach every rank too, rank 0 included.
-        failures = [m for m in self._gather(message) if m]
+        failures = [m for m in self.gather(message) if m]
         if error is not None:
             raise error
         if failures:
@@ -153,10 +153,13 @@ class DistributedContext:
         dist.broadcast_object_list(box, src=0, device=self._object_device())
         return box[0]
 
-    def _gather(self, message: str | None) -> list[str | None]:
-        messages: list[str | None] = [None] * self.world_size
-        dist.all_gather_object(messages, message)
-        return messages
+    def gather(self, obj: Any) -> list[Any]:
+        """Every rank's ``obj`` (picklable), in rank order, on every rank; every rank must call it."""
+        if not self.enabled:
+            return [obj]
+        objects: list[Any] = [None] * self.world_size
+        dist.all_gather_object(objects, obj)
+        return objects
 
     def _object_device(self) -> torch.device | None:
         # NCCL moves pickled objects through the GPU; gloo through the CPU.

@@ -18,7 +18,7 @@ import torch
 
 from gst_tts.errors import CheckpointError, GstTtsError
 from gst_tts.files import remove_temporaries
-from gst_tts.checkpoints.acoustic import restore_rng_state
+from gst_tts.checkpoints.acoustic import restore_rng_state, rng_state
 from gst_tts.checkpoints.weights import payload_digest
 
 log = logging.getLogger(__name__)
@@ -37,7 +37,7 @@ class TrainState:
 class TrainingLoop:
     """The parts of a trainer around its steps. A subclass sets ``cfg``, ``state``, ``dist``,
     ``device``, ``audio_config``, ``logger``, ``log`` (its module's logger) and ``networks`` (name →
-    module, the weights being trained) and defines ``save(periodic)`` and ``validate()``."""
+    module, the weights being trained) and defines ``save(periodic, every_rank=True)`` and ``validate()``."""
 
     log: logging.Logger
 
@@ -51,7 +51,7 @@ class TrainingLoop:
     def _interrupted(self, bar) -> None:
         """Ctrl-C: saves ``last.pt`` and closes the event files (the caller re-raises)."""
         bar.close()
-        path = self.save(periodic=False)
+        path = self.save(periodic=False, every_rank=False)  # the other ranks need not be at this point
         self.log.warning("interrupted at step %d; saved %s (resume by running the same command)", self.state.step, path)
         self.logger.close()
 
@@ -80,12 +80,30 @@ class TrainingLoop:
             raise CheckpointError(f"{path}: holds no training state to resume ({', '.join(missing)} missing); "
                                   "use it as trainer.init_from in another hydra.run.dir")
 
+    def _checkpoint_rng(self, *, every_rank: bool) -> dict[str, Any]:
+        """The checkpoint's ``rng``: this process's random streams (:func:`rng_state`) and, under DDP
+        with ``every_rank``, every rank's in rank order under ``"ranks"``, so that each rank resumes
+        its own dropout and reference draws. With ``every_rank`` every rank must call it together."""
+        rng = rng_state()
+        if not (self.dist.enabled and every_rank):
+            return rng
+        return {**rng, "ranks": self.dist.gather(dict(rng))}
+
     def _restore_position(self, path: Path, ckpt: Mapping[str, Any]) -> None:
         """The loop's position and every random stream from the checkpoint (see ``Trainer._resume``)."""
         self.state = TrainState(**ckpt["train_state"])
-        restore_rng_state(ckpt["rng"], path, on_cuda=self.device.type == "cuda")
-        if self.dist.rank > 0:  # the checkpoint holds rank 0's stream; keep ranks' dropout distinct
-            torch.manual_seed(int(self.cfg.seed) + 100003 * self.dist.rank + self.state.step)
+        ranks = ckpt["rng"].get("ranks")
+        on_cuda = self.device.type == "cuda"
+        if self.dist.enabled and isinstance(ranks, list) and len(ranks) == self.dist.world_size:
+            restore_rng_state(ranks[self.dist.rank], path, on_cuda=on_cuda)
+        else:
+            restore_rng_state(ckpt["rng"], path, on_cuda=on_cuda)
+            if self.dist.rank > 0:
+                # Written by another number of ranks (or on Ctrl-C): no stream of this rank's own.
+                # A fresh one keeps the ranks' dropout distinct.
+                torch.manual_seed(int(self.cfg.seed) + 100003 * self.dist.rank + self.state.step)
+                self.log.info("rank %d: %s holds no random state of this rank's own; it continues on a fresh stream",
+                              self.dist.rank, path)
         self.log.info("resumed from %s at step %d", path, self.state.step)
 
 

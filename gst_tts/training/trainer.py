@@ -406,24 +406,28 @@ class Trainer(TrainingLoop):
         return self.transfer.figures(references, outputs)
 
     # ----------------------------------------------------------------------------------------
-    def checkpoint(self) -> dict[str, Any]:
-        """This run's checkpoint (the layout is :func:`gst_tts.checkpoints.acoustic.checkpoint_payload`'s)."""
+    def checkpoint(self, rng: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """This run's checkpoint (the layout is :func:`gst_tts.checkpoints.acoustic.checkpoint_payload`'s);
+        ``rng``: its random states (default: this process's, :func:`rng_state`)."""
         return checkpoint_payload(
             model_state=self.inference_model.state_dict(), model_config=self.model_config, symbols=self.symbols,
             audio_config=self.audio_config, mel_stats=self.stats, step=self.state.step,
             reference_frames=self.reference_frames, config=OmegaConf.to_container(self.cfg, resolve=True),
             val_ids=[u.id for u in self.val_set.utterances], train_ids=[u.id for u in self.train_set.utterances],
             optimizer=self.optimizer.state_dict(), scheduler=self.scheduler.state_dict(),
-            scaler=self.scaler.state_dict(), train_state=asdict(self.state), rng=rng_state(),
+            scaler=self.scaler.state_dict(), train_state=asdict(self.state), rng=rng_state() if rng is None else rng,
             neutral_style=self.neutral.mean(), neutral_meter=self.neutral.state_dict(),
             training_model_state=None if self.average is None else self.model.state_dict(),
         )
 
-    def save(self, periodic: bool) -> Path:
+    def save(self, periodic: bool, *, every_rank: bool = True) -> Path:
+        """``last.pt`` (and a periodic checkpoint when ``periodic``), rank 0 only; ``every_rank``:
+        every rank is saving at this step, and the checkpoint gets every rank's random states."""
         path = self.ckpt_dir / "last.pt"
+        rng = self._checkpoint_rng(every_rank=every_rank)
         if not self.dist.is_main:
             return path
-        return save_rotating(self.ckpt_dir, self.checkpoint(), step=self.state.step, periodic=periodic,
+        return save_rotating(self.ckpt_dir, self.checkpoint(rng), step=self.state.step, periodic=periodic,
                              keep=int(self.cfg.trainer.keep_checkpoints), save=save_checkpoint)
 
     def _resume(self, resume: ResumePoint) -> None:
@@ -433,8 +437,9 @@ class Trainer(TrainingLoop):
         so the same batches and dropout masks follow. On CPU in one process the resumed run is
         bit-identical to an uninterrupted one. On CUDA it draws the same masks but may differ in
         the last bits (nondeterministic GPU kernels); the CUDA state is restored only with the same
-        number of visible devices (otherwise a warning). Under DDP, ranks other than 0 continue
-        with fresh dropout streams.
+        number of visible devices (otherwise a warning). Under DDP each rank restores its own
+        streams, stored at every checkpoint all ranks wrote together; a checkpoint written by another
+        number of ranks, or on Ctrl-C, holds rank 0's alone, and the other ranks continue on fresh ones.
         """
         path, ckpt = resume
         if complete_model_config(ckpt["model_config"]) != self.model_config:

@@ -32,7 +32,7 @@ import logging
 import math
 from pathlib import Path
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from omegaconf import DictConfig, OmegaConf
 import torch
@@ -406,8 +406,9 @@ class VocoderTrainer(TrainingLoop):
         return generate
 
     # ----------------------------------------------------------------------------------------
-    def checkpoint(self) -> dict[str, Any]:
-        """This run's full checkpoint (layout: :mod:`gst_tts.audio.vocoders.checkpoint`)."""
+    def checkpoint(self, rng: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """This run's full checkpoint (layout: :mod:`gst_tts.audio.vocoders.checkpoint`); ``rng``: its
+        random states (default: this process's, :func:`rng_state`)."""
         return vocoder_payload(
             generator_state=self.generator.state_dict(), generator_config=self.generator_config,
             audio_config=self.audio_config, step=self.state.step, config=OmegaConf.to_container(self.cfg, resolve=True),
@@ -415,16 +416,18 @@ class VocoderTrainer(TrainingLoop):
             discriminator_config=self.discriminator_config,
             val_ids=[u.id for u in self.val_set.utterances], train_ids=[u.id for u in self.train_set.utterances],
             optimizer=_states(self.optimizers), scheduler=_states(self.schedulers), scaler=_states(self.scalers),
-            train_state=asdict(self.state), rng=rng_state(), generator_kind=self.kind,
+            train_state=asdict(self.state), rng=rng_state() if rng is None else rng, generator_kind=self.kind,
         )
 
-    def save(self, periodic: bool) -> Path:
+    def save(self, periodic: bool, *, every_rank: bool = True) -> Path:
         """``last.pt`` (and a periodic checkpoint when ``periodic``), then ``generator.pt``, the
-        generator alone with its weight norm (HiFi-GAN's) folded (rank 0 only)."""
+        generator alone with its weight norm (HiFi-GAN's) folded (rank 0 only); ``every_rank``: every
+        rank is saving at this step, and the checkpoint gets every rank's random states."""
         path = self.ckpt_dir / "last.pt"
+        rng = self._checkpoint_rng(every_rank=every_rank)
         if not self.dist.is_main:
             return path
-        save_rotating(self.ckpt_dir, self.checkpoint(), step=self.state.step, periodic=periodic,
+        save_rotating(self.ckpt_dir, self.checkpoint(rng), step=self.state.step, periodic=periodic,
                       keep=int(self.cfg.trainer.keep_checkpoints), save=save_vocoder_checkpoint)
         save_vocoder_checkpoint(self.ckpt_dir / GENERATOR_EXPORT, vocoder_payload(
             generator_state=fold_weight_norm(self.generator.state_dict()), generator_config=self.generator_config,

@@ -65,6 +65,25 @@ def test_ddp_ranks_stay_identical_and_checkpoint_resumes_on_one_process(make_cfg
     assert resumed.fit().step == 5
 
 
+def test_ddp_resume_repeats_an_uninterrupted_run_on_every_rank(make_cfg, tmp_path):
+    """Each rank resumes its own random streams: two ranks stopped at step 2 and resumed to step 4
+    end with the parameters of two ranks that ran 4 steps (rank 1's dropout included)."""
+    corpus = write_corpus(tmp_path / "corpus", n=10)
+
+    def train(max_steps: int, run_dir: Path, out_dir: Path) -> dict[str, torch.Tensor]:
+        out_dir.mkdir()
+        cfg = OmegaConf.to_container(make_cfg(corpus, tmp_path / "cache", max_steps=max_steps), resolve=True)
+        mp.spawn(_worker, args=(2, _free_port(), cfg, str(run_dir), str(out_dir)), nprocs=2, join=True)
+        return torch.load(out_dir / "rank0.pt")
+
+    uninterrupted = train(4, tmp_path / "whole", tmp_path / "whole_out")
+    train(2, tmp_path / "split", tmp_path / "first_out")
+    assert len(load_checkpoint(tmp_path / "split" / "checkpoints" / "last.pt")["rng"]["ranks"]) == 2
+    resumed = train(4, tmp_path / "split", tmp_path / "second_out")
+    for name, value in uninterrupted.items():
+        assert torch.equal(resumed[name], value), name
+
+
 def _report(rank: int, world_size: int, out_dir: str, message: str) -> None:
     """Writes this rank's outcome, then stays up until every rank has reported: an exiting rank
     closes its gloo sockets, which would wake a waiting peer with a connection error rather than
