@@ -4,7 +4,7 @@
 # (model=tacotron2 and model=tiny) with its steps a minute, resume, torchrun/NCCL, synthesis on
 # CUDA, and the tests that have CUDA cases; on request also HiFi-GAN training under bf16 and fp16
 # and bench_speed.py --device cuda. Each step has its own time limit, so one that hangs does not
-# hide the others; a table of what passed ends the output. The default steps are sized for about 8
+# hide the others; a table of what passed, with each step's figures, ends the output. The default steps are sized for about 8
 # minutes of device time (their limits add up to 19; this list has not yet been timed on a GPU).
 #
 #   benchmarks/gpu_check.sh CORPUS OUT     # CORPUS: LJSpeech format (e.g. ljspeech-mini)
@@ -33,6 +33,14 @@ fi
 trap '[[ -n "$LINK" ]] && rm -f "$LINK"; rm -rf "$RUNS"' EXIT
 declare -a SUMMARY
 
+# The figures of a step's log that the table shows: throughput lines, steps a minute, resume,
+# non-finite losses and skipped batches, test counts.
+figures() {
+  grep -o -E 'gpu_train_(frames_per_s|ratio_vs_torchaudio)=[^ ]+|[0-9.]+ steps a minute|resumed from .* at step [0-9]+|skipped a batch|non-finite|[0-9]+ (passed|failed|skipped)|^rtf[a-z_]*=[^ ]+' "$1" \
+    | sed -E 's/resumed from .* at step/resumed at step/' | sort | uniq -c \
+    | awk '{n = $1; $1 = ""; sub(/^ /, ""); printf "%s%s%s", sep, $0, (n > 1 ? " (x" n ")" : ""); sep = "; "}'
+}
+
 # Every step's whole output goes to one file, $OUT/steps.log (the device tool brings back few files).
 step() {  # step NAME LIMIT_S COMMAND...: runs it, appends its output to $OUT/steps.log, records rc and seconds
   local name=$1 limit=$2; shift 2
@@ -43,7 +51,7 @@ step() {  # step NAME LIMIT_S COMMAND...: runs it, appends its output to $OUT/st
   local rc=$?
   cat "$RUNS/$name.log" >>"$OUT/steps.log"
   tail -n 4 "$RUNS/$name.log"
-  SUMMARY+=("$(printf '%-22s rc %-3s %4ss' "$name" "$rc" "$((SECONDS - t0))")")
+  SUMMARY+=("$(printf '%-22s rc %-3s %4ss  %s' "$name" "$rc" "$((SECONDS - t0))" "$(figures "$RUNS/$name.log")")")
 }
 
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
