@@ -4,8 +4,9 @@
 # (model=tacotron2 and model=tiny) with its steps a minute, resume, torchrun/NCCL, synthesis on
 # CUDA, and the tests that have CUDA cases; on request also HiFi-GAN training under bf16 and fp16
 # and bench_speed.py --device cuda. Each step has its own time limit, so one that hangs does not
-# hide the others; a table of what passed, with each step's figures, ends the output. The default steps are sized for about 8
-# minutes of device time (their limits add up to 19; this list has not yet been timed on a GPU).
+# hide the others; a table of what passed, with each step's figures, ends the output. The default
+# steps are sized for about 8 minutes of device time (their limits add up to 19; this list has not
+# yet been timed on a GPU).
 #
 #   benchmarks/gpu_check.sh CORPUS OUT     # CORPUS: LJSpeech format (e.g. ljspeech-mini)
 #   SKIP= benchmarks/gpu_check.sh CORPUS OUT   # every step, the vocoders and bench_speed too
@@ -34,10 +35,10 @@ trap '[[ -n "$LINK" ]] && rm -f "$LINK"; rm -rf "$RUNS"' EXIT
 declare -a SUMMARY
 
 # The figures of a step's log that the table shows: throughput lines, steps a minute, resume,
-# non-finite losses and skipped batches, test counts.
+# skipped batches, test counts; each once, with a count where it repeats.
 figures() {
-  grep -o -E 'gpu_train_(frames_per_s|ratio_vs_torchaudio)=[^ ]+|[0-9.]+ steps a minute|resumed from .* at step [0-9]+|skipped a batch|non-finite|[0-9]+ (passed|failed|skipped)|^rtf[a-z_]*=[^ ]+' "$1" \
-    | sed -E 's/resumed from .* at step/resumed at step/' | sort | uniq -c \
+  grep -o -E 'gpu_train_(frames_per_s|ratio_vs_torchaudio)=[^ ]+|[0-9.]+ steps a minute|resumed from .* at step [0-9]+|skipped a batch|[0-9]+ (passed|failed|skipped|errors?)|^rtf[a-z_]*=[^ ]+' "$1" \
+    | sed -E 's/resumed from .* at step/resumed at step/' | LC_ALL=C sort | uniq -c \
     | awk '{n = $1; $1 = ""; sub(/^ /, ""); printf "%s%s%s", sep, $0, (n > 1 ? " (x" n ")" : ""); sep = "; "}'
 }
 
@@ -51,7 +52,8 @@ step() {  # step NAME LIMIT_S COMMAND...: runs it, appends its output to $OUT/st
   local rc=$?
   cat "$RUNS/$name.log" >>"$OUT/steps.log"
   tail -n 4 "$RUNS/$name.log"
-  SUMMARY+=("$(printf '%-22s rc %-3s %4ss  %s' "$name" "$rc" "$((SECONDS - t0))" "$(figures "$RUNS/$name.log")")")
+  local found; found=$(figures "$RUNS/$name.log")
+  SUMMARY+=("$(printf '%-22s rc %-3s %4ss%s' "$name" "$rc" "$((SECONDS - t0))" "${found:+  $found}")")
 }
 
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader

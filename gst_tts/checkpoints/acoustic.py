@@ -23,7 +23,8 @@ Layout, version 1 (a plain dict of containers and tensors)::
     neutral_meter its running sums, for an exact resume                   (optional)
     training_model the weights being trained, when ``model`` holds their average
                   (gst_tts.training.averaging), for resuming               (optional)
-    optimizer, scheduler, scaler, train_state, rng        (optional: resuming training)
+    optimizer, scheduler, scaler, train_state, rng        (optional: resuming training; under DDP
+                  rng also holds "ranks", every rank's random states in rank order)
     digest        "crc32:…" of all the above, written by save_checkpoint and checked at load
                   (gst_tts.checkpoints.weights.payload_digest; absent in files written before it: not checked)
 

@@ -189,7 +189,7 @@ class PostnetGraph(nn.Module):
 
 class StepGraph(nn.Module):
     """One free-running decoder step (:meth:`~gst_tts.model.decoder.Decoder.step` with the float
-    cells of :meth:`~gst_tts.model.decoder.Decoder.merged_cells`), its input frame through the prenet.
+    cells of :meth:`~gst_tts.model.decoder.Decoder.training_cells`), its input frame through the prenet.
 
     Inputs, in order (:data:`STEP_INPUTS`, then the kind's prepared fields and attention state):
     ``frame (batch, n_mels)`` the previous step's last frame (zeros first); ``prenet_mask_0``,
@@ -218,7 +218,7 @@ class StepGraph(nn.Module):
         prepared = decoder.attention.prepare(memory, padding_mask)._replace(**dict(zip(self.layout.prepared, rest[:n])))
         state = DecoderState(attention_hidden, attention_cell, decoder_hidden, decoder_cell, attention_weights,
                              tuple(rest[n:]), context)
-        cells = decoder.merged_cells()
+        cells = decoder.training_cells()
         frames, stop, new = _step(decoder, cells, cells.prenet_gates(x), state, prepared, (attention_mask, decoder_mask))
         return (frames, stop, new.attention_hidden, new.attention_cell, new.decoder_hidden, new.decoder_cell,
                 new.attention_weights, new.context, *new.attention_state)

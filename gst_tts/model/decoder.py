@@ -140,7 +140,7 @@ class Decoder(nn.Module):
             zeros(batch, memory_dim),
         )
 
-    def merged_cells(self, *, decoder_cell: bool = True) -> MergedCells:
+    def training_cells(self, *, decoder_cell: bool = True) -> MergedCells:
         """The two LSTM cells' current weights as the training backend of :meth:`step` (see
         :mod:`gst_tts.model.decoder_cells`), built once per pass; ``decoder_cell=False`` leaves the
         decoder cell out (teacher forcing runs that LSTM outside the step loop)."""
@@ -151,7 +151,7 @@ class Decoder(nn.Module):
         """The cells backend for a pass over ``memory``: training's where autograd records, int8 for
         float32 CPU inputs after :meth:`set_int8_inference`, else the float inference backend."""
         if torch.is_grad_enabled():
-            return self.merged_cells(decoder_cell=decoder_cell)
+            return self.training_cells(decoder_cell=decoder_cell)
         if self._int8_cells is not None and memory.device.type == "cpu" and memory.dtype == torch.float32:
             return self._int8_cells
         return MergedCells.for_inference(self.attention_rnn, self.decoder_rnn, prenet_dim=self._prenet_dim,

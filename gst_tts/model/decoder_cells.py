@@ -1,4 +1,4 @@
-"""The decoder's two LSTM cells as a backend of its step: where the decoder's speed tricks live.
+"""The decoder's two LSTM cells as a backend of its step: where the step's own speed tricks live.
 
 :meth:`~gst_tts.model.decoder.Decoder.step` is written once, in the model's terms (attention cell,
 attention, decoder cell, projections); how the two cells compute their gates is the backend's
@@ -11,8 +11,8 @@ writes them; tests/model/test_decoder_reference.py):
   the prenet's share of the attention cell's gates is a map of its own, which teacher forcing
   applies to all steps at once outside the loop; the merged weights' gradients are formed once
   after the loop (:class:`~gst_tts.model.shared_weight.SharedStepWeight`).
-* :meth:`MergedCells.for_inference`: the same with autograd off, the prenet's weight as a
-  contiguous copy (a matrix product at batch 1 reads it ~1.5x faster on a CPU than the strided slice).
+* :meth:`MergedCells.for_inference`: the same function for passes with autograd off, the prenet's
+  weight as a contiguous copy (a matrix product at batch 1 reads it ~1.5x faster on a CPU than the strided slice).
 * :meth:`MergedCells.int8`: the inference backend's matrices quantized per output row, for CPU
   synthesis (:class:`~gst_tts.model.int8_weight.Int8StepWeight`, ~3x faster per step at paper sizes).
 
@@ -42,8 +42,8 @@ CellState = tuple[torch.Tensor, torch.Tensor]
 class MergedCells:
     """The attention and decoder LSTM cells with their input and recurrent weights merged.
 
-    Build one per pass with :meth:`for_training`, :meth:`for_inference` or :meth:`int8`: it holds
-    the weights as they are then.
+    Built with :meth:`for_training` or :meth:`for_inference` once per pass, or :meth:`int8` once
+    for many passes (``Decoder.set_int8_inference``): it holds the weights as they were then.
 
     Args:
         prenet_gates: ``(..., prenet_dim)`` → ``(..., 4 * attention_rnn_dim)``: the prenet's share
@@ -72,7 +72,7 @@ class MergedCells:
         att = attention_rnn
         return cls(
             partial(F.linear, weight=att.weight_ih[:, :prenet_dim], bias=att.bias_ih + att.bias_hh),
-            SharedStepWeight(torch.cat([att.weight_ih[:, prenet_dim:], att.weight_hh], dim=1)),
+            _merged_attention_recurrent(att, prenet_dim, SharedStepWeight),
             _merged_decoder_gates(decoder_rnn, SharedStepWeight) if decoder_cell else None,
         )
 
@@ -80,11 +80,13 @@ class MergedCells:
     def for_inference(
         cls, attention_rnn: nn.LSTMCell, decoder_rnn: nn.LSTMCell, *, prenet_dim: int, decoder_cell: bool = True
     ) -> MergedCells:
-        """:meth:`for_training`'s function with autograd off: the prenet's weight a contiguous copy."""
+        """:meth:`for_training`'s function for a pass with autograd off: the prenet's weight a contiguous copy."""
         att = attention_rnn
-        training = cls.for_training(att, decoder_rnn, prenet_dim=prenet_dim, decoder_cell=decoder_cell)
-        prenet = SharedStepWeight(att.weight_ih[:, :prenet_dim].contiguous())
-        return cls(_with_bias(prenet, att.bias_ih + att.bias_hh), training.attention_recurrent, training.decoder_gates)
+        return cls(
+            _Biased(SharedStepWeight(att.weight_ih[:, :prenet_dim].contiguous()), att.bias_ih + att.bias_hh),
+            _merged_attention_recurrent(att, prenet_dim, SharedStepWeight),
+            _merged_decoder_gates(decoder_rnn, SharedStepWeight) if decoder_cell else None,
+        )
 
     @classmethod
     def int8(cls, attention_rnn: nn.LSTMCell, decoder_rnn: nn.LSTMCell, *, prenet_dim: int) -> MergedCells:
@@ -97,11 +99,9 @@ class MergedCells:
         """
         att = attention_rnn
         with torch.no_grad():
-            prenet = Int8StepWeight(att.weight_ih[:, :prenet_dim])
-            recurrent = Int8StepWeight(torch.cat([att.weight_ih[:, prenet_dim:], att.weight_hh], dim=1))
             return cls(
-                _with_bias(prenet, (att.bias_ih + att.bias_hh).float().cpu()),
-                recurrent,
+                _Biased(Int8StepWeight(att.weight_ih[:, :prenet_dim]), (att.bias_ih + att.bias_hh).float().cpu()),
+                _merged_attention_recurrent(att, prenet_dim, Int8StepWeight),
                 _merged_decoder_gates(decoder_rnn, Int8StepWeight, bias_dtype=torch.float32),
             )
 
@@ -127,6 +127,12 @@ def lstm_update(gates: torch.Tensor, cell: torch.Tensor) -> CellState:
     return torch.sigmoid(o) * torch.tanh(cell), cell
 
 
+def _merged_attention_recurrent(attention_rnn: nn.LSTMCell, prenet_dim: int, weight_kind: type) -> Affine:
+    """``[context, hidden]`` → the rest of the attention cell's gates (no bias: the prenet's map has both)."""
+    att = attention_rnn
+    return weight_kind(torch.cat([att.weight_ih[:, prenet_dim:], att.weight_hh], dim=1))
+
+
 def _merged_decoder_gates(
     decoder_rnn: nn.LSTMCell, weight_kind: type, *, bias_dtype: torch.dtype | None = None
 ) -> Affine:
@@ -134,9 +140,16 @@ def _merged_decoder_gates(
     bias = decoder_rnn.bias_ih + decoder_rnn.bias_hh
     if bias_dtype is not None:
         bias = bias.detach().to(bias_dtype).cpu()
-    return _with_bias(weight, bias)
+    return _Biased(weight, bias)
 
 
-def _with_bias(weight: Affine, bias: torch.Tensor) -> Affine:
-    """``x ↦ weight(x) + bias``: the bias added after the product, as the step has always done."""
-    return lambda x: weight(x) + bias
+class _Biased:
+    """``x ↦ weight(x) + bias``: the bias added after the product (a class, so that a model holding
+    it still pickles)."""
+
+    def __init__(self, weight: Affine, bias: torch.Tensor) -> None:
+        self.weight = weight
+        self.bias = bias
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        return self.weight(x) + self.bias

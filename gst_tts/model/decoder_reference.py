@@ -13,7 +13,7 @@ What it checks (tests/model/test_decoder_reference.py):
 * :meth:`Decoder.forward` (training, every device): the prenet and its share of the attention
   LSTM's gates for all steps at once, and the decoder LSTM and the projections run once over all
   steps after the attention loop; its outputs and every gradient;
-* :meth:`Decoder.infer_steps` (synthesis) fed the targets;
+* :meth:`Decoder.step` on the inference backends (float and int8) in a loop fed the targets;
 * :class:`~gst_tts.model.graphed_decoder.GraphedDecoder`: :meth:`Decoder.forward` as CUDA graphs.
 """
 

@@ -37,7 +37,7 @@ class TrainState:
 class TrainingLoop:
     """The parts of a trainer around its steps. A subclass sets ``cfg``, ``state``, ``dist``,
     ``device``, ``audio_config``, ``logger``, ``log`` (its module's logger) and ``networks`` (name →
-    module, the weights being trained) and defines ``save(periodic, every_rank=True)`` and ``validate()``."""
+    module, the weights being trained) and defines ``save(periodic, *, every_rank)`` and ``validate()``."""
 
     log: logging.Logger
 
@@ -52,7 +52,9 @@ class TrainingLoop:
         """Ctrl-C: saves ``last.pt`` and closes the event files (the caller re-raises)."""
         bar.close()
         path = self.save(periodic=False, every_rank=False)  # the other ranks need not be at this point
-        self.log.warning("interrupted at step %d; saved %s (resume by running the same command)", self.state.step, path)
+        exact = " (under DDP the ranks other than 0 will continue on fresh random streams)" if self.dist.enabled else ""
+        self.log.warning("interrupted at step %d; saved %s (resume by running the same command%s)", self.state.step,
+                         path, exact)
         self.logger.close()
 
     def _finish(self, bar, validated_at: int | None) -> TrainState:
@@ -60,7 +62,7 @@ class TrainingLoop:
         bar.close()
         if self.dist.is_main and validated_at != self.state.step:
             self.validate()
-        self.save(periodic=False)
+        self.save(periodic=False, every_rank=True)
         self.logger.close()
         if self.dist.enabled:
             # Ranks other than 0 save nothing: this line is how to see that they agree with it.
@@ -102,8 +104,8 @@ class TrainingLoop:
                 # Written by another number of ranks (or on Ctrl-C): no stream of this rank's own.
                 # A fresh one keeps the ranks' dropout distinct.
                 torch.manual_seed(int(self.cfg.seed) + 100003 * self.dist.rank + self.state.step)
-                self.log.info("rank %d: %s holds no random state of this rank's own; it continues on a fresh stream",
-                              self.dist.rank, path)
+                self.log.warning("rank %d: %s holds no random state of this rank's own (written by another number "
+                                 "of ranks, or on Ctrl-C); it continues on a fresh stream", self.dist.rank, path)
         self.log.info("resumed from %s at step %d", path, self.state.step)
 
 

@@ -216,7 +216,7 @@ class Trainer(TrainingLoop):
                 last_val, validated_at = self.validate(), step
             bar.set_postfix(loss=f"{terms['total']:.3f}", **{k: f"{v:.2f}" for k, v in last_val.items()})
             if step % tr.checkpoint_every == 0:
-                self.save(periodic=True)
+                self.save(periodic=True, every_rank=True)
             return step >= max_steps or self.dist.any(time.monotonic() >= deadline)
 
         try:
@@ -420,7 +420,7 @@ class Trainer(TrainingLoop):
             training_model_state=None if self.average is None else self.model.state_dict(),
         )
 
-    def save(self, periodic: bool, *, every_rank: bool = True) -> Path:
+    def save(self, periodic: bool, *, every_rank: bool) -> Path:
         """``last.pt`` (and a periodic checkpoint when ``periodic``), rank 0 only; ``every_rank``:
         every rank is saving at this step, and the checkpoint gets every rank's random states."""
         path = self.ckpt_dir / "last.pt"

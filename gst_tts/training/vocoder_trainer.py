@@ -223,7 +223,7 @@ class VocoderTrainer(TrainingLoop):
                 validated_at = step
             bar.set_postfix({label: f"{terms[term]:.3f}" for label, term in PROGRESS_TERMS[self.kind].items()})
             if step % tr.checkpoint_every == 0:
-                self.save(periodic=True)
+                self.save(periodic=True, every_rank=True)
             return step >= max_steps or self.dist.any(time.monotonic() >= deadline)
 
         try:
@@ -419,7 +419,7 @@ class VocoderTrainer(TrainingLoop):
             train_state=asdict(self.state), rng=rng_state() if rng is None else rng, generator_kind=self.kind,
         )
 
-    def save(self, periodic: bool, *, every_rank: bool = True) -> Path:
+    def save(self, periodic: bool, *, every_rank: bool) -> Path:
         """``last.pt`` (and a periodic checkpoint when ``periodic``), then ``generator.pt``, the
         generator alone with its weight norm (HiFi-GAN's) folded (rank 0 only); ``every_rank``: every
         rank is saving at this step, and the checkpoint gets every rank's random states."""

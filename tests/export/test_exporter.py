@@ -98,7 +98,7 @@ def test_teacher_forced_steps_match_torch(exported):
             x = frame
             for layer, mask in zip(decoder.prenet.layers, (prenet[0][s], prenet[1][s])):
                 x = F.relu(layer(x)) * mask
-            cells = decoder.merged_cells()
+            cells = decoder.training_cells()
             out, stop, state = decoder.step(cells.prenet_gates(x), state, prepared, cells,
                                             (step_masks[0][s], step_masks[1][s]))
             feeds = {"frame": frame.numpy(), "prenet_mask_0": prenet[0][s].numpy(), "prenet_mask_1": prenet[1][s].numpy(),

@@ -67,7 +67,7 @@ def test_inference_cells_compute_the_training_cells_prenet_gates() -> None:
     model = tiny_model(20, n_mels=10).eval()
     decoder = model.decoder
     prenet_out = torch.randn(3, 5, decoder.prenet.layers[-1].out_features)
-    sliced = decoder.merged_cells().prenet_gates(prenet_out)
+    sliced = decoder.training_cells().prenet_gates(prenet_out)
     with torch.no_grad():
         # The inference cells' contiguous copy is the same product as the strided slice of the cell's weight, to the bit.
         assert torch.equal(decoder.pass_cells(torch.zeros(1, 1, 1)).prenet_gates(prenet_out), sliced)

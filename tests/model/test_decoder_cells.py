@@ -1,6 +1,8 @@
 """The decoder's cells backends (gst_tts/model/decoder_cells.py); their agreement with the textbook
 step is in test_decoder_reference.py."""
 
+import pickle
+
 import pytest
 import torch
 from torch import nn
@@ -46,3 +48,25 @@ def test_lstm_update_is_pytorchs_gate_order() -> None:
     gates = x @ cell.weight_ih.T + h @ cell.weight_hh.T + cell.bias_ih + cell.bias_hh
     for a, b in zip(cell(x, (h, c)), lstm_update(gates, c)):
         torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6)
+
+
+def test_int8_cells_quantize_each_of_their_three_matrices() -> None:
+    attention_rnn, decoder_rnn = _cells()
+    with torch.no_grad():
+        float_cells = MergedCells.for_inference(attention_rnn, decoder_rnn, prenet_dim=8)
+        int8_cells = MergedCells.int8(attention_rnn, decoder_rnn, prenet_dim=8)
+        for name, width in [("prenet_gates", 8), ("attention_recurrent", 12 + 16), ("decoder_gates", 16 + 12 + 20)]:
+            x = torch.randn(3, width)
+            expected, got = getattr(float_cells, name)(x), getattr(int8_cells, name)(x)
+            assert not torch.equal(got, expected), f"{name} is not int8"
+            torch.testing.assert_close(got, expected, rtol=0, atol=0.03 * float(expected.abs().max()), msg=name)
+
+
+@pytest.mark.filterwarnings("ignore:TypedStorage is deprecated")  # torch pickling int8's packed weights
+@pytest.mark.parametrize("backend", ["for_inference", "int8"])
+def test_inference_backends_pickle(backend) -> None:
+    """A model holding its cells (int8's it keeps) still pickles, e.g. to hand it to another process."""
+    cells = getattr(MergedCells, backend)(*_cells(), prenet_dim=8)
+    x = torch.randn(3, 8)
+    with torch.no_grad():
+        torch.testing.assert_close(pickle.loads(pickle.dumps(cells)).prenet_gates(x), cells.prenet_gates(x))

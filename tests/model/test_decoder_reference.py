@@ -71,7 +71,7 @@ def test_each_cells_backend_steps_like_the_textbook_step(backend, attention) -> 
     prenet_out = decoder.prenet(torch.randn(3, 6, generator=torch.Generator().manual_seed(3)))
     expected = reference_step(decoder, prenet_out, state, attention_memory)
     if backend == "training":
-        cells = decoder.merged_cells()
+        cells = decoder.training_cells()
         got = decoder.step(cells.prenet_gates(prenet_out), state, attention_memory, cells)
     else:
         decoder.set_int8_inference(backend == "int8")

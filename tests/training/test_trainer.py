@@ -241,7 +241,7 @@ def test_resume_restores_the_cuda_and_numpy_random_states(make_cfg, small_corpus
     monkeypatch.setattr(torch.cuda, "get_rng_state_all", lambda: [s.clone() for s in gpu_states])
     monkeypatch.setattr(torch.cuda, "set_rng_state_all", restored.append)
     np.random.seed(7)
-    trainer.save(periodic=False)
+    trainer.save(periodic=False, every_rank=True)
     expected_numpy = np.random.random(3)
     np.random.seed(99)
 
@@ -426,7 +426,7 @@ def test_prosody_targets_supervise_the_style_read_out(make_cfg, small_corpus, tm
     for _ in range(30):
         after = trainer._train_step([batch])["prosody"]
     assert after < 0.5 * before
-    assert load_checkpoint(trainer.save(periodic=False))["model_config"]["style_prosody_dim"] == 2
+    assert load_checkpoint(trainer.save(periodic=False, every_rank=True))["model_config"]["style_prosody_dim"] == 2
 
 
 def test_a_bad_prosody_file_stops_before_training(make_cfg, small_corpus, tmp_path):

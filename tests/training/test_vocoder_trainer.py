@@ -159,7 +159,7 @@ def test_init_from_a_published_generator_file_or_a_run(make_vocoder_cfg, small_c
     assert tuned.state.step == 0
 
     # A run's checkpoint brings its discriminators too.
-    tuned.save(periodic=False)
+    tuned.save(periodic=False, every_rank=True)
     again = VocoderTrainer(make_vocoder_cfg(small_corpus, cache, init_from=str(tmp_path / "tuned" / "checkpoints" / "last.pt")),
                            tmp_path / "again")
     for name, value in tuned.discriminator.state_dict().items():

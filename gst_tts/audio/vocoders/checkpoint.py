@@ -27,7 +27,8 @@ Layout, version 1 (a plain dict of containers and tensors)::
     discriminator_config  HiFiGANDiscriminator keyword arguments, complete  (optional: training)
     val_ids, train_ids    the validation (split order) and training (sorted) utterances (optional)
     optimizer, scheduler, scaler  {"generator": state, "discriminator": state} each (optional: resuming)
-    train_state, rng      the loop's position and random states              (optional: resuming)
+    train_state, rng      the loop's position and random states              (optional: resuming; under
+                          DDP rng also holds "ranks", every rank's, in rank order)
     digest                "crc32:…" of all the above, written on save and checked at load (absent: not checked)
 
 The trainer writes the full file (``last.pt``, ``step_*.pt``) and a generator-only export
