@@ -18,6 +18,7 @@ Nothing here changes the numbers: ``tests/export`` checks each graph against the
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, NamedTuple
 
 import torch
@@ -236,17 +237,8 @@ def _step(decoder, cells: MergedCells, prenet_gates: torch.Tensor, state: Decode
           masks: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, DecoderState]:
     """:meth:`Decoder.step`, with dynamic convolution attention in its batch-free form."""
     attention = decoder.attention
-    if not isinstance(attention, DynamicConvolutionAttention):
-        return decoder.step(prenet_gates, state, prepared, cells, masks)
-    # Decoder.step with the attention call replaced; the same operations in the same order.
-    att_h, att_c = cells.attention_cell(prenet_gates, state.context, (state.attention_hidden, state.attention_cell))
-    att_h = att_h * masks[0]
-    context, attention_weights, attention_state = _dca_step(attention, att_h, state.attention_state, prepared)
-    dec_h, dec_c = cells.decoder_cell(att_h, context, (state.decoder_hidden, state.decoder_cell))
-    dec_h = dec_h * masks[1]
-    projection_in = torch.cat([dec_h, context], -1)
-    new_state = DecoderState(att_h, att_c, dec_h, dec_c, attention_weights, attention_state, context)
-    return decoder.mel_projection(projection_in), decoder.stop_projection(projection_in).squeeze(-1), new_state
+    attention_step = partial(_dca_step, attention) if isinstance(attention, DynamicConvolutionAttention) else None
+    return decoder.step(prenet_gates, state, prepared, cells, masks, attention_step=attention_step)
 
 
 def _dca_step(attention: DynamicConvolutionAttention, query: torch.Tensor, state: tuple[torch.Tensor, ...],

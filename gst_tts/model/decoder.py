@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator, NamedTuple
+from typing import Any, Callable, Iterator, NamedTuple
 import warnings
 
 import torch
@@ -184,6 +184,9 @@ class Decoder(nn.Module):
         attention_memory: Any,
         cells: MergedCells,
         dropout_masks: tuple[torch.Tensor, torch.Tensor] | None = None,
+        *,
+        attention_step: Callable[[torch.Tensor, AttentionState, Any], tuple[torch.Tensor, torch.Tensor, AttentionState]]
+        | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, DecoderState]:
         """One decoder step: attention cell → attention → decoder cell → frames and stop logit.
 
@@ -194,6 +197,8 @@ class Decoder(nn.Module):
             attention_memory: from ``self.attention.prepare``.
             cells: the cells backend, from :meth:`pass_cells` (see :mod:`gst_tts.model.decoder_cells`).
             dropout_masks: scaled keep-masks for the attention and decoder LSTM outputs, or None.
+            attention_step: another form of ``self.attention.step`` (the same function; the ONNX
+                export traces dynamic convolution attention in a batch-free form), or None.
 
         Returns:
             ``frames (batch, r * n_mels)``, ``stop_logit (batch,)`` and the new state.
@@ -201,7 +206,8 @@ class Decoder(nn.Module):
         att_h, att_c = cells.attention_cell(prenet_gates, state.context, (state.attention_hidden, state.attention_cell))
         if dropout_masks is not None:
             att_h = att_h * dropout_masks[0]
-        context, attention_weights, attention_state = self.attention.step(att_h, state.attention_state, attention_memory)
+        context, attention_weights, attention_state = (attention_step or self.attention.step)(
+            att_h, state.attention_state, attention_memory)
         dec_h, dec_c = cells.decoder_cell(att_h, context, (state.decoder_hidden, state.decoder_cell))
         if dropout_masks is not None:
             dec_h = dec_h * dropout_masks[1]
