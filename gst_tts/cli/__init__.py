@@ -35,6 +35,7 @@ COMMANDS = {
     "check-alignment": ("check_alignment", "synthesize corpus sentences and grade the alignments of a checkpoint"),
     "measure-transfer": ("measure_transfer", "measure how outputs follow unseen references' pitch, pitch range and rate"),
     "measure-parallel": ("measure_parallel", "measure parallel prosody transfer on held-out utterances: MCD13-DTW, FFE, GPE, VDE"),
+    "measure-intelligibility": ("measure_intelligibility", "transcribe a checkpoint's speech with an ASR: CER and WER against the texts"),
     "select-checkpoint": ("select_checkpoint", "choose the checkpoint of a run whose outputs follow unseen references best"),
     "dump-gta-mels": ("dump_gta_mels", "write a checkpoint's teacher-forced mels of a corpus, for vocoder fine-tuning"),
     "demo-report": ("demo_report", "synthesize held-out sentences in unseen styles; summarise alignment and style transfer"),

@@ -6,10 +6,8 @@ Examples::
     gst-tts-train-vocoder data.root=/data/LJSpeech-1.1 data.gta_dir=gta \\
         trainer.init_from=runs/voc/checkpoints/last.pt hydra.run.dir=runs/voc_gta
 
-Each utterance goes through the model teacher-forced, as in training: its own recorded mel is the
-decoder's input and the style reference. The model is in eval mode (dropout off; the prenet's as
-at inference), so the mels are those synthesis would make given the right previous frames; their
-frames line up with the recording's, trimmed to whole decoder steps. Written to ``--out``: one
+Each utterance goes through the model teacher-forced (:mod:`gst_tts.inference.teacher_forcing`):
+its frames line up with the recording's, trimmed to whole decoder steps. Written to ``--out``: one
 ``<id>.npy`` per utterance (``(frames, n_mels)`` float32 natural-log mel, not normalised) and then
 ``manifest.json`` (feature settings, checkpoint, frame counts), each file atomically.
 """
@@ -18,8 +16,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-
-import torch
 
 from gst_tts.cli.args import add_batch_size_argument, add_progress_argument, add_seed_argument
 from gst_tts.cli.outputs import check_writable_location
@@ -39,12 +35,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gst_tts.data.batching import Collate, TTSDataset, encode_texts
-    from gst_tts.data.cache import FeatureCache, default_cache_dir
+    from gst_tts.data.cache import default_cache_dir
     from gst_tts.data.corpus import id_file, read_corpus
     from gst_tts.data.gta import MANIFEST, write_gta_manifest
     from gst_tts.files import write_npy
     from gst_tts.inference.synthesizer import Synthesizer
+    from gst_tts.inference.teacher_forcing import teacher_forced_mels
     from gst_tts.checkpoints.acoustic import load_checkpoint
 
     if args.batch_size < 1:
@@ -53,31 +49,18 @@ def run(args: argparse.Namespace) -> int:
         raise GstTtsError(f"--out {args.out} is a file; give a folder")
     check_writable_location(args.out / MANIFEST, "--out")
     synth = Synthesizer.from_checkpoint(args.checkpoint, device=args.device)  # checks the checkpoint's parts
-    model, symbols, audio_config, stats = synth.model, synth.symbols, synth.audio_config, synth.mel_stats
     step = int(load_checkpoint(args.checkpoint).get("step", 0))
     utterances = read_corpus(args.corpus)
-    texts = encode_texts(utterances, symbols)
-    cache = FeatureCache(args.cache_dir or default_cache_dir(args.corpus), audio_config)
-    n_frames = cache.prepare(utterances)
-    dataset = TTSDataset(utterances, texts, n_frames, cache, stats)
-    collate = Collate(model.reduction_factor, symbols.pad_id)
-    order = sorted(range(len(dataset)), key=lambda i: dataset.lengths[i])  # similar lengths: little padding
     entries: dict[str, int] = {}
-    torch.manual_seed(args.seed)
-    bar = progress_bar(total=len(order), desc="GTA mels", unit="utt", enabled=not args.no_progress)
-    with torch.no_grad():
-        for start in range(0, len(order), args.batch_size):
-            batch = collate([dataset[i] for i in order[start : start + args.batch_size]])
-            on_device = {k: batch[k].to(synth.device) for k in ("text", "text_lengths", "mel", "mel_lengths")}
-            out = model(on_device["text"], on_device["text_lengths"], on_device["mel"], on_device["mel_lengths"])
-            for j, utt_id in enumerate(batch["ids"]):
-                frames = int(batch["mel_lengths"][j])
-                write_npy(id_file(args.out, utt_id, ".npy"), stats.denormalize(out.mel_postnet[j, :frames].float().cpu()).numpy())
-                entries[utt_id] = frames
-            bar.update(len(batch["ids"]))
+    bar = progress_bar(total=len(utterances), desc="GTA mels", unit="utt", enabled=not args.no_progress)
+    for utt_id, mel in teacher_forced_mels(synth, utterances, args.cache_dir or default_cache_dir(args.corpus),
+                                           batch_size=args.batch_size, seed=args.seed):
+        write_npy(id_file(args.out, utt_id, ".npy"), mel)
+        entries[utt_id] = len(mel)
+        bar.update(1)
     bar.close()
-    write_gta_manifest(args.out, audio_config=audio_config, checkpoint=args.checkpoint, step=step,
-                       reduction_factor=model.reduction_factor, entries=entries)
+    write_gta_manifest(args.out, audio_config=synth.audio_config, checkpoint=args.checkpoint, step=step,
+                       reduction_factor=synth.model.reduction_factor, entries=entries)
     print(f"wrote the GTA mels of {len(entries)} utterances ({sum(entries.values())} frames) to {args.out}; "
           f"train a vocoder on them with data.gta_dir={args.out}")
     return 0

@@ -30,13 +30,14 @@ MINIMAL = {
     "check-alignment": ["--checkpoint", "c.pt", "--corpus", "corpus"],
     "measure-transfer": ["--checkpoint", "c.pt", "--out", "out"],
     "measure-parallel": ["--checkpoint", "c.pt", "--corpus", "corpus"],
+    "measure-intelligibility": ["--checkpoint", "c.pt", "--corpus", "corpus"],
     "select-checkpoint": ["--checkpoints", "c.pt", "--out", "best.pt"],
     "dump-gta-mels": ["--checkpoint", "c.pt", "--corpus", "corpus", "--out", "gta"],
     "demo-report": ["--checkpoint", "c.pt", "--corpus", "corpus", "--out", "out"],
     "export": ["--checkpoint", "c.pt", "--out", "exported"],
     "serve": ["--checkpoint", "c.pt"],
 }
-LONG_COMMANDS = ["demo", "make-demo-corpus", "prepare", "synthesize", "check-alignment", "measure-transfer",
+LONG_COMMANDS = ["demo", "make-demo-corpus", "prepare", "synthesize", "check-alignment", "measure-transfer", "measure-intelligibility",
                  "select-checkpoint", "dump-gta-mels", "demo-report", "probe-tokens", "plot-style", "vocode"]
 
 # Old spelling → (argv with it, attribute, value it must give).

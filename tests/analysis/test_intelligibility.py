@@ -1,0 +1,95 @@
+"""The intelligibility measure: text normalisation, edit distances, corpus-level rates, and the ASR
+itself (clear speech scores low; noise and a wrong text score high)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from gst_tts.analysis.intelligibility import (
+    ASR_MODEL_ENV, asr_available, check_asr_model, default_asr_model, edit_distance, normalise_for_scoring,
+    score_utterance, summarize,
+)
+from gst_tts.errors import GstTtsError
+
+
+def test_normalisation_spells_numbers_and_drops_punctuation():
+    assert normalise_for_scoring("Dr. Smith paid $3, didn't he?") == "doctor smith paid three dollars didn't he"
+    assert normalise_for_scoring("  THE   Old ferry\u2019s dock!! ") == "the old ferry's dock"
+    # The ASR's digits and the text's words agree after normalisation.
+    assert score_utterance("a", "She has twelve cats.", "She has 12 cats").cer == 0.0
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_edit_distance_agrees_with_jiwer(seed):
+    jiwer = pytest.importorskip("jiwer")
+    rng = random.Random(seed)
+    words = ["the", "cat", "sat", "on", "a", "mat", "dog"]
+    reference = " ".join(rng.choice(words) for _ in range(rng.randint(1, 9)))
+    hypothesis = " ".join(rng.choice(words) for _ in range(rng.randint(0, 9)))
+    score = score_utterance("x", reference, hypothesis)
+    assert score.wer == pytest.approx(jiwer.wer(reference, hypothesis) if hypothesis else 1.0)
+    assert score.cer == pytest.approx(jiwer.cer(reference, hypothesis) if hypothesis else 1.0)
+
+
+def test_edit_distance_counts_each_kind_of_edit():
+    assert edit_distance("kitten", "sitting") == 3
+    assert edit_distance("", "abc") == 3 and edit_distance("abc", "") == 3
+    assert edit_distance("abc".split(), "abc".split()) == 0
+
+
+def test_summary_is_corpus_level_and_can_exceed_one():
+    short = score_utterance("a", "hi", "a b c d e f")  # 11 characters heard for 2 meant
+    long = score_utterance("b", "a long clean sentence", "a long clean sentence")
+    summary = summarize([short, long])
+    assert short.cer > 1
+    assert summary.cer == pytest.approx((short.char_errors + 0) / (short.chars + long.chars))
+    assert summary.wer == pytest.approx(short.word_errors / (short.words + long.words))
+    with pytest.raises(GstTtsError):
+        summarize([])
+    with pytest.raises(GstTtsError, match="nothing to score"):
+        score_utterance("c", "?!", "x")
+
+
+def test_a_model_folder_without_weights_is_one_line(tmp_path, monkeypatch):
+    with pytest.raises(GstTtsError, match="no model.bin or config.json"):
+        check_asr_model(tmp_path)
+    monkeypatch.setenv(ASR_MODEL_ENV, str(tmp_path))
+    with pytest.raises(GstTtsError, match=ASR_MODEL_ENV):
+        default_asr_model()
+
+
+needs_asr = pytest.mark.skipif(not asr_available(), reason="faster-whisper not installed (pip install 'gst-tts[asr]')")
+
+
+@pytest.fixture(scope="module")
+def transcriber():
+    from gst_tts.analysis.intelligibility import WhisperTranscriber
+
+    return WhisperTranscriber()
+
+
+@pytest.fixture(scope="module")
+def espeak_clip():
+    from gst_tts.demo.espeak import EspeakSynth
+
+    synth = EspeakSynth()
+    text = "Please call Stella and ask her to bring these things with her from the store."
+    return text, synth.synthesize(text, "en-us", rate=160, pitch=50), synth.sample_rate
+
+
+@needs_asr
+def test_clear_speech_scores_low_and_noise_or_a_wrong_text_high(transcriber, espeak_clip):
+    text, samples, rate = espeak_clip
+    clear = score_utterance("clear", text, transcriber.transcribe(samples, rate))
+    assert clear.cer < 0.1, clear
+    wrong = score_utterance("wrong", "A small red car stopped in front of the library.", transcriber.transcribe(samples, rate))
+    assert wrong.cer > 0.5, wrong
+    noise = np.random.default_rng(0).normal(0, 0.1, size=len(samples)).astype(np.float32)
+    noisy = score_utterance("noise", text, transcriber.transcribe(noise, rate))
+    assert noisy.cer > 0.7, noisy
+    # Speech under heavy noise is understood less than the clean clip.
+    buried = score_utterance("buried", text, transcriber.transcribe(samples + 4 * noise, rate))
+    assert buried.cer > clear.cer
