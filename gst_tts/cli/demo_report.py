@@ -4,8 +4,13 @@ Used by ``make demo`` after training. References are espeak-ng renders in voices
 demo corpus never used, with pitch, intonation, rate and pauses spread over its ranges
 (:func:`gst_tts.analysis.style_transfer.espeak_references`); each reads sentences the corpus does
 not hold, and the model speaks other such sentences in each one's style. Writes the references,
-wavs and alignment PNGs, ``summary.json`` and ``summary.txt``: alignment health, and how the
-outputs' F0, F0 range and rate follow the references' (Pearson r and slope over the set).
+wavs and alignment PNGs, ``summary.json`` and ``summary.txt``: alignment health, how the
+outputs' F0, F0 range and rate follow the references' (Pearson r and slope over the set), and
+intelligibility: the character and word error rates of an ASR's transcripts of the model's own
+speech (:mod:`gst_tts.analysis.intelligibility`) for the held-out corpus utterances teacher-forced
+and for sentences of words the corpus never uses (:data:`~gst_tts.demo.sentences.NEW_WORD_SENTENCES`),
+neutral and in the first ``--asr-styles`` references' styles. Without the asr extra that part
+is left out, and ``summary.txt`` says so.
 """
 
 from __future__ import annotations
@@ -20,9 +25,11 @@ from gst_tts.cli.args import (
     decoding_options, load_synthesizer, TEMPO_REFERENCE,
 )
 from gst_tts.cli.outputs import check_writable_location
+from gst_tts.errors import GstTtsError
 from gst_tts.files import write_json, write_text
 
 DEFAULT_REFERENCES = 12
+DEFAULT_ASR_STYLES = 3
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -32,6 +39,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--espeak", type=int, default=DEFAULT_REFERENCES, metavar="N",
                    help=f"unseen espeak-ng references, at least 2 (default {DEFAULT_REFERENCES})")
     p.add_argument("--sentences", type=int, default=4, help="held-out sentences per reference (default 4)")
+    p.add_argument("--asr-styles", type=int, default=DEFAULT_ASR_STYLES, metavar="N",
+                   help=f"intelligibility: new-word sentences spoken neutral and in the first N references' styles "
+                        f"(default {DEFAULT_ASR_STYLES})")
+    p.add_argument("--asr-model", type=Path, default=None,
+                   help="the ASR's faster-whisper model folder (default: $GST_TTS_ASR_MODEL, else the asr extra's Whisper base)")
+    p.add_argument("--cache-dir", type=Path, default=None,
+                   help="the corpus's feature cache, for the teacher-forced figure (default ~/.cache/gst-tts/<corpus>-<hash>)")
     add_seed_argument(p, "the references and of synthesis")
     add_decoding_arguments(p)
     add_progress_argument(p)
@@ -47,9 +61,12 @@ def run(args: argparse.Namespace) -> int:
 
     options = decoding_options(args)
     check_transfer_counts(args.espeak, args.sentences)
+    if not 0 <= args.asr_styles <= args.espeak:
+        raise GstTtsError(f"--asr-styles must be 0 to --espeak ({args.espeak}), got {args.asr_styles}")
     check_writable_location(args.out / "summary.json", "--out")  # before minutes of decoding, not after
     synth = load_synthesizer(args)
-    seen = [u.text for u in read_corpus(args.corpus)]
+    utterances = read_corpus(args.corpus)
+    seen = [u.text for u in utterances]
     texts = held_out_sentences(args.sentences, exclude=seen)
     references = espeak_references(args.espeak, args.seed, exclude=seen)
     out = args.out
@@ -73,10 +90,12 @@ def run(args: argparse.Namespace) -> int:
     summary["aligned_criteria"] = ALIGNED_CRITERIA
     fits = next(iter(report.fits.values()))
     f0_range = "reference" if transfers else "decoded"
+    intelligibility, intelligibility_lines = _intelligibility(args, synth, utterances, references, options)
     write_json(out / "summary.json", {"checkpoint": str(args.checkpoint), "held_out_sentences": texts,
                                       "alignment": summary, "f0_range": f0_range, "tempo": TEMPO_REFERENCE,
-                                      **report.to_dict()})
+                                      "intelligibility": intelligibility, **report.to_dict()})
     lines = [
+        *intelligibility_lines,
         f"Held-out alignment health over {len(report.healths)} syntheses ({len(texts)} new sentences x "
         f"{len(references)} unseen references):",
         f"  mean focus {summary['focus']:.3f}   mean coverage {summary['coverage']:.3f}   "
@@ -100,6 +119,45 @@ def run(args: argparse.Namespace) -> int:
     write_text(out / "summary.txt", "\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
+
+
+def _intelligibility(args: argparse.Namespace, synth, utterances: list, references: list,
+                     options: dict) -> tuple[dict | None, list[str]]:
+    """The intelligibility figures (None without the asr extra) and their lines for summary.txt; writes
+    the clips it scored under ``OUT/intelligibility/``."""
+    from gst_tts.analysis import intelligibility
+    from gst_tts.audio.io import load_audio, write_wav
+    from gst_tts.checkpoints.acoustic import load_checkpoint
+    from gst_tts.data.cache import default_cache_dir
+    from gst_tts.demo.sentences import NEW_WORD_SENTENCES
+    from gst_tts.inference.intelligibility import Clip, score_clips, spoken_texts, teacher_forced_clips
+    from gst_tts.inference.style import Style
+
+    if not intelligibility.asr_available():
+        return None, ["Intelligibility: not measured (no ASR: pip install 'gst-tts[asr]')"]
+    transcriber = intelligibility.WhisperTranscriber(args.asr_model, threads=max(1, args.threads or 1))
+    val_ids = set(load_checkpoint(args.checkpoint).get("val_ids", []))
+    held_out = [u for u in utterances if u.id in val_ids]
+    sets: dict[str, list] = {}
+    if held_out:  # the recordings themselves: what the ASR hears of the corpus's own voices
+        sets["recordings held-out"] = [Clip(u.id, u.text, *load_audio(u.audio_path)) for u in held_out]
+        sets["teacher-forced held-out"] = teacher_forced_clips(
+            synth, held_out, args.cache_dir or default_cache_dir(args.corpus), batch_size=options["batch_size"], seed=args.seed)
+    styles = {"neutral": None, **{r.name: Style(reference=(r.audio, r.sample_rate)) for r in references[: args.asr_styles]}}
+    sets.update(spoken_texts(synth, NEW_WORD_SENTENCES, styles, seed=args.seed, **options))
+    figures = {"asr": transcriber.describe(), "normalisation": intelligibility.NORMALISATION, "sets": {}}
+    lines = [f"Intelligibility ({transcriber.describe()}; the model's own speech, nothing copied after decoding):"]
+    for name, clips in sets.items():
+        scores, total = score_clips(transcriber, clips)
+        for clip in clips if name != "recordings held-out" else ():
+            write_wav(args.out / "intelligibility" / name.replace(" ", "-") / f"{clip.id}.wav", clip.samples, clip.sample_rate)
+        figures["sets"][name] = {"summary": total.to_dict(), "utterances": [s.to_dict() for s in scores]}
+        what = {"recordings held-out": f"{total.count} held-out corpus recordings (not the model: the ASR's own figure)",
+                "teacher-forced held-out": f"{total.count} held-out corpus utterances, teacher-forced"}.get(
+            name, f"{total.count} sentences of new words, {'neutral' if name == 'neutral' else 'style of ' + name}")
+        lines.append(f"  CER {total.cer:.3f}   WER {total.wer:.3f}   {what}")
+    lines.append(f"  (CER/WER after: {intelligibility.NORMALISATION})")
+    return figures, lines
 
 
 def _hz(value: float | None) -> str:

@@ -83,12 +83,12 @@ def run(args: argparse.Namespace) -> int:
     print(f"vocoder: {vocoder_line}\nASR: {transcriber.describe()}; scored after: {NORMALISATION}")
     for name, clips in sets.items():
         scores = []
-        for utt_id, text, samples, rate in progress_bar(clips, desc=f"ASR {name}", unit="utt", enabled=not args.no_progress):
-            score = score_utterance(utt_id, text, transcriber.transcribe(samples, rate))
+        for clip in progress_bar(clips, desc=f"ASR {name}", unit="utt", enabled=not args.no_progress):
+            score = score_utterance(clip.id, clip.text, transcriber.transcribe(clip.samples, clip.sample_rate))
             scores.append(score)
-            print(f"  {name} {utt_id}: CER {score.cer:.3f} WER {score.wer:.3f} | {score.text} | heard: {score.transcript}")
+            print(f"  {name} {clip.id}: CER {score.cer:.3f} WER {score.wer:.3f} | {score.text} | heard: {score.transcript}")
             if args.out:
-                write_wav(args.out / name / f"{utt_id}.wav", samples, rate)
+                write_wav(args.out / name / f"{clip.id}.wav", clip.samples, clip.sample_rate)
         summary = summarize(scores)
         report["sets"][name] = {"summary": summary.to_dict(), "utterances": [s.to_dict() for s in scores]}
         print(f"{name}: {summary.line()}")
@@ -98,28 +98,22 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _clip_sets(args: argparse.Namespace, synth, options: dict) -> dict[str, list[tuple[str, str, object, int]]]:
-    """Set name → ``[(id, intended text, samples, rate)]``, as the arguments ask."""
+def _clip_sets(args: argparse.Namespace, synth, options: dict) -> dict[str, list]:
+    """Set name → the clips to score (:class:`~gst_tts.inference.intelligibility.Clip`), as the arguments ask."""
     from gst_tts.cli.text_input import read_text_input
+    from gst_tts.inference.intelligibility import spoken_texts, spoken_utterances, teacher_forced_clips
     from gst_tts.inference.style import Style
 
-    vocoder, rate = synth.vocoder, synth.vocoder.sample_rate
     if args.text_file is not None:
         texts = [line.strip() for line in read_text_input(args.text_file).splitlines() if line.strip()][: args.limit]
         if not texts:
             raise GstTtsError(f"--text-file {args.text_file}: no sentence in it")
-        ids = [f"s{i + 1:03d}" for i in range(len(texts))]
         styles: dict[str, Style | None] = {"neutral": None}
         for path in args.references:
             if path.stem in styles:
                 raise GstTtsError(f"--references: two references named {path.stem!r}")
             styles[path.stem] = Style(reference=path)
-        sets = {}
-        for name, style in styles.items():
-            results = synth.synthesize(texts, styles=[style] * len(texts), seed=args.seed, transfer_tempo=False,
-                                       transfer_f0_range=False, names=ids, **options)
-            sets[name] = [(i, t, r.audio, r.sample_rate) for i, t, r in zip(ids, texts, results)]
-        return sets
+        return spoken_texts(synth, texts, styles, seed=args.seed, **options)
 
     from gst_tts.checkpoints.acoustic import load_checkpoint
     from gst_tts.data.cache import default_cache_dir
@@ -133,12 +127,6 @@ def _clip_sets(args: argparse.Namespace, synth, options: dict) -> dict[str, list
         raise GstTtsError(f"--corpus {args.corpus}: no {args.split} utterance of this checkpoint in it")
     name = f"{args.mode}-{args.split}"
     if args.mode == "teacher-forced":
-        from gst_tts.inference.teacher_forcing import teacher_forced_mels
-
-        mels = dict(teacher_forced_mels(synth, utterances, args.cache_dir or default_cache_dir(args.corpus),
-                                        batch_size=options["batch_size"], seed=args.seed))
-        return {name: [(u.id, u.text, vocoder(mels[u.id]), rate) for u in utterances]}
-    results = synth.synthesize([u.text for u in utterances], styles=[Style(reference=u.audio_path) for u in utterances],
-                               seed=args.seed, transfer_tempo=False, transfer_f0_range=False,
-                               names=[u.id for u in utterances], **options)
-    return {name: [(u.id, u.text, r.audio, r.sample_rate) for u, r in zip(utterances, results)]}
+        return {name: teacher_forced_clips(synth, utterances, args.cache_dir or default_cache_dir(args.corpus),
+                                           batch_size=options["batch_size"], seed=args.seed)}
+    return {name: spoken_utterances(synth, utterances, seed=args.seed, **options)}

@@ -16,8 +16,10 @@ espeak-ng references of seed ``--seed`` (default 0; the demo gives
 :data:`~gst_tts.analysis.style_transfer.SELECTION_SEED`, apart from the seeds its reports use, so
 that the chosen checkpoint is judged afterwards on references that did not choose it). Its figures
 (:func:`~gst_tts.analysis.style_transfer.selection_figures`): r of log F0 and of log rate, their
-slopes as 1 - |1 - slope|, and the share of outputs aligned. The candidate whose weakest figure is
-highest wins; candidates with the same step (``last.pt`` and the periodic checkpoint it repeats)
+slopes as 1 - |1 - slope|, the share of outputs aligned and, with the asr extra installed, their
+words: 1 - CER of an ASR's transcripts of the same outputs (:mod:`gst_tts.analysis.intelligibility`;
+0 for a CER of 1 or more), so that a checkpoint that mumbles is never chosen, however well it
+follows the references. The candidate whose weakest figure is highest wins; candidates with the same step (``last.pt`` and the periodic checkpoint it repeats)
 are measured once.
 
 Writes ``--out`` (a copy of the winner) and beside it ``<out>.json`` (every candidate's figures,
@@ -57,6 +59,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"held-out sentences per reference (default {DEFAULT_SENTENCES})")
     add_seed_argument(p, "the references, their sentences and synthesis (keep it apart from the seeds the candidates "
                          "are judged by afterwards)")
+    p.add_argument("--asr-model", type=Path, default=None,
+                   help="the ASR's faster-whisper model folder for the words figure (default: $GST_TTS_ASR_MODEL, else "
+                        "the asr extra's Whisper base)")
     p.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cuda when available, else cpu)")
     add_progress_argument(p)
     add_vocoder_arguments(p)
@@ -65,6 +70,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from gst_tts.analysis.style_transfer import espeak_references, held_out_sentences, selection_figures
+    from gst_tts.inference.intelligibility import Clip, score_clips
     from gst_tts.inference.transfer import evaluate_style_transfer
     from gst_tts.data.corpus import read_corpus
     from gst_tts.inference.synthesizer import Synthesizer
@@ -85,6 +91,13 @@ def run(args: argparse.Namespace) -> int:
     texts = held_out_sentences(args.sentences, TEXT_SEED + args.seed, exclude=seen)
     references = espeak_references(args.espeak, args.seed, exclude=seen)
 
+    from gst_tts.analysis import intelligibility
+
+    transcriber = None
+    if intelligibility.asr_available():
+        transcriber = intelligibility.WhisperTranscriber(args.asr_model, threads=max(1, args.threads or 1))
+    else:
+        print("words not judged: no ASR (pip install 'gst-tts[asr]'); candidates are chosen by style and alignment alone")
     vocoder = None
     candidates = []
     for step, path in progress_bar(sorted(by_step.items()), desc="checkpoints", unit="ckpt", enabled=not args.no_progress):
@@ -93,12 +106,21 @@ def run(args: argparse.Namespace) -> int:
             vocoder = load_cli_vocoder(args, synth.audio_config, synth.device, checkpoint=path)
         synth.vocoder = vocoder
         # The model's own F0 range and tempo are judged, not the reference's copied in after decoding.
+        clips: list[Clip] = []
+
+        def keep(ref_index: int, text_index: int, result) -> None:
+            clips.append(Clip(f"{ref_index}-{text_index}", texts[text_index], result.audio, result.sample_rate))
+
         report = evaluate_style_transfer(synth, references, texts, seed=args.seed, progress=False, transfer_f0_range=False,
-                                         transfer_tempo=False, **options)
+                                         transfer_tempo=False, on_output=keep if transcriber else None, **options)
         figures = selection_figures(report)
+        cer = None
+        if transcriber is not None:
+            cer = score_clips(transcriber, clips)[1].cer
+            figures["words (1-CER)"] = max(0.0, 1.0 - cer)
         weakest = min(figures, key=figures.get)
         candidates.append({"checkpoint": str(path), "step": step, "figures": figures, "weakest": weakest,
-                           "score": figures[weakest], "fits": report.to_dict()["fits"]})
+                           "score": figures[weakest], "cer": cer, "fits": report.to_dict()["fits"]})
     best = max(candidates, key=lambda c: c["score"])  # sorted by step: an earlier one wins a tie
 
     def copy(f) -> None:
@@ -117,6 +139,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"{c['step']:>7}  " + "  ".join(f"{c['figures'][label]:>14.3f}" for label in labels)
               + f"  {c['weakest']} {c['score']:.3f}{mark}")
     sentences = f"{len(texts)} sentence{'s' if len(texts) != 1 else ''}"
+    if transcriber is not None:
+        print(f"words: 1 - CER ({transcriber.describe()}) of the same outputs, 0 at CER 1 or more")
     print(f"slopes shown as 1 - |1 - slope|; {len(references)} unseen references (seed {args.seed}) x {sentences}")
     print(f"chose step {best['step']} ({best['checkpoint']}): copied to {args.out}")
     return 0

@@ -53,7 +53,7 @@ REFERENCE_SECONDS = {
     "features": 0.0126,     # per utterance
     "acoustic": 1.00,       # per training step, validations and checkpoints included
     "vocoder": 0.197,       # per step
-    "select": 52.1,         # per candidate checkpoint
+    "select": 52.1 + 48 * 1.3,  # per candidate checkpoint; its 48 outputs transcribed (ASR about 1.3 s a clip)
     "gta": 0.0238,          # per utterance
     "vocoder_gta": 0.192,   # per step
     "report": 1.60,         # per synthesis
@@ -80,8 +80,10 @@ def stage_environment(environ: Mapping[str, str] | None = None, machine: str | N
 #: all candidates of the selection with last.pt.
 DEMO_KEEP_CHECKPOINTS = 3
 DEMO_CHECKPOINT_EVERY = 250
-#: The report's syntheses: demo-report's defaults, 12 references × 4 sentences.
-REPORT_SYNTHESES = 48
+#: The report's syntheses: demo-report's defaults, 12 references × 4 sentences, then its intelligibility
+#: figures: the 28 new-word sentences neutral and in 3 styles, and 24 held-out utterances teacher-forced
+#: (each clip then transcribed, about as long again; 24 recordings are only transcribed).
+REPORT_SYNTHESES = 48 + 28 * 4 + 24
 #: probe-tokens' syntheses that name the dials: neutral, then every head's every token at its
 #: default three amounts (the tiny model's 4 heads × 10 tokens).
 DIALS_SYNTHESES = 1 + 4 * 10 * 3
@@ -218,7 +220,7 @@ def _stages(out: Path, b: DemoBudget, cores: int, progress: bool = True) -> list
               checkpoint=vocoder_gta / "last.pt"),
         Stage("report", "held-out report", f"{REPORT_SYNTHESES} syntheses", "gst-tts",
               ["demo-report", "--checkpoint", str(best), "--corpus", str(corpus),
-               "--vocoder", str(vocoder_gta / "last.pt"), "--out", str(out / "samples"),
+               "--vocoder", str(vocoder_gta / "last.pt"), "--out", str(out / "samples"), "--cache-dir", str(cache),
                "--seed", str(REPORT_SEED), *batch, *threads],
               {}, REPORT_SYNTHESES, outputs=[out / "samples"]),
         Stage("dials", "style dials named", f"{DIALS_SYNTHESES} syntheses", "gst-tts",

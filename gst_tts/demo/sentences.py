@@ -234,3 +234,38 @@ def generate_sentences(n: int, seed: int) -> list[str]:
         seen.add(sentence)
         sentences.append(sentence)
     return sentences
+
+
+# Sentences for the intelligibility figures: their content words appear in no sentence the templates
+# above can make (a test checks it), so a model that speaks them has learned to read, not to recall.
+NEW_WORD_SENTENCES: tuple[str, ...] = (
+    "Fresh snow covered every rooftop during January.",
+    "Grandmother knitted thick woolen socks for winter.",
+    "Thunder rumbled loudly across distant hills.",
+    "Elephants drink water using their trunks.",
+    "Martha repaired my rusty scooter chain on Thursday.",
+    "Bright purple tulips bloom early each April.",
+    "Scientists discovered peculiar fossils beneath desert sand.",
+    "Jennifer plays violin with remarkable skill.",
+    "Dense traffic delayed most commuters today.",
+    "Penguins waddle clumsily along icy shores.",
+    "Our landlord grows tomatoes, peppers and cucumbers.",
+    "Lightning struck a gigantic oak during July.",
+    "Firefighters rescued fourteen puppies from burning barns.",
+    "Delicate hummingbirds hover around sweet flowers.",
+    "Passengers waited patiently for overdue trains.",
+    "Chocolate pudding tastes wonderful with whipped cream.",
+    "Engineers designed stronger tunnels using steel cables.",
+    "Wolves howled through foggy forests until sunrise.",
+    "Samuel wrote poems about sailors and pirates.",
+    "Mischievous monkeys grabbed bananas from tourists.",
+    "Volunteers planted hundreds of pine saplings.",
+    "Doctors recommend drinking plenty of fluids daily.",
+    "Jupiter shines above southern horizons during October.",
+    "Sharp knives make chopping vegetables much easier.",
+    "Students celebrated graduation with joyful music.",
+    "Autumn leaves drift gently onto silent lawns.",
+    "Farmers harvested wheat and barley ahead of hailstorms.",
+    "Dolphins leaped playfully alongside fishing vessels.",
+)
+"""Sentences whose content words the demo corpus never uses, for `demo-report`'s CER on new words."""

@@ -10,12 +10,28 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from gst_tts.analysis import alignment, style_transfer
+from gst_tts.analysis import alignment, intelligibility, style_transfer
 from gst_tts.audio.features import AudioConfig
 from gst_tts.cli import main
 from gst_tts.demo import corpus as demo_corpus
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.checkpoints.acoustic import load_checkpoint, save_checkpoint
+
+class CountingASR:
+    """A stand-in ASR that hears nothing and counts the clips (the real one: tests/analysis/test_intelligibility.py)."""
+
+    clips = 0
+
+    def __init__(self, model=None, **_):
+        CountingASR.clips = 0
+
+    def transcribe(self, samples, sample_rate):
+        CountingASR.clips += 1
+        return ""
+
+    def describe(self):
+        return "counting"
+
 
 MODEL_RATE = 16000  # anything but espeak's rate, so that mixing the two up shows
 REFERENCE_SECONDS = 1.0
@@ -43,12 +59,28 @@ def demo_report(checkpoint_16k, tmp_path_factory):
     out = root / "samples"
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(demo_corpus, "render_sentence", fake_espeak_clip)
+        mp.setattr(intelligibility, "WhisperTranscriber", CountingASR)
+        mp.setattr(intelligibility, "asr_available", lambda: True)
         # An untrained model rarely stops on its own; a short bound keeps the run fast.
         rc = main(["demo-report", "--checkpoint", str(checkpoint_16k), "--corpus", str(corpus), "--out", str(out),
                    "--sentences", "1", "--espeak", str(N_REFERENCES), "--device", "cpu", "--max-seconds", str(seconds_for_steps(8, sample_rate=MODEL_RATE)),
                    "--griffin-lim-iters", "2"])
     assert rc == 0
     return out
+
+
+def test_demo_report_scores_new_word_sentences_neutral_and_in_reference_styles(demo_report):
+    from gst_tts.demo.sentences import NEW_WORD_SENTENCES
+
+    report = json.loads((demo_report / "summary.json").read_text())
+    sets = report["intelligibility"]["sets"]
+    # The tiny checkpoint records no validation ids: no teacher-forced figure, the new sentences in every style.
+    assert list(sets) == ["neutral", *[r["name"] for r in report["references"]]]
+    assert all(s["summary"] == {"count": len(NEW_WORD_SENTENCES), "cer": 1.0, "wer": 1.0} for s in sets.values())
+    assert CountingASR.clips == len(NEW_WORD_SENTENCES) * (1 + N_REFERENCES)
+    summary = (demo_report / "summary.txt").read_text()
+    assert "CER 1.000   WER 1.000   28 sentences of new words, neutral" in summary
+    assert (demo_report / "intelligibility" / "neutral" / "s001.wav").is_file()
 
 
 def test_demo_report_references_keep_espeak_rate_with_a_16k_model(demo_report):

@@ -7,7 +7,7 @@ import json
 from conftest import seconds_for_steps, write_tiny_checkpoint
 import pytest
 
-from gst_tts.analysis import style_transfer
+from gst_tts.analysis import intelligibility, style_transfer
 from gst_tts.cli import main
 
 # An untrained model rarely stops on its own; a short bound and few Griffin-Lim iterations keep it fast.
@@ -25,6 +25,46 @@ def assert_one_line_error(rc: int, err: str, contains: str) -> None:
     assert rc == 2, err
     assert err.startswith("gst-tts select-checkpoint: error: ") and err.count("\n") == 1 and "Traceback" not in err, err
     assert contains in err, err
+
+
+@pytest.fixture(autouse=True)
+def no_asr(monkeypatch):
+    """Style and alignment alone, unless a test gives an ASR (the words figure has a test of its own)."""
+    monkeypatch.setattr(intelligibility, "asr_available", lambda: False)
+
+
+class ScriptedASR:
+    """Hears what ``script`` says for each clip in turn (the real ASR: tests/analysis/test_intelligibility.py)."""
+
+    script: list[str] = []
+
+    def __init__(self, model=None, **_):
+        pass
+
+    def transcribe(self, samples, sample_rate):
+        return ScriptedASR.script.pop(0)
+
+    def describe(self):
+        return "scripted"
+
+
+def test_a_candidate_that_mumbles_is_not_chosen(candidates, tmp_path, capsys, monkeypatch):
+    early, late, _ = candidates
+    perfect = {"log F0 r": 1.0, "log F0 slope": 1.0, "log rate r": 1.0, "log rate slope": 1.0, "aligned": 1.0}
+    monkeypatch.setattr(style_transfer, "selection_figures", lambda report: dict(perfect))
+    monkeypatch.setattr(intelligibility, "asr_available", lambda: True)
+    monkeypatch.setattr(intelligibility, "WhisperTranscriber", ScriptedASR)
+    sentence = style_transfer.held_out_sentences(1, style_transfer.TEXT_SEED)[0]
+    # Step 250 speaks its sentence for both references; step 500 follows every style perfectly but says other words.
+    ScriptedASR.script = [sentence, sentence, "thank you very much", "thank you very much"]
+    out = tmp_path / "best.pt"
+    rc, stdout, err = run(capsys, "--checkpoints", str(early), str(late), "--out", str(out), *FAST)
+    assert rc == 0, err
+    record = json.loads(out.with_suffix(".json").read_text())
+    assert [(c["step"], c["weakest"], c["cer"] == 0) for c in record["candidates"]] == [
+        (250, "log F0 r", True), (500, "words (1-CER)", False)]
+    assert record["step"] == 250 and out.read_bytes() == early.read_bytes()
+    assert "words: 1 - CER (scripted)" in stdout and not ScriptedASR.script
 
 
 @pytest.fixture

@@ -330,3 +330,15 @@ def test_rendering_is_the_same_in_other_processes() -> None:
             with np.load(out) as saved:
                 for index, clip in enumerate(expected):
                     assert np.array_equal(saved[f"arr_{index}"], clip), (run, settings[index])
+
+
+def test_new_word_sentences_use_no_content_word_of_the_templates():
+    import re
+
+    from gst_tts.demo.sentences import NEW_WORD_SENTENCES, generate_sentences
+
+    words = lambda text: set(re.findall(r"[a-z']+", text.lower()))  # noqa: E731
+    template_words = set().union(*(words(s) for seed in range(3) for s in generate_sentences(20000, seed)))
+    new_words = set().union(*(words(s) for s in NEW_WORD_SENTENCES))
+    assert len(NEW_WORD_SENTENCES) >= 24 and len(set(NEW_WORD_SENTENCES)) == len(NEW_WORD_SENTENCES)
+    assert new_words & template_words <= {"a", "and", "from", "on", "of", "the"}
