@@ -281,6 +281,14 @@ def _command_args(command: str, checkpoint: Path, tmp_path: Path) -> list[str]:
     return [command, "--checkpoint", str(checkpoint), "--device", "cpu", "--max-seconds", str(seconds_for_steps(8)), *extra]
 
 
+@pytest.fixture(autouse=True)
+def no_asr(monkeypatch):
+    """demo-report's intelligibility figures need no ASR here: these tests are about the vocoder."""
+    from gst_tts.analysis import intelligibility
+
+    monkeypatch.setattr(intelligibility, "asr_available", lambda: False)
+
+
 VOCODER_COMMANDS = ["synthesize", "check-alignment", "demo-report", "probe-tokens"]
 
 
