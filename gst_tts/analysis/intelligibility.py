@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 import importlib.util
+import logging
 import os
 from pathlib import Path
 import re
@@ -195,6 +196,7 @@ class WhisperTranscriber:
             raise GstTtsError("the intelligibility measure needs faster-whisper: pip install 'gst-tts[asr]'")
         from faster_whisper import WhisperModel
 
+        logging.getLogger("faster_whisper").setLevel(logging.WARNING)  # not a line per clip
         folder = check_asr_model(Path(model)) if model is not None else default_asr_model()
         self.model_dir = folder
         self.beam_size = beam_size
