@@ -214,7 +214,3 @@ class WhisperTranscriber:
     def describe(self) -> str:
         return f"Whisper ({self.model_dir.name}) via faster-whisper, beam {self.beam_size}"
 
-
-def measure(transcriber: Transcriber, clips: Iterable[tuple[str, str, np.ndarray, int]]) -> list[UtteranceScore]:
-    """Transcribe each ``(id, intended text, samples, sample rate)`` and score it."""
-    return [score_utterance(id, text, transcriber.transcribe(samples, rate)) for id, text, samples, rate in clips]
