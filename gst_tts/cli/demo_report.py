@@ -9,8 +9,9 @@ outputs' F0, F0 range and rate follow the references' (Pearson r and slope over 
 intelligibility: the character and word error rates of an ASR's transcripts of the model's own
 speech (:mod:`gst_tts.analysis.intelligibility`) for the held-out corpus utterances teacher-forced
 and for sentences of words the corpus never uses (:data:`~gst_tts.demo.sentences.NEW_WORD_SENTENCES`),
-neutral and in the first ``--asr-styles`` references' styles. Without the asr extra that part
-is left out, and ``summary.txt`` says so.
+neutral and in the first ``--asr-styles`` references' styles, beside two figures of speech that is not
+the model's: the held-out recordings, and espeak-ng reading the new-word sentences in styles drawn
+as the corpus's. Without the asr extra that part is left out, and ``summary.txt`` says so.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from gst_tts.files import write_json, write_text
 
 DEFAULT_REFERENCES = 12
 DEFAULT_ASR_STYLES = 3
+#: The intelligibility sets that are not the model's speech: the ASR's floor on the corpus's voices.
+NOT_THE_MODEL = ("recordings held-out", "corpus voices, new words")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -129,6 +132,7 @@ def _intelligibility(args: argparse.Namespace, synth, utterances: list, referenc
     from gst_tts.audio.io import load_audio, write_wav
     from gst_tts.checkpoints.acoustic import load_checkpoint
     from gst_tts.data.cache import default_cache_dir
+    from gst_tts.demo.corpus import SAMPLE_RATE, draw_settings, render_sentence
     from gst_tts.demo.sentences import NEW_WORD_SENTENCES
     from gst_tts.inference.intelligibility import Clip, score_clips, spoken_texts, teacher_forced_clips
     from gst_tts.inference.style import Style
@@ -143,16 +147,22 @@ def _intelligibility(args: argparse.Namespace, synth, utterances: list, referenc
         sets["recordings held-out"] = [Clip(u.id, u.text, *load_audio(u.audio_path)) for u in held_out]
         sets["teacher-forced held-out"] = teacher_forced_clips(
             synth, held_out, args.cache_dir or default_cache_dir(args.corpus), batch_size=options["batch_size"], seed=args.seed)
+    # The corpus's synthesizer reading the new-word sentences, each in a style drawn as the corpus's
+    # are (another seed): what the ASR hears of a model that speaks them as well as its teacher.
+    sets["corpus voices, new words"] = [
+        Clip(f"NEW-{i + 1:02d}", text, render_sentence(text, settings), SAMPLE_RATE)
+        for i, (text, settings) in enumerate(zip(NEW_WORD_SENTENCES, draw_settings(len(NEW_WORD_SENTENCES), args.seed + 1)))]
     styles = {"neutral": None, **{r.name: Style(reference=(r.audio, r.sample_rate)) for r in references[: args.asr_styles]}}
     sets.update(spoken_texts(synth, NEW_WORD_SENTENCES, styles, seed=args.seed, **options))
     figures = {"asr": transcriber.describe(), "normalisation": intelligibility.NORMALISATION, "sets": {}}
     lines = [f"Intelligibility ({transcriber.describe()}; the model's own speech, nothing copied after decoding):"]
     for name, clips in sets.items():
         scores, total = score_clips(transcriber, clips)
-        for clip in clips if name != "recordings held-out" else ():
+        for clip in clips if name not in NOT_THE_MODEL else ():
             write_wav(args.out / "intelligibility" / name.replace(" ", "-") / f"{clip.id}.wav", clip.samples, clip.sample_rate)
         figures["sets"][name] = {"summary": total.to_dict(), "utterances": [s.to_dict() for s in scores]}
         what = {"recordings held-out": f"{total.count} held-out corpus recordings (not the model: the ASR's own figure)",
+                "corpus voices, new words": f"{total.count} sentences of new words read by espeak-ng in corpus styles (not the model)",
                 "teacher-forced held-out": f"{total.count} held-out corpus utterances, teacher-forced"}.get(
             name, f"{total.count} sentences of new words, {'neutral' if name == 'neutral' else 'style of ' + name}")
         lines.append(f"  CER {total.cer:.3f}   WER {total.wer:.3f}   {what}")

@@ -107,3 +107,24 @@ def test_clear_speech_scores_low_and_noise_or_a_wrong_text_high(transcriber, esp
     # Speech under heavy noise is understood less than the clean clip.
     buried = score_utterance("buried", text, transcriber.transcribe(samples + 4 * noise, rate))
     assert buried.cer > clear.cer
+
+
+def test_padded_adds_the_same_silence_on_both_sides():
+    from gst_tts.analysis.intelligibility import padded
+
+    samples = np.ones(100, dtype=np.float32)
+    out = padded(samples, 16000, seconds=0.25)
+    assert len(out) == 100 + 2 * 4000
+    assert not out[:4000].any() and not out[-4000:].any() and (out[4000:4100] == 1).all()
+
+
+@needs_asr
+def test_a_clip_that_starts_on_speech_keeps_its_first_word(transcriber):
+    # Without the padding, Whisper base heard this clip as "and this discovered peculiar fossil ...".
+    from gst_tts.demo.espeak import EspeakSynth
+
+    synth = EspeakSynth()
+    samples = synth.synthesize("Scientists discovered peculiar fossils beneath desert sand.", "en-us", rate=175, pitch=50)
+    loud = np.flatnonzero(np.abs(samples) > 0.01)
+    heard = transcriber.transcribe(samples[loud[0]:], synth.sample_rate)
+    assert heard.lower().startswith("scientists"), heard

@@ -74,13 +74,16 @@ def test_demo_report_scores_new_word_sentences_neutral_and_in_reference_styles(d
 
     report = json.loads((demo_report / "summary.json").read_text())
     sets = report["intelligibility"]["sets"]
-    # The tiny checkpoint records no validation ids: no teacher-forced figure, the new sentences in every style.
-    assert list(sets) == ["neutral", *[r["name"] for r in report["references"]]]
+    # The tiny checkpoint records no validation ids: no teacher-forced figure; the new sentences read by the
+    # corpus's synthesizer (the floor), then by the model in every style.
+    assert list(sets) == ["corpus voices, new words", "neutral", *[r["name"] for r in report["references"]]]
     assert all(s["summary"] == {"count": len(NEW_WORD_SENTENCES), "cer": 1.0, "wer": 1.0} for s in sets.values())
-    assert CountingASR.clips == len(NEW_WORD_SENTENCES) * (1 + N_REFERENCES)
+    assert CountingASR.clips == len(NEW_WORD_SENTENCES) * (2 + N_REFERENCES)
     summary = (demo_report / "summary.txt").read_text()
     assert "CER 1.000   WER 1.000   28 sentences of new words, neutral" in summary
+    assert "28 sentences of new words read by espeak-ng in corpus styles (not the model)" in summary
     assert (demo_report / "intelligibility" / "neutral" / "s001.wav").is_file()
+    assert not (demo_report / "intelligibility" / "corpus-voices,-new-words").exists()
 
 
 def test_demo_report_references_keep_espeak_rate_with_a_16k_model(demo_report):
