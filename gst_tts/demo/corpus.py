@@ -17,6 +17,7 @@ seeded template generator; no text is downloaded.
 from __future__ import annotations
 
 from dataclasses import dataclass
+import hashlib
 import json
 import math
 import os
@@ -28,7 +29,7 @@ import soundfile as sf
 
 from gst_tts.demo.espeak import _SHARED_SYNTH, builtin_variant
 from gst_tts.demo.sentences import generate_sentences
-from gst_tts.errors import GstTtsError
+from gst_tts.errors import GstTtsError, first_line
 from gst_tts.files import atomic_directory
 from gst_tts.progress import progress_bar
 
@@ -211,6 +212,7 @@ def draw_settings(
     *,
     variants: Sequence[str] = CORPUS_VARIANTS,
     voices: Sequence[str] = (CORPUS_VOICE,),
+    formant_scale_range: tuple[float, float] = FORMANT_SCALE_RANGE,
 ) -> list[SpeechSettings]:
     """``n`` settings, every quantity drawn independently of the others from its range (the
     same ones for the same arguments): F0 log-uniform in :data:`F0_RANGE_HZ`, intonation in
@@ -224,6 +226,8 @@ def draw_settings(
             drawn elsewhere). The first ``k`` of ``n`` settings are those of ``k``.
         variants: espeak variants to draw from. Default :data:`CORPUS_VARIANTS`.
         voices: espeak voices to draw from. Default ``(CORPUS_VOICE,)``.
+        formant_scale_range: the formant scale's range. Default :data:`FORMANT_SCALE_RANGE`; ``(1, 1)``
+            renders every variant as bundled. The other quantities come out the same for any range.
     """
     if n < 0:
         raise GstTtsError(f"number of settings must be >= 0, got {n}")
@@ -231,7 +235,7 @@ def draw_settings(
     out = []
     for _ in range(n):  # one utterance after the other, so that a longer corpus extends a shorter one
         f0, intonation, rate, formant = (_log_uniform(rng, bounds) for bounds in (
-            F0_RANGE_HZ, INTONATION_RANGE, RATE_RANGE_WPM, FORMANT_SCALE_RANGE))
+            F0_RANGE_HZ, INTONATION_RANGE, RATE_RANGE_WPM, formant_scale_range))
         gap = rng.integers(WORD_GAP_RANGE[0], WORD_GAP_RANGE[1] + 1)
         variant, voice = variants[rng.integers(len(variants))], voices[rng.integers(len(voices))]
         out.append(_settings(variant, f0, intonation, rate, gap, formant, voice))
@@ -330,22 +334,26 @@ PROSODY_COLUMNS = (
 """Columns of :data:`PROSODY_NAME`."""
 
 
-def _manifest(utterances: int, seed: int) -> dict:
-    """What identifies a corpus build; stored in the corpus and compared on reuse."""
+def _manifest(utterances: int, seed: int, variants: Sequence[str] = CORPUS_VARIANTS,
+              formant_scale_range: tuple[float, float] = FORMANT_SCALE_RANGE, texts: str | None = None) -> dict:
+    """What identifies a corpus build; stored in the corpus and compared on reuse. ``texts``: the
+    SHA-256 of a sentence file, None for the template generator (then the key is left out, so that
+    a corpus of the templates keeps its manifest)."""
     return {
         "format_version": CORPUS_FORMAT_VERSION,
         "utterances": utterances,
         "seed": seed,
         "sample_rate": SAMPLE_RATE,
         "voice": CORPUS_VOICE,
-        "variants": list(CORPUS_VARIANTS),
+        "variants": list(variants),
         "f0_range_hz": list(F0_RANGE_HZ),
         "rate_range_wpm": list(RATE_RANGE_WPM),
         "intonation_range": list(INTONATION_RANGE),
         "word_gap_range": list(WORD_GAP_RANGE),
-        "formant_scale_range": list(FORMANT_SCALE_RANGE),
+        "formant_scale_range": list(formant_scale_range),
         "pitch_calibration": {"bases_hz": list(_CALIBRATION_BASES_HZ), "ratios": list(_CALIBRATION_RATIOS),
                               "median_hz": [list(row) for row in _CALIBRATION_MEDIAN_HZ]},
+        **({"texts_sha256": texts} if texts is not None else {}),
     }
 
 
@@ -363,14 +371,17 @@ def _is_complete_corpus(directory: Path, manifest: dict) -> bool:
     return all((directory / "wavs" / f"{line.split('|', 1)[0]}.wav").is_file() for line in lines)
 
 
-def _readme(utterances: int, seed: int) -> str:
+def _readme(manifest: dict) -> str:
     def span(bounds, unit=""):
         return f"{bounds[0]:g}-{bounds[1]:g}{unit}"
 
+    utterances, seed = manifest["utterances"], manifest["seed"]
+    source = (f"a sentence file (SHA-256 {manifest['texts_sha256'][:12]}...), its first {utterances} lines"
+              if "texts_sha256" in manifest else f"the gst-tts template generator (seed {seed})")
     return (
         "gst-tts demo corpus\n"
         "===================\n\n"
-        f"{utterances} English sentences from the gst-tts template generator (seed {seed}),\n"
+        f"{utterances} English sentences from {source},\n"
         f"rendered with espeak-ng ({CORPUS_VOICE}) at {SAMPLE_RATE} Hz, 16-bit mono, leading and trailing\n"
         f"silence trimmed to {int(KEEP_SILENCE_S * 1000)} ms. Format: LJSpeech (metadata.csv is id|text|normalized text).\n\n"
         "Every utterance has its own speaking style, each quantity drawn independently (seeded):\n\n"
@@ -378,8 +389,8 @@ def _readme(utterances: int, seed: int) -> str:
         f"  intonation width   pitch-line top/base {span(INTONATION_RANGE)} (log-uniform)\n"
         f"  speaking rate      {span(RATE_RANGE_WPM, ' wpm')} (log-uniform)\n"
         f"  word gap           {span(WORD_GAP_RANGE)} x 10 ms (uniform)\n"
-        f"  voice variant      one of {', '.join(CORPUS_VARIANTS)}\n"
-        f"  formant scale      {span(FORMANT_SCALE_RANGE)} (log-uniform)\n\n"
+        f"  voice variant      one of {', '.join(manifest['variants'])}\n"
+        f"  formant scale      {span(manifest['formant_scale_range'])} (log-uniform)\n\n"
         f"{PROSODY_NAME} holds each utterance's settings (with a header line). styles.csv holds a\n"
         f"coarse label, one of {', '.join(LABELS)}:\n"
         "F0 and rate below or above the geometric middle of their ranges.\n"
@@ -387,13 +398,18 @@ def _readme(utterances: int, seed: int) -> str:
     )
 
 
-def make_demo_corpus(out_dir: str | os.PathLike, utterances: int = 2400, seed: int = 0, progress: bool = True) -> Path:
+def make_demo_corpus(out_dir: str | os.PathLike, utterances: int = 2400, seed: int = 0, progress: bool = True, *,
+                     variants: Sequence[str] = CORPUS_VARIANTS,
+                     formant_scale_range: tuple[float, float] = FORMANT_SCALE_RANGE,
+                     texts: str | os.PathLike | None = None) -> Path:
     """Writes a many-style LJSpeech-format corpus to ``out_dir`` and returns its path.
 
     Contents: ``metadata.csv`` (``DEMO-0001|text|text``), ``wavs/DEMO-0001.wav`` (16-bit PCM,
     22050 Hz, mono), ``styles.csv`` (``DEMO-0001|low_slow``), ``prosody.csv`` (the settings of
     every utterance, :data:`PROSODY_COLUMNS`), ``README.txt``, and ``demo_corpus.json`` recording
-    the build parameters. Settings come from :func:`draw_settings` with ``seed``. The same
+    the build parameters. Settings come from :func:`draw_settings` with ``seed``, ``variants`` and
+    ``formant_scale_range``; sentences from the template generator, or the first ``utterances``
+    lines of the UTF-8 file ``texts`` (one sentence a line, already in words: no digits). The same
     arguments give byte-identical files.
 
     The corpus is built in a temporary directory beside ``out_dir`` and renamed into place,
@@ -406,8 +422,17 @@ def make_demo_corpus(out_dir: str | os.PathLike, utterances: int = 2400, seed: i
     """
     if utterances < 1:
         raise GstTtsError(f"number of utterances must be at least 1, got {utterances}")
+    variants = list(variants)
+    if not variants:
+        raise GstTtsError("the demo corpus needs at least one voice variant")
+    for variant in variants:
+        builtin_variant(variant)  # a one-line error for a name espeak-ng does not have
+    low, high = formant_scale_range
+    if not 0.5 <= low <= high <= 2.0:
+        raise GstTtsError(f"formant scale range must satisfy 0.5 <= low <= high <= 2, got {low:g}-{high:g}")
+    sentences, digest = (None, None) if texts is None else read_sentence_file(texts, utterances)
     out_dir = Path(out_dir)
-    manifest = _manifest(utterances, seed)
+    manifest = _manifest(utterances, seed, variants, (float(low), float(high)), digest)
     if out_dir.exists():
         if _is_complete_corpus(out_dir, manifest):
             return out_dir
@@ -416,11 +441,42 @@ def make_demo_corpus(out_dir: str | os.PathLike, utterances: int = 2400, seed: i
                 f"{out_dir} exists and is not a demo corpus with {utterances} utterances and seed {seed} "
                 f"(format {CORPUS_FORMAT_VERSION}); choose another directory or remove it"
             )
-    texts = generate_sentences(utterances, seed)
-    settings = draw_settings(utterances, seed)
+    texts = sentences if sentences is not None else generate_sentences(utterances, seed)
+    settings = draw_settings(utterances, seed, variants=variants, formant_scale_range=(low, high))
     with atomic_directory(out_dir) as staging:  # the caller checked that out_dir is empty or missing
         _write_corpus(staging, texts, settings, manifest, progress)
     return out_dir
+
+
+def read_sentence_file(path: str | os.PathLike, count: int) -> tuple[list[str], str]:
+    """The first ``count`` lines of the sentence file ``path`` and the SHA-256 of those lines.
+
+    Raises:
+        GstTtsError: the file is unreadable or not UTF-8, has fewer than ``count`` lines, or one of
+            them is empty, holds a ``|`` (the metadata separator) or a digit (the corpus's text is
+            its normalized text), or is longer than :data:`MAX_SENTENCE_CHARS`; the error names the line.
+    """
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise GstTtsError(f"{path}: unreadable sentence file ({first_line(error)})") from None
+    if len(lines) < count:
+        raise GstTtsError(f"{path}: {len(lines)} sentences, fewer than the {count} utterances asked for")
+    sentences = []
+    for number, line in enumerate(lines[:count], start=1):
+        text = " ".join(line.split())
+        problem = ("is empty" if not text else "holds '|'" if "|" in text else "holds a digit (spell numbers out)"
+                   if any(c.isdigit() for c in text) else f"is longer than {MAX_SENTENCE_CHARS} characters"
+                   if len(text) > MAX_SENTENCE_CHARS else None)
+        if problem:
+            raise GstTtsError(f"{path}:{number}: the sentence {problem}: {text[:60]!r}")
+        sentences.append(text)
+    return sentences, hashlib.sha256("\n".join(sentences).encode("utf-8")).hexdigest()
+
+
+MAX_SENTENCE_CHARS = 300
+"""Longest sentence of a sentence file (characters): the demo's training drops utterances over
+its ``max_frames``, and the demo's own sentences are at most 80."""
 
 
 def prosody_row(utterance_id: str, settings: SpeechSettings) -> list[str]:
@@ -450,6 +506,6 @@ def _write_corpus(directory: Path, texts: list[str], settings: list[SpeechSettin
     (directory / "metadata.csv").write_text("".join(metadata_rows), encoding="utf-8", newline="")
     (directory / "styles.csv").write_text("".join(style_rows), encoding="utf-8", newline="")
     (directory / PROSODY_NAME).write_text("".join(prosody_rows), encoding="utf-8", newline="")
-    (directory / "README.txt").write_text(_readme(manifest["utterances"], manifest["seed"]), encoding="utf-8")
+    (directory / "README.txt").write_text(_readme(manifest), encoding="utf-8")
     # Written last: its presence marks a corpus as complete.
     (directory / _MANIFEST_NAME).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")

@@ -342,3 +342,58 @@ def test_new_word_sentences_use_no_content_word_of_the_templates():
     new_words = set().union(*(words(s) for s in NEW_WORD_SENTENCES))
     assert len(NEW_WORD_SENTENCES) >= 24 and len(set(NEW_WORD_SENTENCES)) == len(NEW_WORD_SENTENCES)
     assert new_words & template_words <= {"a", "and", "from", "on", "of", "the"}
+
+
+def test_a_corpus_of_one_variant_unscaled_and_a_sentence_file(corpus: Path, tmp_path: Path) -> None:
+    texts = tmp_path / "sentences.txt"
+    texts.write_text("The first line is read.\nA second  one, with a comma.\nNot this one.\n", encoding="utf-8")
+    made = make_demo_corpus(tmp_path / "one", utterances=2, seed=3, progress=False, variants=["m3"],
+                            formant_scale_range=(1.0, 1.0), texts=texts)
+    assert [row[1] for row in _read_rows(made / "metadata.csv")] == ["The first line is read.", "A second one, with a comma."]
+    with open(made / demo_corpus.PROSODY_NAME, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert {r["variant"] for r in rows} == {"m3"} and {r["formant_scale"] for r in rows} == {"1.000"}
+    # The other draws are those of the default corpus of the same seed.
+    default = draw_settings(2, seed=3)
+    assert [float(r["f0_hz"]) for r in rows] == [s.f0_hz for s in default]
+    assert [int(r["rate_wpm"]) for r in rows] == [s.rate_wpm for s in default]
+    # Another file is another corpus: reusing the folder is refused.
+    texts.write_text("Something else entirely.\nAnd more.\n", encoding="utf-8")
+    with pytest.raises(GstTtsError, match="is not a demo corpus"):
+        make_demo_corpus(made, utterances=2, seed=3, progress=False, variants=["m3"], formant_scale_range=(1.0, 1.0), texts=texts)
+
+
+@pytest.mark.parametrize("content, message", [
+    ("One.\n", "1 sentences, fewer than the 2"),
+    ("One.\n\nThree.\n", ":2: the sentence is empty"),
+    ("One.\nI have 3 cats.\n", ":2: the sentence holds a digit"),
+    ("One.\nA|B\n", ":2: the sentence holds '|'"),
+])
+def test_a_bad_sentence_file_is_refused_with_its_line(tmp_path: Path, content: str, message: str) -> None:
+    texts = tmp_path / "sentences.txt"
+    texts.write_text(content, encoding="utf-8")
+    with pytest.raises(GstTtsError, match=re.escape(message)):
+        make_demo_corpus(tmp_path / "c", utterances=2, progress=False, texts=texts)
+    assert not (tmp_path / "c").exists()
+
+
+def test_unknown_variants_and_bad_formant_ranges_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(GstTtsError, match="no espeak-ng variant 'nosuch'"):
+        make_demo_corpus(tmp_path / "c", utterances=2, progress=False, variants=["nosuch"])
+    with pytest.raises(GstTtsError, match="formant scale range"):
+        make_demo_corpus(tmp_path / "c", utterances=2, progress=False, formant_scale_range=(1.1, 0.9))
+    assert not (tmp_path / "c").exists()
+
+
+def test_make_demo_corpus_command_takes_variants_formant_scale_and_a_text_file(tmp_path: Path, capsys) -> None:
+    from gst_tts.cli import main
+
+    texts = tmp_path / "sentences.txt"
+    texts.write_text("The first line is read.\nThe second line.\n", encoding="utf-8")
+    out = tmp_path / "corpus"
+    assert main(["make-demo-corpus", "--out", str(out), "--utterances", "2", "--variants", "m3,m2", "--formant-scale", "1,1",
+                 "--text-file", str(texts), "--no-progress"]) == 0
+    assert "2 voice variants" in capsys.readouterr().out
+    assert (out / "README.txt").read_text().count("m3, m2") == 1
+    assert main(["make-demo-corpus", "--out", str(tmp_path / "c2"), "--formant-scale", "1", "--no-progress"]) == 2
+    assert "--formant-scale: expected LOW,HIGH" in capsys.readouterr().err
