@@ -201,7 +201,8 @@ def padded(samples: np.ndarray, sample_rate: int, seconds: float = ASR_PAD_SECON
 class WhisperTranscriber:
     """Whisper through faster-whisper, on the CPU in int8 by default, English, beam search, no
     conditioning on earlier text (each clip is transcribed on its own, so one clip cannot bias the
-    next), each clip padded with :data:`ASR_PAD_SECONDS` of silence. ``model``: a CTranslate2 Whisper folder (default :func:`default_asr_model`)."""
+    next), each clip padded with :data:`ASR_PAD_SECONDS` of silence. ``model``: a CTranslate2 Whisper
+    folder (default :func:`default_asr_model`)."""
 
     def __init__(self, model: str | os.PathLike | None = None, *, beam_size: int = 5, compute_type: str = "int8",
                  device: str = "cpu", threads: int = 1, language: str = "en") -> None:
