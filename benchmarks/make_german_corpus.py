@@ -9,8 +9,8 @@ Sentences come from a seeded German template generator written here (conjugated 
 and adjective endings in the case they stand in, places, times, numbers as digits that espeak-ng
 reads out in German, questions, exclamations, commas). Speech comes from the demo corpus's
 renderer (:func:`gst_tts.demo.corpus.render_sentence`) with espeak-ng's voice ``de``; every
-utterance's variant, pitch, intonation, rate, word gap and formant scale are drawn as the demo
-corpus draws them (:func:`gst_tts.demo.corpus.draw_settings`). The same arguments give
+utterance's variant (one of the 34 vetted ones), pitch, intonation, rate, word gap and formant
+scale are drawn as :func:`gst_tts.demo.corpus.draw_settings` draws them. The same arguments give
 byte-identical files. The corpus is built in a folder beside ``DIR`` and renamed into place; a
 ``DIR`` that exists and is not empty is refused (one line, exit code 2).
 """
@@ -30,10 +30,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from gst_tts.demo.corpus import (  # noqa: E402
-    CORPUS_VARIANTS,
+    FORMANT_SCALE_RANGE,
     PROSODY_COLUMNS,
     PROSODY_NAME,
     SAMPLE_RATE,
+    VETTED_VARIANTS,
     SpeechSettings,
     draw_settings,
     prosody_row,
@@ -405,7 +406,7 @@ def _readme(utterances: int, seed: int, held_out: int) -> str:
         "trimmed as in the gst-tts demo corpus. Format: LJSpeech (metadata.csv is id|text|text; numbers stay\n"
         "digits, espeak-ng reads them). Every utterance has its own variant (timbre), formant scale,\n"
         "pitch, intonation width, speaking rate and word gap, drawn as the demo corpus draws them;\n"
-        f"{PROSODY_NAME} holds them, styles.csv a coarse label. Variants: {', '.join(CORPUS_VARIANTS)}.\n"
+        f"{PROSODY_NAME} holds them, styles.csv a coarse label. Variants: {', '.join(VETTED_VARIANTS)}.\n"
         + held
     )
 
@@ -453,7 +454,8 @@ def make_german_corpus(out_dir: str | os.PathLike, *, utterances: int, seed: int
         raise GstTtsError(f"{out_dir} exists and is not empty; choose another directory or remove it")
     texts = german_sentences(utterances, seed)
     held = german_sentences(held_out, seed, exclude=texts, stream="heldout")
-    settings = draw_settings(utterances, seed, voices=(VOICE,))
+    settings = draw_settings(utterances, seed, variants=VETTED_VARIANTS, voices=(VOICE,),
+                             formant_scale_range=FORMANT_SCALE_RANGE)
     with atomic_directory(out_dir) as staging:  # the caller checked that out_dir is empty or missing
         _write(staging, texts, settings, held, seed, progress)
     return out_dir

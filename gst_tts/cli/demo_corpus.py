@@ -15,9 +15,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     deprecated_positional(p, new="--out", new_dest="out", metavar="OUT_DIR", type=Path)
     p.add_argument("--utterances", type=int, default=2400, help="number of sentences (default 2400)")
     p.add_argument("--variants", default=None, metavar="NAME,...",
-                   help="espeak-ng voice variants (timbres) drawn per utterance (default: the demo's 34)")
+                   help="espeak-ng voice variants (timbres) drawn per utterance (default: the demo's one, m3; "
+                        "'vetted': the 34 that render the same in every process)")
     p.add_argument("--formant-scale", default=None, metavar="LOW,HIGH",
-                   help="range of the random factor on every formant frequency (default 0.92,1.08; 1,1: as bundled)")
+                   help="range of the random factor on every formant frequency (default 1,1: as bundled; "
+                        "0.92,1.08: a continuum of timbres around each variant)")
     p.add_argument("--text-file", type=Path, default=None, metavar="FILE",
                    help="read the first UTTERANCES lines of this UTF-8 file (one sentence a line, numbers in words) "
                         "instead of the template generator's sentences")
@@ -36,11 +38,17 @@ def _formant_range(text: str) -> tuple[float, float]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gst_tts.demo.corpus import CORPUS_VARIANTS, F0_RANGE_HZ, FORMANT_SCALE_RANGE, RATE_RANGE_WPM, make_demo_corpus
+    from gst_tts.demo.corpus import (CORPUS_FORMANT_SCALE_RANGE, CORPUS_VARIANTS, F0_RANGE_HZ, RATE_RANGE_WPM,
+                                     VETTED_VARIANTS, make_demo_corpus)
 
     start = time.monotonic()
-    variants = CORPUS_VARIANTS if args.variants is None else [v.strip() for v in args.variants.split(",") if v.strip()]
-    formants = FORMANT_SCALE_RANGE if args.formant_scale is None else _formant_range(args.formant_scale)
+    if args.variants is None:
+        variants = list(CORPUS_VARIANTS)
+    elif args.variants.strip() == "vetted":
+        variants = list(VETTED_VARIANTS)
+    else:
+        variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    formants = CORPUS_FORMANT_SCALE_RANGE if args.formant_scale is None else _formant_range(args.formant_scale)
     out = make_demo_corpus(args.out, utterances=args.utterances, seed=args.seed, progress=not args.no_progress,
                            variants=variants, formant_scale_range=formants, texts=args.text_file)
     print(f"demo corpus: {out} ({args.utterances} utterances, each its own style: F0 {F0_RANGE_HZ[0]:g}-{F0_RANGE_HZ[1]:g} Hz, "

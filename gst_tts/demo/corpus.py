@@ -3,11 +3,15 @@
 The corpus is in LJSpeech format (``metadata.csv`` + ``wavs/``) plus ``styles.csv`` (a coarse
 label per utterance: ``low_slow``, ``low_fast``, ``high_slow``, ``high_fast``) and
 ``prosody.csv`` (the settings each utterance was rendered with). Every utterance gets its own
-pitch level, intonation width, speaking rate, pause length between words, voice variant and
-formant scale, each drawn independently and continuously from a seeded generator: a
-Global-Style-Token model trained on it (in minutes, on a CPU) has to measure pitch and tempo,
-because no voice (timbre) goes with any of them. Some variants and voices are never used in the
-corpus (:data:`UNSEEN_VARIANTS`, :data:`UNSEEN_VOICES`), for references the model never heard.
+pitch level, intonation width, speaking rate and pause length between words, each drawn
+independently and continuously from a seeded generator, so that a Global-Style-Token model trained
+on it (on a CPU) has to measure pitch and tempo. The demo corpus speaks in one voice
+(:data:`CORPUS_VARIANTS`): on the demo's budget a model of one voice learns words that a model of
+34 does not (docs/results/2026-12-02-demo-levers.md). A corpus of many timbres, each
+utterance's drawn from :data:`VETTED_VARIANTS` with its formants scaled within
+:data:`FORMANT_SCALE_RANGE`, is an option of :func:`make_demo_corpus`. Some variants and voices are
+never used in the corpus (:data:`UNSEEN_VARIANTS`, :data:`UNSEEN_VOICES`), for references the
+model never heard.
 
 Speech comes from the espeak-ng library bundled in the ``espeakng-loader`` wheel, driven
 through ``ctypes``: no system package and no espeak binary are needed. Sentences come from a
@@ -44,7 +48,7 @@ _SILENCE_THRESHOLD = 0.01
 
 # Bump when the generator, the settings or the rendering change, so that an existing corpus
 # built by an older version is not mistaken for a complete one.
-CORPUS_FORMAT_VERSION = 4
+CORPUS_FORMAT_VERSION = 5
 _MANIFEST_NAME = "demo_corpus.json"
 PROSODY_NAME = "prosody.csv"
 """The per-utterance settings file of a corpus (CSV with a header, one row per utterance)."""
@@ -67,12 +71,17 @@ CORPUS_VOICE = "en-us"
 # the reference encoder reading tempo partly off the timbre. Left out as near copies of unseen
 # variants: iven2-4 (iven's formants), Nguyen and robosoft* (m8's), aunty (belinda's), klatt6
 # (benjamin's); and variants with their own intonation setting, whisper, croak and the like.
-CORPUS_VARIANTS: tuple[str, ...] = (
+VETTED_VARIANTS: tuple[str, ...] = (
     "m2", "m3", "m4", "m6", "m7", "f1", "f4", "linda", "steph", "Gene", "michel", "adam", "edward",
     "m1", "m5", "Mike", "Alex", "Jacky", "Mario", "quincy", "robert", "kaukovalta", "travis", "boris",
     "max", "paul", "Storm", "Annie", "Andrea", "shelby", "Denis", "antonio", "klatt3", "anika",
 )  # fmt: skip
-"""espeak variants (timbres) of the corpus, drawn uniformly per utterance."""
+"""espeak variants (timbres) that render the same samples in every process: the choices for a
+corpus of many timbres, drawn uniformly per utterance."""
+
+CORPUS_VARIANTS: tuple[str, ...] = ("m3",)
+"""The demo corpus's variant: one voice. Of eight vetted variants, m3 and michel were the easiest
+for the ASR across the corpus's pitches and rates (docs/results/2026-12-02-demo-levers.md)."""
 
 UNSEEN_VARIANTS: tuple[str, ...] = ("m8", "belinda", "iven", "norbert", "benjamin")
 """Variants the corpus never uses: references in them test style transfer from unheard voices."""
@@ -95,7 +104,11 @@ WORD_GAP_RANGE = (0, 6)
 
 FORMANT_SCALE_RANGE = (0.92, 1.08)
 """Factor on every formant frequency of the variant, drawn log-uniformly: a continuum of timbres
-around each variant, so that none is a fixed fingerprint."""
+around each variant, so that none is a fixed fingerprint. Unseen references draw from it, and so
+may a corpus of many timbres."""
+
+CORPUS_FORMANT_SCALE_RANGE = (1.0, 1.0)
+"""The demo corpus's formant scale: its variant as bundled."""
 
 LABELS = ("low_slow", "low_fast", "high_slow", "high_fast")
 """Coarse labels of ``styles.csv``: pitch and rate above or below the middle of their ranges
@@ -105,7 +118,7 @@ LABELS = ("low_slow", "low_fast", "high_slow", "high_fast")
 # BASE x ratio (espeak pitch and range parameters at their default 50). Rows: BASE; columns:
 # the ratios. Measured by benchmarks/calibrate_demo_pitch.py: three generated sentences (seed
 # 777) rendered at 175 wpm in each of the 18 variants of corpus format 3 (the first row of
-# CORPUS_VARIANTS) and UNSEEN_VARIANTS,
+# VETTED_VARIANTS) and UNSEEN_VARIANTS,
 # librosa.pyin (40-600 Hz) median over the voiced frames of the three clips together; the
 # table holds the geometric mean over the variants. With their pitch lines replaced the variants
 # agree: each lies within 3 % of the mean at every point (f1 3.0 %, m4 2.1 %, the others under
@@ -212,12 +225,12 @@ def draw_settings(
     *,
     variants: Sequence[str] = CORPUS_VARIANTS,
     voices: Sequence[str] = (CORPUS_VOICE,),
-    formant_scale_range: tuple[float, float] = FORMANT_SCALE_RANGE,
+    formant_scale_range: tuple[float, float] = CORPUS_FORMANT_SCALE_RANGE,
 ) -> list[SpeechSettings]:
     """``n`` settings, every quantity drawn independently of the others from its range (the
     same ones for the same arguments): F0 log-uniform in :data:`F0_RANGE_HZ`, intonation in
     :data:`INTONATION_RANGE`, rate in :data:`RATE_RANGE_WPM` (rounded to whole wpm), word gap
-    uniform in :data:`WORD_GAP_RANGE`, formant scale in :data:`FORMANT_SCALE_RANGE`, variant and
+    uniform in :data:`WORD_GAP_RANGE`, formant scale in ``formant_scale_range``, variant and
     voice uniform over ``variants`` and ``voices``.
 
     Args:
@@ -226,18 +239,22 @@ def draw_settings(
             drawn elsewhere). The first ``k`` of ``n`` settings are those of ``k``.
         variants: espeak variants to draw from. Default :data:`CORPUS_VARIANTS`.
         voices: espeak voices to draw from. Default ``(CORPUS_VOICE,)``.
-        formant_scale_range: the formant scale's range. Default :data:`FORMANT_SCALE_RANGE`; ``(1, 1)``
-            renders every variant as bundled. The other quantities come out the same for any range.
+        formant_scale_range: the formant scale's range. Default :data:`CORPUS_FORMANT_SCALE_RANGE`
+            (every variant as bundled); :data:`FORMANT_SCALE_RANGE` for a continuum of timbres. The
+            other quantities come out the same for any ``variants``, ``voices`` and range.
     """
     if n < 0:
         raise GstTtsError(f"number of settings must be >= 0, got {n}")
     rng = np.random.default_rng([seed, _SETTINGS_STREAM])
+    # The timbre comes from a stream of its own, so that the styles of a seed are the same for any
+    # choice of timbres (a draw from one choice consumes nothing).
+    timbre = np.random.default_rng([seed, _TIMBRE_STREAM])
     out = []
     for _ in range(n):  # one utterance after the other, so that a longer corpus extends a shorter one
-        f0, intonation, rate, formant = (_log_uniform(rng, bounds) for bounds in (
-            F0_RANGE_HZ, INTONATION_RANGE, RATE_RANGE_WPM, formant_scale_range))
+        f0, intonation, rate = (_log_uniform(rng, bounds) for bounds in (F0_RANGE_HZ, INTONATION_RANGE, RATE_RANGE_WPM))
         gap = rng.integers(WORD_GAP_RANGE[0], WORD_GAP_RANGE[1] + 1)
-        variant, voice = variants[rng.integers(len(variants))], voices[rng.integers(len(voices))]
+        formant = _log_uniform(timbre, formant_scale_range)
+        variant, voice = variants[timbre.integers(len(variants))], voices[timbre.integers(len(voices))]
         out.append(_settings(variant, f0, intonation, rate, gap, formant, voice))
     return out
 
@@ -267,8 +284,9 @@ def unseen_settings(n: int, seed: int) -> list[SpeechSettings]:
                       formant[i], UNSEEN_VOICES[voice[i]]) for i in range(n)]
 
 
-_SETTINGS_STREAM = 1  # seed-sequence keys of the two generators
+_SETTINGS_STREAM = 1  # seed-sequence keys of the generators
 _UNSEEN_STREAM = 2
+_TIMBRE_STREAM = 3
 
 
 def _settings(variant, f0, intonation, rate, gap, formant, voice) -> SpeechSettings:
@@ -335,7 +353,7 @@ PROSODY_COLUMNS = (
 
 
 def _manifest(utterances: int, seed: int, variants: Sequence[str] = CORPUS_VARIANTS,
-              formant_scale_range: tuple[float, float] = FORMANT_SCALE_RANGE, texts: str | None = None) -> dict:
+              formant_scale_range: tuple[float, float] = CORPUS_FORMANT_SCALE_RANGE, texts: str | None = None) -> dict:
     """What identifies a corpus build; stored in the corpus and compared on reuse. ``texts``: the
     SHA-256 of a sentence file, None for the template generator (then the key is left out, so that
     a corpus of the templates keeps its manifest)."""
@@ -400,7 +418,7 @@ def _readme(manifest: dict) -> str:
 
 def make_demo_corpus(out_dir: str | os.PathLike, utterances: int = 2400, seed: int = 0, progress: bool = True, *,
                      variants: Sequence[str] = CORPUS_VARIANTS,
-                     formant_scale_range: tuple[float, float] = FORMANT_SCALE_RANGE,
+                     formant_scale_range: tuple[float, float] = CORPUS_FORMANT_SCALE_RANGE,
                      texts: str | os.PathLike | None = None) -> Path:
     """Writes a many-style LJSpeech-format corpus to ``out_dir`` and returns its path.
 

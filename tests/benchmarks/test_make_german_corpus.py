@@ -12,7 +12,7 @@ import sys
 import pytest
 import soundfile as sf
 
-from gst_tts.demo.corpus import CORPUS_VARIANTS, PROSODY_COLUMNS, SAMPLE_RATE
+from gst_tts.demo.corpus import PROSODY_COLUMNS, SAMPLE_RATE, VETTED_VARIANTS
 from gst_tts.errors import GstTtsError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,7 +44,7 @@ def test_corpus_is_ljspeech_with_german_text_prosody_and_held_out_sentences(germ
     with open(german / "prosody.csv", encoding="utf-8", newline="") as f:
         prosody = list(csv.DictReader(f))
     assert tuple(prosody[0]) == PROSODY_COLUMNS and [p["id"] for p in prosody] == [r[0] for r in rows]
-    assert {p["voice"] for p in prosody} == {"de"} and {p["variant"] for p in prosody} <= set(CORPUS_VARIANTS)
+    assert {p["voice"] for p in prosody} == {"de"} and {p["variant"] for p in prosody} <= set(VETTED_VARIANTS)
     styles = dict(line.split("|") for line in (german / "styles.csv").read_text().splitlines())
     assert styles == {p["id"]: p["label"] for p in prosody}
     held = (german / "heldout.txt").read_text(encoding="utf-8").splitlines()

@@ -18,6 +18,7 @@ import soundfile as sf
 
 from gst_tts.demo import corpus as demo_corpus
 from gst_tts.demo.corpus import (
+    CORPUS_FORMANT_SCALE_RANGE,
     CORPUS_VARIANTS,
     F0_RANGE_HZ,
     FORMANT_SCALE_RANGE,
@@ -28,6 +29,7 @@ from gst_tts.demo.corpus import (
     SAMPLE_RATE,
     UNSEEN_VARIANTS,
     UNSEEN_VOICES,
+    VETTED_VARIANTS,
     WORD_GAP_RANGE,
     SpeechSettings,
     coarse_label,
@@ -182,15 +184,22 @@ def test_settings_cover_their_ranges() -> None:
     assert INTONATION_RANGE[0] <= min(s.intonation for s in settings) < 1.25
     assert 1.9 < max(s.intonation for s in settings) <= INTONATION_RANGE[1]
     assert {s.word_gap for s in settings} == set(range(WORD_GAP_RANGE[0], WORD_GAP_RANGE[1] + 1))
-    assert all(FORMANT_SCALE_RANGE[0] <= s.formant_scale <= FORMANT_SCALE_RANGE[1] for s in settings)
-    assert {s.variant for s in settings} == set(CORPUS_VARIANTS)
+    assert {s.formant_scale for s in settings} == {1.0} and CORPUS_FORMANT_SCALE_RANGE == (1.0, 1.0)
+    assert {s.variant for s in settings} == set(CORPUS_VARIANTS) == {"m3"}
+    timbres = draw_settings(200, seed=0, variants=VETTED_VARIANTS, formant_scale_range=FORMANT_SCALE_RANGE)
+    assert {s.variant for s in timbres} == set(VETTED_VARIANTS)
+    assert all(FORMANT_SCALE_RANGE[0] <= s.formant_scale <= FORMANT_SCALE_RANGE[1] for s in timbres)
+    assert len({s.formant_scale for s in timbres}) > 100
+    # The other quantities do not depend on the timbres drawn.
+    assert [(s.f0_hz, s.rate_wpm, s.intonation, s.word_gap) for s in timbres] == [
+        (s.f0_hz, s.rate_wpm, s.intonation, s.word_gap) for s in settings]
     assert {s.label for s in settings} == set(LABELS)
     # Log-uniform: the geometric middle splits the draws about evenly.
     assert 0.4 < np.mean([s.label.startswith("low") for s in settings]) < 0.6
 
 
 def test_settings_are_drawn_independently() -> None:
-    settings = draw_settings(200, seed=0)
+    settings = draw_settings(200, seed=0, variants=VETTED_VARIANTS, formant_scale_range=FORMANT_SCALE_RANGE)
     columns = _columns(settings)
     names = list(columns)
     for i, a in enumerate(names):
@@ -200,13 +209,13 @@ def test_settings_are_drawn_independently() -> None:
     # near the overall one (the timbre shortcut of the old four-style corpus).
     variants = np.array([s.variant for s in settings])
     for name in ("log_f0", "log_rate"):
-        for variant in CORPUS_VARIANTS:
+        for variant in VETTED_VARIANTS:
             assert abs(np.corrcoef(variants == variant, columns[name])[0, 1]) < 0.25, (variant, name)
 
 
 def test_unseen_variants_and_voices_never_appear_in_the_corpus(corpus: Path) -> None:
-    assert not set(UNSEEN_VARIANTS) & set(CORPUS_VARIANTS)
-    assert "f2" not in CORPUS_VARIANTS + UNSEEN_VARIANTS  # reads uninitialised memory
+    assert not set(UNSEEN_VARIANTS) & set(VETTED_VARIANTS) and set(CORPUS_VARIANTS) <= set(VETTED_VARIANTS)
+    assert "f2" not in VETTED_VARIANTS + UNSEEN_VARIANTS  # reads uninitialised memory
     drawn = draw_settings(1000, seed=0)
     assert not {s.variant for s in drawn} & set(UNSEEN_VARIANTS)
     assert {s.voice for s in drawn} == {"en-us"}
@@ -224,7 +233,7 @@ def test_no_corpus_variant_copies_an_unseen_variants_formants() -> None:
                          if line.split()[:1] == ["formant"])
 
     unseen = {variant: formants(variant) for variant in UNSEEN_VARIANTS}
-    for variant in CORPUS_VARIANTS:
+    for variant in VETTED_VARIANTS:
         assert formants(variant) not in unseen.values(), variant
     assert formants("iven2") == unseen["iven"]  # the check can fail
 
@@ -300,9 +309,10 @@ def test_settings_set_pitch_and_rate_whatever_the_variant() -> None:
 
 def _determinism_settings() -> list[SpeechSettings]:
     """Every corpus and unseen variant once (and every unseen voice), with varied settings."""
-    drawn = draw_settings(len(CORPUS_VARIANTS), 3) + unseen_settings(len(UNSEEN_VARIANTS) * 2, 3)
-    variants = CORPUS_VARIANTS + UNSEEN_VARIANTS * 2
-    voices = ("en-us",) * len(CORPUS_VARIANTS) + UNSEEN_VOICES * len(UNSEEN_VARIANTS)
+    drawn = (draw_settings(len(VETTED_VARIANTS), 3, formant_scale_range=FORMANT_SCALE_RANGE)
+             + unseen_settings(len(UNSEEN_VARIANTS) * 2, 3))
+    variants = VETTED_VARIANTS + UNSEEN_VARIANTS * 2
+    voices = ("en-us",) * len(VETTED_VARIANTS) + UNSEEN_VOICES * len(UNSEEN_VARIANTS)
     return [SpeechSettings(v, s.f0_hz, s.intonation, s.rate_wpm, s.word_gap, s.formant_scale, voice)
             for v, voice, s in zip(variants, voices, drawn)]
 
@@ -319,7 +329,7 @@ def test_rendering_is_the_same_in_other_processes() -> None:
         "np.savez(sys.argv[1], *[render_sentence('Where is the old station?', s) for s in _determinism_settings()])\n"
     )
     settings = _determinism_settings()
-    assert {s.variant for s in settings} == set(CORPUS_VARIANTS + UNSEEN_VARIANTS)
+    assert {s.variant for s in settings} == set(VETTED_VARIANTS + UNSEEN_VARIANTS)
     assert {s.voice for s in settings} == set(UNSEEN_VOICES)
     expected = [render_sentence("Where is the old station?", s) for s in settings]
     with tempfile.TemporaryDirectory() as tmp:
@@ -344,15 +354,16 @@ def test_new_word_sentences_use_no_content_word_of_the_templates():
     assert new_words & template_words <= {"a", "and", "from", "on", "of", "the"}
 
 
-def test_a_corpus_of_one_variant_unscaled_and_a_sentence_file(corpus: Path, tmp_path: Path) -> None:
+def test_a_corpus_of_other_timbres_and_a_sentence_file(corpus: Path, tmp_path: Path) -> None:
     texts = tmp_path / "sentences.txt"
     texts.write_text("The first line is read.\nA second  one, with a comma.\nNot this one.\n", encoding="utf-8")
-    made = make_demo_corpus(tmp_path / "one", utterances=2, seed=3, progress=False, variants=["m3"],
-                            formant_scale_range=(1.0, 1.0), texts=texts)
+    made = make_demo_corpus(tmp_path / "one", utterances=2, seed=3, progress=False, variants=["m2"],
+                            formant_scale_range=(0.95, 1.05), texts=texts)
     assert [row[1] for row in _read_rows(made / "metadata.csv")] == ["The first line is read.", "A second one, with a comma."]
     with open(made / demo_corpus.PROSODY_NAME, newline="") as f:
         rows = list(csv.DictReader(f))
-    assert {r["variant"] for r in rows} == {"m3"} and {r["formant_scale"] for r in rows} == {"1.000"}
+    assert {r["variant"] for r in rows} == {"m2"} and all(0.95 <= float(r["formant_scale"]) <= 1.05 for r in rows)
+    assert {r["formant_scale"] for r in rows} != {"1.000"}
     # The other draws are those of the default corpus of the same seed.
     default = draw_settings(2, seed=3)
     assert [float(r["f0_hz"]) for r in rows] == [s.f0_hz for s in default]
@@ -360,7 +371,7 @@ def test_a_corpus_of_one_variant_unscaled_and_a_sentence_file(corpus: Path, tmp_
     # Another file is another corpus: reusing the folder is refused.
     texts.write_text("Something else entirely.\nAnd more.\n", encoding="utf-8")
     with pytest.raises(GstTtsError, match="is not a demo corpus"):
-        make_demo_corpus(made, utterances=2, seed=3, progress=False, variants=["m3"], formant_scale_range=(1.0, 1.0), texts=texts)
+        make_demo_corpus(made, utterances=2, seed=3, progress=False, variants=["m2"], formant_scale_range=(0.95, 1.05), texts=texts)
 
 
 @pytest.mark.parametrize("content, message", [
@@ -395,5 +406,8 @@ def test_make_demo_corpus_command_takes_variants_formant_scale_and_a_text_file(t
                  "--text-file", str(texts), "--no-progress"]) == 0
     assert "2 voice variants" in capsys.readouterr().out
     assert (out / "README.txt").read_text().count("m3, m2") == 1
+    assert main(["make-demo-corpus", "--out", str(tmp_path / "vetted"), "--utterances", "2", "--variants", "vetted",
+                 "--formant-scale", "0.92,1.08", "--no-progress"]) == 0
+    assert f"{len(VETTED_VARIANTS)} voice variants" in capsys.readouterr().out
     assert main(["make-demo-corpus", "--out", str(tmp_path / "c2"), "--formant-scale", "1", "--no-progress"]) == 2
     assert "--formant-scale: expected LOW,HIGH" in capsys.readouterr().err
