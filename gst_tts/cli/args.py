@@ -315,12 +315,13 @@ def add_f0_range_argument(p: argparse.ArgumentParser, *, numbers: bool = True) -
     spread in semitones may be given too)."""
     choices = f"{F0_RANGE_REFERENCE}, {F0_RANGE_DECODED}" + (" or semitones" if numbers else "")
     p.add_argument(
-        "--f0-range", type=f0_range_option if numbers else str, default=F0_RANGE_REFERENCE,
+        "--f0-range", type=f0_range_option if numbers else str, default=F0_RANGE_DECODED,
         metavar="ST" if numbers else "WHOSE", choices=None if numbers else [F0_RANGE_REFERENCE, F0_RANGE_DECODED],
-        help=f"intonation width ({choices}): '{F0_RANGE_REFERENCE}' (default) sets the output's F0 spread"
-        " (10th to 90th percentile) to the reference's, where the vocoder can (the spectral vocoder with a pitch head);"
-        f" '{F0_RANGE_DECODED}' keeps the model's own" + ("; a number sets that spread in semitones, with any style"
-                                                          " (within a factor of 0.5 to 3 of the model's)" if numbers else ""),
+        help=f"intonation width ({choices}): '{F0_RANGE_DECODED}' (default) keeps the model's own;"
+        f" '{F0_RANGE_REFERENCE}' copies the reference's F0 spread (10th to 90th percentile) onto the output after the"
+        " model, where the vocoder can (the spectral vocoder with a pitch head): signal processing, not the model's style"
+        + ("; a number sets that spread in semitones, with any style (within a factor of 0.5 to 3 of the model's)"
+           if numbers else ""),
     )
 
 
@@ -361,14 +362,15 @@ def cli_f0_target(synth: Synthesizer, args: argparse.Namespace) -> tuple[F0Targe
 TEMPO_REFERENCE, TEMPO_DECODED = "reference", "decoded"
 
 
-def add_tempo_argument(p: argparse.ArgumentParser, *, default: str = TEMPO_REFERENCE) -> None:
-    """``--tempo``: whose speaking rate the output has (``default``: its default)."""
+def add_tempo_argument(p: argparse.ArgumentParser) -> None:
+    """``--tempo``: whose speaking rate the output has (default the model's own)."""
     low, high = TEMPO_GAIN_LIMITS
     p.add_argument(
-        "--tempo", default=default, choices=[TEMPO_REFERENCE, TEMPO_DECODED], metavar="WHOSE",
-        help=f"speaking rate ({TEMPO_REFERENCE} or {TEMPO_DECODED}; default {default}): '{TEMPO_REFERENCE}' retimes"
-        " the output so its letters per second of speech follow the reference's (estimated from its syllable nuclei;"
-        f" moved by any style strength, by a factor of {low:g} to {high:g} at most); '{TEMPO_DECODED}' keeps the model's own",
+        "--tempo", default=TEMPO_DECODED, choices=[TEMPO_REFERENCE, TEMPO_DECODED], metavar="WHOSE",
+        help=f"speaking rate ({TEMPO_DECODED} or {TEMPO_REFERENCE}): '{TEMPO_DECODED}' (default) keeps the model's own;"
+        f" '{TEMPO_REFERENCE}' retimes the output after the model so its letters per second of speech follow the"
+        " reference's (estimated from its syllable nuclei; moved by any style strength, by a factor of"
+        f" {low:g} to {high:g} at most): signal processing, not the model's style",
     )
 
 

@@ -5,7 +5,9 @@ demo corpus never used, with pitch, intonation, rate and pauses spread over its 
 (:func:`gst_tts.analysis.style_transfer.espeak_references`); each reads sentences the corpus does
 not hold, and the model speaks other such sentences in each one's style. Writes the references,
 wavs and alignment PNGs, ``summary.json`` and ``summary.txt``: alignment health, how the
-outputs' F0, F0 range and rate follow the references' (Pearson r and slope over the set), and
+outputs' F0, F0 range and rate follow the references' (Pearson r and slope over the set; the
+model's own output, then, on lines of their own, the same with the reference's tempo and F0 range
+copied onto it after the model: signal processing, not the model's style), and
 intelligibility: the character and word error rates of an ASR's transcripts of the model's own
 speech (:mod:`gst_tts.analysis.intelligibility`) for the held-out corpus utterances teacher-forced
 and for sentences of words the corpus never uses (:data:`~gst_tts.demo.sentences.NEW_WORD_SENTENCES`),
@@ -23,7 +25,7 @@ import numpy as np
 
 from gst_tts.cli.args import (
     add_decoding_arguments, add_model_arguments, add_progress_argument, add_seed_argument, check_transfer_counts,
-    decoding_options, load_synthesizer, TEMPO_REFERENCE,
+    decoding_options, load_synthesizer,
 )
 from gst_tts.cli.outputs import check_writable_location
 from gst_tts.errors import GstTtsError
@@ -49,6 +51,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the ASR's faster-whisper model folder (default: $GST_TTS_ASR_MODEL, else the asr extra's Whisper base)")
     p.add_argument("--cache-dir", type=Path, default=None,
                    help="the corpus's feature cache, for the teacher-forced figure (default ~/.cache/gst-tts/<corpus>-<hash>)")
+    p.add_argument("--no-post-processed", dest="post_processed", action="store_false",
+                   help="leave out the figures with the reference's tempo and F0 range copied onto the outputs after"
+                        " the model (the model's own figures come first either way)")
     add_seed_argument(p, "the references and of synthesis")
     add_decoding_arguments(p)
     add_progress_argument(p)
@@ -57,7 +62,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from gst_tts.analysis.alignment import ALIGNED_CRITERIA, mean_health
     from gst_tts.analysis.plots import save_figure
-    from gst_tts.analysis.style_transfer import MEASURES, espeak_references, held_out_sentences
+    from gst_tts.analysis.style_transfer import espeak_references, held_out_sentences
     from gst_tts.audio.io import write_wav
     from gst_tts.data.corpus import read_corpus
     from gst_tts.inference.transfer import evaluate_style_transfer
@@ -84,19 +89,23 @@ def run(args: argparse.Namespace) -> int:
         write_wav(wav, result.audio, result.sample_rate)
         save_figure(result.figure(title=f"{name}: {result.text}"), wav.with_suffix(".alignment.png"))
 
-    transfers = synth.transfers_f0_range  # the demo's spectral vocoder sets each reference's F0 range
     report = evaluate_style_transfer(synth, references, texts, seed=args.seed, on_output=save,
-                                     progress=not args.no_progress, transfer_f0_range=transfers,
-                                     transfer_tempo=True, **options)  # retimed to each reference's tempo
+                                     progress=not args.no_progress, **options)
+    # What the copies after the model add, on lines of their own: the reference's tempo, and its F0
+    # range where the vocoder can set one.
+    copies = {"transfer_tempo": True, "transfer_f0_range": synth.transfers_f0_range}
+    copied = "tempo and F0 range" if synth.transfers_f0_range else "tempo"
+    post = evaluate_style_transfer(synth, references, texts, seed=args.seed, progress=not args.no_progress,
+                                   **copies, **options) if args.post_processed else None
     summary = mean_health(report.healths)
     summary["stopped_on_token_rate"] = float(np.mean([reason == "stop_token" for reason in report.stop_reasons]))
     summary["aligned_criteria"] = ALIGNED_CRITERIA
     fits = next(iter(report.fits.values()))
-    f0_range = "reference" if transfers else "decoded"
     intelligibility, intelligibility_lines = _intelligibility(args, synth, utterances, references, options)
     write_json(out / "summary.json", {"checkpoint": str(args.checkpoint), "held_out_sentences": texts,
-                                      "alignment": summary, "f0_range": f0_range, "tempo": TEMPO_REFERENCE,
-                                      "intelligibility": intelligibility, **report.to_dict()})
+                                      "alignment": summary, "f0_range": "decoded", "tempo": "decoded",
+                                      "intelligibility": intelligibility, **report.to_dict(),
+                                      **({"post_processed": {"copied": copied, **post.to_dict()}} if post else {})})
     lines = [
         *intelligibility_lines,
         f"Held-out alignment health over {len(report.healths)} syntheses ({len(texts)} new sentences x "
@@ -113,12 +122,12 @@ def run(args: argparse.Namespace) -> int:
                      f"range {_num(ref['f0_range_st'])} → {_num(o['f0_range_st'])} st   "
                      f"rate {_num(ref['rate_letters_per_s'])} → {_num(o['rate_letters_per_s'])} letters/s   "
                      f"aligned {row['aligned_share']:.0%}")
-    lines.append(f"Style transfer from {len(references)} unseen references (output vs reference; F0 and rate in log; "
-                 + ("F0 range set to the reference's by the vocoder" if f0_range == "reference" else "F0 range as decoded")
-                 + "; each output retimed to its reference's estimated tempo):")
-    for name, f in fits.items():
-        lines.append(f"  {MEASURES[name][1]:<14} r {_num(f.r, 2)}   slope {_num(f.slope, 2)}   "
-                     f"(Spearman {_num(f.spearman, 2)}, n {f.n})")
+    lines.append(f"Style transfer from {len(references)} unseen references, the model alone (output vs reference; "
+                 "F0 and rate in log; its own tempo and F0 range):")
+    lines += _fit_lines(fits)
+    if post:
+        lines.append(f"Post-processed, not the model: the reference's {copied} copied onto each output after decoding:")
+        lines += _fit_lines(next(iter(post.fits.values())))
     write_text(out / "summary.txt", "\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
@@ -168,6 +177,13 @@ def _intelligibility(args: argparse.Namespace, synth, utterances: list, referenc
         lines.append(f"  CER {total.cer:.3f}   WER {total.wer:.3f}   {what}")
     lines.append(f"  (CER/WER after: {intelligibility.NORMALISATION})")
     return figures, lines
+
+
+def _fit_lines(fits: dict) -> list[str]:
+    from gst_tts.analysis.style_transfer import MEASURES
+
+    return [f"  {MEASURES[name][1]:<14} r {_num(f.r, 2)}   slope {_num(f.slope, 2)}   (Spearman {_num(f.spearman, 2)}, n {f.n})"
+            for name, f in fits.items()]
 
 
 def _hz(value: float | None) -> str:

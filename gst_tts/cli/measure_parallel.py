@@ -12,6 +12,11 @@ the same-text figures must beat. Every output is vocoded and compared with the r
 own text, both silence-trimmed: MCD13 over a DTW path, and FFE / GPE / VDE (Chu & Alwan; pyin F0,
 GPE over the frames voiced in both) on the same frame pairs (:mod:`gst_tts.analysis.parallel_prosody`).
 Prints the per-condition means; ``--out`` writes them with the per-utterance figures as JSON.
+
+The figures are the model's own output. ``--tempo reference`` and ``--f0-range reference`` copy the
+reference's tempo and F0 spread onto the output after the model (signal processing, not the
+model's style): with either, the outputs are synthesized a second time with the copies, and their
+figures are printed (and written under ``"post_processed"``) on lines of their own.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from pathlib import Path
 
 from gst_tts.cli.args import (
     add_decoding_arguments, add_model_arguments, add_progress_argument, add_seed_argument, decoding_options,
-    load_synthesizer, read_text_input, TEMPO_DECODED, TEMPO_REFERENCE, add_tempo_argument,
+    load_synthesizer, read_text_input, F0_RANGE_REFERENCE, TEMPO_REFERENCE, add_f0_range_argument, add_tempo_argument,
 )
 from gst_tts.cli.outputs import check_writable_location
 from gst_tts.errors import GstTtsError
@@ -39,7 +44,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="utterance ids to use, one per line (default: the checkpoint's validation split)")
     p.add_argument("--out", type=Path, default=None, metavar="PATH", help="also write the figures as JSON")
     add_seed_argument(p, "synthesis")
-    add_tempo_argument(p, default=TEMPO_DECODED)
+    add_tempo_argument(p)
+    add_f0_range_argument(p, numbers=False)
     add_progress_argument(p)
     add_decoding_arguments(p, batch_what="utterances")
 
@@ -89,27 +95,44 @@ def run(args: argparse.Namespace) -> int:
     texts = [u.text for u in utts] * 2
     styles = [Style(reference=(r, config.sample_rate)) for r in recordings]
     styles += [styles[j] for j in others]
-    results = synth.synthesize(texts, styles=styles, seed=args.seed, transfer_tempo=args.tempo == TEMPO_REFERENCE, **options)
     extractor = MelExtractor(config)
-    per: dict[str, list[dict]] = {c: [] for c in CONDITIONS}
-    for n, result in enumerate(results):
-        k, condition = n % len(utts), CONDITIONS[n // len(utts)]
-        output = trim_silence(np.asarray(result.audio, dtype=np.float32), config.trim_top_db)
-        figures = compare_parallel(recordings[k], output, config, extractor=extractor)
-        reference = utts[k] if condition == "same_text" else utts[others[k]]
-        per[condition].append({"id": utts[k].id, "reference": reference.id,
-                               **{m: v if math.isfinite(v) else None for m, v in figures.items()}})
-    summary = {c: {m: _mean([row[m] for row in rows]) for m in MEASURES} | {"n": len(rows)} for c, rows in per.items()}
+    tempo, f0_range = args.tempo == TEMPO_REFERENCE, args.f0_range == F0_RANGE_REFERENCE and synth.transfers_f0_range
+
+    def measured(**copies: bool) -> tuple[dict, dict]:
+        results = synth.synthesize(texts, styles=styles, seed=args.seed, **copies, **options)
+        per: dict[str, list[dict]] = {c: [] for c in CONDITIONS}
+        for n, result in enumerate(results):
+            k, condition = n % len(utts), CONDITIONS[n // len(utts)]
+            output = trim_silence(np.asarray(result.audio, dtype=np.float32), config.trim_top_db)
+            figures = compare_parallel(recordings[k], output, config, extractor=extractor)
+            reference = utts[k] if condition == "same_text" else utts[others[k]]
+            per[condition].append({"id": utts[k].id, "reference": reference.id,
+                                   **{m: v if math.isfinite(v) else None for m, v in figures.items()}})
+        summary = {c: {m: _mean([row[m] for row in rows]) for m in MEASURES} | {"n": len(rows)} for c, rows in per.items()}
+        return summary, per
+
+    summary, per = measured()
+    copied = " and ".join(what for what, on in (("tempo", tempo), ("F0 range", f0_range)) if on)
+    post = measured(transfer_tempo=tempo, transfer_f0_range=f0_range) if copied else None
     if args.out is not None:
         write_json(args.out, {"checkpoint": str(args.checkpoint), "corpus": str(args.corpus), "seed": args.seed,
                               "pitch_tracker": "librosa.pyin", "gpe_denominator": "frames voiced in both",
-                              "alignment": "DTW on 13 mel-cepstra", "tempo": args.tempo,
-                              "f0_range": "reference" if synth.transfers_f0_range else "decoded",
-                              "summary": summary, "utterances": per})
+                              "alignment": "DTW on 13 mel-cepstra", "tempo": "decoded", "f0_range": "decoded",
+                              "summary": summary, "utterances": per,
+                              **({"post_processed": {"copied": copied, "summary": post[0], "utterances": post[1]}}
+                                 if post else {})})
+    print("The model alone:")
+    _print_table(summary)
+    if post:
+        print(f"Post-processed (the reference's {copied} copied onto the output after the model, not the model's style):")
+        _print_table(post[0])
+    return 0
+
+
+def _print_table(summary: dict) -> None:
     print(f"{'condition':<12} {'MCD13 dB':>9} {'FFE':>6} {'GPE':>6} {'VDE':>6}   n")
     for c, s in summary.items():
         print(f"{c:<12} {_fmt(s['mcd_db'], 2):>9} {_fmt(s['ffe'], 3):>6} {_fmt(s['gpe'], 3):>6} {_fmt(s['vde'], 3):>6}   {s['n']}")
-    return 0
 
 
 def _mean(values: list[float | None]) -> float | None:

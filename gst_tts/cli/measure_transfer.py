@@ -31,8 +31,15 @@ Reference sets:
 synthesis (0 neutral, 1 the reference, the default; above 1 exaggerates): run it at a few values
 to see how the output's prosody follows the knob (the fits' slopes scale with S where it works).
 
-Writes ``OUT/outputs/<reference>/NN.wav``, ``OUT/transfer.csv`` (one row per reference),
-``OUT/transfer.json`` (everything, per sentence too) and ``OUT/summary.txt`` (the printed table).
+The figures measure the model's own output. ``--tempo reference`` and ``--f0-range reference``
+copy the reference's tempo and F0 spread onto the output after the model (signal processing, not
+the model's style; a rate figure then reads back the rate the retiming wrote): with either, every
+output is synthesized a second time with the copies, and those figures come after the model's,
+labelled, and under ``"post_processed"`` in the JSON.
+
+Writes ``OUT/outputs/<reference>/NN.wav`` (the model alone), ``OUT/transfer.csv`` (one row per
+reference), ``OUT/transfer.json`` (everything, per sentence too) and ``OUT/summary.txt`` (the
+printed table).
 """
 
 from __future__ import annotations
@@ -44,7 +51,7 @@ from gst_tts.analysis.style_transfer import REFERENCE_SENTENCES
 from gst_tts.cli.args import (
     add_decoding_arguments, add_model_arguments, add_progress_argument, add_seed_argument, check_transfer_counts,
     decoding_options, deprecated_flag, load_synthesizer, read_text_input, style_strength,
-    F0_RANGE_REFERENCE, F0_RANGE_DECODED, TEMPO_REFERENCE, add_f0_range_argument, add_tempo_argument,
+    F0_RANGE_REFERENCE, F0_RANGE_DECODED, TEMPO_DECODED, TEMPO_REFERENCE, add_f0_range_argument, add_tempo_argument,
 )
 from gst_tts.cli.outputs import check_writable_location, write_csv
 from gst_tts.errors import GstTtsError
@@ -130,21 +137,23 @@ def run(args: argparse.Namespace) -> int:
 
             save_figure(result.figure(title=f"{references[ref_index].name}: {result.text}"), wav.with_suffix(".alignment.png"))
 
-    transfers = args.f0_range == F0_RANGE_REFERENCE and synth.transfers_f0_range
-    report = evaluate_style_transfer(synth, references, texts, seed=args.seed, progress=not args.no_progress,
-                                     on_output=save, style_strength=args.style_strength, transfer_f0_range=transfers,
-                                     transfer_tempo=args.tempo == TEMPO_REFERENCE,
-                                     **options)
+    common = dict(seed=args.seed, progress=not args.no_progress, style_strength=args.style_strength, **options)
+    report = evaluate_style_transfer(synth, references, texts, on_output=save, **common)
+    f0_range, tempo = args.f0_range == F0_RANGE_REFERENCE and synth.transfers_f0_range, args.tempo == TEMPO_REFERENCE
+    copied = " and ".join(what for what, on in (("tempo", tempo), ("F0 range", f0_range)) if on)
+    post = evaluate_style_transfer(synth, references, texts, transfer_f0_range=f0_range, transfer_tempo=tempo,
+                                   **common) if copied else None
     write_csv(args.out / "transfer.csv", report.csv_header(), report.csv_rows())
     strength = 1.0 if args.style_strength is None else args.style_strength
-    f0_range = F0_RANGE_REFERENCE if transfers else F0_RANGE_DECODED
     write_json(args.out / "transfer.json", {"checkpoint": str(args.checkpoint), "seed": args.seed, "style_strength": strength,
-                                            "f0_range": f0_range, "tempo": args.tempo,
-                                            **report.to_dict()})
+                                            "f0_range": F0_RANGE_DECODED, "tempo": TEMPO_DECODED, **report.to_dict(),
+                                            **({"post_processed": {"copied": copied, **post.to_dict()}} if post else {})})
     shown = "" if args.style_strength is None else f"; style strength {strength:g}"
-    shown += f"; F0 range: the {'reference' if transfers else 'model'}'s"
-    shown += f"; tempo: the {'reference' if args.tempo == TEMPO_REFERENCE else 'model'}'s"
-    lines = report.table_lines() + [f"{len(references)} references × {len(texts)} sentences{shown}; files in {args.out}"]
+    lines = ["The model alone (its own tempo and F0 range):", *report.table_lines()]
+    if post:
+        lines += [f"Post-processed: the reference's {copied} copied onto the output after the model (signal processing,"
+                  " not the model's style):", *post.table_lines()]
+    lines.append(f"{len(references)} references × {len(texts)} sentences{shown}; files in {args.out}")
     write_text(args.out / "summary.txt", "\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0

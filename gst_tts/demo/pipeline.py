@@ -80,11 +80,12 @@ def stage_environment(environ: Mapping[str, str] | None = None, machine: str | N
 #: all candidates of the selection with last.pt.
 DEMO_KEEP_CHECKPOINTS = 3
 DEMO_CHECKPOINT_EVERY = 250
-#: The report's syntheses: demo-report's defaults, 12 references × 4 sentences, then its intelligibility
+#: The report's syntheses: demo-report's defaults, 12 references × 4 sentences twice (the model alone, then
+#: with the references' tempo and F0 range copied after it), then its intelligibility
 #: figures: the 28 new-word sentences neutral and in 3 styles, and 24 held-out utterances teacher-forced
 #: (each clip then transcribed, about as long again; 24 recordings and espeak-ng's 28 readings of the new
 #: sentences are only transcribed, counted as one synthesis each).
-REPORT_SYNTHESES = 48 + 28 * 4 + 24 + 28
+REPORT_SYNTHESES = 48 * 2 + 28 * 4 + 24 + 28
 #: probe-tokens' syntheses that name the dials: neutral, then every head's every token at its
 #: default three amounts (the tiny model's 4 heads × 10 tokens).
 DIALS_SYNTHESES = 1 + 4 * 10 * 3

@@ -265,9 +265,9 @@ class Synthesizer:
         max_chunk_chars: int | None = DEFAULT_MAX_CHARS,
         pause_s: float = DEFAULT_PAUSE_S,
         vocode: bool = True,
-        transfer_f0_range: bool = True,
+        transfer_f0_range: bool = False,
         f0_targets: Sequence[F0Target | None] | None = None,
-        transfer_tempo: bool = True,
+        transfer_tempo: bool = False,
         tempo_targets: Sequence[TempoTarget | None] | None = None,
         names: Sequence[str] | None = None,
     ) -> SynthesisResult | list[SynthesisResult]:
@@ -304,26 +304,28 @@ class Synthesizer:
             pause_s: silence between the chunks of a split text, 0 to ``MAX_PAUSE_S`` seconds. Default 0.25.
             vocode: run the vocoder; ``False`` leaves ``audio`` empty (mel, alignment only).
                 Default True.
-            transfer_f0_range: with a vocoder that can set an F0 spread (the spectral vocoder
-                with a pitch head, :attr:`transfers_f0_range`) and a ``reference`` or
-                ``style_mix``: the output's F0 spread is set to the reference's (tracked by YIN;
-                a mix: its references' mean), by the style strength
-                (:mod:`gst_tts.audio.vocoders.intonation`); the acoustic model alone decodes
-                about the same spread for every reference. A ``Style``'s ``f0_range`` sets it
-                outright. ``False``: the spread as decoded, whatever the style. Default True.
-            f0_targets: one :class:`~gst_tts.inference.style_spec.F0Target` or ``None`` per text, in place
-                of what the styles ask for (:meth:`f0_range_target`): for a caller that resolved
-                its styles to token weights itself and read the references' spreads
+            transfer_f0_range: signal processing after the model, off by default. With a
+                vocoder that can set an F0 spread (the spectral vocoder with a pitch head,
+                :attr:`transfers_f0_range`) and a ``reference`` or ``style_mix``: the output's F0
+                spread is set to the reference's (tracked by YIN; a mix: its references' mean),
+                by the style strength (:mod:`gst_tts.audio.vocoders.intonation`), whatever the
+                model decoded. A ``Style``'s ``f0_range`` sets it outright. ``False``: the spread
+                as decoded, the model's own (a ``Style``'s ``f0_range`` still applies). Default False.
+            f0_targets: one :class:`~gst_tts.inference.style_spec.F0Target` or ``None`` (the spread
+                as decoded) per text, applied whatever ``transfer_f0_range`` says, in place of what
+                the styles ask for (:meth:`f0_range_target`): for a caller that resolved its styles
+                to token weights itself and read the references' spreads
                 (:meth:`reference_f0_range`) when it did, as the server does. Default None.
-            transfer_tempo: with a ``reference`` or ``style_mix``: each text's decoded mel is
-                retimed so its letter rate follows the reference's (estimated from its syllable
-                nuclei; a mix: its references' geometric mean), by the style strength, before any
-                vocoder, never past a chunk's decoding bound (:mod:`gst_tts.inference.tempo`);
-                the acoustic model alone follows a reference's tempo only part of the way.
-                ``False``: the tempo as decoded. Default True.
-            tempo_targets: one :class:`~gst_tts.inference.style_spec.TempoTarget` or ``None`` per
-                text, in place of what the styles ask for (:meth:`tempo_target`), for a caller
-                that resolved its styles itself (:meth:`reference_tempo`). Default None.
+            transfer_tempo: signal processing after the model, off by default. With a
+                ``reference`` or ``style_mix``: each text's decoded mel is retimed so its letter
+                rate follows the reference's (estimated from its syllable nuclei; a mix: its
+                references' geometric mean), by the style strength, before any vocoder, never
+                past a chunk's decoding bound (:mod:`gst_tts.inference.tempo`), whatever rate the
+                model decoded. ``False``: the tempo as decoded, the model's own. Default False.
+            tempo_targets: one :class:`~gst_tts.inference.style_spec.TempoTarget` or ``None`` (the
+                tempo as decoded) per text, applied whatever ``transfer_tempo`` says, in place of
+                what the styles ask for (:meth:`tempo_target`), for a caller that resolved its
+                styles itself (:meth:`reference_tempo`). Default None.
             names: one name per text for warnings (default: the text itself).
 
         Every input is validated before anything is decoded.
@@ -345,9 +347,9 @@ class Synthesizer:
         f0_targets_used: list[F0Target | None] = [None] * len(texts)
         if f0_targets is not None and len(f0_targets) != len(texts):
             raise GstTtsError(f"f0_targets needs one target (or None) per text: {len(f0_targets)} for {len(texts)} texts")
-        if vocode and transfer_f0_range and not self.transfers_f0_range:
+        if vocode and not self.transfers_f0_range:
             warn_f0_range_unused(styles or [], f"the vocoder ({type(self.vocoder).__name__})")
-        elif vocode and transfer_f0_range and f0_targets is not None:
+        elif vocode and f0_targets is not None:
             f0_targets_used = list(f0_targets)
         elif vocode and transfer_f0_range:
             if styles is None:
@@ -356,6 +358,9 @@ class Synthesizer:
             else:
                 read = once_per_reference(self.reference_f0_range)
                 f0_targets_used = [self.f0_range_target(style, read) for style in styles]
+        elif vocode and styles is not None:  # a spread given outright is the caller's setting, not a copy
+            f0_targets_used = [F0Target(s.f0_range, 1.0) if isinstance(s, Style) and s.f0_range is not None else None
+                               for s in styles]
         tempo_targets_used = resolve_tempo_targets(
             len(texts), transfer=transfer_tempo, given=tempo_targets, styles=styles,
             shared_style=Style(reference=reference, mix=style_mix, strength=style_strength), read=self.reference_tempo)
@@ -407,15 +412,14 @@ class Synthesizer:
         chunk of its own).
 
         Joined, the chunks are the one-shot audio of ``synthesize(text, ...)`` with the same
-        arguments and ``transfer_tempo=False, transfer_f0_range=False``: its postnet mel exactly
+        arguments and neither copy asked for (``synthesize``'s defaults): its postnet mel exactly
         (within 1e-5; ``vocode=False``) and, with HiFi-GAN, its samples within
         :data:`~gst_tts.inference.streaming.HIFIGAN_STREAM_TOLERANCE`; with Griffin-Lim or the
         spectral vocoder the same spectrum with the phase built window by window (see the module). A split text with prenet dropout on differs from the one-shot
         one (which decodes its chunks as one batch, so draws other dropout masks). A stream keeps
         the model's F0 spread and tempo: ``synthesize``'s ``transfer_f0_range`` stretches the whole
         chunk's F0 track and ``transfer_tempo`` retimes it by its whole rate, neither known before
-        the chunk ends (a style's ``f0_range`` is warned about); the joined stream is the one-shot
-        output with both off.
+        the chunk ends (a style's ``f0_range`` is warned about).
 
         Args:
             chunk_frames: mel frames of audio per chunk, >= 1: the first of each text chunk has a

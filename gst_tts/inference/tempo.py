@@ -94,9 +94,10 @@ def _check_target(target: TempoTarget | None) -> TempoTarget | None:
 def resolve_tempo_targets(n_texts: int, *, transfer: bool, given: Sequence[TempoTarget | None] | None,
                           styles: Sequence[Style | None] | None, shared_style: Style,
                           read: Callable[[Reference], float | None]) -> list[TempoTarget | None]:
-    """The tempo each of ``n_texts`` texts is retimed to: none unless ``transfer``; ``given`` (one
-    per text, checked) as it is; else what each text's style asks for (``styles``, or
-    ``shared_style`` for every text), each reference read once (``read``: its letter rate, as
+    """The tempo each of ``n_texts`` texts is retimed to: ``given`` (one per text, checked) as it
+    is, whatever ``transfer`` says (the caller asked for those targets); else none unless
+    ``transfer``; else what each text's style asks for (``styles``, or ``shared_style`` for every
+    text), each reference read once (``read``: its letter rate, as
     :func:`~gst_tts.analysis.speech_rate.letter_rate_estimate` estimates it). A reference or mix
     whose tempo cannot be read keeps the model's, with one logged line.
 
@@ -107,11 +108,9 @@ def resolve_tempo_targets(n_texts: int, *, transfer: bool, given: Sequence[Tempo
     if given is not None:
         if len(given) != n_texts:
             raise GstTtsError(f"tempo_targets needs one target (or None) per text: {len(given)} for {n_texts} texts")
-        given = [_check_target(t) for t in given]
+        return [_check_target(t) for t in given]
     if not transfer:
         return [None] * n_texts
-    if given is not None:
-        return list(given)
     read = once_per_reference(read)
     asked = list(styles) if styles is not None else [shared_style]
     targets = [style_tempo(style, read) for style in asked]

@@ -45,8 +45,8 @@ def evaluate_style_transfer(
     progress: bool = True,
     on_output: Callable[[int, int, SynthesisResult], None] | None = None,
     style_strength: float | None = None,
-    transfer_f0_range: bool = True,
-    transfer_tempo: bool = True,
+    transfer_f0_range: bool = False,
+    transfer_tempo: bool = False,
 ) -> StyleTransferReport:
     """Speaks every text in the style of every reference and compares the prosody.
 
@@ -70,9 +70,11 @@ def evaluate_style_transfer(
             (:class:`~gst_tts.inference.style_spec.Style`'s ``strength``: 0 neutral, 1 the
             reference, above 1 exaggerated). Default None: the reference's own style (1).
         transfer_f0_range: ``Synthesizer.synthesize``'s: each output's F0 spread set to its
-            reference's where the vocoder can. Default True.
+            reference's where the vocoder can, after the model; the figures then measure that
+            copy, not the model. Default False.
         transfer_tempo: ``Synthesizer.synthesize``'s: each output retimed to its reference's
-            estimated letter rate. Default True.
+            estimated letter rate, after the model; the rate figure then reads back the rate
+            the retiming wrote. Default False.
 
     Raises:
         GstTtsError: fewer than two references, no text, duplicate reference names.

@@ -257,10 +257,11 @@ class OnnxSynthesizer:
         max_chunk_chars: int | None = DEFAULT_MAX_CHARS,
         pause_s: float = DEFAULT_PAUSE_S,
         vocode: bool = True,
-        transfer_tempo: bool = True,
+        transfer_tempo: bool = False,
     ) -> SynthesisResult | list[SynthesisResult]:
         """Synthesize one text (one result) or a list (a list), as :meth:`gst_tts.Synthesizer.synthesize`
-        (``transfer_tempo``: each output retimed to its reference's tempo, as there; no F0 spread is set).
+        (``transfer_tempo``: each output retimed to its reference's tempo after the model, as there,
+        off by default; no F0 spread is set).
 
         ``seed`` seeds numpy's generator for the prenet dropout and Griffin-Lim's initial phase
         (not torch's: the same seed gives other masks than the torch path). ``decoding``: default

@@ -3,8 +3,10 @@
 Endpoints (their schema is served at ``/openapi.json``):
 
 * ``POST /api/synthesize``: JSON ``{"text", "style_weights", "style_dials", "reference_id", "mix",
-  "seed", "vocoder"}`` → WAV (``?format=json``: a JSON summary with links to the audio and the plot);
-* ``GET /api/tts?text=…``: Coqui ``tts-server``'s endpoint, so its clients work unchanged;
+  "style_strength", "tempo", "f0_range", "seed", "vocoder"}`` → WAV (``?format=json``: a JSON summary
+  with links to the audio and the plot);
+* ``GET /api/tts?text=…``: Coqui ``tts-server``'s endpoint, so its clients work unchanged (a
+  ``style_wav`` of JSON token weights, ``{"0": 0.3}``, is taken as ``style_weights``);
 * ``POST /api/references`` (multipart field ``file``) → id, duration and per-head token weights;
   ``GET /api/references`` lists them;
 * ``GET /api/syntheses/{id}/audio.wav``, ``…/alignment.png``, ``GET /api/syntheses/{id}``;
@@ -22,6 +24,10 @@ when a body trickles in slower than ``ServeLimits.body_timeout_s`` allows; those
 connection, so the rest of such a body is never read. Only the queue's worker calls the model:
 reference clips are decoded and encoded there too (:class:`ReferenceJob`), one at a time.
 
+The output has the model's own tempo and F0 range unless a request asks for a reference's
+(``tempo``, ``f0_range``: :data:`REFERENCE`): that is signal processing after the model (the mel
+retimed, the vocoder's F0 track stretched), never done to a stream.
+
 This module does not use ``from __future__ import annotations``: FastAPI reads the endpoint
 annotations at run time, and the request model is built here with the limits it documents.
 """
@@ -30,7 +36,7 @@ import asyncio
 from concurrent.futures import Future
 import contextlib
 from collections import OrderedDict
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 import functools
 import hmac
 import io
@@ -40,7 +46,7 @@ import math
 from pathlib import Path
 import secrets
 import threading
-from typing import Annotated, Any, AsyncIterator, Callable, Literal, Mapping, Optional, Sequence
+from typing import Annotated, Any, AsyncIterator, Callable, Literal, Mapping, Optional, Sequence, Union
 
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -49,7 +55,8 @@ from fastapi.security import APIKeyHeader
 from fastapi.staticfiles import StaticFiles
 import numpy as np
 import torch
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 import soundfile as sf
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
@@ -61,12 +68,13 @@ from gst_tts.audio.io import streaming_wav_header, wav_bytes, wav_pcm16
 from gst_tts.errors import AudioError, GstTtsError, TextError, first_line
 from gst_tts.inference.dial_names import NamedDial
 from gst_tts.inference.results import SynthesisResult
-from gst_tts.inference.style_spec import MAX_STYLE_STRENGTH, F0Target, Style, TempoTarget, style_f0_range, style_tempo
+from gst_tts.inference.style_spec import (MAX_F0_RANGE_ST, MAX_STYLE_STRENGTH, F0Target, Style, TempoTarget, check_f0_range,
+                                          style_f0_range, style_tempo)
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.inference.vocoder_choice import KIND_NAMES
 from gst_tts.serve.batching import BatchingQueue, QueueClosed, QueueFull, ReferenceJob, StreamJob, SynthesisJob
 
-__all__ = ["ServeLimits", "create_app", "STATIC_DIR"]
+__all__ = ["ServeLimits", "create_app", "STATIC_DIR", "DECODED", "REFERENCE"]
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +89,17 @@ _MULTIPART_OVERHEAD = 64 * 1024
 _MAX_JSON_BYTES = 256 * 1024
 # The /api/ endpoints a client may call without the key.
 _PUBLIC_API = frozenset({"/api/health"})
+
+#: ``tempo`` and ``f0_range`` words: the model's own (the default), or the reference's (signal
+#: processing after the model). The CLI's ``--tempo`` / ``--f0-range`` words
+#: (``gst_tts.cli.args.TEMPO_DECODED`` …), spelled here because serve sits beside cli, not above it
+#: (imports point down only, ARCHITECTURE.md); tests/serve checks that the two agree.
+DECODED, REFERENCE = "decoded", "reference"
+# How the JSON summary names an F0 range given in semitones (as the CLI's JSON does), and the model's own.
+_GIVEN = "given"
+_DECODED = {"source": DECODED}
+_STREAM_KEEPS = ("streams keep the model's tempo and F0 range (a retiming or an F0 stretch needs the whole output): "
+                 "leave out tempo and f0_range, or ask without stream=true")
 
 
 @dataclass(frozen=True)
@@ -180,6 +199,9 @@ class _Synthesis:
     wav: bytes
     seed: int | None
     vocoder: str
+    #: Which tempo and F0 range the output has, as the CLI's JSON says it (``{"source": "decoded"}`` …).
+    tempo: dict[str, Any] = field(default_factory=lambda: dict(_DECODED))
+    f0_range: dict[str, Any] = field(default_factory=lambda: dict(_DECODED))
     png: bytes | None = None
 
 
@@ -260,15 +282,43 @@ def create_app(
         style_strength: Optional[Annotated[float, Field(ge=0, le=MAX_STYLE_STRENGTH, allow_inf_nan=False)]] = Field(
             None, description=f"with reference_id or mix: how far the style moves from neutral toward the reference's"
             f" (0 neutral, 1 the reference (default), above 1 exaggerates; 0 to {MAX_STYLE_STRENGTH:g})")
+        tempo: Literal["decoded", "reference"] = Field(
+            DECODED, description="'decoded' (default): the model's own tempo; 'reference' (with reference_id or mix): the"
+            " output retimed after the model so its letters per second follow the reference's (a mix: its references'"
+            " geometric mean), moved by style_strength. Not with stream=true")
+        f0_range: Union[Literal["decoded", "reference"], Annotated[float, Field(ge=0, le=MAX_F0_RANGE_ST)]] = Field(
+            DECODED, description="intonation width: 'decoded' (default): the model's own F0 spread; 'reference' (with"
+            " reference_id or mix): the reference's spread, moved by style_strength; a number: that spread in semitones"
+            f" (10th to 90th percentile, 0 to {MAX_F0_RANGE_ST:g}), with any style. Set after the model, by a vocoder that"
+            " can (the spectral vocoder with a pitch head; others keep the model's: the summary says which was used)."
+            " Not with stream=true")
         seed: Optional[Annotated[int, Field(ge=0, le=2**31 - 1)]] = Field(None, description="repeatable output (decoded alone)")
         vocoder: Optional[Annotated[str, Field(max_length=64)]] = Field(None, description="one of GET /api/model's vocoders")
+
+        @field_validator("f0_range", mode="before")
+        @classmethod
+        def _f0_range(cls, value: Any) -> Any:
+            """The words, or a number of semitones that :func:`check_f0_range` takes (its one line otherwise)."""
+            if isinstance(value, str) and value in (DECODED, REFERENCE):
+                return value
+            if isinstance(value, str) or not isinstance(value, (int, float)) or isinstance(value, bool):
+                raise PydanticCustomError("f0_range", "{problem}", {"problem": (
+                    f"{_quote(str(value)) if isinstance(value, str) else type(value).__name__} is not "
+                    f"{DECODED!r}, {REFERENCE!r} or a number of semitones")})
+            try:
+                return check_f0_range(value)
+            except GstTtsError as exc:
+                raise PydanticCustomError("f0_range", "{problem}", {"problem": str(exc)}) from None
+
+    # style_wav of GET /api/tts, as JSON token weights: checked as style_weights is.
+    style_wav_weights = TypeAdapter(Annotated[dict[token_key, weight], Field(max_length=limits.max_style_weights)])
 
     # ------------------------------------------------------------------ synthesis
 
     @app.post("/api/synthesize", dependencies=auth, tags=["synthesis"], response_class=Response, responses={
         200: {"content": {"audio/wav": {}, "application/json": {}},
               "description": "WAV (headers X-Synthesis-Id, X-Stop-Reason, X-Alignment-Health, X-Alignment-Problems, "
-                             "X-Style-Weights), or with ?format=json a JSON summary"},
+                             "X-Style-Weights, X-Tempo, X-F0-Range), or with ?format=json a JSON summary"},
         **_ERRORS})
     async def synthesize(body: SynthesizeRequest, format: Literal["wav", "json"] = "wav", stream: bool = False) -> Response:
         """Speak a text in a style; the alignment plot is then at ``/api/syntheses/{id}/alignment.png``.
@@ -277,19 +327,29 @@ def create_app(
         "unknown" (``0xFFFFFFFF``), then 16-bit PCM as each chunk of audio is synthesized, so a
         client can play it before synthesis ends. No synthesis id, plot or health headers then
         (they need the whole alignment); a problem found before the first chunk is the usual 4xx
-        answer, one after it ends the stream early.
+        answer, one after it ends the stream early. A stream keeps the model's tempo and F0 range:
+        ``tempo`` or ``f0_range`` other than ``"decoded"`` is refused with it.
+
+        The output has the model's own tempo and F0 range unless ``tempo`` / ``f0_range`` ask for
+        the reference's (or, ``f0_range``, a number of semitones): signal processing after the
+        model. The summary's ``tempo`` and ``f0_range`` (and the headers ``X-Tempo``,
+        ``X-F0-Range``) say which were used.
         """
         if stream:
             if format == "json":
                 raise ApiError(422, "stream=true answers with WAV only: leave out format=json")
+            if body.tempo != DECODED or body.f0_range != DECODED:
+                raise ApiError(422, _STREAM_KEEPS)
             chunks = await service.stream(text=body.text, style_weights=body.style_weights, style_dials=body.style_dials,
                                           reference_id=body.reference_id, mix=body.mix, seed=body.seed,
                                           vocoder=body.vocoder, style_strength=body.style_strength)
-            return StreamingResponse(chunks, media_type="audio/wav", headers={"Cache-Control": "no-store", "X-Stream": "true"})
+            return StreamingResponse(chunks, media_type="audio/wav", headers={
+                "Cache-Control": "no-store", "X-Stream": "true", **_copy_headers(_DECODED, _DECODED)})
         syn_id, entry = await service.synthesize(text=body.text, style_weights=body.style_weights,
                                                  style_dials=body.style_dials, reference_id=body.reference_id,
                                                  mix=body.mix, seed=body.seed, vocoder=body.vocoder,
-                                                 style_strength=body.style_strength)
+                                                 style_strength=body.style_strength, tempo=body.tempo,
+                                                 f0_range=body.f0_range)
         if format == "json":
             return JSONResponse(service.summary(syn_id, entry))
         return Response(entry.wav, media_type="audio/wav", headers=service.headers(syn_id, entry))
@@ -305,20 +365,20 @@ def create_app(
     ) -> Response:
         """Coqui ``tts-server``'s endpoint: ``GET /api/tts?text=…`` → WAV in the neutral style.
 
-        ``speaker_id`` and ``language_id`` are accepted and ignored (one speaker, one language);
-        ``style_wav`` names a file on the server in Coqui, which this server never reads: upload
-        the clip to ``POST /api/references`` and use ``POST /api/synthesize`` with its id.
+        ``speaker_id`` and ``language_id`` are accepted and ignored (one speaker, one language).
+        ``style_wav`` is, as in Coqui, either JSON token weights, ``{"0": 0.3, "3": -0.2}`` (token,
+        or ``"head:token"``, → weight), spoken as ``style_weights`` of ``POST /api/synthesize``
+        with the same checks, or a file on the server, which this server never reads: upload the
+        clip to ``POST /api/references`` and use ``POST /api/synthesize`` with its id.
         """
-        if style_wav.strip():
-            raise ApiError(422, "style_wav: a file on the server is never read; upload the clip to POST /api/references "
-                                "and pass its id as reference_id to POST /api/synthesize")
+        style_weights = _style_wav_weights(style_wav, style_wav_weights)
         if text is None:  # Coqui also takes the text from a header
             text = request.headers.get("text")
         if text is None:
             raise ApiError(422, "text: missing (GET /api/tts?text=...)")
         if len(text) > limits.max_text_chars:
             raise ApiError(422, f"text is {len(text)} characters; the limit is {limits.max_text_chars}")
-        syn_id, entry = await service.synthesize(text=text)
+        syn_id, entry = await service.synthesize(text=text, style_weights=style_weights, weights_field="style_wav")
         return Response(entry.wav, media_type="audio/wav", headers=service.headers(syn_id, entry))
 
     @app.get("/api/syntheses/{syn_id}", dependencies=auth, tags=["synthesis"], responses=_ERRORS)
@@ -453,16 +513,17 @@ class _Service:
 
     def style(self, *, style_weights: Mapping[str, float] | None, reference_id: str | None,
               mix: Mapping[str, float] | None, style_dials: Mapping[str, float] | None = None,
-              style_strength: float | None = None) -> np.ndarray:
+              style_strength: float | None = None, weights_field: str = "style_weights") -> np.ndarray:
         """``(n_heads, n_tokens)`` token weights of the request's style (neutral without one);
-        ``style_strength`` scales a reference's or mix's from neutral (already range-checked)."""
+        ``style_strength`` scales a reference's or mix's from neutral (already range-checked);
+        ``weights_field``: the name ``style_weights`` came in (``style_wav`` of ``GET /api/tts``), for messages."""
         given = [name for name, v in (("style_weights", style_weights), ("style_dials", style_dials),
                                       ("reference_id", reference_id), ("mix", mix)) if v is not None]
         if len(given) > 1:
             raise ApiError(422, f"give at most one of style_weights, style_dials, reference_id, mix (got {', '.join(given)})")
         if style_strength is not None and reference_id is None and mix is None:
             raise ApiError(422, "style_strength needs reference_id or mix (it scales a reference's style)")
-        for field, spec, resolve in (("style_weights", style_weights, self.synth.styles.weights_tensor),
+        for field, spec, resolve in ((weights_field, style_weights, self.synth.styles.weights_tensor),
                                      ("style_dials", style_dials, self.synth.styles.dial_weights)):
             if spec is None:
                 continue
@@ -503,6 +564,47 @@ class _Service:
         return style_tempo(self._reference_style(reference_id, mix, style_strength),
                            lambda ref_id: self._uploaded(ref_id, lambda ref: ref.letters_per_s))
 
+    def after_the_model(self, *, tempo: str, f0_range: str | float, reference_id: str | None,
+                        mix: Mapping[str, float] | None, style_strength: float | None,
+                        vocoder: str | None) -> tuple[TempoTarget | None, dict[str, Any], F0Target | None, dict[str, Any]]:
+        """What a request asks done to its output after the model, each with its JSON description
+        (the CLI's shape: ``cli_tempo_target``, ``cli_f0_target``): ``(tempo target, its
+        description, F0 target, its description)``. ``None``: the model's own. ``"reference"``
+        takes an uploaded reference's (a mix's) reading; one that could not be read, or an F0
+        range with a vocoder that cannot set one, leaves the model's, and the description says so.
+        Call after :meth:`checked`.
+
+        Raises:
+            ApiError: 422 for ``"reference"`` without ``reference_id`` or ``mix``, or a bad number.
+        """
+        has_reference = reference_id is not None or mix is not None
+        for name, choice, what in (("tempo", tempo, "it retimes the output to the reference's letter rate"),
+                                   ("f0_range", f0_range, "a number of semitones works with any style")):
+            if choice == REFERENCE and not has_reference:
+                raise ApiError(422, f"{name}: {REFERENCE!r} needs reference_id or mix ({what})")
+            if isinstance(choice, str) and choice not in (DECODED, REFERENCE):
+                raise ApiError(422, f"{name}: {_quote(choice)} is not {DECODED!r} or {REFERENCE!r}")
+        tempo_target, tempo_said = None, dict(_DECODED)
+        if tempo == REFERENCE:
+            tempo_target = self.tempo_target(reference_id=reference_id, mix=mix, style_strength=style_strength)
+            if tempo_target is not None:
+                tempo_said = {"source": REFERENCE, "letters_per_s": round(tempo_target.letters_per_s, 2),
+                              "strength": tempo_target.strength}
+        f0, f0_said = None, dict(_DECODED)
+        sets_f0_range = bool(getattr(self.queue.vocoders[vocoder or self.queue.default_vocoder], "sets_f0_range", False))
+        if f0_range == REFERENCE and sets_f0_range:
+            f0 = self.f0_target(reference_id=reference_id, mix=mix, style_strength=style_strength)
+            if f0 is not None:
+                f0_said = {"source": REFERENCE, "semitones": round(f0.semitones, 2), "strength": f0.strength}
+        elif not isinstance(f0_range, str):
+            try:
+                semitones = check_f0_range(f0_range)
+            except GstTtsError as exc:
+                raise ApiError(422, f"f0_range: {exc}") from None
+            if sets_f0_range:
+                f0, f0_said = F0Target(semitones, 1.0), {"source": _GIVEN, "semitones": semitones}
+        return tempo_target, tempo_said, f0, f0_said
+
     @staticmethod
     def _reference_style(reference_id: str | None, mix: Mapping[str, float] | None,
                          style_strength: float | None) -> Style | None:
@@ -534,27 +636,35 @@ class _Service:
                          reference_id: str | None = None, mix: Mapping[str, float] | None = None,
                          seed: int | None = None, vocoder: str | None = None,
                          style_dials: Mapping[str, float] | None = None,
-                         style_strength: float | None = None) -> tuple[str, _Synthesis]:
+                         style_strength: float | None = None, tempo: str = DECODED,
+                         f0_range: str | float = DECODED, weights_field: str = "style_weights") -> tuple[str, _Synthesis]:
+        """A one-shot synthesis, kept: ``(its id, the entry)``; ``tempo`` and ``f0_range`` as
+        :meth:`after_the_model` takes them (default: the model's own)."""
         weights = self.checked(text=text, style_weights=style_weights, reference_id=reference_id, mix=mix,
-                               vocoder=vocoder, style_dials=style_dials, style_strength=style_strength)
-        job = SynthesisJob(text=text, weights=weights, seed=seed, vocoder=vocoder,
-                           f0_target=self.f0_target(reference_id=reference_id, mix=mix, style_strength=style_strength),
-                           tempo_target=self.tempo_target(reference_id=reference_id, mix=mix, style_strength=style_strength))
+                               vocoder=vocoder, style_dials=style_dials, style_strength=style_strength,
+                               weights_field=weights_field)
+        tempo_target, tempo_said, f0_target, f0_said = self.after_the_model(
+            tempo=tempo, f0_range=f0_range, reference_id=reference_id, mix=mix, style_strength=style_strength,
+            vocoder=vocoder)
+        job = SynthesisJob(text=text, weights=weights, seed=seed, vocoder=vocoder, f0_target=f0_target,
+                           tempo_target=tempo_target)
         try:
             result = await self.on_worker(job, "synthesis")
         except GstTtsError as exc:
             raise ApiError(422, str(exc)) from None
         wav = await run_in_threadpool(wav_bytes, result.audio, result.sample_rate)
-        entry = _Synthesis(result=result, wav=wav, seed=seed, vocoder=vocoder or self.queue.default_vocoder)
+        entry = _Synthesis(result=result, wav=wav, seed=seed, vocoder=vocoder or self.queue.default_vocoder,
+                           tempo=tempo_said, f0_range=f0_said)
         return self.syntheses.add(entry), entry
 
     def checked(self, *, text: str, style_weights: Mapping[str, float] | None, reference_id: str | None,
                 mix: Mapping[str, float] | None, vocoder: str | None,
-                style_dials: Mapping[str, float] | None, style_strength: float | None = None) -> np.ndarray:
+                style_dials: Mapping[str, float] | None, style_strength: float | None = None,
+                weights_field: str = "style_weights") -> np.ndarray:
         """The request's ``(n_heads, n_tokens)`` token weights, its text and vocoder checked (422 otherwise)."""
         self.check_text(text)
         weights = self.style(style_weights=style_weights, style_dials=style_dials, reference_id=reference_id, mix=mix,
-                             style_strength=style_strength)
+                             style_strength=style_strength, weights_field=weights_field)
         if vocoder is not None and vocoder not in self.queue.vocoders:
             raise ApiError(422, f"vocoder: {_quote(vocoder)} is not one of {', '.join(self.queue.vocoders)}")
         return weights
@@ -566,9 +676,10 @@ class _Service:
                      style_strength: float | None = None) -> AsyncIterator[bytes]:
         """A streamed synthesis's WAV bytes: the header, then 16-bit PCM as the worker makes it.
 
-        Waits for the first chunk before returning, so that whatever refuses the request before
-        any audio (a text the synthesizer refuses, a full queue, the time limit) is an answer of
-        its own and not a cut stream.
+        A stream keeps the model's tempo and F0 range (:meth:`Synthesizer.stream`): nothing is
+        done to it after the model. Waits for the first chunk before returning, so that whatever
+        refuses the request before any audio (a text the synthesizer refuses, a full queue, the
+        time limit) is an answer of its own and not a cut stream.
 
         Raises:
             ApiError: as :meth:`synthesize`.
@@ -647,6 +758,7 @@ class _Service:
         keys = ("text", "cleaned_text", "sample_rate", "duration_s", "n_frames", "decoder_steps", "stop_reason",
                 "health", "problems", "style_weights")
         return {"id": syn_id, **{k: d[k] for k in keys}, "seed": entry.seed, "vocoder": entry.vocoder,
+                "tempo": entry.tempo, "f0_range": entry.f0_range,  # the model's own, or what was done after it
                 "audio_url": f"/api/syntheses/{syn_id}/audio.wav", "alignment_url": f"/api/syntheses/{syn_id}/alignment.png"}
 
     def headers(self, syn_id: str, entry: _Synthesis) -> dict[str, str]:
@@ -659,6 +771,7 @@ class _Service:
             "X-Alignment-Problems": json.dumps(d["problems"], **compact),
             "X-Style-Weights": json.dumps(np.round(np.asarray(d["style_weights"]), 4).tolist(), **compact),
             "X-Duration-S": f"{d['duration_s']:.3f}",
+            **_copy_headers(entry.tempo, entry.f0_range),
         }
 
     def alignment_png(self, entry: _Synthesis) -> bytes:
@@ -718,6 +831,7 @@ class _Service:
             "neutral_weight": 1.0 / synth.n_tokens,  # uniform, kept for old clients; the neutral style is neutral_weights
             "neutral_weights": synth.styles.neutral().tolist(),  # (n_heads, n_tokens): the checkpoint's neutral style
             "max_style_strength": MAX_STYLE_STRENGTH,
+            "max_f0_range_st": MAX_F0_RANGE_ST,  # the largest f0_range in semitones a request may give
             # named by what probe-tokens measured (strongest first; empty without a dials file)
             "dials": [{**asdict(d), "effect": d.effect} for d in self.dials],
             "frontend": {"cleaner": synth.symbols.cleaner, "characters": "".join(synth.symbols.symbols[2:]),
@@ -741,6 +855,52 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
                        (413, "upload too large"), (415, "not multipart/form-data"), (422, "bad input, named"),
                        (503, "queue full (see Retry-After)"))
 }
+
+
+def _copy_headers(tempo: Mapping[str, Any], f0_range: Mapping[str, Any]) -> dict[str, str]:
+    """``X-Tempo`` and ``X-F0-Range``: which tempo and F0 range an answer has (the summary's, compact JSON)."""
+    compact = {"separators": (",", ":")}
+    return {"X-Tempo": json.dumps(dict(tempo), **compact), "X-F0-Range": json.dumps(dict(f0_range), **compact)}
+
+
+def _style_wav_weights(style_wav: str, adapter: TypeAdapter) -> dict[str, float] | None:
+    """``GET /api/tts``'s ``style_wav`` as ``style_weights`` (None when empty): JSON token weights
+    ``{"0": 0.3}``, as Coqui's server reads them, checked by ``adapter`` (``style_weights``' type).
+
+    Raises:
+        ApiError: 422 for a path (never read), JSON that is not an object of numbers, or weights
+            that ``style_weights`` would refuse.
+    """
+    spec = style_wav.strip()
+    if not spec:
+        return None
+    try:
+        parsed = json.loads(spec)
+    except ValueError:
+        if spec[0] in "{[":
+            raise ApiError(422, "style_wav is not valid JSON: give token weights as a JSON object, e.g. {\"0\": 0.3}") from None
+        raise ApiError(422, "style_wav: a file on the server is never read; give token weights as JSON (e.g. {\"0\": 0.3}), "
+                            "or upload the clip to POST /api/references and pass its id as reference_id to "
+                            "POST /api/synthesize") from None
+    if not isinstance(parsed, dict):
+        raise ApiError(422, f"style_wav: JSON token weights must be an object {{token: weight}} (e.g. {{\"0\": 0.3}}), "
+                            f"got {_json_kind(parsed)}")
+    for key, value in parsed.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            shown = key if len(key) <= 20 else key[:20] + "…"
+            raise ApiError(422, f"style_wav.{shown}: the weight must be a number, got {_json_kind(value)}")
+    try:
+        return adapter.validate_python(parsed)
+    except ValidationError as exc:
+        errors = [{**e, "loc": ("query", "style_wav", *e.get("loc", ()))} for e in exc.errors()]
+        raise ApiError(422, _validation_message(errors)) from None
+
+
+def _json_kind(value: Any) -> str:
+    """How a JSON value is named in a message: ``a list``, ``a string``, ``null`` …"""
+    if value is None:
+        return "null"
+    return {bool: "true or false", str: "a string", list: "a list", dict: "an object"}.get(type(value), "a number")
 
 
 def _path_id() -> Any:
@@ -782,7 +942,8 @@ def _validation_message(errors: list[dict[str, Any]]) -> str:
     where = ".".join(loc[1:] if loc and loc[0] in ("body", "query", "path", "header") else loc)
     kind = e.get("type", "")
     if kind == "extra_forbidden":
-        return f"unknown field {where!r} (fields: text, style_weights, style_dials, reference_id, mix, seed, vocoder)"
+        return (f"unknown field {where!r} (fields: text, style_weights, style_dials, reference_id, mix, style_strength, "
+                "tempo, f0_range, seed, vocoder)")
     if kind == "json_invalid":
         return "the body is not valid JSON"
     if kind == "missing" and not where:

@@ -65,9 +65,10 @@ class SynthesisJob:
     weights: np.ndarray  # (n_heads, n_tokens)
     seed: int | None = None
     vocoder: str | None = None  # a key of the queue's vocoders; None: the default one
-    #: The F0 spread for a vocoder that can set one (a reference's); None: the model's.
+    #: The F0 spread a vocoder that can set one gives the output (a reference's, or one given),
+    #: after the model; None (the default): the model's own.
     f0_target: F0Target | None = None
-    #: The tempo the output is retimed to (a reference's); None: the model's.
+    #: The tempo the output is retimed to after the model (a reference's); None (the default): the model's own.
     tempo_target: TempoTarget | None = None
     future: Future = field(default_factory=Future, repr=False)
 
@@ -286,7 +287,7 @@ class BatchingQueue:
         started = time.monotonic()
         try:
             synth.vocoder = self.vocoders[vocoder]
-            results = synth.synthesize(
+            results = synth.synthesize(  # each job's targets as given (None: the model's own)
                 [j.text for j in jobs], styles=[Style(weights=j.weights) for j in jobs], f0_targets=[j.f0_target for j in jobs],
                 tempo_targets=[j.tempo_target for j in jobs],
                 seed=jobs[0].seed,

@@ -59,6 +59,19 @@ def test_measures_both_conditions_of_the_checkpoints_held_out_utterances(capsys,
     assert report["tempo"] == "decoded" and report["f0_range"] == "decoded"
 
 
+def test_copies_after_the_model_are_measured_apart(capsys, tmp_path, checkpoint_with_split):
+    corpus = write_corpus(tmp_path / "corpus", n=4)
+    out = tmp_path / "parallel.json"
+    rc, stdout, err = run(capsys, "--checkpoint", str(checkpoint_with_split), "--corpus", str(corpus),
+                          "--utterances", "2", "--out", str(out), "--tempo", "reference", *FAST)
+    assert rc == 0, err
+    report = json.loads(out.read_text())
+    # the headline figures stay the model's own; the retimed outputs are a section of their own
+    assert report["tempo"] == "decoded" and report["post_processed"]["copied"] == "tempo"
+    assert report["post_processed"]["summary"]["same_text"]["n"] == 2
+    assert stdout.index("The model alone:") < stdout.index("Post-processed (the reference's tempo copied")
+
+
 def test_utterances_from_a_list(capsys, tmp_path, tiny_checkpoint):
     corpus = write_corpus(tmp_path / "corpus", n=3)
     ids = tmp_path / "ids.txt"

@@ -140,23 +140,29 @@ def test_the_style_strength_is_recorded(tiny_checkpoint, tmp_path, capsys):
     report = json.loads((out / "transfer.json").read_text())
     assert report["style_strength"] == 0.5
     assert "style strength 0.5;" in stdout
-    # Griffin-Lim cannot set an F0 spread: the outputs keep the model's, and the report says so.
-    assert report["f0_range"] == "decoded" and "F0 range: the model's" in stdout
-    assert report["tempo"] == "reference" and "tempo: the reference's" in stdout
+    # By default the figures are the model's own: nothing is copied after it.
+    assert report["f0_range"] == "decoded" and report["tempo"] == "decoded" and "post_processed" not in report
+    assert stdout.startswith("The model alone (its own tempo and F0 range):") and "Post-processed" not in stdout
 
 
-def test_the_models_own_tempo_can_be_measured(tiny_checkpoint, tmp_path, capsys, monkeypatch):
+def test_a_copy_after_the_model_is_measured_apart(tiny_checkpoint, tmp_path, capsys, monkeypatch):
     from gst_tts.inference import transfer
 
     asked = []
     evaluate = transfer.evaluate_style_transfer
-    monkeypatch.setattr(transfer, "evaluate_style_transfer", lambda *a, **k: asked.append(k["transfer_tempo"]) or evaluate(*a, **k))
+    monkeypatch.setattr(transfer, "evaluate_style_transfer",
+                        lambda *a, **k: asked.append((k.get("transfer_tempo", False), k.get("transfer_f0_range", False)))
+                        or evaluate(*a, **k))
     out = tmp_path / "transfer"
     rc, stdout, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--out", str(out), "--espeak", "2",
-                          "--tempo", "decoded", *FAST)
+                          "--tempo", "reference", "--f0-range", "reference", *FAST)
     assert rc == 0, err
-    assert json.loads((out / "transfer.json").read_text())["tempo"] == "decoded" and "tempo: the model's" in stdout
-    assert asked == [False]
+    # the model alone first, then the retimed outputs (Griffin-Lim cannot set an F0 spread: only the tempo is copied)
+    assert asked == [(False, False), (True, False)]
+    report = json.loads((out / "transfer.json").read_text())
+    assert report["tempo"] == "decoded" and report["post_processed"]["copied"] == "tempo"
+    assert len(report["post_processed"]["references"]) == len(report["references"]) == 2
+    assert stdout.index("The model alone") < stdout.index("Post-processed: the reference's tempo copied onto the output")
 
 
 @pytest.mark.parametrize("args, message", [

@@ -121,7 +121,11 @@ def test_demo_report_summarises_style_transfer_from_unseen_references(demo_repor
     fits = report["fits"][style_transfer.ESPEAK_GROUP]
     assert set(fits) == set(style_transfer.MEASURES) and fits["f0_hz"]["n"] <= N_REFERENCES
     text = (demo_report / "summary.txt").read_text()
-    assert f"Style transfer from {N_REFERENCES} unseen references" in text
+    assert f"Style transfer from {N_REFERENCES} unseen references, the model alone" in text
+    # the copies after the model come after the model's own figures, labelled, and apart in the JSON
+    assert text.index("the model alone") < text.index("Post-processed, not the model: the reference's tempo copied")
+    assert report["tempo"] == "decoded" and report["post_processed"]["copied"] == "tempo"
+    assert set(report["post_processed"]["fits"][style_transfer.ESPEAK_GROUP]) == set(style_transfer.MEASURES)
     for name, (_, label) in style_transfer.MEASURES.items():
         line = next(line for line in text.splitlines() if line.strip().startswith(label))
         assert " r " in line and " slope " in line, line

@@ -386,15 +386,17 @@ def test_the_f0_range_asked_of_a_spectral_vocoder_is_recorded(tiny_checkpoint, t
     voice = tmp_path / "glide.wav"
     sf.write(voice, (0.3 * np.sin(2 * np.pi * np.cumsum(hz) / 22050)).astype(np.float32), 22050)
     recorded = {}
-    for name, extra in (("reference", []), ("decoded", ["--f0-range", "decoded"]), ("given", ["--f0-range", "4.5"]),
-                        ("strong", ["--style-strength", "1.5"]), ("given-strong", ["--f0-range", "4.5", "--style-strength", "1.5"])):
+    copy = ["--f0-range", "reference"]
+    for name, extra in (("default", []), ("reference", copy), ("decoded", ["--f0-range", "decoded"]),
+                        ("given", ["--f0-range", "4.5"]), ("strong", [*copy, "--style-strength", "1.5"]),
+                        ("given-strong", ["--f0-range", "4.5", "--style-strength", "1.5"])):
         out = tmp_path / f"{name}.wav"
         rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--vocoder", str(vocoder), "--text", "Hi.",
                          "--out", str(out), "--reference", str(voice), *extra, *FAST)
         assert rc == 0, err
         recorded[name] = json.loads(out.with_suffix(".json").read_text())["style"]["f0_range"]
     assert recorded["reference"]["source"] == "reference" and 9.0 < recorded["reference"]["semitones"] < 11.5
-    assert recorded["decoded"] == {"source": "decoded"}
+    assert recorded["decoded"] == recorded["default"] == {"source": "decoded"}  # the model's own unless asked
     assert recorded["given"] == recorded["given-strong"] == {"source": "given", "semitones": 4.5}  # outright
     assert recorded["strong"] == {**recorded["reference"], "strength": 1.5} and recorded["reference"]["strength"] == 1.0
 

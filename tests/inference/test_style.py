@@ -191,19 +191,22 @@ def test_synthesis_asks_the_vocoder_for_the_references_yin_spread(new_path, tmp_
     read = synth.reference_f0_range
     monkeypatch.setattr(synth, "reference_f0_range", lambda ref: reads.append(ref) or read(ref))
 
-    synth.synthesize(["One.", "Two."], reference=voice, style_strength=0.5, decoding=FAST, seed=0)
+    synth.synthesize(["One.", "Two."], reference=voice, style_strength=0.5, transfer_f0_range=True, decoding=FAST, seed=0)
     assert len(reads) == 1 and len(vocoder.asked) == 2 and vocoder.asked[0] == vocoder.asked[1]
     spread, strength = vocoder.asked[0]
     assert 9.0 < spread < 11.5 and strength == 0.5
 
     vocoder.asked.clear()
     synth.synthesize(["One.", "Two.", "Three."], styles=[Style(reference=voice), Style(weights={0: 1.0}),
-                                                         Style(dials={0: 0.5}, f0_range=3.0)], decoding=FAST, seed=0)
+                                                         Style(dials={0: 0.5}, f0_range=3.0)], transfer_f0_range=True,
+                     decoding=FAST, seed=0)
     assert vocoder.asked == [(spread, 1.0), None, (3.0, 1.0)]
 
-    vocoder.asked.clear()  # switched off: the spread as decoded, whatever the style
-    synth.synthesize("One.", reference=voice, transfer_f0_range=False, decoding=FAST, seed=0)
-    assert vocoder.asked == [None]
+    vocoder.asked.clear()  # by default the reference's spread is not copied; a spread given outright still applies
+    synth.synthesize(["One.", "Two."], styles=[Style(reference=voice), Style(dials={0: 0.5}, f0_range=3.0)],
+                     decoding=FAST, seed=0)
+    synth.synthesize("One.", reference=voice, decoding=FAST, seed=0)
+    assert vocoder.asked == [None, (3.0, 1.0), None] and len(reads) == 2  # no reading without the copy
 
 
 def test_a_stream_says_it_keeps_the_models_f0_spread(new_path, caplog):

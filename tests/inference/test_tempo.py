@@ -129,7 +129,7 @@ def test_outputs_are_retimed_to_their_references_tempo_by_strength(synth, tmp_pa
 
     results = synth.synthesize([text, text, text], styles=[Style(reference=slow), Style(reference=fast),
                                                            Style(reference=fast, strength=0.5)],
-                               decoding=DECODING, seed=0, vocode=False)
+                               transfer_tempo=True, decoding=DECODING, seed=0, vocode=False)
     assert sorted(map(str, reads)) == [str(fast), str(slow)]  # each reference read once
     for result, ref, wanted in zip(results, (slow, fast, fast), (1.25, 1.6, math.sqrt(1.6))):
         decoded = as_decoded[ref] if ref == slow else synth.synthesize(
@@ -160,7 +160,7 @@ def test_an_unreadable_references_tempo_is_the_models_with_a_warning(synth, tmp_
     steady = tmp_path / "steady.wav"
     sf.write(steady, (0.3 * np.sin(2 * np.pi * 200.0 * t)).astype(np.float32), 22050)
     with caplog.at_level(logging.WARNING):
-        out = synth.synthesize("Hi there.", reference=steady, decoding=DECODING, seed=0, vocode=False)
+        out = synth.synthesize("Hi there.", reference=steady, transfer_tempo=True, decoding=DECODING, seed=0, vocode=False)
     assert f"tempo of {steady} could not be read" in caplog.text and out.chunks[0].tempo_gain == 1.0
 
 
@@ -168,15 +168,17 @@ def test_a_stream_is_the_one_shot_output_at_the_models_tempo(synth, tmp_path):
     fast = swelling_voice(tmp_path / "fast.wav", 6.0)
     text = "Hello there, my friend."
     streamed = np.concatenate(list(synth.stream(text, style=Style(reference=fast), decoding=DECODING, seed=0, vocode=False)))
-    own = synth.synthesize(text, reference=fast, transfer_tempo=False, decoding=DECODING, seed=0, vocode=False)
-    retimed_out = synth.synthesize(text, reference=fast, decoding=DECODING, seed=0, vocode=False)
+    own = synth.synthesize(text, reference=fast, decoding=DECODING, seed=0, vocode=False)  # the model's tempo by default
+    retimed_out = synth.synthesize(text, reference=fast, transfer_tempo=True, decoding=DECODING, seed=0, vocode=False)
     np.testing.assert_allclose(streamed, own.mel, atol=1e-5)
-    assert retimed_out.n_frames != own.n_frames  # one-shot synthesis did retime it
+    assert own.chunks[0].tempo_gain == 1.0
+    assert retimed_out.n_frames != own.n_frames  # asked for, one-shot synthesis did retime it
 
 
 def test_a_retimed_results_plot_draws_the_mel_at_the_decoders_tempo(synth, tmp_path):
     fast = swelling_voice(tmp_path / "fast.wav", 6.0)
-    result = synth.synthesize("Hello there, my friend.", reference=fast, decoding=DECODING, seed=0, vocode=False)
+    result = synth.synthesize("Hello there, my friend.", reference=fast, transfer_tempo=True, decoding=DECODING, seed=0,
+                              vocode=False)
     assert result.chunks[0].tempo_gain != 1.0
     figure = result.figure(title="t")
     image = next(ax.images[0] for ax in figure.axes if ax.images and ax.images[0].get_array().shape[0] == synth.model.n_mels)

@@ -54,3 +54,26 @@ def test_a_style_strength_moves_each_references_weights_from_neutral(tiny_checkp
         expected = own if strength is None else neutral + strength * (own - neutral)
         torch.testing.assert_close(weights, expected, rtol=1e-6, atol=1e-6)
     assert not torch.allclose(resolved[0], resolved[1]) or strength == 0.0
+
+
+def test_an_untrained_model_scores_near_zero_on_every_default_figure(tiny_checkpoint):
+    """By default the figures measure the model alone: random weights follow no reference. The
+    tempo copied after the model gives the same model a rate correlation (it reads back the rate
+    it wrote)."""
+    import math
+
+    from conftest import seconds_for_steps
+    from gst_tts.analysis.style_transfer import ESPEAK_GROUP, espeak_references
+    from gst_tts.inference.decoding import DecodingConfig
+
+    synth = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu")
+    references = espeak_references(6, seed=0, sentences=1)
+    decoding = DecodingConfig(max_seconds=seconds_for_steps(24))
+    alone = evaluate_style_transfer(synth, references, ["Hello there."], progress=False, decoding=decoding)
+    for name, fit in alone.fits[ESPEAK_GROUP].items():  # a fit of two or three points says nothing
+        assert fit.n < 4 or (abs(fit.slope) < 0.2 and (math.isnan(fit.r) or abs(fit.r) < 0.6)), (name, fit)
+    assert alone.fits[ESPEAK_GROUP]["rate_letters_per_s"].n >= 4
+    copied = evaluate_style_transfer(synth, references, ["Hello there."], progress=False, decoding=decoding,
+                                     transfer_tempo=True)
+    # only shortened here (the untrained model runs to the decoding bound, which retiming never passes)
+    assert copied.fits[ESPEAK_GROUP]["rate_letters_per_s"].r > 0.5

@@ -146,9 +146,10 @@ def test_outputs_are_retimed_to_a_references_tempo_as_the_torch_path_does(runtim
         assert runtime.reference_tempo((samples, rate)) == pytest.approx(synth.reference_tempo((samples, rate)), rel=1e-3)
     bound = DecodingConfig(max_seconds=seconds_for_steps(96))  # the random model's own rate is slow: references speed it up
     text = "Hello there, my friend."
-    frames = {name: runtime.synthesize(text, reference=(samples, rate), seed=0, decoding=bound, vocode=False).n_frames
+    frames = {name: runtime.synthesize(text, reference=(samples, rate), seed=0, decoding=bound, vocode=False,
+                                       transfer_tempo=True).n_frames
               for name, samples in (("fast", fast), ("slow", slow))}
-    own = runtime.synthesize(text, reference=(fast, rate), seed=0, decoding=bound, vocode=False, transfer_tempo=False)
+    own = runtime.synthesize(text, reference=(fast, rate), seed=0, decoding=bound, vocode=False)  # the model's by default
     assert frames["fast"] < frames["slow"] and own.n_frames == own.alignment.shape[0] * synth.model.reduction_factor
 
 

@@ -182,8 +182,15 @@ def test_openapi_documents_the_request_fields(client):
         assert path in paths, path
     body = schema["components"]["schemas"]["SynthesizeRequest"]
     assert set(body["properties"]) == {"text", "style_weights", "style_dials", "reference_id", "mix", "seed", "vocoder",
-                                       "style_strength"}
+                                       "style_strength", "tempo", "f0_range"}
     assert body["additionalProperties"] is False
+    # The copies after the model: off (the model's own) unless asked for, as the schema says.
+    tempo, f0_range = body["properties"]["tempo"], body["properties"]["f0_range"]
+    assert tempo["default"] == f0_range["default"] == "decoded" and "tempo" not in body.get("required", [])
+    assert tempo["enum"] == ["decoded", "reference"] and "after the model" in tempo["description"]
+    number = [branch for branch in f0_range["anyOf"] if branch.get("type") == "number"]
+    assert number == [{"type": "number", "minimum": 0, "maximum": 24.0}]
+    assert {"decoded", "reference"} <= {v for branch in f0_range["anyOf"] for v in branch.get("enum", [])}
     assert body["properties"]["text"]["maxLength"] == 500
     assert "file" in paths["/api/references"]["post"]["requestBody"]["content"]["multipart/form-data"]["schema"]["properties"]
 
@@ -640,6 +647,10 @@ def test_streamed_wav_has_streaming_sizes_and_decodes_to_the_one_shot_audio(synt
     ("stream=true", {"text": "Mail me @ home"}, ["cannot read", "'@'"]),
     ("stream=true", {"text": "Hi.", "vocoder": "wavenet"}, ["vocoder", "wavenet"]),
     ("stream=true", {"text": "Hi.", "reference_id": "nope"}, ["reference_id", "not an uploaded reference"]),
+    # A stream keeps the model's tempo and F0 range: asking for a copy after the model is refused.
+    ("stream=true", {"text": "Hi.", "reference_id": "nope", "tempo": "reference"}, ["streams keep the model's tempo and F0 range"]),
+    ("stream=true", {"text": "Hi.", "mix": {"nope": 1.0}, "f0_range": "reference"}, ["streams keep", "without stream=true"]),
+    ("stream=true", {"text": "Hi.", "f0_range": 6}, ["streams keep the model's tempo and F0 range"]),
 ])
 def test_a_bad_streamed_request_is_a_4xx_before_any_audio(client, query, request_body, words):
     assert_error(client.post(f"/api/synthesize?{query}", json=request_body), 422, *words)
@@ -660,8 +671,9 @@ class _SpreadRecordingVocoder(GriffinLimVocoder):
         return super().__call__(log_mel)
 
 
-def test_an_uploaded_references_f0_spread_goes_to_a_vocoder_that_can_set_it(tiny_checkpoint):
+def test_an_uploaded_references_f0_spread_goes_to_a_vocoder_that_can_set_it_when_asked(tiny_checkpoint):
     synth = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu")
+    said = []
     vocoder = synth.vocoder = _SpreadRecordingVocoder(synth.audio_config, n_iter=2)
     t = np.arange(int(1.5 * 22050)) / 22050
     hz = 120.0 * 2.0 ** (0.5 - 0.5 * np.cos(2 * np.pi * t / 1.5))  # one octave up and back: about 10 st
@@ -669,19 +681,23 @@ def test_an_uploaded_references_f0_spread_goes_to_a_vocoder_that_can_set_it(tiny
     with make_client(synth) as client:
         lively, flat = (upload(client, wav(x), name).json()["id"] for x, name in ((glide, "lively.wav"),
                                                                                (tone(1.5, 22050, 140.0), "flat.wav")))
-        for body in ({"reference_id": lively, "style_strength": 0.5}, {"mix": {lively: 1.0, flat: 3.0}},
-                     {"style_dials": {"1": 0.5}}):
-            r = client.post("/api/synthesize", json={"text": "In that style.", **body})
+        for body in ({"reference_id": lively, "style_strength": 0.5, "f0_range": "reference"},
+                     {"mix": {lively: 1.0, flat: 3.0}, "f0_range": "reference"}, {"style_dials": {"1": 0.5}}):
+            r = client.post("/api/synthesize?format=json", json={"text": "In that style.", **body})
             assert r.status_code == 200, r.text
+            said.append(r.json()["f0_range"])
     (spread, strength), (mixed, one), dials = vocoder.asked
+    assert said[0] == {"source": "reference", "semitones": round(spread, 2), "strength": 0.5}
+    assert said[1]["source"] == "reference" and said[2] == {"source": "decoded"}
     assert 9.0 < spread < 11.5 and strength == 0.5
     assert mixed < spread / 2 and one == 1.0  # a steady tone's spread is about 0, weighted 3 to 1
     assert dials is None  # token styles keep the model's spread
 
 
-def test_an_uploaded_references_tempo_retimes_one_shot_outputs(tiny_checkpoint, monkeypatch):
+def test_an_uploaded_references_tempo_retimes_one_shot_outputs_when_asked(tiny_checkpoint, monkeypatch):
     synth = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu")
     asked = []
+    said = []
     synthesize = synth.synthesize
     monkeypatch.setattr(synth, "synthesize", lambda *a, **k: asked.append(k.get("tempo_targets")) or synthesize(*a, **k))
     t = np.arange(3 * 22050) / 22050
@@ -690,10 +706,11 @@ def test_an_uploaded_references_tempo_retimes_one_shot_outputs(tiny_checkpoint, 
                   for hz in (5.0, 2.5))  # syllables a second
     with make_client(synth) as client:
         fast_id, slow_id = (upload(client, wav(x), name).json()["id"] for x, name in ((fast, "fast.wav"), (slow, "slow.wav")))
-        for body in ({"reference_id": fast_id, "style_strength": 0.5}, {"mix": {fast_id: 1.0, slow_id: 3.0}},
-                     {"style_dials": {"1": 0.5}}):
-            r = client.post("/api/synthesize", json={"text": "In that style.", **body})
+        for body in ({"reference_id": fast_id, "style_strength": 0.5, "tempo": "reference"},
+                     {"mix": {fast_id: 1.0, slow_id: 3.0}, "tempo": "reference"}, {"style_dials": {"1": 0.5}}):
+            r = client.post("/api/synthesize?format=json", json={"text": "In that style.", **body})
             assert r.status_code == 200, r.text
+            said.append(r.json()["tempo"])
     (one,), (mixed,), (dials,) = asked
     fast_rate, slow_rate = synth.reference_tempo((fast, 22050)), synth.reference_tempo((slow, 22050))
     assert one.letters_per_s == pytest.approx(fast_rate, rel=1e-6) and one.strength == 0.5
@@ -701,3 +718,139 @@ def test_an_uploaded_references_tempo_retimes_one_shot_outputs(tiny_checkpoint, 
     assert mixed.letters_per_s == pytest.approx(fast_rate ** 0.25 * slow_rate ** 0.75, rel=1e-6) and mixed.strength == 1.0
     assert slow_rate < 0.6 * fast_rate
     assert dials is None  # token styles keep the model's tempo
+    assert said[0] == {"source": "reference", "letters_per_s": round(one.letters_per_s, 2), "strength": 0.5}
+    assert said[1]["source"] == "reference" and said[2] == {"source": "decoded"}
+
+
+# ---------------------------------------------------------------- tempo and F0 range: the model's own unless asked for
+
+
+def _voiced(syllables_per_s: float, seconds: float = 3.0) -> np.ndarray:
+    """A buzz at 150 Hz whose loudness beats ``syllables_per_s`` times a second: a tempo can be read off it."""
+    t = np.arange(int(seconds * 22050)) / 22050
+    voice = sum(np.sin(2 * np.pi * 150.0 * k * t) / k for k in range(1, 16))
+    return (0.2 * voice * (0.05 + 0.95 * (0.5 - 0.5 * np.cos(2 * np.pi * syllables_per_s * t)))).astype(np.float32)
+
+
+@pytest.fixture
+def spread_synth(tiny_checkpoint, monkeypatch):
+    """A synthesizer whose vocoder can set an F0 spread (and records what it is asked for); its
+    ``calls`` record the keyword arguments of every ``synthesize`` the worker makes."""
+    synth = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu")
+    synth.vocoder = _SpreadRecordingVocoder(synth.audio_config, n_iter=2)
+    synth.calls = []
+    synthesize = synth.synthesize
+    monkeypatch.setattr(synth, "synthesize", lambda *a, **k: synth.calls.append(k) or synthesize(*a, **k))
+    return synth
+
+
+def test_by_default_a_reference_keeps_the_models_tempo_and_f0_range(spread_synth):
+    synth, fast = spread_synth, _voiced(5.0)
+    assert synth.reference_tempo((fast, 22050)) is not None and synth.reference_f0_range((fast, 22050)) is not None
+    with make_client(synth) as client:
+        ref = upload(client, wav(fast), "fast.wav").json()["id"]
+        for style in ({"reference_id": ref}, {"mix": {ref: 1.0}, "style_strength": 0.5}):
+            r = client.post("/api/synthesize?format=json", json={"text": "In that style.", **style})
+            assert r.status_code == 200, r.text
+            summary = r.json()
+            assert summary["tempo"] == summary["f0_range"] == {"source": "decoded"}
+            assert client.get(f"/api/syntheses/{summary['id']}").json()["tempo"] == {"source": "decoded"}
+            audio = client.get(summary["audio_url"])
+            assert json.loads(audio.headers["x-tempo"]) == json.loads(audio.headers["x-f0-range"]) == {"source": "decoded"}
+        # Said in the plain WAV answer's headers too; "decoded" given explicitly is the same.
+        r = client.post("/api/synthesize", json={"text": "Plain.", "reference_id": ref, "tempo": "decoded", "f0_range": "decoded"})
+        assert r.status_code == 200 and json.loads(r.headers["x-tempo"]) == {"source": "decoded"}
+    # What reached the model: no target (given targets are applied as given), so the output is the model's own.
+    assert len(synth.calls) == 3
+    for call in synth.calls:
+        assert call["tempo_targets"] == [None] and call["f0_targets"] == [None]
+    assert synth.vocoder.asked == [None, None, None]
+
+
+def test_tempo_reference_retimes_to_the_references_letter_rate(spread_synth):
+    synth, fast = spread_synth, _voiced(5.0)
+    with make_client(synth) as client:
+        ref = upload(client, wav(fast), "fast.wav").json()["id"]
+        r = client.post("/api/synthesize?format=json", json={"text": "In that tempo.", "reference_id": ref, "tempo": "reference"})
+        assert r.status_code == 200, r.text
+        summary = r.json()
+        assert_error(client.post("/api/synthesize", json={"text": "Hi.", "style_weights": {"1": 0.5}, "tempo": "reference"}),
+                     422, "tempo: 'reference' needs reference_id or mix")
+        assert_error(client.post("/api/synthesize", json={"text": "Hi.", "reference_id": ref, "tempo": "fast"}), 422, "tempo")
+    rate = synth.reference_tempo((fast, 22050))
+    (target,) = synth.calls[0]["tempo_targets"]
+    assert target.letters_per_s == pytest.approx(rate, rel=1e-6) and target.strength == 1.0
+    assert synth.calls[0]["f0_targets"] == [None]  # the F0 range: the model's
+    assert summary["tempo"] == {"source": "reference", "letters_per_s": round(rate, 2), "strength": 1.0}
+    assert summary["f0_range"] == {"source": "decoded"}
+    assert len(synth.calls) == 1  # the refused requests never reached the model
+
+
+def test_f0_range_reference_or_semitones_and_bad_values(spread_synth, client):
+    synth, fast = spread_synth, _voiced(5.0)
+    with make_client(synth) as spread_client:
+        ref = upload(spread_client, wav(fast), "fast.wav").json()["id"]
+        given = spread_client.post("/api/synthesize?format=json", json={"text": "Wide.", "style_dials": {"1": 0.5}, "f0_range": 6})
+        assert given.status_code == 200, given.text
+        assert given.json()["f0_range"] == {"source": "given", "semitones": 6.0} and given.json()["tempo"] == {"source": "decoded"}
+        copied = spread_client.post("/api/synthesize", json={"text": "Copied.", "reference_id": ref, "f0_range": "reference",
+                                                             "style_strength": 0.5})
+        assert copied.status_code == 200, copied.text
+        assert_error(spread_client.post("/api/synthesize", json={"text": "Hi.", "f0_range": "reference"}), 422,
+                     "f0_range: 'reference' needs reference_id or mix")
+    (wide, one), (spread, half) = synth.vocoder.asked
+    assert (wide, one, half) == (6.0, 1.0, 0.5)
+    assert spread == pytest.approx(synth.reference_f0_range(read_wav(wav(fast))), abs=1e-5)  # the clip as uploaded
+    assert json.loads(copied.headers["x-f0-range"]) == {"source": "reference", "semitones": round(spread, 2), "strength": 0.5}
+    # Griffin-Lim cannot set an F0 spread: a number is taken, and the answer says the model's was kept.
+    r = client.post("/api/synthesize?format=json", json={"text": "Narrow.", "f0_range": 2.5})
+    assert r.status_code == 200 and r.json()["f0_range"] == {"source": "decoded"}
+    for bad, words in ((30, "F0 range must lie in 0..24 semitones, got 30"), (-1, "must lie in 0..24"),
+                       ("loud", "'loud' is not 'decoded', 'reference' or a number of semitones"), ("6", "not 'decoded'"),
+                       (True, "not 'decoded'"), (None, "not 'decoded'"), ([6], "not 'decoded'"), (float("nan"), "F0 range")):
+        raw = json.dumps({"text": "Hi.", "f0_range": bad}, allow_nan=True)
+        message = assert_error(client.post("/api/synthesize", content=raw, headers={"content-type": "application/json"}),
+                               422, "f0_range: ", words)
+        assert len(message) < 200
+
+
+def test_the_words_are_the_clis(client):
+    from gst_tts.cli.args import F0_RANGE_DECODED, F0_RANGE_REFERENCE, TEMPO_DECODED, TEMPO_REFERENCE
+    from gst_tts.serve.app import DECODED, REFERENCE
+
+    assert (DECODED, REFERENCE) == (TEMPO_DECODED, TEMPO_REFERENCE) == (F0_RANGE_DECODED, F0_RANGE_REFERENCE)
+
+
+def test_coqui_style_wav_of_json_token_weights_is_spoken_as_style_weights(client, synth):
+    r = client.get("/api/tts", params={"text": "hi", "style_wav": '{"0": 0.3, "1:2": -0.2}'})
+    assert r.status_code == 200, r.text
+    assert r.headers["content-type"] == "audio/wav" and read_wav(r.content)[0].size > 0
+    posted = client.post("/api/synthesize", json={"text": "hi", "style_weights": {"0": 0.3, "1:2": -0.2}})
+    assert posted.status_code == 200, posted.text
+    weights = np.array(json.loads(r.headers["x-style-weights"]))
+    np.testing.assert_array_equal(weights, json.loads(posted.headers["x-style-weights"]))
+    expected = np.zeros((synth.n_heads, synth.n_tokens))
+    expected[:, 0], expected[1, 2] = 0.3, -0.2
+    np.testing.assert_allclose(weights, expected, atol=1e-4)
+    assert client.get("/api/tts?text=hi&style_wav={\"0\":0.3}").status_code == 200  # as a client writes it in a URL
+
+
+@pytest.mark.parametrize("style_wav, words", [
+    ("/path/x.wav", ["style_wav", "never read"]),
+    ("[1,2]", ["style_wav", "must be an object", "got a list"]),
+    ("3", ["style_wav", "must be an object", "got a number"]),
+    ('"x.wav"', ["style_wav", "must be an object", "got a string"]),
+    ("{bad", ["style_wav is not valid JSON"]),
+    ('{"99": 0.1}', ["style_wav: style token 99"]),
+    ('{"9:0": 0.1}', ["style_wav: style head 9"]),
+    ('{"0": "loud"}', ["style_wav.0", "must be a number", "a string"]),
+    ('{"0": true}', ["style_wav.0", "must be a number"]),
+    ('{"0": 99}', ["style_wav.0"]),
+    ('{"0": NaN}', ["style_wav.0"]),
+    ('{"x": 0.1}', ["style_wav.x"]),
+    ("{}", ["style_wav: ", "name no token"]),
+])
+def test_coqui_style_wav_that_is_not_token_weights_is_a_named_422(client, style_wav, words):
+    message = assert_error(client.get("/api/tts", params={"text": "hi", "style_wav": style_wav}), 422, *words)
+    assert len(message) < 300
+    assert client.app.state.queue.stats()["requests"] == 0  # refused before the model

@@ -11,6 +11,7 @@ import pytest
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
 from gst_tts.errors import GstTtsError, TextError
 from gst_tts.inference.decoding import DecodingConfig
+from gst_tts.inference.style_spec import TempoTarget
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.serve.batching import BatchingQueue, QueueClosed, QueueFull, SynthesisJob
 
@@ -68,6 +69,26 @@ def test_max_batch_splits_and_seeded_jobs_run_alone(synth, calls):
             j.future.result(30)
     # Batches of at most 2 in arrival order; the seeded job is decoded on its own, with its seed.
     assert calls == [(["A one."], None), (["A two."], 5), (["A three.", "A four."], None)]
+
+
+def test_each_job_gets_its_own_tempo_and_f0_targets_and_none_is_the_models_own(synth, monkeypatch):
+    made, real = [], synth.synthesize
+    monkeypatch.setattr(synth, "synthesize", lambda texts, **k: made.append(k) or real(texts, **k))
+    queue = BatchingQueue(synth, max_batch=4, batch_window_s=0.0, decoding=DECODING)
+    plain, retimed = job(synth, "Its own tempo."), job(synth, "A reference's tempo.")
+    retimed.tempo_target = TempoTarget(30.0, 1.0)  # a fast reader: the output is squeezed after the model
+    alone = job(synth, "Alone and plain.")
+    queue.submit(plain), queue.submit(retimed)
+    with queue:
+        results = [plain.future.result(30), retimed.future.result(30)]
+        queue.submit(alone)
+        alone.future.result(30)
+    both, single = made
+    assert both["tempo_targets"] == [None, retimed.tempo_target] and both["f0_targets"] == [None, None]
+    assert single["tempo_targets"] == single["f0_targets"] == [None]
+    # the retimed job is squeezed; its neighbour keeps the model's tempo
+    assert results[1].chunks[0].tempo_gain > 1.0 and results[0].chunks[0].tempo_gain == 1.0
+    assert results[0].style_weights is not None and results[1].audio.size > 0
 
 
 def test_one_bad_text_does_not_fail_its_batch(synth, calls):

@@ -1,7 +1,8 @@
 """End to end in a real browser: Playwright drives Debian's Chromium (headless, no sandbox) against
 a live server on loopback. The page loads, takes text, a token slider moved by keyboard, an
 uploaded and a recorded reference; it plays the result, shows the alignment plot and its health,
-and shows a server error readably. Skips with its reason where Chromium or Playwright is missing."""
+asks for a reference's tempo only when told, and shows a server error readably. Skips with its
+reason where Chromium or Playwright is missing."""
 
 from __future__ import annotations
 
@@ -166,6 +167,40 @@ def test_page_speaks_with_a_slider_a_reference_and_shows_the_alignment(server, p
     assert shot.stat().st_size > 10_000
     print(f"screenshot: {shot}")
     assert not console_errors, console_errors
+
+
+def test_page_asks_for_a_references_tempo_only_when_told_and_then_synthesizes_whole(server, page, tmp_path):
+    url, synth = server
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(url + "/")
+    page.wait_for_function("document.getElementById('vocoder-line').textContent !== ''")
+    clip = tmp_path / "reference.wav"
+    sf.write(clip, tone(1.5, 22050, 180.0), 22050, subtype="PCM_16")
+    page.set_input_files("#ref-file", str(clip))
+    page.wait_for_selector("#ref-chart-box:not([hidden])")
+    # The model's own tempo and F0 range are the page's default, as they are the server's.
+    assert page.is_checked("#stream") and page.input_value("#tempo") == page.input_value("#f0-range") == "decoded"
+    assert page.is_disabled("#f0-semitones")
+    page.fill("#text", "In its tempo.")
+    page.select_option("#tempo", "reference")
+    with page.expect_response("**/api/synthesize*") as answered:
+        page.click("#speak")
+    response = answered.value
+    assert response.status == 200, response.text()
+    # A stream keeps the model's tempo: with a copy asked for, the page asks for the whole output.
+    assert "stream=true" not in response.url
+    sent = response.request.post_data_json
+    assert sent["tempo"] == "reference" and "f0_range" not in sent and sent["reference_id"]
+    page.wait_for_selector("#alignment-box:not([hidden])")
+    assert "Tempo" in page.inner_text("#health") and "F0 range" in page.inner_text("#health")
+    page.select_option("#f0-range", "semitones")
+    assert page.is_enabled("#f0-semitones")
+    page.fill("#f0-semitones", "40")
+    page.click("#speak")
+    page.wait_for_selector("#error:not([hidden])")
+    assert "from 0 to 24" in page.inner_text("#error")
+    assert not errors, errors
 
 
 def test_page_offers_named_dials_and_speaks_with_one(tiny_checkpoint, page):

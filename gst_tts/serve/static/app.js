@@ -148,6 +148,7 @@ async function loadModel() {
   state.model = await api("/api/model");
   const m = state.model;
   $("strength").max = String(m.max_style_strength);
+  if (m.max_f0_range_st !== undefined) $("f0-semitones").max = String(m.max_f0_range_st);
   $("model-line").textContent =
     `${m.n_tokens} style tokens × ${m.n_heads} heads · ${m.sample_rate} Hz`;
   $("vocoder-line").textContent = `Vocoder: ${m.vocoder}`;
@@ -315,6 +316,17 @@ function requestBody() {
     body.mix = { [a]: share, [b]: Math.round((1 - share) * 100) / 100 };
   }
   if (kind === "reference" || kind === "mix") body.style_strength = Number($("strength").value);
+  // Copies after the model, only when asked for (the server's default is the model's own):
+  // a reference's tempo or F0 range with a reference or mix, a given F0 range with any style.
+  if ((kind === "reference" || kind === "mix") && $("tempo").value === "reference") body.tempo = "reference";
+  if ((kind === "reference" || kind === "mix") && $("f0-range").value === "reference") body.f0_range = "reference";
+  if ($("f0-range").value === "semitones") {
+    const text = $("f0-semitones").value.trim(), st = Number(text), most = Number($("f0-semitones").max);
+    if (text === "" || !Number.isFinite(st) || st < 0 || st > most) {
+      throw new Error(`The F0 range must be a number of semitones from 0 to ${most}.`);
+    }
+    body.f0_range = st;
+  }
   const seed = $("seed").value.trim();
   if (seed !== "") {
     if (!/^\d+$/.test(seed)) throw new Error("The seed must be a whole number ≥ 0.");
@@ -330,7 +342,8 @@ async function speak() {
   $("speak").disabled = true;
   setStatus("Synthesizing…");
   try {
-    if ($("stream").checked) await speakStreamed(body);
+    // A stream keeps the model's tempo and F0 range: a copy after the model needs the whole output.
+    if ($("stream").checked && body.tempo === undefined && body.f0_range === undefined) await speakStreamed(body);
     else await speakWhole(body);
   } catch (e) {
     showError(e.message);
@@ -431,6 +444,14 @@ function showAudio(audio, name, image) {
   return urls;
 }
 
+// How a summary's tempo / f0_range says what the output got: the model's own, or the copy after it.
+function describeCopy(c, unit) {
+  if (!c || c.source === "decoded") return "the model's own";
+  if (c.source === "given") return `given: ${c.semitones} st`;
+  const value = unit === "st" ? `${c.semitones} st` : `${c.letters_per_s} letters/s`;
+  return `the reference's (${value}${c.strength !== 1 ? `, strength ${c.strength}` : ""}), after the model`;
+}
+
 function showHealth(r) {
   const h = r.health;
   const rows = [
@@ -440,6 +461,8 @@ function showHealth(r) {
     ["Coverage", h.coverage.toFixed(3)],
     ["Duration", `${r.duration_s.toFixed(2)} s (${r.decoder_steps} decoder steps)`],
     ["Problems", r.problems.length ? r.problems.join("; ") : "none"],
+    ["Tempo", describeCopy(r.tempo, "letters")],
+    ["F0 range", describeCopy(r.f0_range, "st")],
   ];
   const dl = $("health");
   dl.replaceChildren();
@@ -482,6 +505,7 @@ function init() {
     chooseSource("sliders");
   });
   for (const id of ["mix-a", "mix-b"]) $(id).addEventListener("change", () => chooseSource("mix"));
+  $("f0-range").addEventListener("change", () => { $("f0-semitones").disabled = $("f0-range").value !== "semitones"; });
   $("strength").addEventListener("input", () => { $("strength-out").textContent = Number($("strength").value).toFixed(2); });
   $("mix-ratio").addEventListener("input", () => { $("mix-ratio-out").textContent = Number($("mix-ratio").value).toFixed(2); chooseSource("mix"); });
   $("key-form").addEventListener("submit", async (e) => {
