@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from gst_tts.analysis.prosody import median_f0  # noqa: E402
 from gst_tts.demo import corpus  # noqa: E402
-from gst_tts.demo.espeak import _SHARED_SYNTH, builtin_variant  # noqa: E402
+from gst_tts.demo.espeak import SHARED_SYNTH, builtin_variant  # noqa: E402
 from gst_tts.demo.sentences import generate_sentences  # noqa: E402
 
 TEXT_SEED = 777
@@ -41,7 +41,7 @@ def measure(variant: str, texts: list[str]) -> np.ndarray:
     for i, base in enumerate(corpus._CALIBRATION_BASES_HZ):
         for j, ratio in enumerate(corpus._CALIBRATION_RATIOS):
             text = builtin_variant(variant) + f"\npitch {int(base)} {int(round(base * ratio))}\n"
-            clips = [_SHARED_SYNTH.synthesize(t, corpus.CORPUS_VOICE, RATE_WPM, 50, 50, variant=text) for t in texts]
+            clips = [SHARED_SYNTH.synthesize(t, corpus.CORPUS_VOICE, RATE_WPM, 50, 50, variant=text) for t in texts]
             table[i, j] = median_f0(np.concatenate(clips), corpus.SAMPLE_RATE, f0_range_hz=F0_SEARCH_HZ).median_hz
     return table
 

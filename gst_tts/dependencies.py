@@ -100,7 +100,7 @@ TORCH_FREE_MODULES = (
     "gst_tts.inference.decoding", "gst_tts.inference.requests", "gst_tts.inference.results", "gst_tts.inference.style_spec",
     "gst_tts.inference.stream_windows",
     "gst_tts.analysis", "gst_tts.analysis.alignment", "gst_tts.analysis.prosody", "gst_tts.analysis.speech_rate",
-    "gst_tts.inference.tempo",
+    "gst_tts.inference.tempo", "gst_tts.inference.retiming",
     # The spectral vocoder's numpy half, which the runtime shares with the PyTorch vocoder.
     "gst_tts.audio", "gst_tts.audio.stft", "gst_tts.audio.vocoders", "gst_tts.audio.vocoders.phase",
     "gst_tts.audio.vocoders.harmonic", "gst_tts.audio.vocoders.intonation", "gst_tts.audio.vocoders.reconstruction",

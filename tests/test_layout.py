@@ -94,3 +94,48 @@ def test_the_walk_sees_imports_inside_functions_and_type_checking_blocks(tmp_pat
 def test_top_level_modules_are_few():
     modules = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem not in ("__init__", "__main__"))
     assert len(modules) <= MAX_TOP_LEVEL_MODULES, modules
+
+
+def private_imports(path: Path) -> list[str]:
+    """``line: name from module`` for each ``from gst_tts… import _name`` in a file: a private name
+    belongs to its own module."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return [f"{node.lineno}: {alias.name} from {'.' * node.level}{node.module or ''}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0] == "gst_tts")
+            for alias in node.names if alias.name.startswith("_") and not alias.name.startswith("__")]
+
+
+def test_no_private_name_is_imported_across_modules():
+    found = [f"{path.relative_to(PACKAGE.parent)}:{hit}" for path in sorted(PACKAGE.rglob("*.py")) for hit in private_imports(path)]
+    assert found == [], "\n".join(found)
+
+
+def test_a_private_import_is_found(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text("from gst_tts.inference.style_spec import _hidden, public\nfrom .sibling import _other\n")
+    assert private_imports(probe) == ["1: _hidden from gst_tts.inference.style_spec", "2: _other from .sibling"]
+
+
+def test_the_inference_modules_import_no_circle():
+    """Module-level and in-function imports among gst_tts/inference/*.py form no cycle."""
+    graph = {}
+    for path in sorted((PACKAGE / "inference").glob("*.py")):
+        name = f"gst_tts.inference.{path.stem}"
+        graph[name] = {m for _, m in imported_modules(path) if m.startswith("gst_tts.inference.") and m != name}
+    graph = {k: {m for m in v if m in graph} for k, v in graph.items()}  # modules, not the names imported from them
+    done, path_stack = set(), []
+
+    def visit(node: str) -> None:
+        if node in path_stack:
+            raise AssertionError("import circle: " + " → ".join(path_stack[path_stack.index(node):] + [node]))
+        if node in done:
+            return
+        path_stack.append(node)
+        for nxt in sorted(graph[node]):
+            visit(nxt)
+        path_stack.pop()
+        done.add(node)
+
+    for node in sorted(graph):
+        visit(node)

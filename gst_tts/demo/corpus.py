@@ -31,7 +31,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import soundfile as sf
 
-from gst_tts.demo.espeak import _SHARED_SYNTH, builtin_variant
+from gst_tts.demo.espeak import SHARED_SYNTH, builtin_variant
 from gst_tts.demo.sentences import generate_sentences
 from gst_tts.errors import GstTtsError, first_line
 from gst_tts.files import atomic_directory
@@ -319,9 +319,9 @@ def render_sentence(text: str, settings: SpeechSettings) -> np.ndarray:
     Returns float32 mono samples at :data:`SAMPLE_RATE`, silence trimmed to
     :data:`KEEP_SILENCE_S` at both ends. The same text and settings give the same samples.
     """
-    if _SHARED_SYNTH.sample_rate != SAMPLE_RATE:
-        raise GstTtsError(f"espeak-ng renders at {_SHARED_SYNTH.sample_rate} Hz, expected {SAMPLE_RATE} Hz")
-    audio = _SHARED_SYNTH.synthesize(
+    if SHARED_SYNTH.sample_rate != SAMPLE_RATE:
+        raise GstTtsError(f"espeak-ng renders at {SHARED_SYNTH.sample_rate} Hz, expected {SAMPLE_RATE} Hz")
+    audio = SHARED_SYNTH.synthesize(
         text, settings.voice, settings.rate_wpm, 50, 50, word_gap=settings.word_gap, variant=settings.variant_text()
     )
     audio = _strip_espeak_padding(audio)

@@ -202,4 +202,5 @@ def builtin_variant(name: str) -> str:
         raise GstTtsError(f"no espeak-ng variant {name!r}: {first_line(error)}") from None
 
 
-_SHARED_SYNTH = EspeakSynth()
+#: The process's synthesizer, shared: its private library is loaded once per process (see EspeakSynth).
+SHARED_SYNTH = EspeakSynth()

@@ -27,7 +27,7 @@ from torch.nn import functional as F
 
 from gst_tts.model import GSTTacotron
 from gst_tts.model.attention import ATTENTION_KINDS, DecoderAttention
-from gst_tts.model.attention.dynamic_convolution import _PRIOR_FLOOR, DynamicConvolutionAttention
+from gst_tts.model.attention.dynamic_convolution import PRIOR_FLOOR, DynamicConvolutionAttention
 from gst_tts.model.attention.base import attend, masked_softmax
 from gst_tts.model.decoder import DecoderState
 from gst_tts.model.decoder_cells import MergedCells
@@ -251,7 +251,7 @@ def _dca_step(attention: DynamicConvolutionAttention, query: torch.Tensor, state
     batch = previous.shape[0]
     kernel = attention.dynamic_kernel_size
     prior = F.conv1d(F.pad(previous.unsqueeze(1), (attention.prior.numel() - 1, 0)), attention.prior.float().view(1, 1, -1))
-    prior = torch.log(prior.squeeze(1).clamp_min(_PRIOR_FLOOR))
+    prior = torch.log(prior.squeeze(1).clamp_min(PRIOR_FLOOR))
     filters = attention.dynamic_generator(torch.tanh(attention.dynamic_query(query)))
     filters = filters.reshape(batch, attention.dynamic_filters, kernel)
     identity = torch.eye(kernel, dtype=previous.dtype, device=previous.device).unsqueeze(1)

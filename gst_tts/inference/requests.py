@@ -8,7 +8,7 @@ cleaning and splitting into chunks, and the joining of a text's decoded chunks i
 from __future__ import annotations
 
 import numbers
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable, Sequence
 import warnings
 
 import numpy as np
@@ -16,14 +16,14 @@ import numpy as np
 from gst_tts.analysis.alignment import alignment_health
 from gst_tts.errors import GstTtsError, TextError
 from gst_tts.inference.decoding import DecodingConfig
-from gst_tts.inference.results import ChunkReport, SynthesisResult
+from gst_tts.inference.results import ChunkReport, DecodedChunk, SynthesisResult
 from gst_tts.inference.style_spec import Reference, Style, StyleMix, StyleRules, StyleWeights
 from gst_tts.text.split import split_text
 from gst_tts.text.symbols import DroppedCharacterWarning, SymbolTable, quote_text
 
 __all__ = [
     "DEFAULT_PAUSE_S", "MAX_TEXT_CHARS", "MAX_CLEANED_CHARS", "MAX_PAUSE_S", "check_options", "whole", "text_list",
-    "resolve_styles", "TextPreparer", "DecodedChunk", "assemble",
+    "resolve_styles", "TextPreparer", "assemble",
 ]
 
 #: Silence between the chunks of a long text, in seconds.
@@ -148,19 +148,6 @@ class TextPreparer:
         if not chunks:  # cannot happen for a speakable text, but an empty list would fail far from here
             raise TextError(f"text has nothing to speak once split into chunks: {quote_text(text)}")
         return cleaned, chunks
-
-
-class DecodedChunk(NamedTuple):
-    """One decoded chunk of a text, on the CPU."""
-
-    text: str  # cleaned
-    ids: Sequence[int]  # (symbols,) eos included
-    log_mel: np.ndarray  # (frames, n_mels) float32, not normalised
-    alignment: np.ndarray  # (steps, symbols)
-    stop_probs: np.ndarray  # (steps,)
-    stopped_on_token: bool
-    decoded_frames: int | None = None  # frames as decoded when log_mel was retimed (gst_tts.inference.tempo)
-    tempo_gain: float = 1.0  # how much faster than decoded log_mel was made
 
 
 def assemble(

@@ -3,12 +3,26 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
 from gst_tts.analysis.alignment import AlignmentHealth
 from gst_tts.inference.decoding import DecodingConfig
+from gst_tts.inference.retiming import retimed
+
+
+class DecodedChunk(NamedTuple):
+    """One decoded chunk of a text, on the CPU."""
+
+    text: str  # cleaned
+    ids: Sequence[int]  # (symbols,) eos included
+    log_mel: np.ndarray  # (frames, n_mels) float32, not normalised
+    alignment: np.ndarray  # (steps, symbols)
+    stop_probs: np.ndarray  # (steps,)
+    stopped_on_token: bool
+    decoded_frames: int | None = None  # frames as decoded when log_mel was retimed (gst_tts.inference.tempo)
+    tempo_gain: float = 1.0  # how much faster than decoded log_mel was made
 
 
 @dataclass
@@ -117,8 +131,6 @@ class SynthesisResult:
 
         mel = self.mel
         if any(c.decoded_frames is not None and c.decoded_frames != c.n_frames for c in self.chunks):
-            from gst_tts.inference.tempo import retimed
-
             pieces, start = [], 0
             for c in self.chunks:
                 decoded = c.n_frames if c.decoded_frames is None else c.decoded_frames

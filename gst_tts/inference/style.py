@@ -39,8 +39,8 @@ from gst_tts.audio.features import AudioConfig, MelExtractor, MelStats
 from gst_tts.audio.io import load_audio, to_mono_resampled, trim_silence
 from gst_tts.errors import AudioError
 from gst_tts.inference.style_spec import (  # the torch-free rules, shared with gst_tts.runtime
-    _SILENCE_PEAK, MAX_REFERENCE_SECONDS, MAX_STYLE_STRENGTH, MAX_STYLE_WEIGHT, MIN_REFERENCE_SECONDS, Reference, Style, StyleMix, StyleRules,
-    StyleWeights, _reference_array, _reference_name, _shown, parse_style_mix, parse_style_weights, reference_header,
+    SILENCE_PEAK, MAX_REFERENCE_SECONDS, MAX_STYLE_STRENGTH, MAX_STYLE_WEIGHT, MIN_REFERENCE_SECONDS, Reference, Style, StyleMix, StyleRules,
+    StyleWeights, reference_array, reference_name, short_repr, parse_style_mix, parse_style_weights, reference_header,
 )
 from gst_tts.model import GSTTacotron
 
@@ -115,17 +115,17 @@ class StyleResolver(StyleRules):
                 than 0.5 s after trimming silence, or past the rate, channel and length limits.
         """
         rate_wanted = self.audio_config.sample_rate
-        name = _reference_name(reference)
+        name = reference_name(reference)
         if isinstance(reference, tuple) and len(reference) == 2:
-            samples, rate = _reference_array(*reference, name=name)
+            samples, rate = reference_array(*reference, name=name)
         elif isinstance(reference, (str, os.PathLike)):
             samples, rate = _reference_file(reference, name)
         else:
-            raise AudioError(f"a reference is a file path or (samples, rate), got {_shown(reference)}")
+            raise AudioError(f"a reference is a file path or (samples, rate), got {short_repr(reference)}")
         samples = to_mono_resampled(samples, rate, None)  # checked before resampling, which would smear a NaN
         if samples.size and not np.isfinite(samples).all():
             raise AudioError(f"{name}: reference contains NaN or infinite samples")
-        if samples.size == 0 or float(np.max(np.abs(samples))) < _SILENCE_PEAK:
+        if samples.size == 0 or float(np.max(np.abs(samples))) < SILENCE_PEAK:
             raise AudioError(f"{name}: reference is silent")
         samples = to_mono_resampled(samples, rate, rate_wanted, name=name)
         samples = trim_silence(samples, self.audio_config.trim_top_db)

@@ -28,7 +28,7 @@ __all__ = [
     "Reference", "StyleWeights", "StyleMix", "Style", "StyleRules", "MIN_REFERENCE_SECONDS", "MAX_REFERENCE_SECONDS",
     "MAX_STYLE_WEIGHT", "MAX_STYLE_STRENGTH", "parse_style_weights", "parse_style_mix", "reference_header",
     "check_style_strength", "check_f0_range", "F0Target", "mix_shares", "once_per_reference", "style_f0_range", "warn_f0_range_unused", "MAX_F0_RANGE_ST",
-    "TempoTarget", "style_tempo",
+    "TempoTarget", "style_tempo", "SILENCE_PEAK", "reference_array", "reference_name", "short_repr",
 ]
 
 MIN_REFERENCE_SECONDS = 0.5
@@ -43,8 +43,8 @@ MAX_STYLE_STRENGTH = 3.0
 #: Largest F0 spread a style may ask for (semitones, 10th to 90th percentile): two octaves, past
 #: any speaking voice (read speech spans about 3 to 8).
 MAX_F0_RANGE_ST = 24.0
-# Peak below which a reference counts as silent (about -80 dBFS).
-_SILENCE_PEAK = 1e-4
+#: Peak below which a reference counts as silent (about -80 dBFS).
+SILENCE_PEAK = 1e-4
 # Reference sample rates accepted (Hz), and the most channels.
 _MIN_REFERENCE_RATE, _MAX_REFERENCE_RATE, _MAX_REFERENCE_CHANNELS = 1_000, 384_000, 8
 # Sample values (frames x channels) read at most: 10 minutes of 48 kHz stereo, 230 MB of float32.
@@ -122,10 +122,10 @@ def check_style_strength(value: Any) -> float:
 def _number_from_zero(value: Any, what: str, largest: float, unit: str = "") -> float:
     """``value`` as a finite float in ``0..largest``; a one-line ``GstTtsError`` naming ``what`` and the value otherwise."""
     if isinstance(value, bool):
-        raise GstTtsError(f"{what} is not a number: {_shown(value)}")
+        raise GstTtsError(f"{what} is not a number: {short_repr(value)}")
     number = _finite_float(value, what)
     if not 0.0 <= number <= largest:
-        raise GstTtsError(f"{what} must lie in 0..{largest:g}{unit}, got {_shown(value)}")
+        raise GstTtsError(f"{what} must lie in 0..{largest:g}{unit}, got {short_repr(value)}")
     return number
 
 
@@ -190,9 +190,9 @@ class StyleRules:
             for key, value in weights.items():
                 head, token = key if isinstance(key, tuple) and len(key) == 2 else (None, key)
                 if not (_is_int(token) and 0 <= token < n_tokens):
-                    raise GstTtsError(f"style token {_shown(token)} is not in 0..{n_tokens - 1}")
+                    raise GstTtsError(f"style token {short_repr(token)} is not in 0..{n_tokens - 1}")
                 if head is not None and not (_is_int(head) and 0 <= head < n_heads):
-                    raise GstTtsError(f"style head {_shown(head)} is not in 0..{n_heads - 1}")
+                    raise GstTtsError(f"style head {short_repr(head)} is not in 0..{n_heads - 1}")
                 w = _style_weight(value, f"weight of style token {token}")
                 if head is None:
                     out[:, int(token)] = w
@@ -292,7 +292,7 @@ def mix_shares(mix: StyleMix) -> list[tuple[Reference, float]]:
         raise GstTtsError(f"a style mix is {{reference: weight}} or [(reference, weight), ...], got {type(mix).__name__}") from None
     if any(len(item) != 2 for item in items):
         raise GstTtsError("a style mix is {reference: weight} or [(reference, weight), ...]; an item is not a pair")
-    pairs = [(ref, _finite_float(w, f"mix weight of {_reference_name(ref)}")) for ref, w in items]
+    pairs = [(ref, _finite_float(w, f"mix weight of {reference_name(ref)}")) for ref, w in items]
     if any(w < 0 for _, w in pairs):
         raise GstTtsError("style mix weights must not be negative")
     # Scaled by the largest first: two weights of 1e308 would sum to inf and weigh nothing.
@@ -444,7 +444,7 @@ def parse_style_mix(spec: str) -> list[tuple[Path, float]]:
     return out
 
 
-def _reference_array(samples: Any, rate: Any, name: str) -> tuple[np.ndarray, int]:
+def reference_array(samples: Any, rate: Any, name: str) -> tuple[np.ndarray, int]:
     """``(samples (n,) | (n, channels) | (channels, n), rate)`` → float ``(n,)`` / ``(n, channels)`` and the
     rate, checked; integer samples scaled to [-1, 1] by their type's full scale, as soundfile does."""
     rate = _reference_rate(rate, name)
@@ -490,7 +490,7 @@ def _reference_rate(rate: Any, name: str) -> int:
     ok = isinstance(rate, numbers.Real) and not isinstance(rate, bool) and math.isfinite(rate) and float(rate).is_integer()
     if not ok or not _MIN_REFERENCE_RATE <= int(rate) <= _MAX_REFERENCE_RATE:
         raise AudioError(f"{name}: the sample rate must be a whole number of Hz from {_MIN_REFERENCE_RATE:,} to "
-                         f"{_MAX_REFERENCE_RATE:,}, got {_shown(rate)}")
+                         f"{_MAX_REFERENCE_RATE:,}, got {short_repr(rate)}")
     return int(rate)
 
 
@@ -512,7 +512,7 @@ def _style_weight(value: Any, what: str) -> float:
     """A token weight or dial amount: a finite number within ``±MAX_STYLE_WEIGHT``."""
     w = _finite_float(value, what)
     if abs(w) > MAX_STYLE_WEIGHT:
-        raise GstTtsError(f"{what} must lie within ±{MAX_STYLE_WEIGHT:g}, got {_shown(value)}")
+        raise GstTtsError(f"{what} must lie within ±{MAX_STYLE_WEIGHT:g}, got {short_repr(value)}")
     return w
 
 
@@ -520,24 +520,24 @@ def _finite_float(value: Any, what: str) -> float:
     try:
         w = float(value)
     except (TypeError, ValueError, OverflowError):  # OverflowError: an int past float's range
-        raise GstTtsError(f"{what} is not a finite number: {_shown(value)}") from None
+        raise GstTtsError(f"{what} is not a finite number: {short_repr(value)}") from None
     if not math.isfinite(w):
-        raise GstTtsError(f"{what} must be finite, got {_shown(value)}")
+        raise GstTtsError(f"{what} must be finite, got {short_repr(value)}")
     return w
 
 
-def _shown(value: Any, limit: int = 40) -> str:
+def short_repr(value: Any, limit: int = 40) -> str:
     """``repr(value)`` for a one-line message: whitespace runs (newlines of an array's repr) made one
     space, at most ``limit`` characters."""
     text = " ".join(repr(value).split())
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def _reference_name(reference: Any) -> str:
+def reference_name(reference: Any) -> str:
     """A reference as messages name it: a path as it is, or ``repr``-quoted when it holds a line
     break or another character that is not printable (which would break the one-line message);
     samples as "reference array"."""
     if isinstance(reference, (str, os.PathLike)):
         text = os.fsdecode(reference)
         return text if text.isprintable() else repr(text)
-    return "reference array" if isinstance(reference, tuple) else _shown(reference)
+    return "reference array" if isinstance(reference, tuple) else short_repr(reference)

@@ -41,10 +41,10 @@ from gst_tts.compute import resolve_device
 from gst_tts.errors import CheckpointError, GstTtsError, TextError, first_line
 from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.inference.requests import (
-    DEFAULT_PAUSE_S, MAX_CLEANED_CHARS, MAX_PAUSE_S, MAX_TEXT_CHARS, DecodedChunk, TextPreparer, assemble, check_options,
+    DEFAULT_PAUSE_S, MAX_CLEANED_CHARS, MAX_PAUSE_S, MAX_TEXT_CHARS, TextPreparer, assemble, check_options,
     resolve_styles, text_list, whole,
 )
-from gst_tts.inference.results import ChunkReport, SynthesisResult
+from gst_tts.inference.results import ChunkReport, DecodedChunk, SynthesisResult
 from gst_tts.inference.stream_windows import DEFAULT_CHUNK_FRAMES, check_stream_request, stream_audio
 from gst_tts.inference.streaming import RngLanes, decode_steps, postnet_windows, vocoder_windows
 from gst_tts.inference.style import Reference, Style, StyleMix, StyleResolver, StyleWeights

@@ -28,9 +28,10 @@ import numpy as np
 
 from gst_tts.analysis.prosody import articulation_rate, letter_count
 from gst_tts.errors import GstTtsError
-from gst_tts.inference.requests import DecodedChunk
+from gst_tts.inference.results import DecodedChunk
+from gst_tts.inference.retiming import retimed
 from gst_tts.inference.style_spec import (
-    Reference, Style, TempoTarget, _reference_name, check_style_strength, once_per_reference, style_tempo,
+    Reference, Style, TempoTarget, reference_name, check_style_strength, once_per_reference, style_tempo,
 )
 
 log = logging.getLogger(__name__)
@@ -49,22 +50,6 @@ def tempo_gain(target: float, current: float, strength: float = 1.0) -> float:
     if not (math.isfinite(target) and math.isfinite(current) and target > 0 and current > 0):
         return 1.0
     return float(np.clip((target / current) ** float(strength), *GAIN_LIMITS))
-
-
-def retimed(log_mel: np.ndarray, gain: float) -> np.ndarray:
-    """``(frames, n_mels)`` → ``(round(frames / gain), n_mels)`` (at least 1): each channel
-    linearly interpolated at evenly spread points of the original (frame centres kept in
-    proportion), the same dtype. ``gain`` 1 returns the input."""
-    log_mel = np.asarray(log_mel)
-    if gain == 1.0 or len(log_mel) < 2:
-        return log_mel
-    n_in = len(log_mel)
-    n_out = max(1, int(round(n_in / gain)))
-    where = np.clip((np.arange(n_out) + 0.5) * (n_in / n_out) - 0.5, 0.0, n_in - 1.0)
-    left = np.floor(where).astype(np.int64)
-    right = np.minimum(left + 1, n_in - 1)
-    frac = (where - left)[:, None]
-    return ((1.0 - frac) * log_mel[left] + frac * log_mel[right]).astype(log_mel.dtype)
 
 
 def text_rate(parts: Sequence[DecodedChunk], frame_seconds: float) -> float:
@@ -125,7 +110,7 @@ def warn_unread_tempo(styles: Sequence[Style | None], targets: Sequence[TempoTar
               if t is None and s is not None and (s.reference is not None or s.mix is not None) and s.strength != 0]
     if unread:
         style = unread[0]
-        name = _reference_name(style.reference) if style.reference is not None else "the style mix"
+        name = reference_name(style.reference) if style.reference is not None else "the style mix"
         log.warning("the tempo of %s could not be read (too few syllables): its output keeps the model's tempo", name)
 
 

@@ -27,16 +27,16 @@ from gst_tts.audio.vocoders.reconstruction import spectral_audio
 from gst_tts.errors import AudioError, ExportError, GstTtsError, first_line
 from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.inference.requests import (
-    DEFAULT_PAUSE_S, DecodedChunk, TextPreparer, assemble, check_options, resolve_styles, text_list, whole,
+    DEFAULT_PAUSE_S, TextPreparer, assemble, check_options, resolve_styles, text_list, whole,
 )
-from gst_tts.inference.results import SynthesisResult
+from gst_tts.inference.results import DecodedChunk, SynthesisResult
 from gst_tts.inference.stream_windows import (
     DEFAULT_CHUNK_FRAMES, POSTNET_BLOCK_FRAMES, PostnetWindows, VocoderWindows, check_stream_request, stream_audio,
     stream_overlap,
 )
 from gst_tts.inference.style_spec import (
-    _SILENCE_PEAK, MIN_REFERENCE_SECONDS, Reference, Style, StyleMix, StyleRules, StyleWeights, _reference_array,
-    _reference_name, _shown, reference_header, warn_f0_range_unused,
+    SILENCE_PEAK, MIN_REFERENCE_SECONDS, Reference, Style, StyleMix, StyleRules, StyleWeights, reference_array,
+    reference_name, short_repr, reference_header, warn_f0_range_unused,
 )
 from gst_tts.inference.tempo import resolve_tempo_targets, retime_text
 from gst_tts.runtime import audio
@@ -181,9 +181,9 @@ class OnnxSynthesizer:
         Raises:
             AudioError: as the torch path's (missing, unreadable, silent, too short, past the limits).
         """
-        name = _reference_name(reference)
+        name = reference_name(reference)
         if isinstance(reference, tuple) and len(reference) == 2:
-            samples, rate = _reference_array(*reference, name=name)
+            samples, rate = reference_array(*reference, name=name)
         elif isinstance(reference, (str, os.PathLike)):
             reference_header(reference, name)
             try:
@@ -191,13 +191,13 @@ class OnnxSynthesizer:
             except Exception:  # libsndfile raises several types
                 raise AudioError(f"{name}: not readable as audio (its header reads, its samples do not)") from None
         else:
-            raise AudioError(f"a reference is a file path or (samples, rate), got {_shown(reference)}")
+            raise AudioError(f"a reference is a file path or (samples, rate), got {short_repr(reference)}")
         samples = np.asarray(samples, dtype=np.float32)
         if samples.ndim == 2:
             samples = samples.mean(axis=1)
         if samples.size and not np.isfinite(samples).all():
             raise AudioError(f"{name}: reference contains NaN or infinite samples")
-        if samples.size == 0 or float(np.max(np.abs(samples))) < _SILENCE_PEAK:
+        if samples.size == 0 or float(np.max(np.abs(samples))) < SILENCE_PEAK:
             raise AudioError(f"{name}: reference is silent")
         settings = self.audio_settings
         samples = audio.resample(samples, int(rate), self.sample_rate)

@@ -39,7 +39,7 @@ from gst_tts.demo.corpus import (
     render_sentences,
     unseen_settings,
 )
-from gst_tts.demo.espeak import _SHARED_SYNTH, EspeakSynth, builtin_variant
+from gst_tts.demo.espeak import SHARED_SYNTH, EspeakSynth, builtin_variant
 from gst_tts.demo.sentences import generate_sentences
 from gst_tts.errors import GstTtsError
 
@@ -267,8 +267,8 @@ def test_variant_text_scales_formants_and_replaces_the_pitch_line() -> None:
     assert "formant 1 101 97 100" in lines  # m3's "formant 1  96  97 100", 96 x 1.05
     assert sum(line.startswith("formant ") for line in lines) == 9  # every formant, set or not
     # A variant given as text renders like the bundled variant of the same text.
-    plain = _SHARED_SYNTH.synthesize("Hello there.", "en-us+m3", 175, 50, 50)
-    assert np.array_equal(_SHARED_SYNTH.synthesize("Hello there.", "en-us", 175, 50, 50, variant=builtin_variant("m3")), plain)
+    plain = SHARED_SYNTH.synthesize("Hello there.", "en-us+m3", 175, 50, 50)
+    assert np.array_equal(SHARED_SYNTH.synthesize("Hello there.", "en-us", 175, 50, 50, variant=builtin_variant("m3")), plain)
 
 
 def test_unloadable_library_raises_gst_tts_error(monkeypatch: pytest.MonkeyPatch) -> None:

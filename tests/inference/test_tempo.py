@@ -15,7 +15,7 @@ from gst_tts.analysis.prosody import articulation_rate
 from gst_tts.analysis.speech_rate import LETTERS_PER_NUCLEUS
 from gst_tts.errors import GstTtsError
 from gst_tts.inference.decoding import DecodingConfig
-from gst_tts.inference.requests import DecodedChunk
+from gst_tts.inference.results import DecodedChunk
 from gst_tts.inference.style import Style
 from gst_tts.inference.style_spec import TempoTarget, style_tempo
 from gst_tts.inference.synthesizer import Synthesizer

@@ -12,9 +12,9 @@ from torch.nn import functional as F
 
 from gst_tts.model.attention.base import AttentionState, DecoderAttention, attend, masked_softmax
 
-# Floor of the prior filter's output before its log: behind the previous alignment the prior is
-# exactly 0, and log(1e-6) ≈ -13.8 is a strong but finite (fp16/bf16-safe) penalty there.
-_PRIOR_FLOOR = 1e-6
+#: Floor of the prior filter's output before its log: behind the previous alignment the prior is
+#: exactly 0, and log(1e-6) ≈ -13.8 is a strong but finite (fp16/bf16-safe) penalty there.
+PRIOR_FLOOR = 1e-6
 
 
 class DCAMemory(NamedTuple):
@@ -99,7 +99,7 @@ class DynamicConvolutionAttention(DecoderAttention):
         batch, symbols = previous.shape
         # In float32: the prior's floor and its log are not representable with margin in fp16.
         prior = F.conv1d(F.pad(previous.float().unsqueeze(1), (self.prior.numel() - 1, 0)), self.prior.float().view(1, 1, -1))
-        prior = torch.log(prior.squeeze(1).clamp_min(_PRIOR_FLOOR))
+        prior = torch.log(prior.squeeze(1).clamp_min(PRIOR_FLOOR))
         filters = self.dynamic_generator(torch.tanh(self.dynamic_query(query)))  # (batch, filters * kernel)
         # One grouped convolution applies each item's own filters to its own weights.
         dynamic = F.conv1d(
