@@ -83,6 +83,9 @@ class Decoder(nn.Module):
         location_kernel_size: location convolution kernel.
         attention_dropout: dropout on the attention LSTM output.
         decoder_dropout: dropout on the decoder LSTM output.
+        decoder_dropout_recurrent: ``decoder_dropout`` also drops the decoder LSTM's recurrent
+            state in training, as a step-wise Tacotron 2 decoder does; teacher forcing then runs
+            the decoder cell step by step instead of as one LSTM call over all steps.
     """
 
     def __init__(
@@ -103,6 +106,7 @@ class Decoder(nn.Module):
         location_kernel_size: int,
         attention_dropout: float,
         decoder_dropout: float,
+        decoder_dropout_recurrent: bool,
     ) -> None:
         super().__init__()
         if not 1 <= reduction_factor <= 5:
@@ -113,6 +117,7 @@ class Decoder(nn.Module):
         self.decoder_rnn_dim = decoder_rnn_dim
         self.attention_dropout = attention_dropout
         self.decoder_dropout = decoder_dropout
+        self.decoder_dropout_recurrent = decoder_dropout_recurrent
         self.prenet = _Prenet(
             in_dim=n_mels, dim=prenet_dim, dropout=prenet_dropout, dropout_at_inference=prenet_dropout_at_inference
         )
@@ -229,7 +234,8 @@ class Decoder(nn.Module):
         runs once over all steps (one cuDNN or oneDNN call), and the projections once over its
         output: the same function as :meth:`step`'s (and :func:`reference_teacher_forcing`'s), with
         a loop a third as long in operations. One difference in training: ``decoder_dropout`` drops
-        the decoder LSTM's outputs on their way to the projections, not also its recurrent state.
+        the decoder LSTM's outputs on their way to the projections, not also its recurrent state;
+        with ``decoder_dropout_recurrent`` it drops both, and the decoder cell runs in the step loop.
         """
         batch, frames, n_mels = mel.shape
         r = self.reduction_factor
@@ -239,10 +245,23 @@ class Decoder(nn.Module):
         last_frames = mel.view(batch, n_steps, r, n_mels)[:, :, -1]
         inputs = torch.cat([mel.new_zeros(batch, 1, n_mels), last_frames[:, :-1]], dim=1)
         attention_memory = self.attention.prepare(memory, padding_mask)
-        cells = self.pass_cells(memory, decoder_cell=False)
+        recurrent = self.decoder_dropout_recurrent and self.training and self.decoder_dropout > 0
+        cells = self.pass_cells(memory, decoder_cell=recurrent)
         prenet_gates = cells.prenet_gates(self.prenet(inputs))
         att_masks = _dropout_masks(n_steps, batch, self.attention_rnn_dim, self.attention_dropout, self.training, mel)
         state = self.initial_state(memory, attention_memory)
+        if recurrent:  # step() keeps the dropped decoder output as the next step's state
+            dec_masks = _dropout_masks(n_steps, batch, self.decoder_rnn_dim, self.decoder_dropout, self.training, mel)
+            step_masks = zip(att_masks.unbind(0) if att_masks is not None else [torch.ones_like(dec_masks[0])] * n_steps,
+                             dec_masks.unbind(0))
+            frames_out, stops, alignments = [], [], []
+            for step_gates, masks in zip(prenet_gates.unbind(1), step_masks):
+                out, stop, state = self.step(step_gates, state, attention_memory, cells, masks)
+                frames_out.append(out)
+                stops.append(stop)
+                alignments.append(state.attention_weights)
+            return DecoderOutput(torch.stack(frames_out, 1).reshape(batch, frames, n_mels), torch.stack(stops, 1),
+                                 torch.stack(alignments, 1))
         att_h, att_c, context, attention_state = state.attention_hidden, state.attention_cell, state.context, state.attention_state
         queries, contexts, alignments = [], [], []
         # unbind, not prenet_gates[:, s]: the backward of per-step indexing would allocate and

@@ -71,6 +71,9 @@ class GSTTacotron(nn.Module):
         prenet_dropout_at_inference: keep prenet dropout on when synthesizing. Default True.
         attention_dropout: attention LSTM output dropout. Default 0.1.
         decoder_dropout: decoder LSTM output dropout. Default 0.1.
+        decoder_dropout_recurrent: ``decoder_dropout`` also drops the decoder LSTM's recurrent
+            state in training, as Tacotron 2's step-wise decoder does; teacher forcing then steps
+            the decoder cell instead of running it as one LSTM call. Default False.
         postnet_dim: postnet channels. Default 512.
         postnet_kernel_size: postnet kernel. Default 5.
         postnet_n_convs: postnet convolutions. Default 5.
@@ -118,6 +121,7 @@ class GSTTacotron(nn.Module):
         prenet_dropout_at_inference: bool = True,
         attention_dropout: float = 0.1,
         decoder_dropout: float = 0.1,
+        decoder_dropout_recurrent: bool = False,
         postnet_dim: int = 512,
         postnet_kernel_size: int = 5,
         postnet_n_convs: int = 5,
@@ -162,6 +166,7 @@ class GSTTacotron(nn.Module):
             attention_location=attention_location, attention_dim=attention_dim,
             location_filters=attention_location_filters, location_kernel_size=attention_location_kernel_size,
             attention_dropout=attention_dropout, decoder_dropout=decoder_dropout,
+            decoder_dropout_recurrent=decoder_dropout_recurrent,
         )
         self.postnet = Postnet(
             n_mels=n_mels, postnet_dim=postnet_dim, kernel_size=postnet_kernel_size, n_convs=postnet_n_convs,

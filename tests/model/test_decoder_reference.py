@@ -15,7 +15,7 @@ def _decoder(reduction_factor: int, attention: str = "location_sensitive", dropo
         n_mels=6, reduction_factor=reduction_factor, memory_dim=12, prenet_dim=8, prenet_dropout=5 * dropout,
         prenet_dropout_at_inference=False, attention_rnn_dim=16, decoder_rnn_dim=20, attention=attention,
         attention_location=True, attention_dim=8, location_filters=4, location_kernel_size=5, attention_dropout=dropout,
-        decoder_dropout=dropout,
+        decoder_dropout=dropout, decoder_dropout_recurrent=False,
     ).eval()
 
 
@@ -104,3 +104,43 @@ def test_inference_steps_match_the_textbook_steps(int8) -> None:
             frame = mel[:, s]
     tolerance = dict(rtol=0.05, atol=0.02) if int8 else dict(rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(torch.stack(frames, 1), expected.mel, **tolerance)
+
+
+def _training_decoder(recurrent: bool) -> Decoder:
+    torch.manual_seed(0)
+    return Decoder(
+        n_mels=6, reduction_factor=1, memory_dim=12, prenet_dim=8, prenet_dropout=0.0, prenet_dropout_at_inference=False,
+        attention_rnn_dim=16, decoder_rnn_dim=20, attention="location_sensitive", attention_location=True, attention_dim=8,
+        location_filters=4, location_kernel_size=5, attention_dropout=0.2, decoder_dropout=0.3,
+        decoder_dropout_recurrent=recurrent,
+    ).train()
+
+
+def test_recurrent_decoder_dropout_feeds_each_dropped_output_back_as_the_state() -> None:
+    memory, mask, mel = _inputs(1)
+    recurrent, fused = _training_decoder(True), _training_decoder(False)
+    torch.manual_seed(5)
+    out = recurrent(memory, mask, mel)
+    # The same pass by hand: masks drawn as forward draws them, each step's dropped decoder
+    # output carried to the next step (Decoder.step keeps it in the state).
+    torch.manual_seed(5)
+    steps, batch = mel.shape[1], mel.shape[0]
+    att_masks = torch.empty(steps, batch, 16).bernoulli_(0.8) / 0.8
+    dec_masks = torch.empty(steps, batch, 20).bernoulli_(0.7) / 0.7
+    attention_memory = recurrent.attention.prepare(memory, mask)
+    cells = recurrent.training_cells()
+    gates = cells.prenet_gates(recurrent.prenet(torch.cat([mel.new_zeros(batch, 1, 6), mel[:, :-1]], 1)))
+    state = recurrent.initial_state(memory, attention_memory)
+    frames = []
+    for s in range(steps):
+        frame, _, state = recurrent.step(gates[:, s], state, attention_memory, cells, (att_masks[s], dec_masks[s]))
+        assert bool((state.decoder_hidden[dec_masks[s] == 0] == 0).all())  # the dropped units are the next step's zeros
+        frames.append(frame)
+    torch.testing.assert_close(out.mel, torch.stack(frames, 1), rtol=1e-5, atol=1e-6)
+    out.mel.sum().backward()
+    assert recurrent.decoder_rnn.weight_hh.grad is not None
+    # The one-call LSTM drops only the outputs: with the same masks, another function in training ...
+    torch.manual_seed(5)
+    assert not torch.allclose(fused(memory, mask, mel).mel, out.mel, atol=1e-4)
+    # ... and the same one without dropout.
+    torch.testing.assert_close(recurrent.eval()(memory, mask, mel).mel, fused.eval()(memory, mask, mel).mel)

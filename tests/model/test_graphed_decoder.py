@@ -19,7 +19,7 @@ def _decoder(reduction_factor: int = 1) -> Decoder:
         n_mels=6, reduction_factor=reduction_factor, memory_dim=12, prenet_dim=8, prenet_dropout=0.0,
         prenet_dropout_at_inference=False, attention_rnn_dim=16, decoder_rnn_dim=16, attention="location_sensitive",
         attention_location=True, attention_dim=8, location_filters=4, location_kernel_size=5, attention_dropout=0.0,
-        decoder_dropout=0.0,
+        decoder_dropout=0.0, decoder_dropout_recurrent=False,
     ).train()
 
 

@@ -216,7 +216,8 @@ def test_building_blocks_take_keyword_arguments_only():
     decoder = Decoder(n_mels=10, reduction_factor=2, memory_dim=8, prenet_dim=4, prenet_dropout=0.5,
                       prenet_dropout_at_inference=True, attention_rnn_dim=6, decoder_rnn_dim=6,
                       attention="location_sensitive", attention_location=False, attention_dim=5,
-                      location_filters=3, location_kernel_size=3, attention_dropout=0.1, decoder_dropout=0.1)
+                      location_filters=3, location_kernel_size=3, attention_dropout=0.1, decoder_dropout=0.1,
+                      decoder_dropout_recurrent=False)
     assert decoder.mel_projection.out_features == 20 and decoder.attention_rnn.input_size == 4 + 8
 
 
