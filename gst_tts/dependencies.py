@@ -116,7 +116,8 @@ def torch_free(module: str) -> bool:
 
 def _importing_torch_free_module() -> bool:
     """Whether the package is being imported on the way to a torch-free module (``import
-    gst_tts.runtime``): the import system's frames hold the name of the module asked for."""
+    gst_tts.runtime``): the import system's frames hold the name of the module asked for (no
+    public interface says it: pinned in tests/test_pinned_internals.py)."""
     frame = sys._getframe(1)
     while frame is not None:
         if frame.f_code.co_name == "_find_and_load":

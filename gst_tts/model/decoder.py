@@ -299,7 +299,9 @@ class Decoder(nn.Module):
             # cuDNN copies separately stored weights into one buffer per call and says so; these
             # are a cell's weights, a few MB: the copy costs less than a warning's noise.
             warnings.filterwarnings("ignore", message="RNN module weights are not part of single contiguous chunk")
-            output, _, _ = torch._VF.lstm(  # nn.LSTM's own kernel entry point, on the cell's parameters
+            # nn.LSTM's own kernel entry point, on the cell's parameters (private: pinned in
+            # tests/test_pinned_internals.py, with the reason)
+            output, _, _ = torch._VF.lstm(
                 inputs, (zeros, zeros), [cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh],
                 True, 1, 0.0, self.training, False, False,
             )

@@ -110,7 +110,8 @@ def load_library(path: str, output: int) -> tuple[ctypes.CDLL, int]:
 
 
 def unload_library(lib: ctypes.CDLL) -> None:
-    """Unmaps a library opened with ctypes, so that the next load starts from fresh statics."""
+    """Unmaps a library opened with ctypes, so that the next load starts from fresh statics
+    (ctypes has no public close: pinned in tests/test_pinned_internals.py)."""
     close = getattr(_ctypes, "dlclose", None) or getattr(_ctypes, "FreeLibrary")
     close(lib._handle)
 
