@@ -6,7 +6,7 @@ Example::
         --vocoder run/vocoder/checkpoints/last.pt --corpus corpus/ --out run/checkpoints/best.pt
 
 Why: on the demo, how faithfully the outputs follow a reference's speaking rate swings from one
-checkpoint to the next late in training (2026-11-27, one run: slope of output vs reference log
+checkpoint to the next late in training (one run: slope of output vs reference log
 rate 0.75-0.80 at step 1,750, 0.55-0.61 at step 2,000, 0.62-0.67 at its last step 2,099, on three
 sets of 24 unseen references), more than recipes differ. The training loss does not see it: it is
 teacher-forced, the swings are in free-running synthesis.

@@ -45,7 +45,7 @@ STATE_NAME = "demo.json"
 STATE_VERSION = 1
 
 #: The reference machine's figures: seconds per unit of each stage in a clean-checkout `make demo` (2
-#: cores, AMD EPYC, 1 thread, 2026-11-27; subprocess start-up included), and that run's probe (seconds
+#: cores, AMD EPYC, 1 thread; subprocess start-up included), and that run's probe (seconds
 #: per demo training step, :func:`probe_step_seconds`), which scales them to other machines.
 REFERENCE_PROBE_S = 0.87
 REFERENCE_SECONDS = {
@@ -57,12 +57,12 @@ REFERENCE_SECONDS = {
     "gta": 0.0238,          # per utterance
     "vocoder_gta": 0.192,   # per step
     "report": 1.60,         # per synthesis
-    "dials": 0.50,          # per synthesis (2026-11-28, one core of two)
+    "dials": 0.50,          # per synthesis (one core of two)
 }
 #: The instruction set every stage computes with on x86-64. torch (ATen), MKL and oneDNN otherwise
 #: pick the widest the CPU has, and AVX-512 kernels round differently from AVX2 ones: the demo's
-#: training amplifies that, so an AVX-512 machine trained another model (2026-11-28: weights apart
-#: by 0.47 after 50 steps; docs/results/2026-11-28-weight-average.md). A variable the user set is kept.
+#: training amplifies that, so an AVX-512 machine trained another model (weights apart by 0.47
+#: after 50 steps: docs/results/2026-11-28-weight-average.md). A variable the user set is kept.
 PINNED_ISA = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
 
 

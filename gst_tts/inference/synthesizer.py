@@ -219,7 +219,7 @@ class Synthesizer:
                 f"{path}: model has {n_mels} mel channels but the audio settings have {audio_config.n_mels}"
                 f" and the mel statistics {tuple(stats.mean.shape)}"
             )
-        window = ckpt.get("reference_frames")  # absent in checkpoints from before 2026-11-27: whole references
+        window = ckpt.get("reference_frames")  # absent in older checkpoints: whole references
         if window is not None and (not isinstance(window, int) or isinstance(window, bool) or window < 1):
             raise CheckpointError(f"{path}: reference_frames must be a positive whole number, got {window!r}")
         neutral = stored_neutral_style(ckpt, path, model.n_heads, model.n_tokens)
@@ -229,7 +229,7 @@ class Synthesizer:
             raise GstTtsError("vocoder_config needs a vocoder given by name or path")
         synth = cls(model, symbols, audio_config, stats, device=dev, vocoder=vocoder, int8=int8, reference_window=window,
                     neutral_weights=neutral)
-        if neutral is None:  # written before 2026-11-28
+        if neutral is None:  # an older checkpoint
             synth.styles.uniform_neutral_notice = (f"{path} stores no neutral style (trained before it was recorded): "
                                                    "the neutral style is uniform token weights")
         return synth

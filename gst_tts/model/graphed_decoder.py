@@ -2,8 +2,8 @@
 training on a GPU.
 
 The decoder runs one step per mel frame (r = 1), each a few dozen small kernels, so on a GPU its
-pass is bound by kernel launches: the card idles while the host launches (2026-11-27, H200: busy
-15-17 % of a step). A CUDA graph records the whole pass's kernels once, forward and backward, and
+pass is bound by kernel launches: the card idles while the host launches (an H200 was busy 15-17 %
+of a step: docs/results/2026-11-27-gpu-training-baseline.md). A CUDA graph records the whole pass's kernels once, forward and backward, and
 then launches them with one call. A graph holds fixed shapes, so each batch is padded up to a
 *bucket* (symbols to a multiple of ``symbol_bucket``, decoder steps to a multiple of
 ``step_bucket``) and one graph is captured per bucket, on first sight. Padding changes nothing the

@@ -463,7 +463,7 @@ class Trainer(TrainingLoop):
         self.scheduler.load_state_dict(ckpt["scheduler"])
         if "scaler" in ckpt:
             self.scaler.load_state_dict(ckpt["scaler"])
-        if "neutral_meter" in ckpt:  # absent before 2026-11-28: the neutral style counts from here
+        if "neutral_meter" in ckpt:  # absent in older checkpoints: the neutral style counts from here
             self.neutral.load_state_dict(ckpt["neutral_meter"])
         self._restore_position(path, ckpt)
 
