@@ -40,6 +40,7 @@ __all__ = [
     "add_decoding_arguments", "decoding_options", "check_transfer_counts", "DEFAULT_SEED", "DEFAULT_BATCH_SIZE",
     "add_seed_argument", "add_batch_size_argument", "add_progress_argument", "add_text_arguments", "read_text_input", "one_text",
     "deprecated_flag", "deprecated_positional", "removed_flag", "reference_files", "load_synthesizer_described",
+    "post_processing",
 ]
 
 log = logging.getLogger("gst_tts.cli")
@@ -387,6 +388,15 @@ def cli_tempo_target(synth: Synthesizer, args: argparse.Namespace) -> tuple[Temp
         warn_unread_tempo([style], [target])
         return None, {"source": TEMPO_DECODED}
     return target, {"source": TEMPO_REFERENCE, "letters_per_s": round(target.letters_per_s, 2), "strength": target.strength}
+
+
+def post_processing(synth: Synthesizer, *, tempo: bool, f0_range: bool) -> tuple[dict[str, bool], str]:
+    """The copies after the model a figure-taking command was asked for: ``synthesize``'s
+    ``transfer_tempo`` / ``transfer_f0_range`` (the F0 range only where the vocoder can set one),
+    and their label for the report ("tempo and F0 range", "tempo", …; "" for none)."""
+    f0_range = f0_range and synth.transfers_f0_range
+    label = " and ".join(what for what, on in (("tempo", tempo), ("F0 range", f0_range)) if on)
+    return {"transfer_tempo": tempo, "transfer_f0_range": f0_range}, label
 
 
 def style_strength(text: str) -> float:

@@ -25,7 +25,7 @@ import numpy as np
 
 from gst_tts.cli.args import (
     add_decoding_arguments, add_model_arguments, add_progress_argument, add_seed_argument, check_transfer_counts,
-    decoding_options, load_synthesizer,
+    decoding_options, load_synthesizer, post_processing,
 )
 from gst_tts.cli.outputs import check_writable_location
 from gst_tts.errors import GstTtsError
@@ -93,8 +93,7 @@ def run(args: argparse.Namespace) -> int:
                                      progress=not args.no_progress, **options)
     # What the copies after the model add, on lines of their own: the reference's tempo, and its F0
     # range where the vocoder can set one.
-    copies = {"transfer_tempo": True, "transfer_f0_range": synth.transfers_f0_range}
-    copied = "tempo and F0 range" if synth.transfers_f0_range else "tempo"
+    copies, copied = post_processing(synth, tempo=True, f0_range=True)
     post = evaluate_style_transfer(synth, references, texts, seed=args.seed, progress=not args.no_progress,
                                    **copies, **options) if args.post_processed else None
     summary = mean_health(report.healths)

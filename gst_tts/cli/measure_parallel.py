@@ -27,7 +27,7 @@ from pathlib import Path
 
 from gst_tts.cli.args import (
     add_decoding_arguments, add_model_arguments, add_progress_argument, add_seed_argument, decoding_options,
-    load_synthesizer, read_text_input, F0_RANGE_REFERENCE, TEMPO_REFERENCE, add_f0_range_argument, add_tempo_argument,
+    load_synthesizer, post_processing, read_text_input, F0_RANGE_REFERENCE, TEMPO_REFERENCE, add_f0_range_argument, add_tempo_argument,
 )
 from gst_tts.cli.outputs import check_writable_location
 from gst_tts.errors import GstTtsError
@@ -96,7 +96,6 @@ def run(args: argparse.Namespace) -> int:
     styles = [Style(reference=(r, config.sample_rate)) for r in recordings]
     styles += [styles[j] for j in others]
     extractor = MelExtractor(config)
-    tempo, f0_range = args.tempo == TEMPO_REFERENCE, args.f0_range == F0_RANGE_REFERENCE and synth.transfers_f0_range
 
     def measured(**copies: bool) -> tuple[dict, dict]:
         results = synth.synthesize(texts, styles=styles, seed=args.seed, **copies, **options)
@@ -112,8 +111,8 @@ def run(args: argparse.Namespace) -> int:
         return summary, per
 
     summary, per = measured()
-    copied = " and ".join(what for what, on in (("tempo", tempo), ("F0 range", f0_range)) if on)
-    post = measured(transfer_tempo=tempo, transfer_f0_range=f0_range) if copied else None
+    copies, copied = post_processing(synth, tempo=args.tempo == TEMPO_REFERENCE, f0_range=args.f0_range == F0_RANGE_REFERENCE)
+    post = measured(**copies) if copied else None
     if args.out is not None:
         write_json(args.out, {"checkpoint": str(args.checkpoint), "corpus": str(args.corpus), "seed": args.seed,
                               "pitch_tracker": "librosa.pyin", "gpe_denominator": "frames voiced in both",

@@ -50,7 +50,7 @@ from pathlib import Path
 from gst_tts.analysis.style_transfer import REFERENCE_SENTENCES
 from gst_tts.cli.args import (
     add_decoding_arguments, add_model_arguments, add_progress_argument, add_seed_argument, check_transfer_counts,
-    decoding_options, deprecated_flag, load_synthesizer, read_text_input, style_strength,
+    decoding_options, deprecated_flag, load_synthesizer, post_processing, read_text_input, style_strength,
     F0_RANGE_REFERENCE, F0_RANGE_DECODED, TEMPO_DECODED, TEMPO_REFERENCE, add_f0_range_argument, add_tempo_argument,
 )
 from gst_tts.cli.outputs import check_writable_location, write_csv
@@ -139,10 +139,8 @@ def run(args: argparse.Namespace) -> int:
 
     common = dict(seed=args.seed, progress=not args.no_progress, style_strength=args.style_strength, **options)
     report = evaluate_style_transfer(synth, references, texts, on_output=save, **common)
-    f0_range, tempo = args.f0_range == F0_RANGE_REFERENCE and synth.transfers_f0_range, args.tempo == TEMPO_REFERENCE
-    copied = " and ".join(what for what, on in (("tempo", tempo), ("F0 range", f0_range)) if on)
-    post = evaluate_style_transfer(synth, references, texts, transfer_f0_range=f0_range, transfer_tempo=tempo,
-                                   **common) if copied else None
+    copies, copied = post_processing(synth, tempo=args.tempo == TEMPO_REFERENCE, f0_range=args.f0_range == F0_RANGE_REFERENCE)
+    post = evaluate_style_transfer(synth, references, texts, **copies, **common) if copied else None
     write_csv(args.out / "transfer.csv", report.csv_header(), report.csv_rows())
     strength = 1.0 if args.style_strength is None else args.style_strength
     write_json(args.out / "transfer.json", {"checkpoint": str(args.checkpoint), "seed": args.seed, "style_strength": strength,

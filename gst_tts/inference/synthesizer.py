@@ -359,8 +359,7 @@ class Synthesizer:
                 read = once_per_reference(self.reference_f0_range)
                 f0_targets_used = [self.f0_range_target(style, read) for style in styles]
         elif vocode and styles is not None:  # a spread given outright is the caller's setting, not a copy
-            f0_targets_used = [F0Target(s.f0_range, 1.0) if isinstance(s, Style) and s.f0_range is not None else None
-                               for s in styles]
+            f0_targets_used = [style_f0_range(style, lambda reference: None) for style in styles]
         tempo_targets_used = resolve_tempo_targets(
             len(texts), transfer=transfer_tempo, given=tempo_targets, styles=styles,
             shared_style=Style(reference=reference, mix=style_mix, strength=style_strength), read=self.reference_tempo)
