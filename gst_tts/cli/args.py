@@ -13,6 +13,7 @@ from dataclasses import fields
 import inspect
 from pathlib import Path
 import logging
+import math
 import sys
 from typing import Any, Iterator
 
@@ -34,7 +35,7 @@ from gst_tts.cli.text_input import STDIN, add_text_arguments, one_text, read_tex
 from gst_tts.text.split import DEFAULT_MAX_CHARS
 
 __all__ = [
-    "positive_int", "add_model_arguments", "load_synthesizer", "add_vocoder_arguments", "load_cli_vocoder", "add_style_arguments", "resolve_cli_style",
+    "positive_int", "non_negative_float", "add_model_arguments", "load_synthesizer", "add_vocoder_arguments", "load_cli_vocoder", "add_style_arguments", "resolve_cli_style",
     "add_f0_range_argument", "f0_range_option", "cli_f0_target", "TEMPO_REFERENCE", "TEMPO_DECODED", "add_tempo_argument",
     "cli_tempo_target",
     "add_decoding_arguments", "decoding_options", "check_transfer_counts", "DEFAULT_SEED", "DEFAULT_BATCH_SIZE",
@@ -179,6 +180,17 @@ def positive_int(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
+    return value
+
+
+def non_negative_float(text: str) -> float:
+    """argparse type: a finite number >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text!r}")
     return value
 
 

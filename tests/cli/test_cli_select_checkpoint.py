@@ -67,6 +67,38 @@ def test_a_candidate_that_mumbles_is_not_chosen(candidates, tmp_path, capsys, mo
     assert "words: 1 - CER (scripted)" in stdout and not ScriptedASR.script
 
 
+def test_words_come_first_within_the_margin(tmp_path, capsys, monkeypatch):
+    """Three candidates: the best style speaks worse than the margin allows; of the two that speak
+    about equally well, the better weakest figure wins, though it is not the lowest CER."""
+    paths = [write_tiny_checkpoint(tmp_path / f"step_{s:07d}.pt", seed=s, step=s) for s in (250, 500, 750)]
+    figures = iter([
+        {"log F0 r": 1.0, "log F0 slope": 1.0, "log rate r": 1.0, "log rate slope": 1.0, "aligned": 1.0},
+        {"log F0 r": 0.9, "log F0 slope": 0.8, "log rate r": 0.9, "log rate slope": 0.9, "aligned": 1.0},
+        {"log F0 r": 0.9, "log F0 slope": 0.6, "log rate r": 0.9, "log rate slope": 0.9, "aligned": 1.0},
+    ])
+    monkeypatch.setattr(style_transfer, "selection_figures", lambda report: next(figures))
+    monkeypatch.setattr(intelligibility, "asr_available", lambda: True)
+    monkeypatch.setattr(intelligibility, "WhisperTranscriber", ScriptedASR)
+    sentence = style_transfer.held_out_sentences(1, style_transfer.TEXT_SEED)[0]
+    words = sentence.lower().split()
+    def dropping(n):  # the sentence with its first n words left out: a CER of about n words' share
+        return " ".join(words[n:])
+    ScriptedASR.script = [dropping(2)] * 2 + [dropping(1)] * 2 + [sentence] * 2
+    cer = {n: intelligibility.score_utterance("x", sentence, dropping(n)).cer for n in (1, 2)}
+    margin = (cer[1] + cer[2]) / 2  # step 500 (one word dropped) within it of step 750's 0, step 250 (two) not
+    out = tmp_path / "best.pt"
+    rc, stdout, err = run(capsys, "--checkpoints", *map(str, paths), "--out", str(out), "--words-margin", f"{margin:.6f}", *FAST)
+    assert rc == 0, err
+    record = json.loads(out.with_suffix(".json").read_text())
+    assert [(c["step"], c["speaks_best"]) for c in record["candidates"]] == [(250, False), (500, True), (750, True)]
+    assert record["step"] == 500, record  # step 250's weakest figure is the highest, but it speaks worse
+    assert "(words: CER above the margin)" in stdout and "<- chosen" in stdout.splitlines()[2]
+    ScriptedASR.script = [dropping(2)] * 2 + [dropping(1)] * 2 + [sentence] * 2
+    figures = iter([{"log F0 r": 1.0, "log F0 slope": 1.0, "log rate r": 1.0, "log rate slope": 1.0, "aligned": 1.0}] * 3)
+    rc, _, err = run(capsys, "--checkpoints", *map(str, paths), "--out", str(out), "--words-margin", "0", *FAST)
+    assert rc == 0 and json.loads(out.with_suffix(".json").read_text())["step"] == 750, err
+
+
 @pytest.fixture
 def candidates(tmp_path):
     """Checkpoints of steps 250 and 500, and a last.pt repeating step 500."""
