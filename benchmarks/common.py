@@ -78,7 +78,7 @@ def cpu_vocoder(path: Path | None, *, audio_config: AudioConfig, seed: int):
     from gst_tts.audio.vocoders import load_vocoder
     from gst_tts.audio.vocoders.checkpoint import SPECTRAL_KIND
     from gst_tts.audio.vocoders.spectral import SpectralVocoder
-    from gst_tts.training.builders import build_generator
+    from gst_tts.training.vocoder_builders import build_generator
 
     if path is not None:
         vocoder = load_vocoder(path, audio_config=audio_config, device="cpu")

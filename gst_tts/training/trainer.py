@@ -31,21 +31,23 @@ from gst_tts.model import count_parameters
 from gst_tts.progress import progress_bar
 from gst_tts.compute import configure_threads
 from gst_tts.training.builders import (
+    build_loss,
+    build_model,
+    build_optimizer,
+    check_average_decay,
+    check_config,
+    complete_model_config,
+)
+from gst_tts.training.data_builders import (
     ResumePoint,
     build_audio_config,
     build_corpus,
     build_datasets,
     build_feature_cache,
-    build_loss,
     build_mel_stats,
-    build_model,
-    build_optimizer,
     build_prosody_targets,
     build_split,
     build_train_loader,
-    check_average_decay,
-    check_config,
-    complete_model_config,
     find_resume_checkpoint,
     reference_seconds,
 )
@@ -97,8 +99,8 @@ def validation_decoding(target_frames: int, frames_per_second: float) -> Decodin
 
 
 class Trainer(TrainingLoop):
-    """Builds everything from a resolved config (see :mod:`gst_tts.training.builders`) and runs the
-    loop. One process, one device."""
+    """Builds everything from a resolved config (see :mod:`gst_tts.training.data_builders` and
+    :mod:`gst_tts.training.builders`) and runs the loop. One process, one device."""
 
     log = log
 

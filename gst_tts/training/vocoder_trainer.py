@@ -67,16 +67,14 @@ from gst_tts.errors import GstTtsError, VocoderError
 from gst_tts.model import count_parameters
 from gst_tts.progress import progress_bar
 from gst_tts.compute import configure_threads
-from gst_tts.training.builders import (
+from gst_tts.training.data_builders import ResumePoint, build_split, find_resume_checkpoint
+from gst_tts.training.vocoder_builders import (
     GENERATOR_CLASSES,
-    ResumePoint,
     build_discriminator,
     build_generator,
-    build_split,
     build_vocoder_loss,
     build_vocoder_optimizers,
     check_vocoder_config,
-    find_resume_checkpoint,
     vocoder_kind,
 )
 from gst_tts.checkpoints.acoustic import rng_state

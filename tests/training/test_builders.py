@@ -16,9 +16,9 @@ from gst_tts.audio.features import AudioConfig
 from gst_tts.errors import GstTtsError
 from gst_tts.model import GSTTacotron
 from gst_tts.training.train import CONFIG_MODULE
-from gst_tts.training.builders import (
-    MODEL_FROM_DATA, build_audio_config, build_loss, build_model, complete_model_config, constructor_kwargs,
-)
+from gst_tts.training.builders import MODEL_FROM_DATA, build_loss, build_model, complete_model_config
+from gst_tts.training.config_args import constructor_kwargs
+from gst_tts.training.data_builders import build_audio_config
 from gst_tts.training.losses import TacotronLoss
 from gst_tts.training.trainer import Trainer
 

@@ -231,7 +231,7 @@ def test_a_corrupted_last_checkpoint_falls_back_to_the_newest_periodic_one_that_
         data = bytearray((ckpts / name).read_bytes())
         data[len(data) // 2] ^= 0x04
         (ckpts / name).write_bytes(bytes(data))
-    with caplog.at_level(logging.WARNING, logger="gst_tts.training.builders"):
+    with caplog.at_level(logging.WARNING, logger="gst_tts.training.data_builders"):
         resumed = Trainer(_compose(overrides), run)
     assert resumed.state.step == 2
     warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]

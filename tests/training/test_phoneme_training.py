@@ -20,7 +20,7 @@ from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.text.frontends import make_frontend
 from gst_tts.text.phonemes import espeak_version
 from gst_tts.text.symbols import SymbolTable
-from gst_tts.training.builders import build_corpus
+from gst_tts.training.data_builders import build_corpus
 from gst_tts.training.trainer import Trainer
 
 ROOT = Path(__file__).resolve().parents[2]

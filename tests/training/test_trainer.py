@@ -136,7 +136,7 @@ def test_resume_after_changing_val_size_keeps_the_stored_split_and_statistics(ma
     sf.write(small_corpus / "wavs" / f"{edited}.wav", tone(1.0, 22050, 300.0, amplitude=0.02), 22050, subtype="PCM_16")
     cfg = make_cfg(small_corpus, cache, max_steps=4)
     cfg.data.val_size = 3
-    with caplog.at_level(logging.WARNING, logger="gst_tts.training.builders"):
+    with caplog.at_level(logging.WARNING, logger="gst_tts.training.data_builders"):
         resumed = Trainer(cfg, run)
     assert resumed.state.step == 2
     val_ids = [u.id for u in resumed.val_set.utterances]
@@ -188,7 +188,7 @@ def test_resume_names_validation_utterances_missing_from_the_corpus(make_cfg, sm
             path.write_text("".join(line + "\n" for line in path.read_text().splitlines() if not line.startswith(utt_id)))
 
     drop(train_id)
-    with caplog.at_level(logging.WARNING, logger="gst_tts.training.builders"):
+    with caplog.at_level(logging.WARNING, logger="gst_tts.training.data_builders"):
         resumed = Trainer(make_cfg(small_corpus, cache, max_steps=2), run)
     assert f"1 gone ({train_id}" in caplog.text
     assert [u.id for u in resumed.val_set.utterances] == val_ids
@@ -394,7 +394,7 @@ def test_truncated_last_checkpoint_resumes_from_the_newest_periodic_one_that_loa
     for name in ("last.pt", "step_0000004.pt"):
         data = (ckpts / name).read_bytes()
         (ckpts / name).write_bytes(data[: len(data) // 2])
-    with caplog.at_level(logging.WARNING, logger="gst_tts.training.builders"):
+    with caplog.at_level(logging.WARNING, logger="gst_tts.training.data_builders"):
         resumed = Trainer(make_cfg(small_corpus, cache, max_steps=6), run)
     assert resumed.state.step == 2
     saved = load_checkpoint(ckpts / "step_0000002.pt")["model"]

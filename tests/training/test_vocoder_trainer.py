@@ -30,7 +30,7 @@ from gst_tts.audio.vocoders.spectral import MagnitudeEstimator, SpectralVocoder
 from gst_tts.cli import main as cli_main
 from gst_tts.data.segments import collate_segments
 from gst_tts.errors import DataError, GstTtsError
-from gst_tts.training.builders import build_generator
+from gst_tts.training.vocoder_builders import build_generator
 from gst_tts.training.vocoder_losses import HiFiGANLoss
 from gst_tts.training.vocoder_trainer import PROGRESS_TERMS, VocoderTrainer, load_vocoder_checkpoint
 
