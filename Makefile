@@ -17,7 +17,7 @@ DEMO_OPTIONS = $(if $(DEMO_STEPS),--steps $(DEMO_STEPS)) $(if $(DEMO_VOCODER_STE
 # Exact versions the tests ran with (pip freeze of a verified venv), installed as constraints.
 LOCK := requirements.lock
 
-.PHONY: setup lock demo test test-all bench bench-attention clean-demo docs
+.PHONY: setup lock demo lint test test-all bench bench-attention clean-demo docs
 
 setup: $(VENV)/.installed
 
@@ -43,6 +43,11 @@ lock:
 demo: setup
 	$(if $(DEMO_VOCODER_MINUTES)$(DEMO_VOCODER_GTA_MINUTES),$(error the demo's vocoders are budgeted in steps: DEMO_VOCODER_STEPS, DEMO_VOCODER_GTA_STEPS))
 	$(BIN)/gst-tts demo --out $(DEMO_DIR) $(strip $(DEMO_OPTIONS))
+
+# Lint and formatting with the pinned ruff (pyproject.toml's [tool.ruff]); `ruff format .` applies the formatting.
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 # make test leaves out the tests marked slow (tests/conftest.py: what they repeat); make test-all runs them too.
 test: setup

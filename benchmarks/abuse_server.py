@@ -53,8 +53,18 @@ import soundfile as sf
 ROOT = Path(__file__).resolve().parents[1]
 API_KEY = "abuse-test-key"
 # The server's limits under attack: small enough that the bounded test stays cheap.
-SERVER_OPTIONS = ["--max-seconds", "0.7", "--griffin-lim-iters", "4", "--max-queue", "16",
-                  "--max-text-chars", "200", "--max-upload-mb", "1"]
+SERVER_OPTIONS = [
+    "--max-seconds",
+    "0.7",
+    "--griffin-lim-iters",
+    "4",
+    "--max-queue",
+    "16",
+    "--max-text-chars",
+    "200",
+    "--max-upload-mb",
+    "1",
+]
 BODY_TIMEOUT_S = 3.0  # --body-timeout: a trickled body is answered 408 after this
 MAX_TEXT_CHARS = 200
 MAX_UPLOAD_BYTES = 1024 * 1024
@@ -75,13 +85,36 @@ class Server:
     """
 
     def __init__(self, checkpoint: Path, *, root: Path = ROOT, options: list[str] = ()) -> None:
-        env = {**os.environ, "PYTHONPATH": str(root), "GST_TTS_API_KEY": API_KEY, "OMP_NUM_THREADS": "1",
-               "MKL_NUM_THREADS": "1"}
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(root),
+            "GST_TTS_API_KEY": API_KEY,
+            "OMP_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1",
+        }
         self.workdir = tempfile.TemporaryDirectory()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gst_tts.cli", "serve", "--checkpoint", str(checkpoint), "--port", "0",
-             "--device", "cpu", "--threads", "1", *options],
-            cwd=self.workdir.name, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            [
+                sys.executable,
+                "-m",
+                "gst_tts.cli",
+                "serve",
+                "--checkpoint",
+                str(checkpoint),
+                "--port",
+                "0",
+                "--device",
+                "cpu",
+                "--threads",
+                "1",
+                *options,
+            ],
+            cwd=self.workdir.name,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         self.log: list[str] = []
         deadline = time.monotonic() + 120
         while True:
@@ -100,8 +133,10 @@ class Server:
     def memory_mb(self) -> dict[str, float]:
         """``{"rss": VmRSS, "hwm": VmHWM}`` of the server process, in MiB."""
         status = Path(f"/proc/{self.proc.pid}/status").read_text()
-        return {key: int(re.search(rf"^{name}:\s+(\d+) kB", status, re.M).group(1)) / 1024
-                for key, name in (("rss", "VmRSS"), ("hwm", "VmHWM"))}
+        return {
+            key: int(re.search(rf"^{name}:\s+(\d+) kB", status, re.M).group(1)) / 1024
+            for key, name in (("rss", "VmRSS"), ("hwm", "VmHWM"))
+        }
 
     def body_bytes_read(self, since: int, *, status: int = 413, wait_s: float = 2.0) -> list[int]:
         """Body bytes the server says it had read when it cut a body (its log's "413 after N body bytes"
@@ -152,8 +187,16 @@ class Tally:
         return {o for counts in self.seen.values() for o in counts if isinstance(o, int)}
 
 
-def request(port: int, method: str, path: str, *, body: bytes | None = None, headers: dict[str, str] | None = None,
-            key: bool = True, timeout: float = 120.0) -> tuple[int | str, bytes]:
+def request(
+    port: int,
+    method: str,
+    path: str,
+    *,
+    body: bytes | None = None,
+    headers: dict[str, str] | None = None,
+    key: bool = True,
+    timeout: float = 120.0,
+) -> tuple[int | str, bytes]:
     """One request on a fresh connection → (status, body), or ("reset" | "closed", b"") when the server closed."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     headers = dict(headers or {})
@@ -190,8 +233,18 @@ def _read_status(sock: socket.socket, timeout: float) -> int | str:
     return int(match.group(1)) if match else ("closed" if not data else "garbled")
 
 
-def push_body(port: int, path: str, *, total: int, key: bool, chunked: bool, declared: int | None = None,
-              content_type: str = "application/json", piece: int = 64 * 1024, timeout: float = 30.0) -> tuple[int | str, int]:
+def push_body(
+    port: int,
+    path: str,
+    *,
+    total: int,
+    key: bool,
+    chunked: bool,
+    declared: int | None = None,
+    content_type: str = "application/json",
+    piece: int = 64 * 1024,
+    timeout: float = 30.0,
+) -> tuple[int | str, int]:
     """Send a body of ``total`` bytes (chunked, or with Content-Length ``declared``, default ``total``)
     until the server's answer is readable, the server closes, or all is sent.
 
@@ -203,7 +256,9 @@ def push_body(port: int, path: str, *, total: int, key: bool, chunked: bool, dec
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 64 * 1024)
     length = "Transfer-Encoding: chunked" if chunked else f"Content-Length: {total if declared is None else declared}"
     auth = f"X-API-Key: {API_KEY}\r\n" if key else ""
-    sock.sendall(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: {content_type}\r\n{auth}{length}\r\n\r\n".encode())
+    sock.sendall(
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: {content_type}\r\n{auth}{length}\r\n\r\n".encode()
+    )
     block = (f"{piece:x}\r\n".encode() + b"x" * piece + b"\r\n") if chunked else b"x" * piece
     stream_end = -(-total // piece) * len(block)  # whole pieces
     sock.setblocking(False)
@@ -260,7 +315,9 @@ def multipart(parts: list[tuple[str, str | None, bytes]], boundary: str = "abuse
     out = b""
     for name, filename, data in parts:
         disposition = f'form-data; name="{name}"' + (f'; filename="{filename}"' if filename else "")
-        out += f"--{boundary}\r\nContent-Disposition: {disposition}\r\nContent-Type: application/octet-stream\r\n\r\n".encode()
+        out += (
+            f"--{boundary}\r\nContent-Disposition: {disposition}\r\nContent-Type: application/octet-stream\r\n\r\n"
+        ).encode()
         out += data + b"\r\n"
     return out + f"--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
 
@@ -299,13 +356,27 @@ def attack(server: Server, size: AttackSize) -> tuple[Tally, dict[str, float]]:
     stop = threading.Event()
     slow_clients = []  # (kind, sent at once, sent a byte at a time)
     for k in range(size.slow_clients):
-        slow_clients.append(("slow-loris headers", b"", b"POST /api/synthesize HTTP/1.1\r\nHost: x\r\nX-Padding: " + b"a" * 64 + b"\r\n\r\n"))
+        slow_clients.append(
+            (
+                "slow-loris headers",
+                b"",
+                b"POST /api/synthesize HTTP/1.1\r\nHost: x\r\nX-Padding: " + b"a" * 64 + b"\r\n\r\n",
+            )
+        )
         if size.body_timeout:  # the head at once, then the body: answered 408 after the body timeout
-            head = (f"POST /api/synthesize HTTP/1.1\r\nHost: x\r\nX-API-Key: {API_KEY}\r\n"
-                    f"Content-Type: application/json\r\nContent-Length: {len(synth_body)}\r\n\r\n").encode()
+            head = (
+                f"POST /api/synthesize HTTP/1.1\r\nHost: x\r\nX-API-Key: {API_KEY}\r\n"
+                f"Content-Type: application/json\r\nContent-Length: {len(synth_body)}\r\n\r\n"
+            ).encode()
             slow_clients.append(("slow-loris body", head, synth_body))
-    slow = [threading.Thread(target=lambda kind=kind, head=head, body=body: tally.add(
-        kind, trickle(port, at_once=head, slowly=body, every_s=0.2, stop=stop))) for kind, head, body in slow_clients]
+    slow = [
+        threading.Thread(
+            target=lambda kind=kind, head=head, body=body: tally.add(
+                kind, trickle(port, at_once=head, slowly=body, every_s=0.2, stop=stop)
+            )
+        )
+        for kind, head, body in slow_clients
+    ]
     for t in slow:
         t.start()
 
@@ -314,7 +385,9 @@ def attack(server: Server, size: AttackSize) -> tuple[Tally, dict[str, float]]:
 
     def synthesize(k: int) -> None:
         barrier.wait()
-        tally.add("concurrent synthesis", request(port, "POST", "/api/synthesize", body=synth_body, headers=json_headers)[0])
+        tally.add(
+            "concurrent synthesis", request(port, "POST", "/api/synthesize", body=synth_body, headers=json_headers)[0]
+        )
 
     workers = [threading.Thread(target=synthesize, args=(k,)) for k in range(size.concurrent)]
     for t in workers:
@@ -331,14 +404,34 @@ def attack(server: Server, size: AttackSize) -> tuple[Tally, dict[str, float]]:
 
     for key in (False, True):
         who = "with key" if key else "no key"
-        for path, content_type in (("/api/synthesize", "application/json"), ("/api/references", "multipart/form-data; boundary=b")):
+        for path, content_type in (
+            ("/api/synthesize", "application/json"),
+            ("/api/references", "multipart/form-data; boundary=b"),
+        ):
             for chunked in (False, True):
-                push(f"{'chunked' if chunked else 'declared'} {size.oversize_bytes >> 20} MiB {path} ({who})", path,
-                     total=size.oversize_bytes, key=key, chunked=chunked, content_type=content_type)
-        push(f"body longer than declared ({who})", "/api/synthesize", total=MAX_JSON_BYTES * 4, declared=64, key=key,
-             chunked=False)
-    push(f"chunked {size.flood_bytes >> 20} MiB flood (no key)", "/api/synthesize", total=size.flood_bytes, key=False,
-         chunked=True)
+                push(
+                    f"{'chunked' if chunked else 'declared'} {size.oversize_bytes >> 20} MiB {path} ({who})",
+                    path,
+                    total=size.oversize_bytes,
+                    key=key,
+                    chunked=chunked,
+                    content_type=content_type,
+                )
+        push(
+            f"body longer than declared ({who})",
+            "/api/synthesize",
+            total=MAX_JSON_BYTES * 4,
+            declared=64,
+            key=key,
+            chunked=False,
+        )
+    push(
+        f"chunked {size.flood_bytes >> 20} MiB flood (no key)",
+        "/api/synthesize",
+        total=size.flood_bytes,
+        key=False,
+        chunked=True,
+    )
 
     # Malformed multipart and uploads that are not audio.
     rng = np.random.default_rng(0)
@@ -352,7 +445,9 @@ def attack(server: Server, size: AttackSize) -> tuple[Tally, dict[str, float]]:
         "multipart not multipart": (b'{"file": "/etc/passwd"}', "application/json"),
         "upload random bytes": multipart([("file", "noise.wav", rng.bytes(50_000))]),
         "upload text named .wav": multipart([("file", "notes.wav", b"just some text, not audio\n" * 100)]),
-        "upload mp3 header": multipart([("file", "song.mp3", b"ID3\x04\x00\x00\x00\x00\x00\x00" + b"\xff\xfb\x90\x64" + rng.bytes(4000))]),
+        "upload mp3 header": multipart(
+            [("file", "song.mp3", b"ID3\x04\x00\x00\x00\x00\x00\x00" + b"\xff\xfb\x90\x64" + rng.bytes(4000))]
+        ),
         "upload wav header, no data": multipart([("file", "empty.wav", wav_bytes(1.0)[:44])]),
     }.items():
         tally.add(kind, request(port, "POST", "/api/references", body=body, headers={"Content-Type": content_type})[0])
@@ -370,7 +465,9 @@ def attack(server: Server, size: AttackSize) -> tuple[Tally, dict[str, float]]:
     for t in slow:
         t.join()
     tally.add("health after the attack", request(port, "GET", "/api/health", key=False)[0])
-    tally.add("synthesis after the attack", request(port, "POST", "/api/synthesize", body=synth_body, headers=json_headers)[0])
+    tally.add(
+        "synthesis after the attack", request(port, "POST", "/api/synthesize", body=synth_body, headers=json_headers)[0]
+    )
     peak = server.memory_mb()
     memory.update(hwm=peak["hwm"], rss_after=peak["rss"])
     return tally, memory
@@ -384,8 +481,11 @@ def _upload(data: bytes, name: str) -> tuple[bytes, dict[str, str]]:
 def _close_after_status(port: int, synth_body: bytes) -> int | str:
     sock = socket.create_connection(("127.0.0.1", port), timeout=120)
     try:
-        sock.sendall(f"POST /api/synthesize HTTP/1.1\r\nHost: x\r\nX-API-Key: {API_KEY}\r\nContent-Type: application/json\r\n"
-                     f"Content-Length: {len(synth_body)}\r\n\r\n".encode() + synth_body)
+        sock.sendall(
+            f"POST /api/synthesize HTTP/1.1\r\nHost: x\r\nX-API-Key: {API_KEY}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(synth_body)}\r\n\r\n".encode()
+            + synth_body
+        )
         line = sock.makefile("rb").readline()
         match = re.match(rb"HTTP/1\.[01] (\d{3}) ", line)
         return int(match.group(1)) if match else "closed"
@@ -396,15 +496,22 @@ def _close_after_status(port: int, synth_body: bytes) -> int | str:
 def report(tally: Tally, memory: dict[str, float]) -> str:
     """The table: requests by kind, the answers seen, body bytes the client got into its socket before
     the answer and those the server logged as read when it cut the body (largest of each), memory."""
-    lines = [f"{'request kind':<46} | {'n':>3} | {'answers seen':<22} | {'client sent before answer':>25} | {'server read':>11}"]
+    lines = [
+        f"{'request kind':<46} | {'n':>3} | {'answers seen':<22} | {'client sent before answer':>25} | "
+        f"{'server read':>11}"
+    ]
     for kind, counts in tally.seen.items():
         answers = ", ".join(f"{o}x{c}" for o, c in sorted(counts.items(), key=lambda item: str(item[0])))
         sent, read = tally.sent_bytes.get(kind), tally.read_bytes.get(kind)
-        lines.append(f"{kind:<46} | {sum(counts.values()):>3} | {answers:<22} | {f'{max(sent):,}' if sent else '':>25} | "
-                     f"{f'{max(read):,}' if read else '':>11}")
+        lines.append(
+            f"{kind:<46} | {sum(counts.values()):>3} | {answers:<22} | {f'{max(sent):,}' if sent else '':>25} | "
+            f"{f'{max(read):,}' if read else '':>11}"
+        )
     lines.append(f"statuses seen: {sorted(tally.statuses())}")
-    lines.append(f"server memory (MiB): VmRSS before {memory['rss_before']:.0f}, VmHWM peak {memory['hwm']:.0f}, "
-                 f"VmRSS after {memory['rss_after']:.0f}; peak - before = {memory['hwm'] - memory['rss_before']:.0f}")
+    lines.append(
+        f"server memory (MiB): VmRSS before {memory['rss_before']:.0f}, VmHWM peak {memory['hwm']:.0f}, "
+        f"VmRSS after {memory['rss_after']:.0f}; peak - before = {memory['hwm'] - memory['rss_before']:.0f}"
+    )
     return "\n".join(lines)
 
 
@@ -419,8 +526,13 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from common import random_tiny_checkpoint
 
-    size = AttackSize(slow_clients=args.slow_clients, concurrent=args.concurrent, flood_bytes=args.flood_mb << 20,
-                      oversize_bytes=64 << 20, body_timeout=not args.legacy_server)
+    size = AttackSize(
+        slow_clients=args.slow_clients,
+        concurrent=args.concurrent,
+        flood_bytes=args.flood_mb << 20,
+        oversize_bytes=64 << 20,
+        body_timeout=not args.legacy_server,
+    )
     options = SERVER_OPTIONS + ([] if args.legacy_server else ["--body-timeout", str(BODY_TIMEOUT_S)])
     with tempfile.TemporaryDirectory() as tmp:
         server = Server(random_tiny_checkpoint(Path(tmp)), root=args.root, options=options)
@@ -430,12 +542,17 @@ def main(argv: list[str] | None = None) -> int:
             alive = server.alive()
         finally:
             server.close()
-    print(f"server: {args.root} ({'legacy' if args.legacy_server else 'current'} options), {time.monotonic() - started:.0f} s")
+    print(
+        f"server: {args.root} ({'legacy' if args.legacy_server else 'current'} options), "
+        f"{time.monotonic() - started:.0f} s"
+    )
     print(report(tally, memory))
     bad = sorted(s for s in tally.statuses() if s >= 500 and s != 503)
     health = tally.seen["health after the attack"]
-    print(f"abuse_5xx={len(bad)}  abuse_alive={int(alive)}  abuse_health_ok={int(health.get(200, 0) == 1)}  "
-          f"abuse_peak_rss_growth_mb={memory['hwm'] - memory['rss_before']:.0f}")
+    print(
+        f"abuse_5xx={len(bad)}  abuse_alive={int(alive)}  abuse_health_ok={int(health.get(200, 0) == 1)}  "
+        f"abuse_peak_rss_growth_mb={memory['hwm'] - memory['rss_before']:.0f}"
+    )
     return 1 if bad or not alive or health.get(200, 0) != 1 else 0
 
 

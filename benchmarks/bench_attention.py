@@ -82,8 +82,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=1234, help="training seed, the same for every kind")
     p.add_argument("--device", default="cpu", help="training and synthesis device (default cpu)")
     p.add_argument("--reuse", action="store_true", help="keep the kinds already finished in OUT/results.json")
-    p.add_argument("--extra", action="append", default=[], metavar="KEY=VALUE",
-                   help="extra Hydra override for every training run (repeatable)")
+    p.add_argument(
+        "--extra",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra Hydra override for every training run (repeatable)",
+    )
     args = p.parse_args(argv)
     kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
     unknown = [k for k in kinds if k not in ATTENTION_KINDS]
@@ -96,13 +101,31 @@ def main(argv: list[str] | None = None) -> int:
 
     out: Path = args.out
     corpus, cache = out / "corpus", out / "feature_cache"
-    _run([sys.executable, "-m", "gst_tts.cli", "make-demo-corpus", "--out", str(corpus), "--utterances", str(args.utterances)])
-    _run([sys.executable, "-m", "gst_tts.cli", "prepare", "--corpus", str(corpus), "--cache-dir", str(cache)])  # not inside a timed run
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "gst_tts.cli",
+            "make-demo-corpus",
+            "--out",
+            str(corpus),
+            "--utterances",
+            str(args.utterances),
+        ]
+    )
+    _run(
+        [sys.executable, "-m", "gst_tts.cli", "prepare", "--corpus", str(corpus), "--cache-dir", str(cache)]
+    )  # not inside a timed run
 
     results_path = out / "results.json"
     results: dict = json.loads(results_path.read_text()) if args.reuse and results_path.is_file() else {}
-    budget = {"minutes": args.minutes, "utterances": args.utterances, "seed": args.seed, "device": args.device,
-              "extra": args.extra}
+    budget = {
+        "minutes": args.minutes,
+        "utterances": args.utterances,
+        "seed": args.seed,
+        "device": args.device,
+        "extra": args.extra,
+    }
     if results.get("budget") not in (None, budget):
         sys.exit(f"bench_attention: {results_path} was made with {results['budget']}, not {budget}; drop --reuse")
     results["budget"] = budget
@@ -138,7 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     shown = [k for k in kinds if k in figure_cells]
     fig = plot_alignment_grid(
         [[figure_cells[k][0] for k in shown], [figure_cells[k][1] for k in shown]],
-        column_titles=shown, row_titles=["held-out sentence", "4x paragraph"],
+        column_titles=shown,
+        row_titles=["held-out sentence", "4x paragraph"],
         title=f"same inputs, {args.minutes:g} min of training per kind ({args.device})",
     )
     save_figure(fig, out / "alignments.png")
@@ -165,9 +189,24 @@ def _train(kind: str, run_dir: Path, corpus: Path, cache: Path, args: argparse.N
     if run_dir.exists():
         shutil.rmtree(run_dir)  # the trainer would resume an old run
     run_dir.mkdir(parents=True)
-    cmd = [sys.executable, "-m", "gst_tts.training.train", f"data.root={corpus}", f"data.cache_dir={cache}", "model=tiny", "data=demo",
-           "trainer=demo", "loss=demo", f"trainer.max_minutes={args.minutes}", f"model.attention={kind}", f"seed={args.seed}",
-           f"trainer.device={args.device}", "trainer.progress=false", f"hydra.run.dir={run_dir}", *args.extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "gst_tts.training.train",
+        f"data.root={corpus}",
+        f"data.cache_dir={cache}",
+        "model=tiny",
+        "data=demo",
+        "trainer=demo",
+        "loss=demo",
+        f"trainer.max_minutes={args.minutes}",
+        f"model.attention={kind}",
+        f"seed={args.seed}",
+        f"trainer.device={args.device}",
+        "trainer.progress=false",
+        f"hydra.run.dir={run_dir}",
+        *args.extra,
+    ]
     print(f"== {kind}: training for {args.minutes:g} min -> {run_dir}", flush=True)
     started = time.time()
     _run(cmd, run_dir / "bench_train.log")
@@ -176,7 +215,8 @@ def _train(kind: str, run_dir: Path, corpus: Path, cache: Path, args: argparse.N
     reached = next((h for h in history if h["focus"] >= MIN_FOCUS and h["coverage"] >= MIN_COVERAGE), None)
     steps = int(load_checkpoint(run_dir / "checkpoints" / "last.pt")["step"])
     return {
-        "steps": steps, "wall_minutes": wall / 60,
+        "steps": steps,
+        "wall_minutes": wall / 60,
         "aligned_at_step": reached["step"] if reached else None,
         "aligned_at_minutes": reached["minutes"] if reached else None,
         "validation": history,
@@ -190,8 +230,15 @@ def _validation_history(log_dir: Path, started: float) -> list[dict]:
     events.Reload()
     focus = {e.step: e for e in events.Scalars("val_alignment/focus")}
     coverage = {e.step: e.value for e in events.Scalars("val_alignment/coverage")}
-    return [{"step": step, "minutes": (focus[step].wall_time - started) / 60, "focus": focus[step].value,
-             "coverage": coverage.get(step, math.nan)} for step in sorted(focus)]
+    return [
+        {
+            "step": step,
+            "minutes": (focus[step].wall_time - started) / 60,
+            "focus": focus[step].value,
+            "coverage": coverage.get(step, math.nan),
+        }
+        for step in sorted(focus)
+    ]
 
 
 def _texts(checkpoint: Path, corpus: Path, per_length: int, seed: int) -> dict:
@@ -218,34 +265,63 @@ def _texts(checkpoint: Path, corpus: Path, per_length: int, seed: int) -> dict:
 def _evaluate(checkpoint: Path, texts: dict, device: str) -> tuple[dict, list]:
     synth = Synthesizer.from_checkpoint(checkpoint, device=device)
     held_out = texts["held_out"]
-    results = synth.synthesize([u.text for u in held_out], styles=[Style(reference=u.audio_path) for u in held_out],
-                               seed=1, vocode=False, batch_size=8, transfer_tempo=False)
+    results = synth.synthesize(
+        [u.text for u in held_out],
+        styles=[Style(reference=u.audio_path) for u in held_out],
+        seed=1,
+        vocode=False,
+        batch_size=8,
+        transfer_tempo=False,
+    )
     summary = mean_health([r.health for r in results])
-    evaluation = {"held_out": {
-        "sentences": len(results), "focus": summary["focus"], "coverage": summary["coverage"],
-        "monotonic": summary["monotonic_rate"], "reached_end": summary["reached_end_rate"],
-        "stop_token": float(np.mean([r.stop_reason == "stop_token" for r in results])),
-        "aligned": summary["ok_rate"],
-    }}
+    evaluation = {
+        "held_out": {
+            "sentences": len(results),
+            "focus": summary["focus"],
+            "coverage": summary["coverage"],
+            "monotonic": summary["monotonic_rate"],
+            "reached_end": summary["reached_end_rate"],
+            "stop_token": float(np.mean([r.stop_reason == "stop_token" for r in results])),
+            "aligned": summary["ok_rate"],
+        }
+    }
     cells = [results[0].alignment]
     long_form = {}
     for k, paragraphs in texts["paragraphs"].items():
         refs = [Style(reference=held_out[i % len(held_out)].audio_path) for i in range(len(paragraphs))]
         started = time.perf_counter()
-        out = synth.synthesize(paragraphs, styles=refs, seed=2, vocode=False, batch_size=10,
-                               max_chunk_chars=None, decoding=LONG_FORM_DECODING, transfer_tempo=False)
+        out = synth.synthesize(
+            paragraphs,
+            styles=refs,
+            seed=2,
+            vocode=False,
+            batch_size=10,
+            max_chunk_chars=None,
+            decoding=LONG_FORM_DECODING,
+            transfer_tempo=False,
+        )
         seconds = time.perf_counter() - started
-        rows = [{
-            "end_and_stop": bool(r.health.reached_end and r.stop_reason == "stop_token"),
-            "skipped": bool(r.health.coverage < MIN_COVERAGE or r.health.max_forward_jump > MAX_FORWARD_JUMP),
-            "repeated": bool(r.health.backward_jumps > 0),
-            "symbols": len(r.input_labels), "focus": r.health.focus, "coverage": r.health.coverage,
-        } for r in out]
+        rows = [
+            {
+                "end_and_stop": bool(r.health.reached_end and r.stop_reason == "stop_token"),
+                "skipped": bool(r.health.coverage < MIN_COVERAGE or r.health.max_forward_jump > MAX_FORWARD_JUMP),
+                "repeated": bool(r.health.backward_jumps > 0),
+                "symbols": len(r.input_labels),
+                "focus": r.health.focus,
+                "coverage": r.health.coverage,
+            }
+            for r in out
+        ]
         long_form[str(k)] = {
             "paragraphs": len(out),
-            **{key: float(np.mean([row[key] for row in rows])) for key in ("end_and_stop", "skipped", "repeated", "focus")},
+            **{
+                key: float(np.mean([row[key] for row in rows]))
+                for key in ("end_and_stop", "skipped", "repeated", "focus")
+            },
             # Reaching the end is not enough: content-only attention can jump there, skipping the middle.
-            "clean": float(np.mean([row["end_and_stop"] and not row["skipped"] and not row["repeated"] for row in rows])),
+            "clean": float(
+                np.mean([row["end_and_stop"] and not row["skipped"] and not row["repeated"] for row in rows])
+            ),
             "synthesis_seconds": seconds,
             "per_paragraph": rows,
         }
@@ -257,10 +333,12 @@ def _evaluate(checkpoint: Path, texts: dict, device: str) -> tuple[dict, list]:
 
 def _header(results: dict) -> str:
     b = results["budget"]
-    return (f"Training budget {b['minutes']:g} min per kind on {b['device']} ({torch.get_num_threads()} torch threads "
-            f"here), demo corpus of {b['utterances']} utterances, seed {b['seed']}. Longest training utterance "
-            f"{results.get('longest_training_symbols', '?')} symbols; paragraphs of about 2x / 4x / 8x that, "
-            f"synthesized unsplit.\n\n")
+    return (
+        f"Training budget {b['minutes']:g} min per kind on {b['device']} ({torch.get_num_threads()} torch threads "
+        f"here), demo corpus of {b['utterances']} utterances, seed {b['seed']}. Longest training utterance "
+        f"{results.get('longest_training_symbols', '?')} symbols; paragraphs of about 2x / 4x / 8x that, "
+        f"synthesized unsplit.\n\n"
+    )
 
 
 def _table(results: dict) -> str:
@@ -273,12 +351,16 @@ def _table(results: dict) -> str:
         if "held_out" not in row:
             continue
         t, h, lf = row["training"], row["held_out"], row["long_form"]
-        aligned = (f"{t['aligned_at_minutes']:.1f} / {t['aligned_at_step']}" if t["aligned_at_step"] is not None
-                   else "not reached")
+        aligned = (
+            f"{t['aligned_at_minutes']:.1f} / {t['aligned_at_step']}"
+            if t["aligned_at_step"] is not None
+            else "not reached"
+        )
         clean = f"{lf['4']['clean']:.0%}" if "clean" in lf["4"] else "–"  # results of older versions lack it
         lines.append(
             f"| {kind} | {t['steps']} | {aligned} | {h['focus']:.3f} | {h['coverage']:.3f} | {h['monotonic']:.0%} "
-            f"| {h['stop_token']:.0%} | {h['aligned']:.0%} | {lf['2']['end_and_stop']:.0%} | {lf['4']['end_and_stop']:.0%} "
+            f"| {h['stop_token']:.0%} | {h['aligned']:.0%} | {lf['2']['end_and_stop']:.0%} | "
+            f"{lf['4']['end_and_stop']:.0%} "
             f"| {lf['8']['end_and_stop']:.0%} | {lf['4']['skipped']:.0%} | {lf['4']['repeated']:.0%} | {clean} |"
         )
     return "\n".join(lines)

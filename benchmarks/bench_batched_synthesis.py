@@ -45,23 +45,30 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", type=int, default=3, help="timed runs per mode (median reported; more on a busy machine)")
     p.add_argument("--device", default="cpu")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's default)")
-    p.add_argument("--max-seconds", type=float, default=DecodingConfig.max_seconds, help="bound on each sentence's audio")
+    p.add_argument(
+        "--max-seconds", type=float, default=DecodingConfig.max_seconds, help="bound on each sentence's audio"
+    )
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
-    logging.getLogger("gst_tts.inference.synthesizer").setLevel(logging.ERROR)  # attention warnings are not the point here
+    logging.getLogger("gst_tts.inference.synthesizer").setLevel(
+        logging.ERROR
+    )  # attention warnings are not the point here
 
     tmp = tempfile.TemporaryDirectory()
     checkpoint = args.checkpoint
     note = ""
     if not checkpoint.is_file():
         checkpoint = random_tiny_checkpoint(Path(tmp.name))
-        note = (f"note: {args.checkpoint} not found; using a RANDOM-weight conf/model/tiny.yaml model. It never stops"
-                " on its token, so every sentence runs to its length bound in both modes.")
+        note = (
+            f"note: {args.checkpoint} not found; using a RANDOM-weight conf/model/tiny.yaml model. It never stops"
+            " on its token, so every sentence runs to its length bound in both modes."
+        )
     synth = Synthesizer.from_checkpoint(checkpoint, device=args.device)
-    kw = dict(seed=args.seed, vocode=False, decoding=DecodingConfig(max_seconds=args.max_seconds),
-              batch_size=len(SENTENCES))
+    kw = dict(
+        seed=args.seed, vocode=False, decoding=DecodingConfig(max_seconds=args.max_seconds), batch_size=len(SENTENCES)
+    )
 
     def batched():
         return synth.synthesize(SENTENCES, **kw)
@@ -84,17 +91,25 @@ def main(argv: list[str] | None = None) -> int:
 
     if note:
         print(note)
-    print(f"checkpoint: {checkpoint}  device: {args.device}  torch threads: {torch.get_num_threads()}  runs: {args.runs}"
-          f"  model: r={synth.model.reduction_factor}, {sum(p.numel() for p in synth.model.parameters()) / 1e6:.2f} M params")
+    print(
+        f"checkpoint: {checkpoint}  device: {args.device}  torch threads: {torch.get_num_threads()}  runs: {args.runs}"
+        f"  model: r={synth.model.reduction_factor}, "
+        f"{sum(p.numel() for p in synth.model.parameters()) / 1e6:.2f} M params"
+    )
     print("Griffin-Lim: excluded from both modes (vocode=False); timed: text → mel + alignment + health")
-    header = f"{'mode':<14} {'median s':>9} {'min s':>8} {'max s':>8} {'ms/utt':>8} {'decoder steps':>14} {'on bound':>9}"
+    header = (
+        f"{'mode':<14} {'median s':>9} {'min s':>8} {'max s':>8} {'ms/utt':>8} {'decoder steps':>14} {'on bound':>9}"
+    )
     print(header)
     print("-" * len(header))
     for name in modes:
         t = times[name]
         steps, bound = info[name]
-        print(f"{name:<14} {statistics.median(t):9.3f} {min(t):8.3f} {max(t):8.3f} {statistics.median(t) / len(SENTENCES) * 1e3:8.1f}"
-              f" {steps:14d} {bound:6d}/{len(SENTENCES)}")
+        print(
+            f"{name:<14} {statistics.median(t):9.3f} {min(t):8.3f} {max(t):8.3f} "
+            f"{statistics.median(t) / len(SENTENCES) * 1e3:8.1f}"
+            f" {steps:14d} {bound:6d}/{len(SENTENCES)}"
+        )
     speedup = statistics.median(times["one by one"]) / statistics.median(times["batched (16)"])
     # The best run of each mode is the least disturbed by other load on the machine.
     print(f"speedup of the fastest runs: {min(times['one by one']) / min(times['batched (16)']):.2f}")

@@ -93,7 +93,13 @@ from gst_tts.training.loop import to_device  # noqa: E402
 from gst_tts.training.losses import TacotronLoss  # noqa: E402
 
 from common import (  # noqa: E402  (benchmarks/ is on the path)
-    build_models, collate_longest_text_first, load_config, ours_train_step, peer_output, peer_train_step, random_item,
+    build_models,
+    collate_longest_text_first,
+    load_config,
+    ours_train_step,
+    peer_output,
+    peer_train_step,
+    random_item,
     synchronize,
 )
 
@@ -192,8 +198,11 @@ def without_kineto_notes() -> Iterator[None]:
             os.dup2(saved, 2)
             os.close(saved)
             held.seek(0)
-            kept = [line for line in held.read().decode(errors="replace").splitlines(keepends=True)
-                    if not KINETO_LOG_LINE.match(line)]
+            kept = [
+                line
+                for line in held.read().decode(errors="replace").splitlines(keepends=True)
+                if not KINETO_LOG_LINE.match(line)
+            ]
             if kept:
                 sys.stderr.write("".join(kept))
 
@@ -214,8 +223,15 @@ def count_aten_ops(fn: Callable[[], object]) -> tuple[int, int]:
     return all_ops, top_level
 
 
-def ops_per_decoder_step(ours: GSTTacotron, peer: nn.Module, n_symbols: int, frames: tuple[int, int] = (20, 40),
-                         batch_size: int = 2, text_length: int = 20, seed: int = 0) -> dict[str, OpCount]:
+def ops_per_decoder_step(
+    ours: GSTTacotron,
+    peer: nn.Module,
+    n_symbols: int,
+    frames: tuple[int, int] = (20, 40),
+    batch_size: int = 2,
+    text_length: int = 20,
+    seed: int = 0,
+) -> dict[str, OpCount]:
     """aten ops of a teacher-forced forward + loss + backward of each model (on the CPU, training
     mode) at ``frames[0]`` and ``frames[1]`` target frames; see the module docstring. Gradients are
     cleared afterwards; the weights do not change."""
@@ -225,10 +241,14 @@ def ops_per_decoder_step(ours: GSTTacotron, peer: nn.Module, n_symbols: int, fra
 
     def batch_of(n_frames: int) -> dict:
         g = torch.Generator().manual_seed(seed)
-        return collate_longest_text_first([random_item(text_length, n_frames, n_symbols, g, str(i)) for i in range(batch_size)])
+        return collate_longest_text_first(
+            [random_item(text_length, n_frames, n_symbols, g, str(i)) for i in range(batch_size)]
+        )
 
     passes = {
-        "ours": lambda b: loss_fn(ours(b["text"], b["text_lengths"], b["mel"], b["mel_lengths"]), b)["total"].backward(),
+        "ours": lambda b: loss_fn(ours(b["text"], b["text_lengths"], b["mel"], b["mel_lengths"]), b)[
+            "total"
+        ].backward(),
         "torchaudio": lambda b: loss_fn(peer_output(peer, b), b)["total"].backward(),
     }
     counts = {}
@@ -245,16 +265,22 @@ def ops_per_decoder_step(ours: GSTTacotron, peer: nn.Module, n_symbols: int, fra
 def print_op_counts(counts: dict[str, OpCount]) -> None:
     ours, peer = counts["ours"], counts["torchaudio"]
     t1, t2 = ours.frames
-    print(f"aten ops per teacher-forced decoder step, forward + loss + backward (CPU, torch.profiler):"
-          f" (ops at T2 = {t2} frames − ops at T1 = {t1}) / {t2 - t1}; all events at T1: ours {ours.all_ops[0]},"
-          f" torchaudio {peer.all_ops[0]}")
+    print(
+        f"aten ops per teacher-forced decoder step, forward + loss + backward (CPU, torch.profiler):"
+        f" (ops at T2 = {t2} frames − ops at T1 = {t1}) / {t2 - t1}; all events at T1: ours {ours.all_ops[0]},"
+        f" torchaudio {peer.all_ops[0]}"
+    )
     header = f"{'ops per decoder step':<46} {'ours':>8} {'torchaudio':>11} {'ratio':>7}"
     print(header)
     print("-" * len(header))
-    print(f"{'all aten:: events (nested included)':<46} {ours.per_step:8.1f} {peer.per_step:11.1f}"
-          f" {ours.per_step / peer.per_step:7.3f}")
-    print(f"{'top-level aten:: events':<46} {ours.top_level_per_step:8.1f} {peer.top_level_per_step:11.1f}"
-          f" {ours.top_level_per_step / peer.top_level_per_step:7.3f}")
+    print(
+        f"{'all aten:: events (nested included)':<46} {ours.per_step:8.1f} {peer.per_step:11.1f}"
+        f" {ours.per_step / peer.per_step:7.3f}"
+    )
+    print(
+        f"{'top-level aten:: events':<46} {ours.top_level_per_step:8.1f} {peer.top_level_per_step:11.1f}"
+        f" {ours.top_level_per_step / peer.top_level_per_step:7.3f}"
+    )
     print()
     print(f"train_ops_per_decoder_step_ours={ours.per_step:.1f}")
     print(f"train_ops_per_decoder_step_torchaudio={peer.per_step:.1f}")
@@ -306,10 +332,14 @@ class Side:
 
 
 def is_oom(exc: BaseException) -> bool:
-    return isinstance(exc, torch.cuda.OutOfMemoryError) or (isinstance(exc, RuntimeError) and "out of memory" in str(exc))
+    return isinstance(exc, torch.cuda.OutOfMemoryError) or (
+        isinstance(exc, RuntimeError) and "out of memory" in str(exc)
+    )
 
 
-def run_config(sides: dict[str, Side], batches: Iterator[dict], warmup: int, repeats: int, device: torch.device) -> None:
+def run_config(
+    sides: dict[str, Side], batches: Iterator[dict], warmup: int, repeats: int, device: torch.device
+) -> None:
     """``warmup`` untimed steps, then timed steps until every side has ``repeats``, of every side on
     the same batches, alternating which side goes first. A step in which a side captured a CUDA
     graph (a padded shape it had not seen) is not timed: its time goes to ``capture_seconds`` and
@@ -354,7 +384,9 @@ def run_config(sides: dict[str, Side], batches: Iterator[dict], warmup: int, rep
         del batch
 
 
-def batch_stream(lengths: list[tuple[int, int]], batch_size: int, n_symbols: int, seed: int, shrink: int = 1) -> Iterator[dict]:
+def batch_stream(
+    lengths: list[tuple[int, int]], batch_size: int, n_symbols: int, seed: int, shrink: int = 1
+) -> Iterator[dict]:
     """Endless collated batches of ``batch_size`` utterances drawn from ``lengths`` (with replacement),
     random content; the same stream for the same (seed, batch_size). ``shrink`` divides the lengths (--quick)."""
     rng = np.random.default_rng([seed, batch_size])
@@ -385,21 +417,47 @@ def gib(n_bytes: int) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--corpus", type=Path, default=None,
-                   help="an LJSpeech-format corpus whose utterance lengths to draw (default: a built-in approximation of LJSpeech)")
+    p.add_argument(
+        "--corpus",
+        type=Path,
+        default=None,
+        help="an LJSpeech-format corpus whose utterance lengths to draw (default: a built-in approximation of "
+        "LJSpeech)",
+    )
     p.add_argument("--batch-sizes", type=int, nargs="+", default=None, help="default 32 64 128 (2 with --quick)")
     p.add_argument("--precisions", nargs="+", choices=PRECISIONS, default=["bf16", "tf32"], help="default bf16 tf32")
-    p.add_argument("--repeats", type=int, default=None, help="timed steps per configuration, median reported (default 5; 1 with --quick)")
-    p.add_argument("--warmup", type=int, default=None, help="untimed steps per configuration first (default 2; 1 with --quick)")
-    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu",
-                   help="cuda or cpu (default: cuda when available); the timing runs on cpu only with --quick")
-    p.add_argument("--threads", type=int, default=None,
-                   help="torch CPU threads (the op count, --quick on cpu; default: gst-tts's, every core but one)")
+    p.add_argument(
+        "--repeats",
+        type=int,
+        default=None,
+        help="timed steps per configuration, median reported (default 5; 1 with --quick)",
+    )
+    p.add_argument(
+        "--warmup", type=int, default=None, help="untimed steps per configuration first (default 2; 1 with --quick)"
+    )
+    p.add_argument(
+        "--device",
+        default="cuda" if torch.cuda.is_available() else "cpu",
+        help="cuda or cpu (default: cuda when available); the timing runs on cpu only with --quick",
+    )
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch CPU threads (the op count, --quick on cpu; default: gst-tts's, every core but one)",
+    )
     p.add_argument("--model-config", type=Path, default=ROOT / "conf" / "model" / "tacotron2.yaml")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--no-cuda-graphs", action="store_true",
-                   help="run ours' decoder eagerly on CUDA (trainer.cuda_graphs=false), as before the graphs")
-    p.add_argument("--quick", action="store_true", help="batch 2, lengths / 16, 1 warm-up and 1 repeat: a smoke run, numbers not meaningful")
+    p.add_argument(
+        "--no-cuda-graphs",
+        action="store_true",
+        help="run ours' decoder eagerly on CUDA (trainer.cuda_graphs=false), as before the graphs",
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="batch 2, lengths / 16, 1 warm-up and 1 repeat: a smoke run, numbers not meaningful",
+    )
     args = p.parse_args(argv)
 
     quick = args.quick
@@ -418,7 +476,10 @@ def main(argv: list[str] | None = None) -> int:
     config = load_config(args.model_config)
     ours, peer = build_models(config, n_symbols, args.seed)
     model_name = args.model_config.relative_to(ROOT) if args.model_config.is_relative_to(ROOT) else args.model_config
-    print(f"torch {torch.__version__}, {threads} CPU thread(s); model: {model_name} (r = 1); ours keeps its GST; random seeded weights and inputs")
+    print(
+        f"torch {torch.__version__}, {threads} CPU thread(s); model: {model_name} (r = 1); ours keeps its GST; "
+        "random seeded weights and inputs"
+    )
 
     # ---- aten ops per decoder step, on the CPU, always
     print_op_counts(ops_per_decoder_step(ours, peer, n_symbols, seed=args.seed))
@@ -426,8 +487,11 @@ def main(argv: list[str] | None = None) -> int:
     # ---- training throughput
     print()
     if device.type != "cuda" and not quick:
-        print("skipped: no CUDA" if not torch.cuda.is_available()
-              else "skipped: --device cpu (the throughput timing runs on CUDA; --quick for a CPU smoke run)")
+        print(
+            "skipped: no CUDA"
+            if not torch.cuda.is_available()
+            else "skipped: --device cpu (the throughput timing runs on CUDA; --quick for a CPU smoke run)"
+        )
         return 0
 
     lengths = corpus_lengths(args.corpus) if args.corpus else ljspeech_like_lengths()
@@ -436,19 +500,26 @@ def main(argv: list[str] | None = None) -> int:
     text_lengths = np.array([t for t, _ in lengths])
     frame_counts = np.array([f for _, f in lengths])
     source = "an LJSpeech-format corpus, " + str(args.corpus) if args.corpus else "built-in approximation of LJSpeech"
-    print(f"lengths: {source}: {len(lengths)} utterances, text {text_lengths.min()}–{text_lengths.max()} symbol ids"
-          f" (mean {text_lengths.mean():.1f}), {frame_counts.min()}–{frame_counts.max()} mel frames"
-          f" (mean {frame_counts.mean():.1f} = {frame_counts.mean() * HOP_LENGTH / SAMPLE_RATE:.2f} s)")
+    print(
+        f"lengths: {source}: {len(lengths)} utterances, text {text_lengths.min()}–{text_lengths.max()} symbol ids"
+        f" (mean {text_lengths.mean():.1f}), {frame_counts.min()}–{frame_counts.max()} mel frames"
+        f" (mean {frame_counts.mean():.1f} = {frame_counts.mean() * HOP_LENGTH / SAMPLE_RATE:.2f} s)"
+    )
     shrink = QUICK_SHRINK if quick else 1
     device_name = f" ({torch.cuda.get_device_name(device)})" if device.type == "cuda" else ""
-    print(f"device: {device}{device_name}; steps per configuration: {warmup} warm-up + {repeats} timed (median)"
-          f"{f'  QUICK (lengths / {shrink}; smoke run: numbers not meaningful)' if quick else ''}")
+    print(
+        f"device: {device}{device_name}; steps per configuration: {warmup} warm-up + {repeats} timed (median)"
+        f"{f'  QUICK (lengths / {shrink}; smoke run: numbers not meaningful)' if quick else ''}"
+    )
 
     ours.to(device)
     peer.to(device)
     # Ours as gst-tts-train runs it on CUDA (trainer.cuda_graphs=auto): the decoder's pass as CUDA graphs.
     graphed = device.type == "cuda" and not args.no_cuda_graphs
-    print(f"ours: decoder training pass {'as CUDA graphs (one per padded shape)' if graphed else 'eager (no CUDA graphs)'}")
+    print(
+        "ours: decoder training pass "
+        f"{'as CUDA graphs (one per padded shape)' if graphed else 'eager (no CUDA graphs)'}"
+    )
     loss_fn = TacotronLoss(guided_attention_weight=0.0)
     ours_opt = torch.optim.Adam(ours.parameters(), lr=1e-3)
     peer_opt = torch.optim.Adam(peer.parameters(), lr=1e-3)
@@ -463,32 +534,47 @@ def main(argv: list[str] | None = None) -> int:
                 torch.cuda.empty_cache()
             with precision(name, device) as context:
                 sides = {
-                    "ours": Side(lambda b, c=context: ours_train_step(ours, ours_opt, loss_fn, b, c), ours_opt,
-                                 graphs=lambda: ours.captured_cuda_graphs),
+                    "ours": Side(
+                        lambda b, c=context: ours_train_step(ours, ours_opt, loss_fn, b, c),
+                        ours_opt,
+                        graphs=lambda: ours.captured_cuda_graphs,
+                    ),
                     "torchaudio": Side(lambda b, c=context: peer_train_step(peer, peer_opt, loss_fn, b, c), peer_opt),
                 }
-                run_config(sides, batch_stream(lengths, batch_size, n_symbols, args.seed, shrink), warmup, repeats, device)
+                run_config(
+                    sides, batch_stream(lengths, batch_size, n_symbols, args.seed, shrink), warmup, repeats, device
+                )
             results[batch_size, name] = sides
             cells = ["OOM" if s.oom else f"{s.frames_per_s:.0f} fr/s, {s.step_s:.3f} s" for s in sides.values()]
             o = sides["ours"]
-            captured = (f" ({len(o.capture_seconds)} graph(s) captured, those steps {sum(o.capture_seconds):.1f} s, untimed)"
-                        if o.capture_seconds else "")
+            captured = (
+                f" ({len(o.capture_seconds)} graph(s) captured, those steps {sum(o.capture_seconds):.1f} s, untimed)"
+                if o.capture_seconds
+                else ""
+            )
             print(f"  batch {batch_size} {name}: ours {cells[0]}{captured}; torchaudio {cells[1]}", flush=True)
 
     print()
-    header = (f"{'batch':>5} {'precision':<9} {'ours fr/s':>10} {'torchaudio fr/s':>15} {'ratio':>6}"
-              f" {'ours s/step':>11} {'ta s/step':>9} {'ours GiB':>8} {'ta GiB':>7}")
+    header = (
+        f"{'batch':>5} {'precision':<9} {'ours fr/s':>10} {'torchaudio fr/s':>15} {'ratio':>6}"
+        f" {'ours s/step':>11} {'ta s/step':>9} {'ours GiB':>8} {'ta GiB':>7}"
+    )
     print(header)
     print("-" * len(header))
     for (batch_size, name), sides in results.items():
         o, t = sides["ours"], sides["torchaudio"]
         ratio = "-" if o.oom or t.oom else f"{o.frames_per_s / t.frames_per_s:.3f}"
-        print(f"{batch_size:>5} {name:<9} {'OOM' if o.oom else f'{o.frames_per_s:.0f}':>10}"
-              f" {'OOM' if t.oom else f'{t.frames_per_s:.0f}':>15} {ratio:>6}"
-              f" {'OOM' if o.oom else f'{o.step_s:.3f}':>11} {'OOM' if t.oom else f'{t.step_s:.3f}':>9}"
-              f" {'OOM' if o.oom else gib(o.peak_bytes):>8} {'OOM' if t.oom else gib(t.peak_bytes):>7}")
-    print("(fr/s: unpadded target mel frames per second of training step, median; ratio = ours / torchaudio,"
-          " > 1: ours is faster; GiB: peak allocated over the model's steps, both models' weights and Adam states included)")
+        print(
+            f"{batch_size:>5} {name:<9} {'OOM' if o.oom else f'{o.frames_per_s:.0f}':>10}"
+            f" {'OOM' if t.oom else f'{t.frames_per_s:.0f}':>15} {ratio:>6}"
+            f" {'OOM' if o.oom else f'{o.step_s:.3f}':>11} {'OOM' if t.oom else f'{t.step_s:.3f}':>9}"
+            f" {'OOM' if o.oom else gib(o.peak_bytes):>8} {'OOM' if t.oom else gib(t.peak_bytes):>7}"
+        )
+    print(
+        "(fr/s: unpadded target mel frames per second of training step, median; ratio = ours / torchaudio,"
+        " > 1: ours is faster; GiB: peak allocated over the model's steps, both models' weights and Adam states "
+        "included)"
+    )
 
     batch_size, best = headline_config(results, batch_sizes)
     print()
@@ -498,7 +584,10 @@ def main(argv: list[str] | None = None) -> int:
         print("gpu_train_ratio_vs_torchaudio=OOM")
         return 0
     o, t = results[batch_size, best]["ours"], results[batch_size, best]["torchaudio"]
-    print(f"(headline: batch {batch_size}, {best}: ours' fastest precision at that batch{'; QUICK, not meaningful' if quick else ''})")
+    print(
+        f"(headline: batch {batch_size}, {best}: ours' fastest precision at that "
+        f"batch{'; QUICK, not meaningful' if quick else ''})"
+    )
     print(f"gpu_train_frames_per_s={o.frames_per_s:.1f}")
     print(f"gpu_train_ratio_vs_torchaudio={'OOM' if t.oom else f'{o.frames_per_s / t.frames_per_s:.3f}'}")
     return 0

@@ -40,12 +40,14 @@ sys.path.insert(0, str(ROOT))
 
 from gst_tts.analysis.alignment import mean_health  # noqa: E402
 from gst_tts.analysis.style_transfer import held_out_sentences  # noqa: E402
-from gst_tts.data.batching import Collate
-from gst_tts.data.corpus import read_corpus
+from gst_tts.data.batching import Collate  # noqa: E402
+from gst_tts.data.corpus import read_corpus  # noqa: E402
 from gst_tts.inference.synthesizer import Synthesizer  # noqa: E402
 
 
-def teacher_forced(synth: Synthesizer, texts: list[torch.Tensor], mels: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+def teacher_forced(
+    synth: Synthesizer, texts: list[torch.Tensor], mels: list[torch.Tensor]
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Postnet mels ``(batch, frames, n_mels)`` and real lengths of one padded teacher-forced batch."""
     items = [{"id": str(i), "text": t, "mel": m, "style": None} for i, (t, m) in enumerate(zip(texts, mels))]
     batch = Collate(synth.model.reduction_factor, synth.symbols.pad_id)(items)
@@ -72,7 +74,10 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     if not args.checkpoint.is_file() or not (args.corpus / "metadata.csv").is_file():
-        print(f"skipped: needs a trained checkpoint and its corpus ({args.checkpoint}, {args.corpus}); run `make demo` first")
+        print(
+            f"skipped: needs a trained checkpoint and its corpus ({args.checkpoint}, {args.corpus}); run `make "
+            "demo` first"
+        )
         return 0
     torch.set_num_threads(args.threads)
 
@@ -92,9 +97,15 @@ def main() -> int:
     held_out = held_out_sentences(args.held_out, exclude=[u.text for u in read_corpus(args.corpus)])
     references = [u.audio_path for u in utterances[: args.references]]
     results: dict[str, list] = {"fp32": [], "int8": [], "fp32, next seed": []}
-    for name, synth, seed in (("fp32", fp32, args.seed), ("int8", int8, args.seed), ("fp32, next seed", fp32, args.seed + 1)):
+    for name, synth, seed in (
+        ("fp32", fp32, args.seed),
+        ("int8", int8, args.seed),
+        ("fp32, next seed", fp32, args.seed + 1),
+    ):
         for reference in references:
-            results[name] += synth.synthesize(held_out, reference=reference, seed=seed, vocode=False, transfer_tempo=False)
+            results[name] += synth.synthesize(
+                held_out, reference=reference, seed=seed, vocode=False, transfer_tempo=False
+            )
     steps = {name: np.array([res.health.decoder_steps for res in out]) for name, out in results.items()}
 
     def step_change(name: str) -> tuple[float, float, int, float]:
@@ -103,15 +114,21 @@ def main() -> int:
         return float(np.mean(delta == 0)), float(np.abs(delta).mean()), int(np.abs(delta).max()), float(delta.mean())
 
     same_steps = step_change("int8")[0]
-    free_mad = float(np.mean([
-        np.abs(a.mel[: min(len(a.mel), len(b.mel))] - b.mel[: min(len(a.mel), len(b.mel))]).mean()
-        for a, b in zip(results["fp32"], results["int8"])
-    ]))
+    free_mad = float(
+        np.mean(
+            [
+                np.abs(a.mel[: min(len(a.mel), len(b.mel))] - b.mel[: min(len(a.mel), len(b.mel))]).mean()
+                for a, b in zip(results["fp32"], results["int8"])
+            ]
+        )
+    )
 
     def one_by_one(synth: Synthesizer) -> float:
         t0 = time.perf_counter()
         for sentence in sentences:
-            synth.synthesize(sentence, reference=utterances[0].audio_path, seed=args.seed, vocode=False, transfer_tempo=False)
+            synth.synthesize(
+                sentence, reference=utterances[0].audio_path, seed=args.seed, vocode=False, transfer_tempo=False
+            )
         return time.perf_counter() - t0
 
     one_by_one(fp32), one_by_one(int8)  # warm-up
@@ -122,21 +139,33 @@ def main() -> int:
     median = {name: statistics.median(t) for name, t in times.items()}
 
     print(f"checkpoint: {args.checkpoint}  corpus: {args.corpus}  {len(sentences)} sentences  threads: {args.threads}")
-    print(f"teacher forcing, postnet mel int8 vs fp32 (normalised units): mean |Δ| {mad:.2e}  max |Δ| {worst:.2e}"
-          f"  (mean |mel| {scale:.3f})")
-    print(f"free-running: {len(held_out)} held-out sentences x {len(references)} corpus clips as references, seed {args.seed}")
+    print(
+        f"teacher forcing, postnet mel int8 vs fp32 (normalised units): mean |Δ| {mad:.2e}  max |Δ| {worst:.2e}"
+        f"  (mean |mel| {scale:.3f})"
+    )
+    print(
+        f"free-running: {len(held_out)} held-out sentences x {len(references)} corpus clips as references, seed "
+        f"{args.seed}"
+    )
     header = f"{'path':<6} {'focus':>7} {'coverage':>9} {'aligned':>8} {'on token':>9} {'one-by-one s':>13}"
     print(header)
     print("-" * len(header))
     for name in ("fp32", "int8"):  # the next seed's row would repeat fp32's
         health = mean_health([res.health for res in results[name]])
         on_token = np.mean([res.stop_reason == "stop_token" for res in results[name]])
-        print(f"{name:<6} {health['focus']:7.3f} {health['coverage']:9.3f} {health['ok_rate']:8.0%} {on_token:9.0%}"
-              f" {median[name]:13.3f}")
-    print(f"stop steps against fp32 (same seed) over {len(steps['fp32'])} syntheses; for scale, fp32 with the next seed:")
+        print(
+            f"{name:<6} {health['focus']:7.3f} {health['coverage']:9.3f} {health['ok_rate']:8.0%} {on_token:9.0%}"
+            f" {median[name]:13.3f}"
+        )
+    print(
+        f"stop steps against fp32 (same seed) over {len(steps['fp32'])} syntheses; for scale, fp32 with the next seed:"
+    )
     for name in ("int8", "fp32, next seed"):
         same, mean_abs, worst, bias = step_change(name)
-        print(f"  {name:<16} same step {same:4.0%}   mean |Δ| {mean_abs:.2f}   largest |Δ| {worst}   mean Δ {bias:+.2f} steps")
+        print(
+            f"  {name:<16} same step {same:4.0%}   mean |Δ| {mean_abs:.2f}   largest |Δ| {worst}   mean Δ "
+            f"{bias:+.2f} steps"
+        )
     print(f"free-running mels (same seed), mean |Δ| over the common length: {free_mad:.2e}")
     print(f"int8_teacher_forced_mad={mad:.2e}")
     print(f"int8_same_stop_step_rate={same_steps:.3f}")

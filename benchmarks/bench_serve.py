@@ -54,9 +54,28 @@ class Server:
         env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
         env.pop("GST_TTS_API_KEY", None)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gst_tts.cli", "serve", "--checkpoint", str(checkpoint), "--port", "0", "--device", "cpu",
-             "--batch-size", str(batch_size), "--max-queue", "256", *extra],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            [
+                sys.executable,
+                "-m",
+                "gst_tts.cli",
+                "serve",
+                "--checkpoint",
+                str(checkpoint),
+                "--port",
+                "0",
+                "--device",
+                "cpu",
+                "--batch-size",
+                str(batch_size),
+                "--max-queue",
+                "256",
+                *extra,
+            ],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         seen = []
         while True:
             line = self.proc.stdout.readline()
@@ -125,16 +144,27 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", type=int, default=2, help="timed rounds per mode (median reported)")
     p.add_argument("--threads", type=int, default=2, help="the server's torch threads")
     p.add_argument("--griffin-lim-iters", type=int, default=32)
-    p.add_argument("--max-frames-per-symbol", type=float, default=6.0,
-                   help="length bound per symbol (sets the length of a random model's sentences; default 6)")
+    p.add_argument(
+        "--max-frames-per-symbol",
+        type=float,
+        default=6.0,
+        help="length bound per symbol (sets the length of a random model's sentences; default 6)",
+    )
     args = p.parse_args(argv)
 
     with tempfile.TemporaryDirectory() as tmp:
         checkpoint = args.checkpoint
         if not checkpoint.is_file():
-            print(f"{checkpoint} not found: using a random-weight conf/model/tiny.yaml model (runs to its length bound)")
+            print(
+                f"{checkpoint} not found: using a random-weight conf/model/tiny.yaml model (runs to its length bound)"
+            )
             checkpoint = random_tiny_checkpoint(Path(tmp))
-        extra = ["--griffin-lim-iters", str(args.griffin_lim_iters), "--max-frames-per-symbol", str(args.max_frames_per_symbol)]
+        extra = [
+            "--griffin-lim-iters",
+            str(args.griffin_lim_iters),
+            "--max-frames-per-symbol",
+            str(args.max_frames_per_symbol),
+        ]
         modes = {"batched": args.clients, "one-at-a-time": 1}
         results: dict[str, list[dict]] = {m: [] for m in modes}
         batches: dict[str, list[float]] = {m: [] for m in modes}
@@ -147,19 +177,33 @@ def main(argv: list[str] | None = None) -> int:
                     n_tokens = httpx.get(server.url + "/api/model", timeout=60).json()["n_tokens"]
                     load(server.url, clients=args.clients, requests=1, n_tokens=n_tokens, round_no=99)  # warm-up
                     before = httpx.get(server.url + "/api/health").json()["queue"]
-                    results[mode].append(load(server.url, clients=args.clients, requests=args.requests, n_tokens=n_tokens, round_no=run))
+                    results[mode].append(
+                        load(server.url, clients=args.clients, requests=args.requests, n_tokens=n_tokens, round_no=run)
+                    )
                     after = httpx.get(server.url + "/api/health").json()["queue"]
-                    batches[mode].append((after["requests"] - before["requests"]) / max(1, after["batches"] - before["batches"]))
+                    batches[mode].append(
+                        (after["requests"] - before["requests"]) / max(1, after["batches"] - before["batches"])
+                    )
                     busy[mode].append((after["busy_s"] - before["busy_s"]) / results[mode][-1]["wall"])
                 finally:
                     server.close()
                 r = results[mode][-1]
-                print(f"  run {run + 1} {mode:>13}: {len(r['latencies']) / r['wall']:.2f} req/s, {len(r['errors'])} errors", flush=True)
+                print(
+                    f"  run {run + 1} {mode:>13}: {len(r['latencies']) / r['wall']:.2f} req/s, "
+                    f"{len(r['errors'])} errors",
+                    flush=True,
+                )
 
     n = args.clients * args.requests
-    print(f"\n{args.clients} clients x {args.requests} requests, torch threads {args.threads}, Griffin-Lim {args.griffin_lim_iters} it, "
-          f"median of {args.runs} runs\n")
-    print(f"{'mode':>14} | {'req/s':>6} | {'p50 s':>6} | {'p95 s':>6} | {'errors':>6} | {'req/batch':>9} | {'worker busy':>11}")
+    print(
+        f"\n{args.clients} clients x {args.requests} requests, torch threads {args.threads}, Griffin-Lim "
+        f"{args.griffin_lim_iters} it, "
+        f"median of {args.runs} runs\n"
+    )
+    print(
+        f"{'mode':>14} | {'req/s':>6} | {'p50 s':>6} | {'p95 s':>6} | {'errors':>6} | {'req/batch':>9} | "
+        f"{'worker busy':>11}"
+    )
     summary = {}
     for mode, runs in results.items():
         rps = statistics.median(n / r["wall"] for r in runs)
@@ -167,8 +211,11 @@ def main(argv: list[str] | None = None) -> int:
         p95 = statistics.median(percentile(r["latencies"], 0.95) for r in runs)
         errors = sum(len(r["errors"]) for r in runs)
         summary[mode] = rps
-        print(f"{mode:>14} | {rps:6.2f} | {p50:6.3f} | {p95:6.3f} | {errors:6d} | {statistics.median(batches[mode]):9.2f} | "
-              f"{statistics.median(busy[mode]):11.0%}")
+        print(
+            f"{mode:>14} | {rps:6.2f} | {p50:6.3f} | {p95:6.3f} | {errors:6d} | "
+            f"{statistics.median(batches[mode]):9.2f} | "
+            f"{statistics.median(busy[mode]):11.0%}"
+        )
         for problem in sorted({e for r in runs for e in r["errors"]})[:5]:
             print(f"{'':>14}   error: {problem}")
     total_errors = sum(len(r["errors"]) for runs in results.values() for r in runs)

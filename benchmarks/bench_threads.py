@@ -68,9 +68,14 @@ WORKLOADS = ("train", "synthesize")
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeats", type=int, default=5, help="timed runs per measurement, median reported (default 5)")
-    p.add_argument("--budget", type=float, default=40.0, help="seconds a configuration may spend per workload (default 40)")
-    p.add_argument("--configs", default=",".join(DEFAULT_CONFIGS),
-                   help=f"comma-separated, of {', '.join(CONFIGS)} (default: all but spin-N)")
+    p.add_argument(
+        "--budget", type=float, default=40.0, help="seconds a configuration may spend per workload (default 40)"
+    )
+    p.add_argument(
+        "--configs",
+        default=",".join(DEFAULT_CONFIGS),
+        help=f"comma-separated, of {', '.join(CONFIGS)} (default: all but spin-N)",
+    )
     p.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
@@ -80,23 +85,31 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [c for c in configs if c not in CONFIGS]
     if unknown:
         p.error(f"unknown configuration(s) {', '.join(unknown)}; known: {', '.join(CONFIGS)}")
-    print(f"cores: {os.cpu_count()}; each configuration in its own process; medians of up to {args.repeats} runs", flush=True)
+    print(
+        f"cores: {os.cpu_count()}; each configuration in its own process; medians of up to {args.repeats} runs",
+        flush=True,
+    )
     results: dict[str, dict[str, dict[str, float]]] = {}
     for condition in ("idle", "busy"):
         hog = _busy_process() if condition == "busy" else None
         try:
             for name in configs:
                 results.setdefault(name, {})[condition] = _measure(name, args)
-                print(f"  {condition:>4}  {name:<14} " + "  ".join(
-                    f"{w} {results[name][condition][w]:8.1f} ms" for w in WORKLOADS), flush=True)
+                print(
+                    f"  {condition:>4}  {name:<14} "
+                    + "  ".join(f"{w} {results[name][condition][w]:8.1f} ms" for w in WORKLOADS),
+                    flush=True,
+                )
         finally:
             if hog is not None:
                 hog.kill()
                 hog.wait()
 
     print()
-    print(f"{'configuration':<14} | {'threads':>7} | " + " | ".join(
-        f"{w + ' idle':>15} | {w + ' busy':>15} | {'slowdown':>8}" for w in WORKLOADS))
+    print(
+        f"{'configuration':<14} | {'threads':>7} | "
+        + " | ".join(f"{w + ' idle':>15} | {w + ' busy':>15} | {'slowdown':>8}" for w in WORKLOADS)
+    )
     for name in configs:
         r = results[name]
         cells = []
@@ -190,15 +203,24 @@ def _workloads() -> dict:
     def train() -> None:
         model.train()
         optimizer.zero_grad(set_to_none=True)
-        out = model(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"], reference, reference_lengths)
+        out = model(
+            batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"], reference, reference_lengths
+        )
         loss_fn(out, batch)["total"].backward()
         optimizer.step()
 
     def synthesize() -> None:
         model.eval()
         with torch.no_grad():
-            out = model.infer(sentence, torch.tensor([45]), stop_threshold=1.0, max_frames_per_symbol=100.0,
-                              max_frames=100 * model.reduction_factor, attention_window=None, stop_end_tolerance=None)
+            out = model.infer(
+                sentence,
+                torch.tensor([45]),
+                stop_threshold=1.0,
+                max_frames_per_symbol=100.0,
+                max_frames=100 * model.reduction_factor,
+                attention_window=None,
+                stop_end_tolerance=None,
+            )
         vocoder(out.mel_postnet[0].float() * 2.0 - 5.0)
 
     return {"train": train, "synthesize": synthesize}

@@ -52,7 +52,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from gst_tts.analysis.vocoder_quality import (  # noqa: E402
-    MEASURES, copy_synthesis, load_recording, summarize, vocoder_quality, voiced_share,
+    MEASURES,
+    copy_synthesis,
+    load_recording,
+    summarize,
+    vocoder_quality,
+    voiced_share,
 )
 from gst_tts.audio.features import AudioConfig, MelExtractor  # noqa: E402
 from gst_tts.audio.vocoders import GRIFFIN_LIM, load_vocoder  # noqa: E402
@@ -71,23 +76,45 @@ DEFAULT_TTS_VOCODER = ROOT / "demo_out" / "vocoder_gta" / "checkpoints" / "last.
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--vocoder", default=DEFAULT_VOCODER,
-                   help="vocoder checkpoint (or a published HiFi-GAN file), or griffin-lim for a sanity run "
-                        "(default demo_out/vocoder/checkpoints/last.pt, which make demo trains)")
+    p.add_argument(
+        "--vocoder",
+        default=DEFAULT_VOCODER,
+        help="vocoder checkpoint (or a published HiFi-GAN file), or griffin-lim for a sanity run "
+        "(default demo_out/vocoder/checkpoints/last.pt, which make demo trains)",
+    )
     p.add_argument("--vocoder-config", type=Path, default=None, help="a published HiFi-GAN file's config.json")
-    p.add_argument("--tts-vocoder", type=Path, default=DEFAULT_TTS_VOCODER,
-                   help="(c) also: a vocoder fine-tuned on the acoustic model's GTA mels, skipped when absent "
-                        "(default demo_out/vocoder_gta/checkpoints/last.pt, which make demo trains)")
+    p.add_argument(
+        "--tts-vocoder",
+        type=Path,
+        default=DEFAULT_TTS_VOCODER,
+        help="(c) also: a vocoder fine-tuned on the acoustic model's GTA mels, skipped when absent "
+        "(default demo_out/vocoder_gta/checkpoints/last.pt, which make demo trains)",
+    )
     p.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="the demo corpus (default demo_out/corpus)")
-    p.add_argument("--checkpoint", type=Path, default=ROOT / "demo_out" / "checkpoints" / "last.pt",
-                   help="acoustic checkpoint: its validation split, its feature settings, and (c) (default demo_out/checkpoints/last.pt)")
-    p.add_argument("--ljspeech", type=Path, default=ROOT.parent / "shared" / "data" / "ljspeech-mini",
-                   help="LJSpeech-format clips for (b) (default ../shared/data/ljspeech-mini)")
+    p.add_argument(
+        "--checkpoint",
+        type=Path,
+        default=ROOT / "demo_out" / "checkpoints" / "last.pt",
+        help="acoustic checkpoint: its validation split, its feature settings, and (c) (default "
+        "demo_out/checkpoints/last.pt)",
+    )
+    p.add_argument(
+        "--ljspeech",
+        type=Path,
+        default=ROOT.parent / "shared" / "data" / "ljspeech-mini",
+        help="LJSpeech-format clips for (b) (default ../shared/data/ljspeech-mini)",
+    )
     p.add_argument("--clips", type=int, default=24, help="at most this many clips per set (default 24)")
     p.add_argument("--sentences", type=int, default=8, help="synthesized held-out sentences for (c) (default 8)")
-    p.add_argument("--low-f0", type=float, default=130.0, help="the low-voice subset: median F0 under this (Hz, default 130)")
-    p.add_argument("--threads", type=int, default=torch.get_num_threads(),
-                   help=f"torch threads for the CPU timings (default {torch.get_num_threads()}, this machine's)")
+    p.add_argument(
+        "--low-f0", type=float, default=130.0, help="the low-voice subset: median F0 under this (Hz, default 130)"
+    )
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=torch.get_num_threads(),
+        help=f"torch threads for the CPU timings (default {torch.get_num_threads()}, this machine's)",
+    )
     p.add_argument("--out", type=Path, default=ROOT / "bench_out" / "vocoder")
     args = p.parse_args(argv)
     if args.clips < 1 or args.sentences < 0:
@@ -107,31 +134,50 @@ def _run(args: argparse.Namespace) -> int:
         print(f"skipped: no demo vocoder at {vocoder_path}; run `make demo` first, or give --vocoder PATH")
         return 0
     if vocoder_path is not None and not vocoder_path.is_file():
-        print(f"bench_vocoder: no vocoder at {vocoder_path}; run `make demo` first (it trains one into "
-              f"DEMO_DIR/vocoder/), or give --vocoder PATH (griffin-lim for a sanity run)", file=sys.stderr)
+        print(
+            f"bench_vocoder: no vocoder at {vocoder_path}; run `make demo` first (it trains one into "
+            f"DEMO_DIR/vocoder/), or give --vocoder PATH (griffin-lim for a sanity run)",
+            file=sys.stderr,
+        )
         return 2
     if not (args.corpus / "metadata.csv").is_file():
-        print(f"bench_vocoder: no corpus at {args.corpus}; run `make demo` first, or give --corpus DIR", file=sys.stderr)
+        print(
+            f"bench_vocoder: no corpus at {args.corpus}; run `make demo` first, or give --corpus DIR", file=sys.stderr
+        )
         return 2
     torch.set_num_threads(args.threads)
     acoustic = _acoustic_checkpoint(args.checkpoint)
     config = AudioConfig(**acoustic["audio_config"]) if acoustic else AudioConfig()
-    vocoders = {GL: load_vocoder(GRIFFIN_LIM, audio_config=config),
-                VOC: load_vocoder(GRIFFIN_LIM, audio_config=config) if sanity else
-                load_vocoder(vocoder_path, audio_config=config, config_path=args.vocoder_config, device="cpu")}
-    results: dict = {"setup": {
-        "vocoder": str(args.vocoder), "corpus": str(args.corpus), "checkpoint": str(args.checkpoint) if acoustic else None,
-        "threads": args.threads, "clips": args.clips, "low_f0_hz": args.low_f0, "audio_config": asdict(config),
-        "cuda": torch.cuda.get_device_name() if torch.cuda.is_available() else None,
-    }, "sets": {}, "notes": []}
+    vocoders = {
+        GL: load_vocoder(GRIFFIN_LIM, audio_config=config),
+        VOC: load_vocoder(GRIFFIN_LIM, audio_config=config)
+        if sanity
+        else load_vocoder(vocoder_path, audio_config=config, config_path=args.vocoder_config, device="cpu"),
+    }
+    results: dict = {
+        "setup": {
+            "vocoder": str(args.vocoder),
+            "corpus": str(args.corpus),
+            "checkpoint": str(args.checkpoint) if acoustic else None,
+            "threads": args.threads,
+            "clips": args.clips,
+            "low_f0_hz": args.low_f0,
+            "audio_config": asdict(config),
+            "cuda": torch.cuda.get_device_name() if torch.cuda.is_available() else None,
+        },
+        "sets": {},
+        "notes": [],
+    }
     notes = results["notes"]
 
     # (a) the demo corpus's held-out clips
     utterances = read_corpus(args.corpus)
     held_out, source = _held_out(utterances, vocoder_path, acoustic)
     if source is None:
-        notes.append(f"no recorded validation split (neither checkpoint has val_ids): the last {args.clips} "
-                     f"utterances of the corpus, which the vocoder may have trained on")
+        notes.append(
+            f"no recorded validation split (neither checkpoint has val_ids): the last {args.clips} "
+            f"utterances of the corpus, which the vocoder may have trained on"
+        )
     f0 = _prosody_f0(args.corpus)
     clips = held_out[: args.clips]
     demo = _measure([(u.id, u.audio_path) for u in clips], vocoders, config, "demo corpus")
@@ -151,10 +197,13 @@ def _run(args: argparse.Namespace) -> int:
     # (b) LJSpeech clips
     if (args.ljspeech / "metadata.csv").is_file():
         lj = read_corpus(args.ljspeech)[: args.clips]
-        results["sets"]["ljspeech"] = _summaries(_measure([(u.id, u.audio_path) for u in lj], vocoders, config, "ljspeech"),
-                                                 args.ljspeech.name)
+        results["sets"]["ljspeech"] = _summaries(
+            _measure([(u.id, u.audio_path) for u in lj], vocoders, config, "ljspeech"), args.ljspeech.name
+        )
     else:
-        notes.append(f"ljspeech section skipped: {args.ljspeech} not found (../shared/data sits beside the repo on dev machines)")
+        notes.append(
+            f"ljspeech section skipped: {args.ljspeech} not found (../shared/data sits beside the repo on dev machines)"
+        )
 
     # (c) the acoustic model's own mels
     if acoustic and args.sentences:
@@ -203,7 +252,10 @@ def _acoustic_checkpoint(path: Path) -> dict | None:
 
 def _held_out(utterances: list, vocoder_path: Path | None, acoustic: dict | None) -> tuple[list, str | None]:
     """The held-out utterances in corpus order and where their ids come from."""
-    for source, stored in (("the vocoder's val_ids", _vocoder_file(vocoder_path)), ("the acoustic checkpoint's val_ids", acoustic)):
+    for source, stored in (
+        ("the vocoder's val_ids", _vocoder_file(vocoder_path)),
+        ("the acoustic checkpoint's val_ids", acoustic),
+    ):
         ids = set((stored or {}).get("val_ids") or [])
         if ids:
             return [u for u in utterances if u.id in ids], source
@@ -248,8 +300,9 @@ def _measure(clips: list[tuple[str, Path]], vocoders: dict, config: AudioConfig,
                 started = time.perf_counter()
                 audio = np.asarray(vocoders[side](log_mel), dtype=np.float32)
                 row[f"{side}_vocoding_s"] = time.perf_counter() - started
-                row[side] = vocoder_quality(recording, audio, config.sample_rate, config, name=utt_id,
-                                            extractor=extractor).to_dict()
+                row[side] = vocoder_quality(
+                    recording, audio, config.sample_rate, config, name=utt_id, extractor=extractor
+                ).to_dict()
             rows.append(row)
     for w in caught:
         if not issubclass(w.category, RuntimeWarning) or "PESQ" not in str(w.message):
@@ -275,7 +328,9 @@ def _summaries(rows: list[dict], label: str) -> dict:
     return out
 
 
-def _synthesized(args: argparse.Namespace, acoustic: dict, utterances: list, vocoders: dict, config: AudioConfig) -> dict:
+def _synthesized(
+    args: argparse.Namespace, acoustic: dict, utterances: list, vocoders: dict, config: AudioConfig
+) -> dict:
     """(c): held-out sentences synthesized once, their predicted mels through both vocoders."""
     from tqdm import tqdm
 
@@ -287,12 +342,24 @@ def _synthesized(args: argparse.Namespace, acoustic: dict, utterances: list, voc
     if not chosen:
         return {"skipped": f"{args.checkpoint} records no validation sentences of {args.corpus}"}
     synth = Synthesizer.from_checkpoint(args.checkpoint, device="cpu")
-    results = synth.synthesize([u.text for u in chosen], styles=[Style(reference=u.audio_path) for u in chosen],
-                               seed=1, vocode=False, batch_size=8, transfer_tempo=False)
+    results = synth.synthesize(
+        [u.text for u in chosen],
+        styles=[Style(reference=u.audio_path) for u in chosen],
+        seed=1,
+        vocode=False,
+        batch_size=8,
+        transfer_tempo=False,
+    )
     rows = []
     for utt, res in zip(tqdm(chosen, desc="synthesized", unit="sentence"), results):
-        row = {"id": utt.id, "stop_reason": res.stop_reason, "aligned": bool(res.health.ok),
-               "recording": voiced_share(load_recording(utt.audio_path, config), config.sample_rate, hop_length=config.hop_length)}
+        row = {
+            "id": utt.id,
+            "stop_reason": res.stop_reason,
+            "aligned": bool(res.health.ok),
+            "recording": voiced_share(
+                load_recording(utt.audio_path, config), config.sample_rate, hop_length=config.hop_length
+            ),
+        }
         for side, vocoder in vocoders.items():
             row[side] = voiced_share(vocoder(res.mel), vocoder.sample_rate, hop_length=config.hop_length)
         rows.append(row)
@@ -320,30 +387,43 @@ def _gpu_rtf(vocoder, clips: list, config: AudioConfig) -> dict:
 
 def _report(results: dict) -> str:
     s = results["setup"]
-    lines = [f"Vocoder `{s['vocoder']}` vs Griffin-Lim (project defaults), copy synthesis, "
-             f"{s['threads']} torch threads (CPU RTF); corpus `{s['corpus']}`.", "",
-             "| set | clips | vocoder | PESQ | MCD dB | F0 RMSE ct | VDE | RTF CPU |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"Vocoder `{s['vocoder']}` vs Griffin-Lim (project defaults), copy synthesis, "
+        f"{s['threads']} torch threads (CPU RTF); corpus `{s['corpus']}`.",
+        "",
+        "| set | clips | vocoder | PESQ | MCD dB | F0 RMSE ct | VDE | RTF CPU |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for row in results["sets"].values():
         n = row[GL]["count"]
         for side in (GL, VOC):
             m = row[side]
             unscored = n - m["scored"]["pesq"]
             pesq = _num(m["pesq"], ".2f") + (f" ({unscored} unscored)" if unscored else "")
-            lines.append(f"| {row['label']} | {n} | {side} | {pesq} | {_num(m['mcd_db'], '.2f')} "
-                         f"| {_num(m['f0_rmse_cents'], '.1f')} | {_num(m['vde'], '.3f')} | {_num(m['rtf'], '.3f')} |")
+            lines.append(
+                f"| {row['label']} | {n} | {side} | {pesq} | {_num(m['mcd_db'], '.2f')} "
+                f"| {_num(m['f0_rmse_cents'], '.1f')} | {_num(m['vde'], '.3f')} | {_num(m['rtf'], '.3f')} |"
+            )
         d = row["difference"]
-        lines.append(f"| {row['label']} | {n} | vocoder − GL | {_num(d['pesq'], '+.2f')} | {_num(d['mcd_db'], '+.2f')} "
-                     f"| {_num(d['f0_rmse_cents'], '+.1f')} | {_num(d['vde'], '+.3f')} | ×{_num(row['rtf_ratio'], '.2f')} |")
+        lines.append(
+            f"| {row['label']} | {n} | vocoder − GL | {_num(d['pesq'], '+.2f')} | {_num(d['mcd_db'], '+.2f')} "
+            f"| {_num(d['f0_rmse_cents'], '+.1f')} | {_num(d['vde'], '+.3f')} | ×{_num(row['rtf_ratio'], '.2f')} |"
+        )
     synth = results.get("synthesized")
     if synth and "voiced_share" in synth:
         v = synth["voiced_share"]
         sides = [side for side in (GL, VOC, TTS) if side in v]
-        lines += ["", f"Voiced share of {synth['sentences']} held-out sentences synthesized by `{s['checkpoint']}` "
-                      f"(the same predicted mels through each vocoder"
-                      + (f"; tts vocoder `{s['tts_vocoder']}`" if TTS in v else "") + "):", "",
-                  "| recordings | " + " | ".join(sides) + " |", "|---|" + "---|" * len(sides),
-                  f"| {v['recording']:.1%} | " + " | ".join(f"{v[side]:.1%}" for side in sides) + " |"]
+        lines += [
+            "",
+            f"Voiced share of {synth['sentences']} held-out sentences synthesized by `{s['checkpoint']}` "
+            f"(the same predicted mels through each vocoder"
+            + (f"; tts vocoder `{s['tts_vocoder']}`" if TTS in v else "")
+            + "):",
+            "",
+            "| recordings | " + " | ".join(sides) + " |",
+            "|---|" + "---|" * len(sides),
+            f"| {v['recording']:.1%} | " + " | ".join(f"{v[side]:.1%}" for side in sides) + " |",
+        ]
     elif synth:
         lines += ["", f"synthesized speech: {synth['skipped']}"]
     if "gpu" in results:

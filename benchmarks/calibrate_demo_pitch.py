@@ -55,7 +55,10 @@ def main() -> int:
     tables = {}
     for variant in args.variants.split(","):
         tables[variant] = measure(variant, texts)
-        print(f"{variant}: " + "  ".join("(" + ", ".join(f"{v:.1f}" for v in row) + ")" for row in tables[variant]), flush=True)
+        print(
+            f"{variant}: " + "  ".join("(" + ", ".join(f"{v:.1f}" for v in row) + ")" for row in tables[variant]),
+            flush=True,
+        )
     mean = np.exp(np.mean([np.log(t) for t in tables.values()], axis=0))
     print(f"bases {corpus._CALIBRATION_BASES_HZ} x ratios {corpus._CALIBRATION_RATIOS}, geometric mean over variants:")
     for row in mean:

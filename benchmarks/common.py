@@ -51,12 +51,22 @@ def random_tiny_checkpoint(directory: Path) -> Path:
 
     symbols = SymbolTable()
     torch.manual_seed(0)
-    model, config = build_model(yaml.safe_load((ROOT / "conf" / "model" / "tiny.yaml").read_text()),
-                                n_symbols=len(symbols), n_mels=80, pad_id=symbols.pad_id)
-    return save_checkpoint(directory / "random_tiny.pt", checkpoint_payload(
-        model_state=model.state_dict(), model_config=config, symbols=symbols, audio_config=AudioConfig(),
-        mel_stats=MelStats(torch.full((80,), -5.0), torch.full((80,), 2.0)),
-    ))
+    model, config = build_model(
+        yaml.safe_load((ROOT / "conf" / "model" / "tiny.yaml").read_text()),
+        n_symbols=len(symbols),
+        n_mels=80,
+        pad_id=symbols.pad_id,
+    )
+    return save_checkpoint(
+        directory / "random_tiny.pt",
+        checkpoint_payload(
+            model_state=model.state_dict(),
+            model_config=config,
+            symbols=symbols,
+            audio_config=AudioConfig(),
+            mel_stats=MelStats(torch.full((80,), -5.0), torch.full((80,), 2.0)),
+        ),
+    )
 
 
 # --------------------------------------------------------------------------- the project's CPU vocoder
@@ -86,16 +96,19 @@ def cpu_vocoder(path: Path | None, *, audio_config: AudioConfig, seed: int):
     preset = yaml.safe_load((ROOT / "conf" / "vocoder" / "cpu_small.yaml").read_text())
     torch.manual_seed(seed)
     estimator, _ = build_generator(preset["generator"], audio_config=audio_config, kind=SPECTRAL_KIND)
-    return (SpectralVocoder(estimator, audio_config=audio_config, device="cpu"),
-            f"spectral vocoder, conf/vocoder/cpu_small.yaml sizes, UNTRAINED (seeded random weights, seed {seed});"
-            f" give --vocoder PATH to time a trained one")
+    return (
+        SpectralVocoder(estimator, audio_config=audio_config, device="cpu"),
+        f"spectral vocoder, conf/vocoder/cpu_small.yaml sizes, UNTRAINED (seeded random weights, seed {seed});"
+        f" give --vocoder PATH to time a trained one",
+    )
 
 
 # --------------------------------------------------------------------------- ours vs torchaudio's Tacotron2
 
 
 def load_config(path: Path) -> dict:
-    """A model yaml (``conf/model/*.yaml``) that torchaudio's Tacotron2 can match: r = 1, embedding_dim == encoder_dim."""
+    """A model yaml (``conf/model/*.yaml``) that torchaudio's Tacotron2 can match: r = 1,
+    embedding_dim == encoder_dim."""
     import yaml
 
     config = yaml.safe_load(path.read_text())
@@ -160,8 +173,13 @@ def synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def ours_train_step(model: GSTTacotron, optimizer: torch.optim.Optimizer, loss_fn: TacotronLoss, batch: dict,
-                    precision: Callable[[], ContextManager] = contextlib.nullcontext) -> float:
+def ours_train_step(
+    model: GSTTacotron,
+    optimizer: torch.optim.Optimizer,
+    loss_fn: TacotronLoss,
+    batch: dict,
+    precision: Callable[[], ContextManager] = contextlib.nullcontext,
+) -> float:
     """Teacher-forced forward + loss (under ``precision()``, e.g. an autocast) + backward + optimizer step."""
     optimizer.zero_grad(set_to_none=True)
     with precision():
@@ -172,8 +190,13 @@ def ours_train_step(model: GSTTacotron, optimizer: torch.optim.Optimizer, loss_f
     return float(loss.detach())
 
 
-def peer_train_step(model: nn.Module, optimizer: torch.optim.Optimizer, loss_fn: TacotronLoss, batch: dict,
-                    precision: Callable[[], ContextManager] = contextlib.nullcontext) -> float:
+def peer_train_step(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    loss_fn: TacotronLoss,
+    batch: dict,
+    precision: Callable[[], ContextManager] = contextlib.nullcontext,
+) -> float:
     """The same for torchaudio's Tacotron2: its outputs transposed into a ``TacotronOutput`` so that
     the same loss does the same work."""
     optimizer.zero_grad(set_to_none=True)
@@ -186,5 +209,7 @@ def peer_train_step(model: nn.Module, optimizer: torch.optim.Optimizer, loss_fn:
 
 def peer_output(model: nn.Module, batch: dict) -> TacotronOutput:
     """torchaudio's teacher-forced pass (``batch["mel_t"]``), as a ``TacotronOutput``."""
-    mel, mel_postnet, gate, alignments = model(batch["text"], batch["text_lengths"], batch["mel_t"], batch["mel_lengths"])
+    mel, mel_postnet, gate, alignments = model(
+        batch["text"], batch["text_lengths"], batch["mel_t"], batch["mel_lengths"]
+    )
     return TacotronOutput(mel.transpose(1, 2), mel_postnet.transpose(1, 2), gate, alignments, None)

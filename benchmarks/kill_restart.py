@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import asdict, dataclass
-import json
 import os
 from pathlib import Path
 import random
@@ -78,8 +77,13 @@ def saved_step(ckpt_dir: Path) -> int | None:
 def save_rate(ckpt_dir: Path) -> float | None:
     """Steps per second between the two newest checkpoints (periodic ones and last.pt), from their
     steps and modification times; None with fewer than two."""
-    points = sorted({(p.stat().st_mtime, int(m.group(1))) for p in ckpt_dir.glob("step_*.pt")
-                     if (m := re.match(r"step_(\d+)\.pt$", p.name))})
+    points = sorted(
+        {
+            (p.stat().st_mtime, int(m.group(1)))
+            for p in ckpt_dir.glob("step_*.pt")
+            if (m := re.match(r"step_(\d+)\.pt$", p.name))
+        }
+    )
     if len(points) < 2 or points[-1][0] <= points[-2][0]:
         return None
     (t0, s0), (t1, s1) = points[-2], points[-1]
@@ -112,12 +116,17 @@ def run_dir_of(command: list[str]) -> Path | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--times", type=int, default=10, help="kills before the run may finish (default 10)")
     parser.add_argument("--seed", type=int, default=0, help="seeds the kill times (default 0)")
-    parser.add_argument("--min-seconds", type=float, default=10.0, help="shortest time from a start to its kill (default 10)")
-    parser.add_argument("--max-seconds", type=float, default=60.0, help="longest time from a start to its kill (default 60)")
+    parser.add_argument(
+        "--min-seconds", type=float, default=10.0, help="shortest time from a start to its kill (default 10)"
+    )
+    parser.add_argument(
+        "--max-seconds", type=float, default=60.0, help="longest time from a start to its kill (default 60)"
+    )
     parser.add_argument("--run-dir", type=Path, help="the run folder; default: the command's hydra.run.dir")
     parser.add_argument("--json", type=Path, help="also write the report here")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the training command")
@@ -144,8 +153,13 @@ def main(argv: list[str] | None = None) -> int:
             log.write(f"\n=== kill_restart: start {attempt + 1} (kill after {wait and round(wait, 1)} s) ===\n")
             log.flush()
             # Unbuffered: a killed process's last lines (how far it got) reach the log.
-            process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                                       env=dict(os.environ, PYTHONUNBUFFERED="1"))
+            process = subprocess.Popen(
+                command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env=dict(os.environ, PYTHONUNBUFFERED="1"),
+            )
             start = time.monotonic()
             try:
                 training_since = wait_noting_start(process, wait, log_path, offset)
@@ -156,12 +170,19 @@ def main(argv: list[str] | None = None) -> int:
                 process.wait()
                 seconds = time.monotonic() - start
                 output = log_path.read_text(errors="replace")[offset:]
-                phase = ("writing checkpoint" if writing or any(ckpt_dir.glob(TEMPORARY_GLOB))
-                         else "training" if STARTED.search(output) else "start-up")
+                phase = (
+                    "writing checkpoint"
+                    if writing or any(ckpt_dir.glob(TEMPORARY_GLOB))
+                    else "training"
+                    if STARTED.search(output)
+                    else "start-up"
+                )
                 resumed = RESUMED.findall(output)
                 resumed_at = int(resumed[-1][1]) if resumed else None
                 if before is not None and resumed_at is None and phase != "start-up":
-                    problems.append(f"start {attempt + 1}: last.pt held step {before} but the run did not say it resumed")
+                    problems.append(
+                        f"start {attempt + 1}: last.pt held step {before} but the run did not say it resumed"
+                    )
                 try:
                     now = saved_step(ckpt_dir) if ckpt_dir.is_dir() else None
                 except GstTtsError as exc:
@@ -171,13 +192,22 @@ def main(argv: list[str] | None = None) -> int:
                 rate = save_rate(ckpt_dir)
                 # Steps trained since the later of the last save and this start's first step.
                 since = max(last.stat().st_mtime, training_since) if last.is_file() and training_since else None
-                lost = 0.0 if training_since is None else None if rate is None or since is None else rate * max(0.0, time.time() - since)
+                lost = (
+                    0.0
+                    if training_since is None
+                    else None
+                    if rate is None or since is None
+                    else rate * max(0.0, time.time() - since)
+                )
                 kills.append(Kill(round(seconds, 1), phase, now, resumed_at, None if lost is None else round(lost, 1)))
                 if now is not None and highest is not None and now < highest:
                     problems.append(f"after kill {attempt + 1}: last.pt went back from step {highest} to {now}")
                 highest = now if highest is None or (now is not None and now > highest) else highest
-                print(f"kill {len(kills)}/{args.times} after {seconds:.1f} s ({phase}): last.pt at step {now}, "
-                      f"resumed at step {resumed_at}, about {'?' if lost is None else round(lost)} steps lost", flush=True)
+                print(
+                    f"kill {len(kills)}/{args.times} after {seconds:.1f} s ({phase}): last.pt at step {now}, "
+                    f"resumed at step {resumed_at}, about {'?' if lost is None else round(lost)} steps lost",
+                    flush=True,
+                )
                 continue
         code = process.returncode
         final = saved_step(ckpt_dir) if ckpt_dir.is_dir() else None
@@ -195,9 +225,17 @@ def main(argv: list[str] | None = None) -> int:
     for kill in kills:
         phases[kill.phase] = phases.get(kill.phase, 0) + 1
     lost = [k.steps_lost for k in kills if k.steps_lost is not None]
-    report = {"command": command, "run_dir": str(run_dir), "seed": args.seed, "kills": [asdict(k) for k in kills],
-              "kills_by_phase": phases, "steps_lost_mean": round(sum(lost) / len(lost), 1) if lost else None,
-              "final_step": final, "exit_code": code, "problems": problems}
+    report = {
+        "command": command,
+        "run_dir": str(run_dir),
+        "seed": args.seed,
+        "kills": [asdict(k) for k in kills],
+        "kills_by_phase": phases,
+        "steps_lost_mean": round(sum(lost) / len(lost), 1) if lost else None,
+        "final_step": final,
+        "exit_code": code,
+        "problems": problems,
+    }
     print(f"kills by phase: {phases}; steps lost per kill: mean {report['steps_lost_mean']}")
     for problem in problems:
         print(f"PROBLEM: {problem}")

@@ -170,8 +170,11 @@ _OPINIONS = ("Ich glaube", "Sie sagt", "Er meint", "Wir wissen", "Man hört")
 
 def _case_article(gender: str, case: str) -> str:
     """The definite article of a singular noun (cases: ``nom``, ``acc``, ``dat``)."""
-    return {"nom": {"m": "der", "f": "die", "n": "das"}, "acc": {"m": "den", "f": "die", "n": "das"},
-            "dat": {"m": "dem", "f": "der", "n": "dem"}}[case][gender]
+    return {
+        "nom": {"m": "der", "f": "die", "n": "das"},
+        "acc": {"m": "den", "f": "die", "n": "das"},
+        "dat": {"m": "dem", "f": "der", "n": "dem"},
+    }[case][gender]
 
 
 def _weak(adjective: str, gender: str, case: str) -> str:
@@ -208,7 +211,10 @@ class _Picker:
         if draw < 0.75:
             gender, noun, _ = self.pick(_BEINGS)
             if self.rng.random() < 0.6:
-                return f"{_case_article(gender, 'nom')} {_weak(self.pick(_BEING_ADJECTIVES), gender, 'nom')} {noun}", "er"
+                return (
+                    f"{_case_article(gender, 'nom')} {_weak(self.pick(_BEING_ADJECTIVES), gender, 'nom')} {noun}",
+                    "er",
+                )
             return f"{_case_article(gender, 'nom')} {noun}", "er"
         if draw < 0.85:
             gender, _, plural = self.pick(_BEINGS)
@@ -397,7 +403,11 @@ def utterance_id(index: int) -> str:
 
 
 def _readme(utterances: int, seed: int, held_out: int) -> str:
-    held = f"\n{HELDOUT_NAME}: {held_out} further sentences of the same generator, none in the corpus.\n" if held_out else ""
+    held = (
+        f"\n{HELDOUT_NAME}: {held_out} further sentences of the same generator, none in the corpus.\n"
+        if held_out
+        else ""
+    )
     return (
         "gst-tts German corpus\n"
         "=====================\n\n"
@@ -406,20 +416,24 @@ def _readme(utterances: int, seed: int, held_out: int) -> str:
         "trimmed as in the gst-tts demo corpus. Format: LJSpeech (metadata.csv is id|text|text; numbers stay\n"
         "digits, espeak-ng reads them). Every utterance has its own variant (timbre), formant scale,\n"
         "pitch, intonation width, speaking rate and word gap, drawn as the demo corpus draws them;\n"
-        f"{PROSODY_NAME} holds them, styles.csv a coarse label. Variants: {', '.join(VETTED_VARIANTS)}.\n"
-        + held
+        f"{PROSODY_NAME} holds them, styles.csv a coarse label. Variants: {', '.join(VETTED_VARIANTS)}.\n" + held
     )
 
 
-def _write(directory: Path, texts: list[str], settings: list[SpeechSettings], held_out: list[str], seed: int,
-           progress: bool) -> None:
+def _write(
+    directory: Path, texts: list[str], settings: list[SpeechSettings], held_out: list[str], seed: int, progress: bool
+) -> None:
     wav_dir = directory / "wavs"
     wav_dir.mkdir()
     metadata, styles, prosody = [], [], [",".join(PROSODY_COLUMNS) + "\n"]
     pairs = list(zip(texts, settings))
-    for index, (text, utterance) in enumerate(progress_bar(pairs, desc="rendering German corpus", unit="utt", enabled=progress)):
+    for index, (text, utterance) in enumerate(
+        progress_bar(pairs, desc="rendering German corpus", unit="utt", enabled=progress)
+    ):
         name = utterance_id(index)
-        sf.write(str(wav_dir / f"{name}.wav"), render_sentence(text, utterance), SAMPLE_RATE, subtype="PCM_16", format="WAV")
+        sf.write(
+            str(wav_dir / f"{name}.wav"), render_sentence(text, utterance), SAMPLE_RATE, subtype="PCM_16", format="WAV"
+        )
         metadata.append(f"{name}|{text}|{text}\n")
         styles.append(f"{name}|{utterance.label}\n")
         prosody.append(",".join(prosody_row(name, utterance)) + "\n")
@@ -430,8 +444,9 @@ def _write(directory: Path, texts: list[str], settings: list[SpeechSettings], he
     (directory / "README.txt").write_text(_readme(len(texts), seed, len(held_out)), encoding="utf-8", newline="")
 
 
-def make_german_corpus(out_dir: str | os.PathLike, *, utterances: int, seed: int = 0, held_out: int = 0,
-                       progress: bool = False) -> Path:
+def make_german_corpus(
+    out_dir: str | os.PathLike, *, utterances: int, seed: int = 0, held_out: int = 0, progress: bool = False
+) -> Path:
     """Writes the German corpus (see the module's docstring) to ``out_dir`` and returns its path.
 
     Args:
@@ -454,8 +469,9 @@ def make_german_corpus(out_dir: str | os.PathLike, *, utterances: int, seed: int
         raise GstTtsError(f"{out_dir} exists and is not empty; choose another directory or remove it")
     texts = german_sentences(utterances, seed)
     held = german_sentences(held_out, seed, exclude=texts, stream="heldout")
-    settings = draw_settings(utterances, seed, variants=VETTED_VARIANTS, voices=(VOICE,),
-                             formant_scale_range=FORMANT_SCALE_RANGE)
+    settings = draw_settings(
+        utterances, seed, variants=VETTED_VARIANTS, voices=(VOICE,), formant_scale_range=FORMANT_SCALE_RANGE
+    )
     with atomic_directory(out_dir) as staging:  # the caller checked that out_dir is empty or missing
         _write(staging, texts, settings, held, seed, progress)
     return out_dir
@@ -470,8 +486,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     try:
-        make_german_corpus(args.out, utterances=args.utterances, seed=args.seed, held_out=args.held_out,
-                           progress=not args.no_progress)
+        make_german_corpus(
+            args.out, utterances=args.utterances, seed=args.seed, held_out=args.held_out, progress=not args.no_progress
+        )
     except GstTtsError as error:
         print(f"make_german_corpus: {error}", file=sys.stderr)
         return 2

@@ -11,6 +11,7 @@ then TF32): the median of 3 timed steps after 2 warm-ups, then one profiled step
 step), aten ops, host-device copies and synchronisations, peak memory, and the top ops by CPU time
 and kernels by GPU time. On a CPU it runs too (no kernel figures), as a check of the script.
 """
+
 from __future__ import annotations
 
 import sys
@@ -38,43 +39,75 @@ def main() -> None:
     config = load_config(ROOT / "conf" / "model" / "tacotron2.yaml")
     n_symbols = len(SymbolTable())
     ours, peer = build_models(config, n_symbols, seed=0)
-    batch = random_batch(batch_size, (min(frames // 6, 100), max(frames // 5, 12)), (frames - frames // 10, frames), n_symbols, seed=0)
+    batch = random_batch(
+        batch_size, (min(frames // 6, 100), max(frames // 5, 12)), (frames - frames // 10, frames), n_symbols, seed=0
+    )
     batch = {k: v.to(device) if torch.is_tensor(v) else v for k, v in batch.items()}
     loss_fn = TacotronLoss(guided_attention_weight=0.0)
     n_frames = int(batch["mel_lengths"].sum())
-    print(f"device {device} {torch.cuda.get_device_name(0) if device.type == 'cuda' else ''} torch {torch.__version__}; "
-          f"batch {batch_size}, frames max {batch['mel'].shape[1]}, text max {batch['text'].shape[1]}, {n_frames} frames")
+    print(
+        f"device {device} {torch.cuda.get_device_name(0) if device.type == 'cuda' else ''} torch {torch.__version__}; "
+        f"batch {batch_size}, frames max {batch['mel'].shape[1]}, text max {batch['text'].shape[1]}, {n_frames} frames"
+    )
     for name, model, step in (("ours", ours, ours_train_step), ("torchaudio", peer, peer_train_step)):
         model.to(device).train()
         opt = torch.optim.Adam(model.parameters(), lr=1e-4)
         for dtype in (torch.bfloat16, None):
             label = f"{name} {'bf16' if dtype else 'tf32'}"
-            ctx = (lambda: torch.autocast(device.type, dtype=dtype)) if dtype else (lambda: torch.autocast(device.type, enabled=False))
+            ctx = (
+                (lambda: torch.autocast(device.type, dtype=dtype))
+                if dtype
+                else (lambda: torch.autocast(device.type, enabled=False))
+            )
+
             def run():
                 with ctx():
                     return step(model, opt, loss_fn, batch)
+
             for _ in range(2):
                 run()
             sync()
             times = []
             for _ in range(3):
-                t0 = time.perf_counter(); run(); sync(); times.append(time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                run()
+                sync()
+                times.append(time.perf_counter() - t0)
             wall = sorted(times)[1]
             from torch.profiler import ProfilerActivity, profile
+
             with profile(activities=[ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])) as prof:
-                run(); sync()
+                run()
+                sync()
             events = prof.key_averages()
-            launches = sum(e.count for e in events if e.key in ("cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernelEx"))
-            syncs = sum(e.count for e in events if e.key in ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaMemcpyAsync"))
-            gpu_us = sum(getattr(e, "self_device_time_total", getattr(e, "self_cuda_time_total", 0)) for e in events
-                         if e.device_type == torch.autograd.DeviceType.CUDA)
+            launches = sum(
+                e.count
+                for e in events
+                if e.key in ("cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernelEx")
+            )
+            syncs = sum(
+                e.count
+                for e in events
+                if e.key in ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaMemcpyAsync")
+            )
+            gpu_us = sum(
+                getattr(e, "self_device_time_total", getattr(e, "self_cuda_time_total", 0))
+                for e in events
+                if e.device_type == torch.autograd.DeviceType.CUDA
+            )
             aten = sum(e.count for e in events if e.key.startswith("aten::"))
-            print(f"\n== {label}: step {wall * 1000:.1f} ms median of 3 ({n_frames / wall:,.0f} mel frames/s); "
-                  f"GPU busy {gpu_us / 1000:.1f} ms ({gpu_us / 1e6 / wall:.0%} of the step); kernel launches {launches:,} "
-                  f"({launches / batch['mel'].shape[1]:.0f} per decoder step); aten ops {aten:,}; memcpy/sync calls {syncs}; "
-                  f"peak memory {(torch.cuda.max_memory_allocated() / 2**30 if cuda else 0):.2f} GiB")
+            print(
+                f"\n== {label}: step {wall * 1000:.1f} ms median of 3 ({n_frames / wall:,.0f} mel frames/s); "
+                f"GPU busy {gpu_us / 1000:.1f} ms ({gpu_us / 1e6 / wall:.0%} of the step); kernel launches "
+                f"{launches:,} "
+                f"({launches / batch['mel'].shape[1]:.0f} per decoder step); aten ops {aten:,}; memcpy/sync "
+                f"calls {syncs}; "
+                f"peak memory {(torch.cuda.max_memory_allocated() / 2**30 if cuda else 0):.2f} GiB"
+            )
             print(events.table(sort_by="self_cpu_time_total", row_limit=12, max_name_column_width=50))
-            sort_key = "self_device_time_total" if hasattr(events[0], "self_device_time_total") else "self_cuda_time_total"
+            sort_key = (
+                "self_device_time_total" if hasattr(events[0], "self_device_time_total") else "self_cuda_time_total"
+            )
             print(events.table(sort_by=sort_key, row_limit=10, max_name_column_width=50))
             if cuda:
                 torch.cuda.reset_peak_memory_stats()

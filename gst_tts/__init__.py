@@ -18,7 +18,8 @@ def _is_gst_tts_command() -> bool:
     argv = getattr(sys, "orig_argv", sys.argv)
     script = argv[1] if len(argv) > 1 else ""
     return script.endswith(("/gst-tts", "\\gst-tts", "\\gst-tts.exe")) or any(
-        a == "-m" and b == "gst_tts.cli" for a, b in zip(argv, argv[1:]))
+        a == "-m" and b == "gst_tts.cli" for a, b in zip(argv, argv[1:])
+    )
 
 
 # Every entry point imports this package first: a broken torch/torchaudio pair ends here, in one line.
@@ -39,5 +40,7 @@ def __getattr__(name: str):
 
         return decoding.UNSPLIT_MAX_SECONDS
     if name == "UNSPLIT_MAX_DECODER_STEPS":  # the bound is in seconds of audio now, whatever the model's r
-        raise AttributeError("gst_tts.UNSPLIT_MAX_DECODER_STEPS is gone: use UNSPLIT_MAX_SECONDS with DecodingConfig(max_seconds=...)")
+        raise AttributeError(
+            "gst_tts.UNSPLIT_MAX_DECODER_STEPS is gone: use UNSPLIT_MAX_SECONDS with DecodingConfig(max_seconds=...)"
+        )
     raise AttributeError(f"module 'gst_tts' has no attribute {name!r}")

@@ -24,8 +24,20 @@ DISTRIBUTION = "gst-tts"
 # Imported for real: binary packages that can fail to load beside each other.
 _IMPORTED = ("numpy", "torch", "torchaudio", "soundfile")
 # Only looked for: importing them costs time on every start, and they have no binary pairing.
-_PRESENT = ("librosa", "scipy", "numba", "pesq", "hydra", "omegaconf", "matplotlib", "tensorboard", "tqdm", "inflect",
-            "unidecode", "espeakng_loader")
+_PRESENT = (
+    "librosa",
+    "scipy",
+    "numba",
+    "pesq",
+    "hydra",
+    "omegaconf",
+    "matplotlib",
+    "tensorboard",
+    "tqdm",
+    "inflect",
+    "unidecode",
+    "espeakng_loader",
+)
 # Module name → distribution name, where they differ.
 _DISTRIBUTIONS = {"hydra": "hydra-core", "espeakng_loader": "espeakng-loader"}
 
@@ -75,10 +87,14 @@ def find_problem() -> str | None:
             if module in ("torch", "torchaudio"):
                 pair = ["torch", "torchaudio"]
                 versions = ", ".join(f"{d} {installed_version(d)}" for d in pair)
-                return (f"torch and torchaudio cannot be imported together ({versions}; {module}: {reason}); "
-                        f"install the tested pair: {_fix_command(pair)}")
-            return (f"cannot import {module} {installed_version(_distribution(module))} ({reason}); "
-                    f"reinstall it: {_fix_command([_distribution(module)])}")
+                return (
+                    f"torch and torchaudio cannot be imported together ({versions}; {module}: {reason}); "
+                    f"install the tested pair: {_fix_command(pair)}"
+                )
+            return (
+                f"cannot import {module} {installed_version(_distribution(module))} ({reason}); "
+                f"reinstall it: {_fix_command([_distribution(module)])}"
+            )
     missing = [m for m in _PRESENT if importlib.util.find_spec(m) is None]
     if missing:
         names = [_distribution(m) for m in missing]
@@ -96,14 +112,31 @@ def require_dependencies() -> None:
 
 #: Modules that run without torch (the ONNX runtime and what it imports); the check waits until another one is imported.
 TORCH_FREE_MODULES = (
-    "gst_tts.runtime", "gst_tts.text", "gst_tts.errors", "gst_tts.files", "gst_tts.dependencies", "gst_tts.inference",
-    "gst_tts.inference.decoding", "gst_tts.inference.requests", "gst_tts.inference.results", "gst_tts.inference.style_spec",
+    "gst_tts.runtime",
+    "gst_tts.text",
+    "gst_tts.errors",
+    "gst_tts.files",
+    "gst_tts.dependencies",
+    "gst_tts.inference",
+    "gst_tts.inference.decoding",
+    "gst_tts.inference.requests",
+    "gst_tts.inference.results",
+    "gst_tts.inference.style_spec",
     "gst_tts.inference.stream_windows",
-    "gst_tts.analysis", "gst_tts.analysis.alignment", "gst_tts.analysis.prosody", "gst_tts.analysis.speech_rate",
-    "gst_tts.inference.tempo", "gst_tts.inference.retiming",
+    "gst_tts.analysis",
+    "gst_tts.analysis.alignment",
+    "gst_tts.analysis.prosody",
+    "gst_tts.analysis.speech_rate",
+    "gst_tts.inference.tempo",
+    "gst_tts.inference.retiming",
     # The spectral vocoder's numpy half, which the runtime shares with the PyTorch vocoder.
-    "gst_tts.audio", "gst_tts.audio.stft", "gst_tts.audio.vocoders", "gst_tts.audio.vocoders.phase",
-    "gst_tts.audio.vocoders.harmonic", "gst_tts.audio.vocoders.intonation", "gst_tts.audio.vocoders.reconstruction",
+    "gst_tts.audio",
+    "gst_tts.audio.stft",
+    "gst_tts.audio.vocoders",
+    "gst_tts.audio.vocoders.phase",
+    "gst_tts.audio.vocoders.harmonic",
+    "gst_tts.audio.vocoders.intonation",
+    "gst_tts.audio.vocoders.reconstruction",
 )
 # Packages whose every module is torch-free; of the others only the names listed are.
 _TORCH_FREE_PACKAGES = ("gst_tts.runtime", "gst_tts.text")

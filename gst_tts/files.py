@@ -139,7 +139,7 @@ def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
     try:
         yield staging
         if path.exists():
-            old = path.parent / f"{staging.name[:-len('.partial')]}.old"
+            old = path.parent / f"{staging.name[: -len('.partial')]}.old"
             os.replace(path, old)
         os.replace(staging, path)
     except OutputError:  # already names its file

@@ -82,8 +82,16 @@ def progress_bar(
     if _is_terminal(stream):
         return tqdm(iterable, dynamic_ncols=True, file=stream, **common)
     seconds = LOG_INTERVAL_S if interval is None else interval
-    return _LogBar(iterable, file=_Lines(stream), mininterval=seconds, maxinterval=max(seconds, 10.0), miniters=1,
-                bar_format=LOG_FORMAT if total else LOG_FORMAT_NO_TOTAL, disable=False, **common)
+    return _LogBar(
+        iterable,
+        file=_Lines(stream),
+        mininterval=seconds,
+        maxinterval=max(seconds, 10.0),
+        miniters=1,
+        bar_format=LOG_FORMAT if total else LOG_FORMAT_NO_TOTAL,
+        disable=False,
+        **common,
+    )
 
 
 def _is_terminal(stream: IO[str]) -> bool:

@@ -42,10 +42,22 @@ def pytest_sessionfinish(session, exitstatus):
 
 # A model small enough that a test builds and runs it in well under a second.
 TINY_MODEL = dict(
-    reduction_factor=2, embedding_dim=32, encoder_dim=32, attention_dim=16, attention_location_filters=4,
-    attention_location_kernel_size=5, attention_rnn_dim=32, decoder_rnn_dim=32, prenet_dim=16, postnet_dim=16,
-    postnet_n_convs=2, gst_reference_channels=(4, 4, 8, 8, 8, 8), gst_reference_dim=16, gst_n_tokens=5,
-    gst_token_dim=16, gst_n_heads=2,
+    reduction_factor=2,
+    embedding_dim=32,
+    encoder_dim=32,
+    attention_dim=16,
+    attention_location_filters=4,
+    attention_location_kernel_size=5,
+    attention_rnn_dim=32,
+    decoder_rnn_dim=32,
+    prenet_dim=16,
+    postnet_dim=16,
+    postnet_n_convs=2,
+    gst_reference_channels=(4, 4, 8, 8, 8, 8),
+    gst_reference_dim=16,
+    gst_n_tokens=5,
+    gst_token_dim=16,
+    gst_n_heads=2,
 )
 
 
@@ -53,8 +65,13 @@ def tiny_model(n_symbols: int, n_mels: int = 80, **overrides) -> GSTTacotron:
     return GSTTacotron(n_symbols=n_symbols, n_mels=n_mels, **{**TINY_MODEL, **overrides})
 
 
-def seconds_for_steps(steps: int, *, reduction_factor: int = TINY_MODEL["reduction_factor"], sample_rate: int = 22050,
-                      hop_length: int = 256) -> float:
+def seconds_for_steps(
+    steps: int,
+    *,
+    reduction_factor: int = TINY_MODEL["reduction_factor"],
+    sample_rate: int = 22050,
+    hop_length: int = 256,
+) -> float:
     """The ``max_seconds`` that bounds decoding at exactly ``steps`` decoder steps of a model with
     ``reduction_factor`` at ``sample_rate`` / ``hop_length`` (default: the tiny checkpoint's): the
     random models never stop on their token, so this bound is how long they decode."""
@@ -68,10 +85,17 @@ def write_tiny_checkpoint(path: Path, seed: int = 0, step: int = 0) -> Path:
     symbols = SymbolTable()
     config = dict(TINY_MODEL, n_symbols=len(symbols), n_mels=80)
     model = GSTTacotron(**config)
-    return save_checkpoint(path, checkpoint_payload(
-        model_state=model.state_dict(), model_config=config, symbols=symbols, audio_config=AudioConfig(),
-        mel_stats=MelStats(torch.full((80,), -5.0), torch.full((80,), 2.0)), step=step,
-    ))
+    return save_checkpoint(
+        path,
+        checkpoint_payload(
+            model_state=model.state_dict(),
+            model_config=config,
+            symbols=symbols,
+            audio_config=AudioConfig(),
+            mel_stats=MelStats(torch.full((80,), -5.0), torch.full((80,), 2.0)),
+            step=step,
+        ),
+    )
 
 
 def _train_config(root: Path, cache: Path, **trainer) -> DictConfig:
@@ -82,20 +106,50 @@ def _train_config(root: Path, cache: Path, **trainer) -> DictConfig:
     run, DDP ranks), which CUDA's non-deterministic kernels do not promise, and two gloo ranks cannot
     share one GPU. ``benchmarks/gpu_check.sh`` trains on CUDA."""
     with initialize_config_module(config_module=CONFIG_MODULE, version_base="1.3"):
-        cfg = compose("config", overrides=["model=tiny", f"data.root={root}", f"data.cache_dir={cache}", "data.batch_size=2",
-                                           "data.val_size=2", "trainer.progress=false"])
+        cfg = compose(
+            "config",
+            overrides=[
+                "model=tiny",
+                f"data.root={root}",
+                f"data.cache_dir={cache}",
+                "data.batch_size=2",
+                "data.val_size=2",
+                "trainer.progress=false",
+            ],
+        )
     cfg.model = OmegaConf.merge(cfg.model, {k: list(v) if isinstance(v, tuple) else v for k, v in TINY_MODEL.items()})
-    cfg.trainer = OmegaConf.merge(cfg.trainer, dict(
-        {"device": "cpu", "learning_rate": 3e-3, "warmup_steps": 1, "log_every": 1, "val_every": 1000, "checkpoint_every": 1000,
-         "val_inference_utterances": 2}, **trainer))
+    cfg.trainer = OmegaConf.merge(
+        cfg.trainer,
+        dict(
+            {
+                "device": "cpu",
+                "learning_rate": 3e-3,
+                "warmup_steps": 1,
+                "log_every": 1,
+                "val_every": 1000,
+                "checkpoint_every": 1000,
+                "val_inference_utterances": 2,
+            },
+            **trainer,
+        ),
+    )
     return cfg
 
 
 # A generator and discriminators small enough that a training step takes well under a second.
-TINY_GENERATOR = dict(resblock="2", upsample_rates=[8, 8, 4], upsample_kernel_sizes=[16, 16, 8], upsample_initial_channel=16,
-                      resblock_kernel_sizes=[3], resblock_dilation_sizes=[[1, 2]], istft_n_fft=None, istft_hop_length=None)
-TINY_DISCRIMINATOR = dict(periods=[2, 3], period_channels=[4, 8], n_scales=2, scale_channels=[16] * 7,
-                          scale_groups=[1, 4, 16, 16, 16, 16, 1])
+TINY_GENERATOR = dict(
+    resblock="2",
+    upsample_rates=[8, 8, 4],
+    upsample_kernel_sizes=[16, 16, 8],
+    upsample_initial_channel=16,
+    resblock_kernel_sizes=[3],
+    resblock_dilation_sizes=[[1, 2]],
+    istft_n_fft=None,
+    istft_hop_length=None,
+)
+TINY_DISCRIMINATOR = dict(
+    periods=[2, 3], period_channels=[4, 8], n_scales=2, scale_channels=[16] * 7, scale_groups=[1, 4, 16, 16, 16, 16, 1]
+)
 
 
 def vocoder_config(root: Path, cache: Path, *overrides: str, tiny: bool = True, **trainer) -> DictConfig:
@@ -104,14 +158,26 @@ def vocoder_config(root: Path, cache: Path, *overrides: str, tiny: bool = True, 
     discriminators. ``overrides``: Hydra overrides (``vocoder=hifigan_v2``); ``trainer``:
     ``trainer.*`` keys (default: log every step, no periodic validation or checkpoint)."""
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        cfg = compose("vocoder_train", overrides=[
-            f"data.root={root}", f"data.cache_dir={cache}", "data.batch_size=2", "data.val_size=1", "data.num_workers=0",
-            "data.segment_frames=8", "trainer.progress=false", "trainer.device=cpu", *overrides])
+        cfg = compose(
+            "vocoder_train",
+            overrides=[
+                f"data.root={root}",
+                f"data.cache_dir={cache}",
+                "data.batch_size=2",
+                "data.val_size=1",
+                "data.num_workers=0",
+                "data.segment_frames=8",
+                "trainer.progress=false",
+                "trainer.device=cpu",
+                *overrides,
+            ],
+        )
     if tiny:
         cfg.generator = OmegaConf.merge(cfg.generator, TINY_GENERATOR)
         cfg.discriminator = OmegaConf.merge(cfg.discriminator, TINY_DISCRIMINATOR)
-    cfg.trainer = OmegaConf.merge(cfg.trainer, dict(
-        {"log_every": 1, "val_every": 1000, "checkpoint_every": 1000, "val_audio": 1}, **trainer))
+    cfg.trainer = OmegaConf.merge(
+        cfg.trainer, dict({"log_every": 1, "val_every": 1000, "checkpoint_every": 1000, "val_audio": 1}, **trainer)
+    )
     OmegaConf.set_struct(cfg, False)  # tests may add keys (mistakes included)
     return cfg
 
@@ -130,7 +196,8 @@ def _root_logging_restored():
 
 @pytest.fixture
 def make_vocoder_cfg():
-    """A function (root, cache, *overrides, tiny=True, **trainer) → a small vocoder training config (see :func:`vocoder_config`)."""
+    """A function (root, cache, *overrides, tiny=True, **trainer) → a small vocoder training config
+    (see :func:`vocoder_config`)."""
     return vocoder_config
 
 
@@ -202,5 +269,12 @@ def write_spectral_vocoder(path: Path, *, pitch_head: bool, seed: int = 0) -> Pa
         if pitch_head:
             estimator.pitch_output.weight.normal_(0.0, 0.02)
             estimator.pitch_output.bias.copy_(torch.tensor([-0.2, 3.0]))  # log(150 Hz) − 0.2, voicing logit 3
-    return save_vocoder_checkpoint(path, vocoder_payload(generator_state=estimator.state_dict(), generator_config=config,
-                                                         audio_config=AudioConfig(), generator_kind=SPECTRAL_KIND))
+    return save_vocoder_checkpoint(
+        path,
+        vocoder_payload(
+            generator_state=estimator.state_dict(),
+            generator_config=config,
+            audio_config=AudioConfig(),
+            generator_kind=SPECTRAL_KIND,
+        ),
+    )

@@ -29,7 +29,8 @@ def mismatched_torchaudio(tmp_path_factory) -> Path:
     (folder / "torchaudio").mkdir()
     (folder / "torchaudio" / "__init__.py").write_text(
         "raise RuntimeError('Detected that PyTorch and TorchAudio were compiled with different CUDA versions.\\n"
-        "PyTorch has CUDA version 13.2 whereas TorchAudio has CUDA version 13.0.')\n")
+        "PyTorch has CUDA version 13.2 whereas TorchAudio has CUDA version 13.0.')\n"
+    )
     return folder
 
 
@@ -37,8 +38,9 @@ def mismatched_torchaudio(tmp_path_factory) -> Path:
 _SAME_AS_A_SCRIPT = pytest.mark.slow(reason="the module that gst-tts / gst-tts-train run, started by python -m")
 
 
-@pytest.mark.parametrize("entry", [pytest.param(e, marks=_SAME_AS_A_SCRIPT) if e.startswith("python -m") else e
-                                   for e in ENTRY_POINTS])
+@pytest.mark.parametrize(
+    "entry", [pytest.param(e, marks=_SAME_AS_A_SCRIPT) if e.startswith("python -m") else e for e in ENTRY_POINTS]
+)
 def test_broken_pair_gives_one_line_and_exit_2(entry, mismatched_torchaudio, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(mismatched_torchaudio)}
     result = subprocess.run(ENTRY_POINTS[entry], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
@@ -57,7 +59,9 @@ def test_broken_pair_gives_one_line_and_exit_2(entry, mismatched_torchaudio, tmp
 
 def test_missing_package_is_named_with_its_install_command(monkeypatch):
     monkeypatch.setattr(dependencies, "_PRESENT", dependencies._PRESENT + ("espeakng_loader_gone",))
-    monkeypatch.setattr(dependencies, "_DISTRIBUTIONS", {**dependencies._DISTRIBUTIONS, "espeakng_loader_gone": "espeakng-loader-gone"})
+    monkeypatch.setattr(
+        dependencies, "_DISTRIBUTIONS", {**dependencies._DISTRIBUTIONS, "espeakng_loader_gone": "espeakng-loader-gone"}
+    )
     problem = dependencies.find_problem()
     assert problem.startswith("missing dependencies: espeakng-loader-gone;")
     assert problem.endswith("-m pip install 'espeakng-loader-gone'")
@@ -71,11 +75,23 @@ def test_the_torch_free_runtime_imports_beside_a_broken_pair_and_the_check_follo
     # This checkout first on the path (the console scripts above run the installed package).
     repo = Path(__file__).resolve().parents[1]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(mismatched_torchaudio), str(repo)])}
-    runtime = subprocess.run([sys.executable, "-c", "import gst_tts.runtime, sys; print('torch' in sys.modules)"],
-                             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    runtime = subprocess.run(
+        [sys.executable, "-c", "import gst_tts.runtime, sys; print('torch' in sys.modules)"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert runtime.returncode == 0 and runtime.stdout.strip() == "False", runtime.stderr
-    then_model = subprocess.run([sys.executable, "-c", "import gst_tts.runtime; import gst_tts.model"],
-                                cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    then_model = subprocess.run(
+        [sys.executable, "-c", "import gst_tts.runtime; import gst_tts.model"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert then_model.returncode == 2
     lines = then_model.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("gst-tts: error: torch and torchaudio cannot be imported together")

@@ -63,8 +63,11 @@ def test_a_full_disk_is_one_line_naming_the_file_and_the_reason(tmp_path, monkey
     path = write_text(tmp_path / "last.pt", "old\n")
     fdopen = os.fdopen
     monkeypatch.setattr(gst_tts.files.os, "fdopen", lambda fd, *a, **k: _FullDisk(fdopen(fd, *a, **k), room=100))
-    write = {"torch.save": lambda f: torch.save({"w": torch.zeros(10_000)}, f),
-             "np.save": lambda f: np.save(f, np.zeros(10_000)), "bytes": lambda f: f.write(b"x" * 10_000)}[writer]
+    write = {
+        "torch.save": lambda f: torch.save({"w": torch.zeros(10_000)}, f),
+        "np.save": lambda f: np.save(f, np.zeros(10_000)),
+        "bytes": lambda f: f.write(b"x" * 10_000),
+    }[writer]
     with pytest.raises(OutputError) as info:
         atomic_write(path, write)
     assert str(info.value) == f"{path}: cannot write: no space left on device"

@@ -25,8 +25,19 @@ FORBIDDEN = {
     "checkpoints": ("gst_tts.training", "gst_tts.inference"),
     "export": ("gst_tts.training",),
     # The torch-free runtime: nothing that imports torch (what it shares lives in torch-free modules).
-    "runtime": ("torch", "torchaudio", "librosa", "gst_tts.model", "gst_tts.audio", "gst_tts.checkpoints", "gst_tts.data",
-                "gst_tts.training", "gst_tts.export", "gst_tts.inference.synthesizer", "gst_tts.inference.style"),
+    "runtime": (
+        "torch",
+        "torchaudio",
+        "librosa",
+        "gst_tts.model",
+        "gst_tts.audio",
+        "gst_tts.checkpoints",
+        "gst_tts.data",
+        "gst_tts.training",
+        "gst_tts.export",
+        "gst_tts.inference.synthesizer",
+        "gst_tts.inference.style",
+    ),
 }
 
 #: At most this many modules at the top of gst_tts/ (``__init__`` and ``__main__`` aside): the rest live in packages.
@@ -100,14 +111,21 @@ def private_imports(path: Path) -> list[str]:
     """``line: name from module`` for each ``from gst_tts… import _name`` in a file: a private name
     belongs to its own module."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    return [f"{node.lineno}: {alias.name} from {'.' * node.level}{node.module or ''}"
-            for node in ast.walk(tree)
-            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0] == "gst_tts")
-            for alias in node.names if alias.name.startswith("_") and not alias.name.startswith("__")]
+    return [
+        f"{node.lineno}: {alias.name} from {'.' * node.level}{node.module or ''}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0] == "gst_tts")
+        for alias in node.names
+        if alias.name.startswith("_") and not alias.name.startswith("__")
+    ]
 
 
 def test_no_private_name_is_imported_across_modules():
-    found = [f"{path.relative_to(PACKAGE.parent)}:{hit}" for path in sorted(PACKAGE.rglob("*.py")) for hit in private_imports(path)]
+    found = [
+        f"{path.relative_to(PACKAGE.parent)}:{hit}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for hit in private_imports(path)
+    ]
     assert found == [], "\n".join(found)
 
 
@@ -128,7 +146,7 @@ def test_the_inference_modules_import_no_circle():
 
     def visit(node: str) -> None:
         if node in path_stack:
-            raise AssertionError("import circle: " + " → ".join(path_stack[path_stack.index(node):] + [node]))
+            raise AssertionError("import circle: " + " → ".join(path_stack[path_stack.index(node) :] + [node]))
         if node in done:
             return
         path_stack.append(node)

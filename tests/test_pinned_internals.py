@@ -22,8 +22,17 @@ def test_torch_vf_lstm_positional_signature_is_nn_lstms():
     x = torch.randn(4, 3, 5)
     zeros = torch.zeros(1, 3, 7)
     expected, _ = lstm(x, (zeros, zeros))
-    output, h, c = torch._VF.lstm(x, (zeros, zeros), [lstm.weight_ih_l0, lstm.weight_hh_l0, lstm.bias_ih_l0, lstm.bias_hh_l0],
-                                  True, 1, 0.0, False, False, False)
+    output, h, c = torch._VF.lstm(
+        x,
+        (zeros, zeros),
+        [lstm.weight_ih_l0, lstm.weight_hh_l0, lstm.bias_ih_l0, lstm.bias_hh_l0],
+        True,
+        1,
+        0.0,
+        False,
+        False,
+        False,
+    )
     torch.testing.assert_close(output, expected)
     torch.testing.assert_close(h[0], expected[-1])
 

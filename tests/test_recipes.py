@@ -13,11 +13,23 @@ from conftest import TINY_MODEL
 REPO = Path(__file__).resolve().parents[1]
 # The test-sized model: the recipes' wiring is under test, not the model, and its untrained
 # decoding runs every sentence to its step bound.
-MODEL_OVERRIDES = [f"model.{key}={list(value) if isinstance(value, tuple) else value}".replace(" ", "")
-                   for key, value in TINY_MODEL.items() if key != "reduction_factor"]
-OVERRIDES = ["model.reduction_factor=3", "trainer.max_steps=2", "trainer.val_every=1", "trainer.checkpoint_every=1",
-             "trainer.device=cpu", "trainer.progress=false", "data.batch_size=2", "data.val_size=1",
-             "trainer.val_inference_utterances=1", *MODEL_OVERRIDES]
+MODEL_OVERRIDES = [
+    f"model.{key}={list(value) if isinstance(value, tuple) else value}".replace(" ", "")
+    for key, value in TINY_MODEL.items()
+    if key != "reduction_factor"
+]
+OVERRIDES = [
+    "model.reduction_factor=3",
+    "trainer.max_steps=2",
+    "trainer.val_every=1",
+    "trainer.checkpoint_every=1",
+    "trainer.device=cpu",
+    "trainer.progress=false",
+    "data.batch_size=2",
+    "data.val_size=1",
+    "trainer.val_inference_utterances=1",
+    *MODEL_OVERRIDES,
+]
 
 
 def _small_copy(source: Path, dest: Path, n: int, styles: bool = False) -> Path:
@@ -28,14 +40,16 @@ def _small_copy(source: Path, dest: Path, n: int, styles: bool = False) -> Path:
     (dest / "metadata.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
     if styles:
         (dest / "styles.csv").write_text(
-            "\n".join(f"{line.split('|')[0]}|{'a' if i % 2 else 'b'}" for i, line in enumerate(lines)) + "\n")
+            "\n".join(f"{line.split('|')[0]}|{'a' if i % 2 else 'b'}" for i, line in enumerate(lines)) + "\n"
+        )
     return dest
 
 
 def _run(script: str, *args: str, **env: str) -> subprocess.CompletedProcess:
     environment = {**os.environ, "BIN": str(Path(sys.executable).parent), "OMP_NUM_THREADS": "2", **env}
-    return subprocess.run(["bash", str(REPO / "recipes" / script), *args], capture_output=True, text=True,
-                          env=environment, timeout=600)
+    return subprocess.run(
+        ["bash", str(REPO / "recipes" / script), *args], capture_output=True, text=True, env=environment, timeout=600
+    )
 
 
 def test_ljspeech_recipe_runs_end_to_end(shared_data, tmp_path):
@@ -43,8 +57,15 @@ def test_ljspeech_recipe_runs_end_to_end(shared_data, tmp_path):
     run = tmp_path / "run"
     # Without the vocoder stage (about 15 s more here; its commands are checked below, dry): synthesis
     # falls back to Griffin-Lim.
-    result = _run("ljspeech/run.sh", str(data), str(run), *OVERRIDES, MODEL="tiny", EVAL_LIMIT="1",
-                  STAGES="prepare train synthesize")
+    result = _run(
+        "ljspeech/run.sh",
+        str(data),
+        str(run),
+        *OVERRIDES,
+        MODEL="tiny",
+        EVAL_LIMIT="1",
+        STAGES="prepare train synthesize",
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert "deprecated" not in result.stderr  # the recipe uses today's command names and flags
     assert (run / "checkpoints" / "last.pt").is_file() and not (run / "vocoder").exists()
@@ -55,8 +76,7 @@ def test_ljspeech_recipe_runs_end_to_end(shared_data, tmp_path):
 def test_multistyle_recipe_runs_end_to_end(shared_data, tmp_path):
     data = _small_copy(shared_data / "ljspeech-mini", tmp_path / "styled", 4, styles=True)
     run = tmp_path / "run"
-    result = _run("multistyle/run.sh", str(data), str(run), *OVERRIDES, MODEL="tiny",
-                  TEXT="A short test.")
+    result = _run("multistyle/run.sh", str(data), str(run), *OVERRIDES, MODEL="tiny", TEXT="A short test.")
     assert result.returncode == 0, result.stderr[-2000:]
     assert "deprecated" not in result.stderr
     assert (run / "samples" / "a.wav").is_file() and (run / "samples" / "b.wav").is_file()
@@ -76,24 +96,36 @@ def _commands(tmp_path: Path, *args: str, **env: str) -> list[list[str]]:
     data = tmp_path / "LJSpeech-1.1"
     data.mkdir(exist_ok=True)
     (data / "metadata.csv").write_text("LJ001-0001|Printing.|Printing.\n")
-    result = _run("ljspeech/run.sh", str(data), str(tmp_path / "runs" / "lj"), *args, DRY_RUN="1", BIN="/opt/bin", **env)
+    result = _run(
+        "ljspeech/run.sh", str(data), str(tmp_path / "runs" / "lj"), *args, DRY_RUN="1", BIN="/opt/bin", **env
+    )
     assert result.returncode == 0, result.stderr
     return [shlex.split(line) for line in result.stdout.splitlines()]
 
 
 def test_the_ljspeech_recipe_parses():
-    result = subprocess.run(["bash", "-n", str(REPO / "recipes" / "ljspeech" / "run.sh")], capture_output=True, text=True)
+    result = subprocess.run(
+        ["bash", "-n", str(REPO / "recipes" / "ljspeech" / "run.sh")], capture_output=True, text=True
+    )
     assert result.returncode == 0 and result.stderr == "", result.stderr
 
 
 def test_one_node_trains_both_models_in_one_process_or_with_torchrun_standalone(tmp_path):
     one = _commands(tmp_path, "trainer.max_steps=5")
-    assert [c[0] for c in one] == ["/opt/bin/gst-tts", "/opt/bin/gst-tts-train", "/opt/bin/gst-tts-train-vocoder",
-                                   "/opt/bin/gst-tts", "/opt/bin/gst-tts"]
+    assert [c[0] for c in one] == [
+        "/opt/bin/gst-tts",
+        "/opt/bin/gst-tts-train",
+        "/opt/bin/gst-tts-train-vocoder",
+        "/opt/bin/gst-tts",
+        "/opt/bin/gst-tts",
+    ]
     assert "trainer.max_steps=5" in one[1] and "trainer.max_steps=5" not in one[2]  # overrides are the acoustic model's
     four = _commands(tmp_path, NGPU="4")
     for command, module in zip(four[1:3], ["gst_tts.training.train", "gst_tts.training.train_vocoder"]):
-        assert command[:3] == ["/opt/bin/torchrun", "--standalone", "--nproc_per_node=4"] and command[3:5] == ["-m", module]
+        assert command[:3] == ["/opt/bin/torchrun", "--standalone", "--nproc_per_node=4"] and command[3:5] == [
+            "-m",
+            module,
+        ]
 
 
 def test_several_nodes_meet_through_the_c10d_rendezvous_with_one_id_per_stage(tmp_path):
@@ -103,8 +135,13 @@ def test_several_nodes_meet_through_the_c10d_rendezvous_with_one_id_per_stage(tm
         train, vocoder = node[1], node[2]
         for command, stage in ((train, "train"), (vocoder, "vocoder")):
             assert command[0] == "/opt/bin/torchrun" and "--standalone" not in command
-            assert {"--nnodes=2", "--nproc_per_node=8", "--rdzv_backend=c10d", "--rdzv_endpoint=10.0.0.1:29400",
-                    f"--rdzv_id=lj-{stage}"} <= set(command)
+            assert {
+                "--nnodes=2",
+                "--nproc_per_node=8",
+                "--rdzv_backend=c10d",
+                "--rdzv_endpoint=10.0.0.1:29400",
+                f"--rdzv_id=lj-{stage}",
+            } <= set(command)
         assert "hydra.run.dir=" + str(tmp_path / "runs" / "lj" / "vocoder") in vocoder
         assert "data.audio.fmax=7600" in vocoder  # the acoustic model's feature settings
     assert nodes[0][:3] == nodes[1][:3]  # the same commands on every node ...
@@ -120,10 +157,14 @@ def test_without_the_vocoder_stage_synthesis_uses_griffin_lim(tmp_path):
 
 def test_several_nodes_without_master_addr_is_a_one_line_error(tmp_path):
     (tmp_path / "metadata.csv").write_text("LJ001-0001|Printing.|Printing.\n")
-    for env, says in ((dict(NNODES="2"), "NNODES=2 needs MASTER_ADDR"),
-                      (dict(NNODES="2", MASTER_ADDR="10.0.0.1", NODE_RANK="2"), "NODE_RANK=2 is not a node of 0..1"),
-                      (dict(NGPU="0"), "NGPU=0 is not a positive whole number"),
-                      (dict(STAGES="prepare eval"), "unknown stage 'eval'")):
+    for env, says in (
+        (dict(NNODES="2"), "NNODES=2 needs MASTER_ADDR"),
+        (dict(NNODES="2", MASTER_ADDR="10.0.0.1", NODE_RANK="2"), "NODE_RANK=2 is not a node of 0..1"),
+        (dict(NGPU="0"), "NGPU=0 is not a positive whole number"),
+        (dict(STAGES="prepare eval"), "unknown stage 'eval'"),
+    ):
         result = _run("ljspeech/run.sh", str(tmp_path), str(tmp_path / "run"), DRY_RUN="1", **env)
         assert result.returncode == 2 and result.stdout == "", env
-        assert result.stderr.startswith("run.sh: ") and says in result.stderr and result.stderr.count("\n") == 1, result.stderr
+        assert result.stderr.startswith("run.sh: ") and says in result.stderr and result.stderr.count("\n") == 1, (
+            result.stderr
+        )

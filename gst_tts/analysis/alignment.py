@@ -87,8 +87,7 @@ def _length(value: Any, name: str, limit: int) -> int:
         raise ValueError(f"{name} must be at least 1, got {n}")
     if n > limit:
         raise ValueError(
-            f"{name}={n} is larger than the alignment ({limit}); "
-            "is it in frames rather than decoder steps?"
+            f"{name}={n} is larger than the alignment ({limit}); is it in frames rather than decoder steps?"
         )
     return n
 
@@ -218,9 +217,7 @@ def alignment_health(
     """
     a = to_float_array(alignment)
     if a.ndim != 2:
-        raise ValueError(
-            f"alignment must have shape (decoder_steps, input_symbols), got {a.shape}"
-        )
+        raise ValueError(f"alignment must have shape (decoder_steps, input_symbols), got {a.shape}")
     steps, symbols = a.shape
     if steps == 0 or symbols == 0:
         raise ValueError(f"alignment is empty: shape {a.shape}")

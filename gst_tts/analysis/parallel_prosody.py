@@ -30,8 +30,15 @@ from gst_tts.analysis.vocoder_quality import mel_cepstra
 from gst_tts.audio.features import AudioConfig, MelExtractor
 
 __all__ = [
-    "N_MCD_CEPSTRA", "GROSS_ERROR", "MEASURES", "PitchErrors", "dtw_path", "cepstral_frame_distances", "mcd_dtw",
-    "pitch_errors", "compare_parallel",
+    "N_MCD_CEPSTRA",
+    "GROSS_ERROR",
+    "MEASURES",
+    "PitchErrors",
+    "dtw_path",
+    "cepstral_frame_distances",
+    "mcd_dtw",
+    "pitch_errors",
+    "compare_parallel",
 ]
 
 #: Skerry-Ryan et al.'s MCD13: coefficients 1..13.
@@ -91,8 +98,15 @@ def mcd_dtw(reference: np.ndarray, output: np.ndarray, n_cepstra: int = N_MCD_CE
     return float(np.mean(cost[path[:, 0], path[:, 1]])), path
 
 
-def pitch_errors(f0_ref: np.ndarray, voiced_ref: np.ndarray, f0_out: np.ndarray, voiced_out: np.ndarray,
-                 path: np.ndarray, *, gross_error: float = GROSS_ERROR) -> PitchErrors:
+def pitch_errors(
+    f0_ref: np.ndarray,
+    voiced_ref: np.ndarray,
+    f0_out: np.ndarray,
+    voiced_out: np.ndarray,
+    path: np.ndarray,
+    *,
+    gross_error: float = GROSS_ERROR,
+) -> PitchErrors:
     """GPE, VDE, FFE (Chu & Alwan 2009) over the frame pairs of ``path`` ``(L, 2)`` (reference
     index, output index); F0 in Hz ``(T,)``, voicing bool ``(T,)``. Path indices beyond a track
     (pitch and mel frame counts can differ by one) are clipped to its last frame."""
@@ -106,12 +120,17 @@ def pitch_errors(f0_ref: np.ndarray, voiced_ref: np.ndarray, f0_out: np.ndarray,
     gross = int(np.sum(np.abs(fo - fr) > gross_error * fr))
     voicing = int(np.sum(v_ref != v_out))
     n = len(path)
-    return PitchErrors(gpe=gross / int(both.sum()) if both.any() else float("nan"), vde=voicing / n,
-                       ffe=(voicing + gross) / n, n_pairs=n)
+    return PitchErrors(
+        gpe=gross / int(both.sum()) if both.any() else float("nan"),
+        vde=voicing / n,
+        ffe=(voicing + gross) / n,
+        n_pairs=n,
+    )
 
 
-def compare_parallel(reference: np.ndarray, output: np.ndarray, audio_config: AudioConfig,
-                     *, extractor: MelExtractor | None = None) -> dict[str, float]:
+def compare_parallel(
+    reference: np.ndarray, output: np.ndarray, audio_config: AudioConfig, *, extractor: MelExtractor | None = None
+) -> dict[str, float]:
     """The measures of one output against one reference recording, both ``(n_samples,)`` at
     ``audio_config.sample_rate`` (trim leading and trailing silence first: DTW pins both ends).
 

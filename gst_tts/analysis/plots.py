@@ -88,8 +88,7 @@ def _symbol_ticks(ax, labels: Sequence[str] | None, n: int, height_in: float) ->
     labels = [str(s) for s in labels]
     if len(labels) != n:
         raise ValueError(
-            f"{len(labels)} input labels for {n} input symbols; "
-            "crop the alignment to the utterance's length first"
+            f"{len(labels)} input labels for {n} input symbols; crop the alignment to the utterance's length first"
         )
     step = max(1, math.ceil(n / MAX_SYMBOL_LABELS))
     idx = np.arange(0, n, step)
@@ -118,7 +117,13 @@ def _draw_matrix(ax, cax, matrix_t: np.ndarray, *, cmap: str, vmin, vmax, x_exte
     """
     rows, _ = matrix_t.shape
     im = ax.imshow(
-        matrix_t, origin="lower", aspect="auto", interpolation="none", cmap=cmap, vmin=vmin, vmax=vmax,
+        matrix_t,
+        origin="lower",
+        aspect="auto",
+        interpolation="none",
+        cmap=cmap,
+        vmin=vmin,
+        vmax=vmax,
         extent=(0.0, x_extent, -0.5, rows - 0.5),
     )
     if not colorbar:
@@ -139,8 +144,9 @@ def _draw_alignment(ax, cax, a: np.ndarray, unit: float, labels, height_in: floa
 
 def _draw_mel(ax, cax, mel: np.ndarray, x_per_frame: float, vmin=None, vmax=None, colorbar: bool = True):
     """Mel image with its channel axis; ``colorbar=False`` when a caller draws one shared colorbar."""
-    im, _ = _draw_matrix(ax, cax, mel.T, cmap="magma", vmin=vmin, vmax=vmax, x_extent=mel.shape[0] * x_per_frame,
-                         colorbar=colorbar)
+    im, _ = _draw_matrix(
+        ax, cax, mel.T, cmap="magma", vmin=vmin, vmax=vmax, x_extent=mel.shape[0] * x_per_frame, colorbar=colorbar
+    )
     ax.set_ylabel("mel channel")
     return im
 
@@ -247,8 +253,16 @@ def plot_alignment_grid(
                 continue
             a = _matrix(cell, "alignment")
             steps, symbols = a.shape
-            image = ax.imshow(_max_pool(a, _GRID_CELL_PIXELS).T, aspect="auto", origin="lower", interpolation="none",
-                              cmap="viridis", vmin=0.0, vmax=1.0, extent=(0, steps, 0, symbols))
+            image = ax.imshow(
+                _max_pool(a, _GRID_CELL_PIXELS).T,
+                aspect="auto",
+                origin="lower",
+                interpolation="none",
+                cmap="viridis",
+                vmin=0.0,
+                vmax=1.0,
+                extent=(0, steps, 0, symbols),
+            )
             ax.tick_params(labelsize=7)
             if r == 0:
                 ax.set_title(column_titles[c], fontsize=9)
@@ -373,9 +387,7 @@ def plot_mel_pair(predicted: Any, target: Any, title: str = "") -> Figure:
     return fig
 
 
-def plot_style_weights(
-    weights: Any, labels: Sequence[str], *, title: str = ""
-) -> Figure:
+def plot_style_weights(weights: Any, labels: Sequence[str], *, title: str = "") -> Figure:
     """Heatmap of the style-token attention weights of several references.
 
     Args:
@@ -402,19 +414,15 @@ def plot_style_weights(
         raise ValueError(f"{len(labels)} labels for {refs} references")
     grid = w.reshape(refs * heads, tokens)
     rows = grid.shape[0]
-    row_labels = [
-        lab if heads == 1 else f"{lab} · h{h}" for lab in labels for h in range(heads)
-    ]
+    row_labels = [lab if heads == 1 else f"{lab} · h{h}" for lab in labels for h in range(heads)]
 
     fig = Figure(
-        figsize=(float(np.clip(3.0 + 0.55 * tokens, 5.0, 14.0)),
-                 float(np.clip(1.6 + 0.32 * rows, 2.8, 14.0))),
+        figsize=(float(np.clip(3.0 + 0.55 * tokens, 5.0, 14.0)), float(np.clip(1.6 + 0.32 * rows, 2.8, 14.0))),
         layout="constrained",
     )
     ax = fig.add_subplot()
     vmax = float(np.nanmax(grid)) if np.isfinite(grid).any() else 1.0
-    im = ax.imshow(grid, aspect="auto", cmap="viridis", vmin=0.0, vmax=max(vmax, 1e-6),
-                   interpolation="none")
+    im = ax.imshow(grid, aspect="auto", cmap="viridis", vmin=0.0, vmax=max(vmax, 1e-6), interpolation="none")
     ax.set_xticks(np.arange(tokens))
     ax.set_xticklabels([str(k) for k in range(tokens)], fontsize=8)
     ax.set_xlabel("style token")
@@ -427,8 +435,15 @@ def plot_style_weights(
         size = float(np.clip(160 / max(tokens, rows), 5, 8))
         for (i, j), v in np.ndenumerate(grid):
             if np.isfinite(v):
-                ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=size,
-                        color="black" if v > 0.6 * vmax else "white")
+                ax.text(
+                    j,
+                    i,
+                    f"{v:.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=size,
+                    color="black" if v > 0.6 * vmax else "white",
+                )
     fig.colorbar(im, ax=ax).ax.tick_params(labelsize=7)
     if title:
         ax.set_title(title, fontsize=10)

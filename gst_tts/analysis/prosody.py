@@ -13,9 +13,31 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = [
-    "F0_RANGE_HZ", "SILENCE_DB", "F0_SPREAD_PERCENTILES", "MAX_EXCURSION_ST", "MIN_PAUSE_S", "Pitch", "PitchStats", "Prosody", "Fit",
-    "f0_track", "voiced_f0", "median_f0", "pitch_stats", "frame_levels_db", "speech_frames", "pause_frames", "letter_count", "speaking_rate",
-    "articulation_rate", "energy_db", "measure_prosody", "pearson_r", "spearman_r", "slope", "fit",
+    "F0_RANGE_HZ",
+    "SILENCE_DB",
+    "F0_SPREAD_PERCENTILES",
+    "MAX_EXCURSION_ST",
+    "MIN_PAUSE_S",
+    "Pitch",
+    "PitchStats",
+    "Prosody",
+    "Fit",
+    "f0_track",
+    "voiced_f0",
+    "median_f0",
+    "pitch_stats",
+    "frame_levels_db",
+    "speech_frames",
+    "pause_frames",
+    "letter_count",
+    "speaking_rate",
+    "articulation_rate",
+    "energy_db",
+    "measure_prosody",
+    "pearson_r",
+    "spearman_r",
+    "slope",
+    "fit",
 ]
 
 #: pyin's search range (Hz): wide enough for speech from low male to high female voices.
@@ -102,7 +124,12 @@ def f0_track(
         sos = butter(4, highpass_hz, btype="highpass", fs=sample_rate, output="sos")
         audio = sosfiltfilt(sos, audio).astype(np.float32)
     f0, voiced, _ = librosa.pyin(
-        audio, fmin=f0_range_hz[0], fmax=f0_range_hz[1], sr=sample_rate, frame_length=frame_length, hop_length=hop_length,
+        audio,
+        fmin=f0_range_hz[0],
+        fmax=f0_range_hz[1],
+        sr=sample_rate,
+        frame_length=frame_length,
+        hop_length=hop_length,
     )
     voiced = voiced & np.isfinite(f0)
     return np.where(voiced, f0, np.nan), voiced
@@ -121,8 +148,14 @@ def voiced_f0(
 
     Args: as :func:`f0_track`; empty audio gives no frames and a voiced share of 0.
     """
-    f0, voiced = f0_track(audio, sample_rate, f0_range_hz=f0_range_hz, frame_length=frame_length, hop_length=hop_length,
-                          highpass_hz=highpass_hz)
+    f0, voiced = f0_track(
+        audio,
+        sample_rate,
+        f0_range_hz=f0_range_hz,
+        frame_length=frame_length,
+        hop_length=hop_length,
+        highpass_hz=highpass_hz,
+    )
     share = float(np.mean(voiced)) if voiced.size else 0.0
     return f0[voiced], share
 
@@ -164,8 +197,14 @@ def pitch_stats(
 
     Fewer than two voiced frames give NaN level and range.
     """
-    f0, share = voiced_f0(audio, sample_rate, f0_range_hz=f0_range_hz, frame_length=frame_length, hop_length=hop_length,
-                          highpass_hz=highpass_hz)
+    f0, share = voiced_f0(
+        audio,
+        sample_rate,
+        f0_range_hz=f0_range_hz,
+        frame_length=frame_length,
+        hop_length=hop_length,
+        highpass_hz=highpass_hz,
+    )
     if f0.size < 2:
         return PitchStats(float("nan"), float("nan"), share)
     median = float(np.median(f0))

@@ -20,8 +20,20 @@ import numpy as np
 
 from gst_tts.analysis.prosody import pause_frames, speech_frames
 
-__all__ = ["NUCLEUS_BAND_HZ", "SMOOTH_FRAMES", "PROMINENCE_DB", "MIN_GAP_S", "FLOOR_DB", "MIN_NUCLEI", "LETTERS_PER_NUCLEUS",
-           "slaney_mel_centres", "prominent_peaks", "nucleus_frames", "nucleus_rate", "letter_rate_estimate"]
+__all__ = [
+    "NUCLEUS_BAND_HZ",
+    "SMOOTH_FRAMES",
+    "PROMINENCE_DB",
+    "MIN_GAP_S",
+    "FLOOR_DB",
+    "MIN_NUCLEI",
+    "LETTERS_PER_NUCLEUS",
+    "slaney_mel_centres",
+    "prominent_peaks",
+    "nucleus_frames",
+    "nucleus_rate",
+    "letter_rate_estimate",
+]
 
 #: Nuclei are peaks of the level summed over the mel channels centred in this band (Hz): vowels'
 #: first two formants, where they are loudest and most consonants are not.
@@ -148,8 +160,9 @@ def _nuclei_and_speech(log_mel: np.ndarray, frame_seconds: float, fmin: float, f
     return peaks[keep], int(active[-1] - active[0] + 1 - pauses.sum())
 
 
-def letter_rate_estimate(log_mel: np.ndarray, frame_seconds: float, *, fmin: float = 0.0,
-                         fmax: float = 8000.0) -> float | None:
+def letter_rate_estimate(
+    log_mel: np.ndarray, frame_seconds: float, *, fmin: float = 0.0, fmax: float = 8000.0
+) -> float | None:
     """A recording's articulation rate in letters per second (that of
     :func:`~gst_tts.analysis.prosody.articulation_rate`) without its transcript:
     :func:`nucleus_rate` times :data:`LETTERS_PER_NUCLEUS`; ``None`` likewise.

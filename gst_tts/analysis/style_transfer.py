@@ -35,12 +35,29 @@ if TYPE_CHECKING:
     from gst_tts.audio.features import AudioConfig
 
 __all__ = [
-    "TRANSFER_F0_RANGE_HZ", "TRANSFER_HIGHPASS_HZ", "MIN_VOICED_SHARE", "MEASURES", "TEXT_SEED", "REFERENCE_TEXT_SEED",
-    "REFERENCE_SENTENCES", "AUDIO_SUFFIXES",
-    "ESPEAK_GROUP", "REAL_GROUP", "AUGMENTED_GROUP",
-    "ReferenceClip", "ClipMeasures", "StyleTransferReport",
-    "held_out_sentences", "espeak_references", "folder_references", "augmented_references",
-    "measure_clip", "median_measures", "transfer_fits", "SELECTION_SEED", "selection_figures",
+    "TRANSFER_F0_RANGE_HZ",
+    "TRANSFER_HIGHPASS_HZ",
+    "MIN_VOICED_SHARE",
+    "MEASURES",
+    "TEXT_SEED",
+    "REFERENCE_TEXT_SEED",
+    "REFERENCE_SENTENCES",
+    "AUDIO_SUFFIXES",
+    "ESPEAK_GROUP",
+    "REAL_GROUP",
+    "AUGMENTED_GROUP",
+    "ReferenceClip",
+    "ClipMeasures",
+    "StyleTransferReport",
+    "held_out_sentences",
+    "espeak_references",
+    "folder_references",
+    "augmented_references",
+    "measure_clip",
+    "median_measures",
+    "transfer_fits",
+    "SELECTION_SEED",
+    "selection_figures",
 ]
 
 #: pyin's search range here (Hz): the corpus's F0 levels (90-260 Hz) with their intonation, and
@@ -166,8 +183,13 @@ def measure_clip(
     speech_rate = float("nan")
     if text is not None and len(log_mel):
         speech_rate = articulation_rate(text, log_mel, audio_config.hop_length / rate)
-    return ClipMeasures(f0_hz=f0_hz, f0_range_st=f0_range_st, voiced_share=pitch.voiced_share,
-                        rate_letters_per_s=speech_rate, duration_s=len(samples) / rate)
+    return ClipMeasures(
+        f0_hz=f0_hz,
+        f0_range_st=f0_range_st,
+        voiced_share=pitch.voiced_share,
+        rate_letters_per_s=speech_rate,
+        duration_s=len(samples) / rate,
+    )
 
 
 # ---------------------------------------------------------------- reference sets
@@ -208,11 +230,19 @@ def espeak_references(
     texts = held_out_sentences(sentences * n, REFERENCE_TEXT_SEED + seed, exclude)
     clips = []
     for i, s in enumerate(settings):
-        text = " ".join(texts[sentences * i:sentences * (i + 1)])
+        text = " ".join(texts[sentences * i : sentences * (i + 1)])
         base, top = s.pitch_line
         info = {**asdict(s), "pitch_base_hz": base, "pitch_top_hz": top, "label": s.label}
-        clips.append(ReferenceClip(name=f"espeak-{i + 1:02d}-{s.variant}", audio=demo_corpus.render_sentence(text, s),
-                                   sample_rate=demo_corpus.SAMPLE_RATE, text=text, groups=(group,), info=info))
+        clips.append(
+            ReferenceClip(
+                name=f"espeak-{i + 1:02d}-{s.variant}",
+                audio=demo_corpus.render_sentence(text, s),
+                sample_rate=demo_corpus.SAMPLE_RATE,
+                text=text,
+                groups=(group,),
+                info=info,
+            )
+        )
     return clips
 
 
@@ -262,8 +292,17 @@ def folder_references(folder: str | os.PathLike, *, group: str = REAL_GROUP) -> 
     clips = []
     for path in files:
         audio, rate = load_audio(path)
-        clips.append(ReferenceClip(name=path.stem, audio=audio, sample_rate=rate, text=transcripts.get(path.stem),
-                                   groups=(group,), path=path, info={"source": str(path)}))
+        clips.append(
+            ReferenceClip(
+                name=path.stem,
+                audio=audio,
+                sample_rate=rate,
+                text=transcripts.get(path.stem),
+                groups=(group,),
+                path=path,
+                info={"source": str(path)},
+            )
+        )
     return clips
 
 
@@ -283,13 +322,23 @@ def augmented_references(
     out = []
     for clip in clips:
         out.append(replace(clip, groups=(*clip.groups, group), info={**clip.info, "semitones": 0.0, "speed": 1.0}))
-        variations = shift_and_stretch(clip.audio, clip.sample_rate,
-                                       semitones=DEFAULT_SEMITONES if semitones is None else semitones,
-                                       speeds=DEFAULT_SPEEDS if speeds is None else speeds)
+        variations = shift_and_stretch(
+            clip.audio,
+            clip.sample_rate,
+            semitones=DEFAULT_SEMITONES if semitones is None else semitones,
+            speeds=DEFAULT_SPEEDS if speeds is None else speeds,
+        )
         for v in variations:
-            out.append(ReferenceClip(name=f"{clip.name}-{v.suffix}", audio=v.audio, sample_rate=clip.sample_rate,
-                                     text=clip.text, groups=(group,),
-                                     info={**clip.info, "of": clip.name, "semitones": v.semitones, "speed": v.speed}))
+            out.append(
+                ReferenceClip(
+                    name=f"{clip.name}-{v.suffix}",
+                    audio=v.audio,
+                    sample_rate=clip.sample_rate,
+                    text=clip.text,
+                    groups=(group,),
+                    info={**clip.info, "of": clip.name, "semitones": v.semitones, "speed": v.speed},
+                )
+            )
     return out
 
 
@@ -314,8 +363,15 @@ class StyleTransferReport:
     stop_reasons: list[str]
 
     def to_dict(self) -> dict[str, Any]:
-        fits = {group: {name: _rounded_fit(f) for name, f in by_measure.items()} for group, by_measure in self.fits.items()}
-        return {"texts": self.texts, "measures": {k: v[0] for k, v in MEASURES.items()}, "fits": fits, "references": self.rows}
+        fits = {
+            group: {name: _rounded_fit(f) for name, f in by_measure.items()} for group, by_measure in self.fits.items()
+        }
+        return {
+            "texts": self.texts,
+            "measures": {k: v[0] for k, v in MEASURES.items()},
+            "fits": fits,
+            "references": self.rows,
+        }
 
     def csv_header(self) -> list[str]:
         measured = [f"{side}_{k}" for k in (*MEASURES, "voiced_share") for side in ("reference", "output")]
@@ -334,8 +390,10 @@ class StyleTransferReport:
 
     def table_lines(self) -> list[str]:
         """The per-reference table and the fits, for printing."""
-        lines = [f"{'reference':<28} {'sets':<14} {'F0 Hz ref→out':>15} {'range st ref→out':>17} "
-                 f"{'rate l/s ref→out':>17} {'aligned':>8}"]
+        lines = [
+            f"{'reference':<28} {'sets':<14} {'F0 Hz ref→out':>15} {'range st ref→out':>17} "
+            f"{'rate l/s ref→out':>17} {'aligned':>8}"
+        ]
         for row in self.rows:
             ref, out = row["reference"], row["output"]
             lines.append(
@@ -347,8 +405,10 @@ class StyleTransferReport:
         lines.append(f"  {'set':<14} {'measure':<14} {'Pearson r':>9} {'Spearman':>9} {'slope':>7} {'n':>4}")
         for group, by_measure in self.fits.items():
             for name, f in by_measure.items():
-                lines.append(f"  {group[:14]:<14} {MEASURES[name][1]:<14} {_num(f.r):>9} {_num(f.spearman):>9} "
-                             f"{_num(f.slope):>7} {f.n:>4}")
+                lines.append(
+                    f"  {group[:14]:<14} {MEASURES[name][1]:<14} {_num(f.r):>9} {_num(f.spearman):>9} "
+                    f"{_num(f.slope):>7} {f.n:>4}"
+                )
         return lines
 
 
@@ -387,7 +447,9 @@ def _pair(ref: float | None, out: float | None, digits: int) -> str:
 
 
 def _rounded_fit(f: Fit) -> dict[str, float | int | None]:
-    return {k: (round(v, 4) if math.isfinite(v) else None) if isinstance(v, float) else v for k, v in f.to_dict().items()}
+    return {
+        k: (round(v, 4) if math.isfinite(v) else None) if isinstance(v, float) else v for k, v in f.to_dict().items()
+    }
 
 
 def _transformed(values: Sequence[float], how: str) -> np.ndarray:
@@ -400,6 +462,7 @@ def _transformed(values: Sequence[float], how: str) -> np.ndarray:
 
 def transfer_fits(references: Sequence[ClipMeasures], outputs: Sequence[ClipMeasures]) -> dict[str, Fit]:
     """Per measure of :data:`MEASURES`: the fit of output values on reference values."""
+
     def values(measures: Sequence[ClipMeasures], name: str, how: str) -> np.ndarray:
         return _transformed([getattr(m, name) for m in measures], how)
 

@@ -43,9 +43,21 @@ from gst_tts.audio.io import load_audio, trim_silence
 from gst_tts.audio.vocoders import Vocoder
 
 __all__ = [
-    "PESQ_RATE", "N_CEPSTRA", "MEASURES", "VocoderQuality", "QualitySummary", "pesq_wb", "mel_cepstra",
-    "mcd_from_log_mels", "mel_cepstral_distortion", "f0_errors", "voiced_share", "vocoder_quality", "summarize",
-    "load_recording", "copy_synthesis",
+    "PESQ_RATE",
+    "N_CEPSTRA",
+    "MEASURES",
+    "VocoderQuality",
+    "QualitySummary",
+    "pesq_wb",
+    "mel_cepstra",
+    "mcd_from_log_mels",
+    "mel_cepstral_distortion",
+    "f0_errors",
+    "voiced_share",
+    "vocoder_quality",
+    "summarize",
+    "load_recording",
+    "copy_synthesis",
 ]
 
 #: Wide-band PESQ works at 16 kHz.
@@ -122,8 +134,10 @@ def pesq_wb(reference: np.ndarray, degraded: np.ndarray, sample_rate: int, *, na
     from pesq import PesqError, pesq
 
     n = min(len(reference), len(degraded))
-    ref, deg = (_resample(np.asarray(x)[:n], sample_rate, PESQ_RATE).astype(np.float64) if n else np.zeros(0)
-                for x in (reference, degraded))
+    ref, deg = (
+        _resample(np.asarray(x)[:n], sample_rate, PESQ_RATE).astype(np.float64) if n else np.zeros(0)
+        for x in (reference, degraded)
+    )
     if n == 0:
         problem = "no common samples"
     elif not (np.all(np.isfinite(ref)) and np.all(np.isfinite(deg))):
@@ -153,8 +167,9 @@ def mel_cepstra(log_mel: np.ndarray | torch.Tensor, n_cepstra: int = N_CEPSTRA) 
     return dct(log_mel, type=2, norm="ortho", axis=-1)[..., 1 : n_cepstra + 1] / math.sqrt(2.0 * n_mels)
 
 
-def mcd_from_log_mels(reference: np.ndarray | torch.Tensor, degraded: np.ndarray | torch.Tensor,
-                      n_cepstra: int = N_CEPSTRA) -> float:
+def mcd_from_log_mels(
+    reference: np.ndarray | torch.Tensor, degraded: np.ndarray | torch.Tensor, n_cepstra: int = N_CEPSTRA
+) -> float:
     """MCD (dB) of two frame-aligned ``(frames, n_mels)`` log-mels over their common frames: mean
     over frames of ``(10 / ln 10) · sqrt(2 Σ_d Δc_d²)``, d = 1..n_cepstra. NaN without frames."""
     n = min(len(reference), len(degraded))
@@ -164,20 +179,31 @@ def mcd_from_log_mels(reference: np.ndarray | torch.Tensor, degraded: np.ndarray
     return float(np.mean(_DB_PER_NEPER * np.sqrt(2.0 * np.sum(diff**2, axis=-1))))
 
 
-def mel_cepstral_distortion(reference: np.ndarray, degraded: np.ndarray, audio_config: AudioConfig,
-                            *, extractor: MelExtractor | None = None) -> float:
+def mel_cepstral_distortion(
+    reference: np.ndarray, degraded: np.ndarray, audio_config: AudioConfig, *, extractor: MelExtractor | None = None
+) -> float:
     """MCD (dB) of two waveforms at ``audio_config.sample_rate``, aligned from sample 0, over their
     common length: :func:`mcd_from_log_mels` of their log-mels (no silence trimming)."""
     extractor = extractor or MelExtractor(audio_config)
     n = min(len(reference), len(degraded))
     if n <= audio_config.n_fft // 2:  # the STFT's reflect padding needs more
         return float("nan")
-    mels = [extractor(torch.from_numpy(np.ascontiguousarray(x[:n], dtype=np.float32))).numpy() for x in (reference, degraded)]
+    mels = [
+        extractor(torch.from_numpy(np.ascontiguousarray(x[:n], dtype=np.float32))).numpy()
+        for x in (reference, degraded)
+    ]
     return mcd_from_log_mels(*mels)
 
 
-def f0_errors(reference: np.ndarray, degraded: np.ndarray, sample_rate: int, *, hop_length: int = 256,
-              frame_length: int = 1024, f0_range_hz: tuple[float, float] = F0_RANGE_HZ) -> tuple[float, float, float, float]:
+def f0_errors(
+    reference: np.ndarray,
+    degraded: np.ndarray,
+    sample_rate: int,
+    *,
+    hop_length: int = 256,
+    frame_length: int = 1024,
+    f0_range_hz: tuple[float, float] = F0_RANGE_HZ,
+) -> tuple[float, float, float, float]:
     """F0 agreement of two waveforms over their common length, frame by frame (pyin,
     :func:`~gst_tts.analysis.prosody.f0_track`).
 
@@ -199,15 +225,28 @@ def f0_errors(reference: np.ndarray, degraded: np.ndarray, sample_rate: int, *, 
     return rmse, float(np.mean(voiced_ref != voiced_deg)), float(np.mean(voiced_ref)), float(np.mean(voiced_deg))
 
 
-def voiced_share(audio: np.ndarray, sample_rate: int, *, hop_length: int = 256, frame_length: int = 1024,
-                 f0_range_hz: tuple[float, float] = F0_RANGE_HZ) -> float:
+def voiced_share(
+    audio: np.ndarray,
+    sample_rate: int,
+    *,
+    hop_length: int = 256,
+    frame_length: int = 1024,
+    f0_range_hz: tuple[float, float] = F0_RANGE_HZ,
+) -> float:
     """Share of the frames of one waveform that pyin calls voiced (0 for empty audio):
     :func:`gst_tts.analysis.prosody.voiced_f0`'s, at the features' hop."""
     return voiced_f0(audio, sample_rate, f0_range_hz=f0_range_hz, frame_length=frame_length, hop_length=hop_length)[1]
 
 
-def vocoder_quality(reference: np.ndarray, vocoded: np.ndarray, sample_rate: int, audio_config: AudioConfig,
-                    *, name: str = "clip", extractor: MelExtractor | None = None) -> VocoderQuality:
+def vocoder_quality(
+    reference: np.ndarray,
+    vocoded: np.ndarray,
+    sample_rate: int,
+    audio_config: AudioConfig,
+    *,
+    name: str = "clip",
+    extractor: MelExtractor | None = None,
+) -> VocoderQuality:
     """Every measure of one vocoded waveform against its recording.
 
     Args:
@@ -227,8 +266,12 @@ def vocoder_quality(reference: np.ndarray, vocoded: np.ndarray, sample_rate: int
     reference, vocoded = _resample(reference, sample_rate, rate), _resample(vocoded, sample_rate, rate)
     rmse, vde, share_ref, share_voc = f0_errors(reference, vocoded, rate, hop_length=audio_config.hop_length)
     return VocoderQuality(
-        pesq=score, mcd_db=mel_cepstral_distortion(reference, vocoded, audio_config, extractor=extractor),
-        f0_rmse_cents=rmse, vde=vde, voiced_share_reference=share_ref, voiced_share_vocoded=share_voc,
+        pesq=score,
+        mcd_db=mel_cepstral_distortion(reference, vocoded, audio_config, extractor=extractor),
+        f0_rmse_cents=rmse,
+        vde=vde,
+        voiced_share_reference=share_ref,
+        voiced_share_vocoded=share_voc,
         seconds=n / sample_rate,
     )
 
@@ -243,8 +286,9 @@ def load_recording(path: str | os.PathLike, audio_config: AudioConfig) -> np.nda
     return trim_silence(samples, audio_config.trim_top_db)
 
 
-def copy_synthesis(vocoder: Vocoder, samples: np.ndarray, audio_config: AudioConfig,
-                   *, extractor: MelExtractor | None = None) -> np.ndarray:
+def copy_synthesis(
+    vocoder: Vocoder, samples: np.ndarray, audio_config: AudioConfig, *, extractor: MelExtractor | None = None
+) -> np.ndarray:
     """``samples`` (at ``audio_config.sample_rate``) → their log-mel → ``vocoder`` → float32 samples."""
     extractor = extractor or MelExtractor(audio_config)
     log_mel = extractor(torch.from_numpy(np.ascontiguousarray(samples, dtype=np.float32)))

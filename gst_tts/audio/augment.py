@@ -76,11 +76,18 @@ def shift_and_stretch(
     audio = np.asarray(audio, dtype=np.float32)
     stft = _speech_stft(sample_rate)
     out = [
-        Variation(f"pitch{n:+g}", librosa.effects.pitch_shift(audio, sr=sample_rate, n_steps=float(n), **stft).astype(np.float32), float(n), 1.0)
+        Variation(
+            f"pitch{n:+g}",
+            librosa.effects.pitch_shift(audio, sr=sample_rate, n_steps=float(n), **stft).astype(np.float32),
+            float(n),
+            1.0,
+        )
         for n in semitones
     ]
     out += [
-        Variation(f"speed{s:g}", librosa.effects.time_stretch(audio, rate=float(s), **stft).astype(np.float32), 0.0, float(s))
+        Variation(
+            f"speed{s:g}", librosa.effects.time_stretch(audio, rate=float(s), **stft).astype(np.float32), 0.0, float(s)
+        )
         for s in speeds
     ]
     return out

@@ -66,8 +66,13 @@ def read_audio_header(path: str | os.PathLike) -> AudioHeader:
         info = sf.info(str(path))
     except Exception as exc:  # soundfile raises several types for non-audio input
         raise AudioError(f"{path}: not readable as audio ({first_line(exc)})") from None
-    return AudioHeader(rate=int(info.samplerate), channels=int(info.channels), frames=int(info.frames),
-                       format=str(info.format), subtype=str(info.subtype))
+    return AudioHeader(
+        rate=int(info.samplerate),
+        channels=int(info.channels),
+        frames=int(info.frames),
+        format=str(info.format),
+        subtype=str(info.subtype),
+    )
 
 
 def load_audio(path: str | os.PathLike, sample_rate: int | None = None) -> tuple[np.ndarray, int]:
@@ -92,8 +97,9 @@ def load_audio(path: str | os.PathLike, sample_rate: int | None = None) -> tuple
     finite = np.isfinite(samples)
     if not finite.all():  # they would turn every feature and loss they touch into NaN
         first = int(np.argmin(finite.all(axis=1)))
-        raise AudioError(f"{path}: {int(finite.size - finite.sum())} NaN or infinite samples (the first at "
-                         f"{first / rate:.3f} s)")
+        raise AudioError(
+            f"{path}: {int(finite.size - finite.sum())} NaN or infinite samples (the first at {first / rate:.3f} s)"
+        )
     return to_mono_resampled(samples, rate, sample_rate, name=str(path)), (sample_rate or rate)
 
 
@@ -111,7 +117,9 @@ def to_mono_resampled(samples: np.ndarray, rate: int, sample_rate: int | None, *
         samples = samples.mean(axis=1)
     if sample_rate is not None and rate != sample_rate and samples.size:
         samples = torchaudio.functional.resample(
-            torch.from_numpy(samples), orig_freq=resampling_rate(int(rate), int(sample_rate), name), new_freq=int(sample_rate)
+            torch.from_numpy(samples),
+            orig_freq=resampling_rate(int(rate), int(sample_rate), name),
+            new_freq=int(sample_rate),
         ).numpy()
     return np.ascontiguousarray(samples, dtype=np.float32)
 
@@ -155,8 +163,16 @@ def streaming_wav_header(sample_rate: int) -> bytes:
     """The 44-byte header of a mono 16-bit PCM WAV of unknown length (:data:`STREAMING_WAV_SIZE`),
     to send before :func:`wav_pcm16` chunks as they are made."""
     fmt = struct.pack("<HHIIHH", 1, 1, sample_rate, 2 * sample_rate, 2, 16)  # PCM, mono, rate, bytes/s, block, bits
-    return (b"RIFF" + struct.pack("<I", STREAMING_WAV_SIZE) + b"WAVE" + b"fmt " + struct.pack("<I", len(fmt)) + fmt
-            + b"data" + struct.pack("<I", STREAMING_WAV_SIZE))
+    return (
+        b"RIFF"
+        + struct.pack("<I", STREAMING_WAV_SIZE)
+        + b"WAVE"
+        + b"fmt "
+        + struct.pack("<I", len(fmt))
+        + fmt
+        + b"data"
+        + struct.pack("<I", STREAMING_WAV_SIZE)
+    )
 
 
 def wav_pcm16(samples: np.ndarray) -> bytes:

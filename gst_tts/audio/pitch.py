@@ -80,20 +80,27 @@ def yin_f0(
     # Cumulative mean normalised difference: 1 at lag 0, and 1 where there is no signal at all.
     running = torch.cumsum(difference[..., 1:], dim=-1)
     normalised = torch.ones_like(difference)
-    normalised[..., 1:] = torch.where(running > 0, difference[..., 1:] * lags[1:] / running.clamp(min=1e-30),
-                                      torch.ones_like(running))
+    normalised[..., 1:] = torch.where(
+        running > 0, difference[..., 1:] * lags[1:] / running.clamp(min=1e-30), torch.ones_like(running)
+    )
 
     searched = normalised[..., min_lag : max_lag + 1]
     below = searched < threshold
     offsets = torch.arange(searched.shape[-1], device=x.device)
     # YIN's choice: the deepest point of the first dip under the threshold; without one, the global minimum.
-    first = torch.where(below.any(-1), below.int().argmax(-1), torch.full_like(below[..., 0], searched.shape[-1], dtype=torch.long))
+    first = torch.where(
+        below.any(-1), below.int().argmax(-1), torch.full_like(below[..., 0], searched.shape[-1], dtype=torch.long)
+    )
     after = offsets >= first[..., None]
-    ends = torch.where((after & ~below).any(-1), (after & ~below).int().argmax(-1),
-                       torch.full_like(first, searched.shape[-1]))
+    ends = torch.where(
+        (after & ~below).any(-1), (after & ~below).int().argmax(-1), torch.full_like(first, searched.shape[-1])
+    )
     in_dip = after & (offsets < ends[..., None])
-    best = torch.where(below.any(-1), torch.where(in_dip, searched, torch.full_like(searched, math.inf)).argmin(-1),
-                       searched.argmin(-1))
+    best = torch.where(
+        below.any(-1),
+        torch.where(in_dip, searched, torch.full_like(searched, math.inf)).argmin(-1),
+        searched.argmin(-1),
+    )
     lag = best + min_lag
 
     # Parabolic interpolation of the minimum between its neighbours.

@@ -66,7 +66,9 @@ def _overlap_add(pieces: np.ndarray, hop_length: int) -> np.ndarray:
     return out.reshape(-1)
 
 
-def istft(spectrum: np.ndarray, *, n_fft: int, hop_length: int, window: np.ndarray, length: int | None = None) -> np.ndarray:
+def istft(
+    spectrum: np.ndarray, *, n_fft: int, hop_length: int, window: np.ndarray, length: int | None = None
+) -> np.ndarray:
     """``(frames, n_fft // 2 + 1)`` complex → samples: overlap-add divided by the summed squared
     window, the centre padding cut off (torch.istft with ``center=True``); complex64 gives float32."""
     pieces = _fft.irfft(spectrum, n=n_fft, axis=1) * window

@@ -49,7 +49,12 @@ from gst_tts.errors import CheckpointError, GstTtsError, first_line
 from gst_tts.model import GSTTacotron
 from gst_tts.text.symbols import SymbolTable
 from gst_tts.checkpoints.weights import (
-    check_fitting_state, check_versioned, load_weights_only, named_tensor_state, run_parts, save_versioned,
+    check_fitting_state,
+    check_versioned,
+    load_weights_only,
+    named_tensor_state,
+    run_parts,
+    save_versioned,
 )
 
 log = logging.getLogger("gst_tts.checkpoints.acoustic")
@@ -122,15 +127,31 @@ def checkpoint_payload(
         payload["neutral_meter"] = dict(neutral_meter)
     if training_model_state is not None:
         payload["training_model"] = training_model_state
-    payload.update(run_parts(config=config, val_ids=val_ids, train_ids=train_ids, optimizer=optimizer, scheduler=scheduler,
-                             scaler=scaler, train_state=train_state, rng=rng))
+    payload.update(
+        run_parts(
+            config=config,
+            val_ids=val_ids,
+            train_ids=train_ids,
+            optimizer=optimizer,
+            scheduler=scheduler,
+            scaler=scaler,
+            train_state=train_state,
+            rng=rng,
+        )
+    )
     return payload
 
 
 def save_checkpoint(path: str | os.PathLike, payload: Mapping[str, Any]) -> Path:
     """Write a :func:`checkpoint_payload` (or a loaded checkpoint) to ``path`` via a temp file + rename."""
-    return save_versioned(path, payload, marker=FORMAT, required=REQUIRED, kind="checkpoint",
-                          builder="gst_tts.checkpoints.acoustic.checkpoint_payload")
+    return save_versioned(
+        path,
+        payload,
+        marker=FORMAT,
+        required=REQUIRED,
+        kind="checkpoint",
+        builder="gst_tts.checkpoints.acoustic.checkpoint_payload",
+    )
 
 
 def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = "cpu") -> dict[str, Any]:
@@ -148,8 +169,16 @@ def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = 
 
 def check_checkpoint(ckpt: Any, path: str | os.PathLike = "checkpoint") -> dict[str, Any]:
     """``ckpt`` itself when it is a checkpoint this code reads; otherwise a one-line CheckpointError."""
-    return check_versioned(ckpt, path, marker=FORMAT, version=VERSION, required=REQUIRED, error=CheckpointError,
-                           what="gst-tts checkpoint", kind="checkpoint")
+    return check_versioned(
+        ckpt,
+        path,
+        marker=FORMAT,
+        version=VERSION,
+        required=REQUIRED,
+        error=CheckpointError,
+        what="gst-tts checkpoint",
+        kind="checkpoint",
+    )
 
 
 def model_from_checkpoint(ckpt: dict[str, Any], path: str | os.PathLike = "checkpoint") -> GSTTacotron:
@@ -182,7 +211,9 @@ def model_from_checkpoint(ckpt: dict[str, Any], path: str | os.PathLike = "check
     return model
 
 
-def stored_neutral_style(ckpt: Mapping[str, Any], path: str | os.PathLike, n_heads: int, n_tokens: int) -> np.ndarray | None:
+def stored_neutral_style(
+    ckpt: Mapping[str, Any], path: str | os.PathLike, n_heads: int, n_tokens: int
+) -> np.ndarray | None:
     """The checkpoint's neutral token weights as float32 ``(n_heads, n_tokens)``, or ``None`` for a
     checkpoint written before they were stored (synthesis then keeps uniform weights).
 
@@ -192,15 +223,23 @@ def stored_neutral_style(ckpt: Mapping[str, Any], path: str | os.PathLike, n_hea
     stored = ckpt.get("neutral_style")
     if stored is None:
         return None
-    if not isinstance(stored, torch.Tensor) or tuple(stored.shape) != (n_heads, n_tokens) or not stored.is_floating_point():
+    if (
+        not isinstance(stored, torch.Tensor)
+        or tuple(stored.shape) != (n_heads, n_tokens)
+        or not stored.is_floating_point()
+    ):
         shown = tuple(stored.shape) if isinstance(stored, torch.Tensor) else type(stored).__name__
-        raise CheckpointError(f"{path}: neutral_style must be a float tensor of shape ({n_heads}, {n_tokens}), got {shown}")
+        raise CheckpointError(
+            f"{path}: neutral_style must be a float tensor of shape ({n_heads}, {n_tokens}), got {shown}"
+        )
     if not bool(torch.isfinite(stored).all()):
         raise CheckpointError(f"{path}: neutral_style holds NaN or infinite weights")
     return stored.float().cpu().numpy()
 
 
-def checkpoint_parts(ckpt: dict[str, Any], path: str | os.PathLike = "checkpoint") -> tuple[SymbolTable, AudioConfig, MelStats]:
+def checkpoint_parts(
+    ckpt: dict[str, Any], path: str | os.PathLike = "checkpoint"
+) -> tuple[SymbolTable, AudioConfig, MelStats]:
     """The symbol table, feature settings and normalisation statistics; a one-line CheckpointError
     for an ``audio_config`` that is not :class:`AudioConfig`'s fields with values of their types."""
     try:
@@ -279,11 +318,18 @@ def restore_rng_state(rng: Mapping[str, Any], path: str | os.PathLike, on_cuda: 
     if cuda and len(cuda) == torch.cuda.device_count():
         torch.cuda.set_rng_state_all([state.cpu() for state in cuda])
     elif on_cuda and not cuda:
-        log.warning("%s holds no CUDA random state (written without CUDA): GPU dropout will not repeat an "
-                    "uninterrupted run", path)
+        log.warning(
+            "%s holds no CUDA random state (written without CUDA): GPU dropout will not repeat an uninterrupted run",
+            path,
+        )
     elif on_cuda:
-        log.warning("%s holds the random state of %d CUDA devices but %d are visible: GPU dropout will not "
-                    "repeat an uninterrupted run", path, len(cuda), torch.cuda.device_count())
+        log.warning(
+            "%s holds the random state of %d CUDA devices but %d are visible: GPU dropout will not "
+            "repeat an uninterrupted run",
+            path,
+            len(cuda),
+            torch.cuda.device_count(),
+        )
 
 
 def _as_tuple(x):

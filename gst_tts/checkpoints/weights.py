@@ -70,7 +70,8 @@ def load_weights_only(
         detail = _weights_unpickler_detail(str(exc))
         if "global" in detail.lower():  # a class or function reference: code, refused unexecuted
             raise error(
-                f"{path}: refused to load: the file references code or objects that weights-only loading does not allow ({detail})"
+                f"{path}: refused to load: the file references code or objects that weights-only loading does "
+                f"not allow ({detail})"
             ) from None
         raise error(f"{path}: not a {what} (unreadable pickle: {detail})") from None
     except Exception as exc:  # zip/EOF/decode errors from random bytes
@@ -125,8 +126,10 @@ def check_digest(stored: Mapping[str, Any], path: str | os.PathLike, *, error: t
         raise error(f"{path}: corrupted {kind}: unreadable digest {str(recorded)[:40]!r}")
     found = payload_digest(stored)
     if found != recorded:
-        raise error(f"{path}: corrupted {kind}: its contents do not match the digest stored with them "
-                    f"({found} vs {recorded}); use another copy")
+        raise error(
+            f"{path}: corrupted {kind}: its contents do not match the digest stored with them "
+            f"({found} vs {recorded}); use another copy"
+        )
 
 
 def payload_digest(payload: Mapping[str, Any]) -> str:
@@ -167,8 +170,15 @@ def _digest_value(value: Any, crc: int) -> int:
     return zlib.crc32(f"{type(value).__name__}:{value!r};".encode(), crc)
 
 
-def save_versioned(path: str | os.PathLike, payload: Mapping[str, Any], *, marker: str, required: Sequence[str],
-                   kind: str, builder: str) -> Path:
+def save_versioned(
+    path: str | os.PathLike,
+    payload: Mapping[str, Any],
+    *,
+    marker: str,
+    required: Sequence[str],
+    kind: str,
+    builder: str,
+) -> Path:
     """Writes ``payload`` (a dict of one of gst-tts's own formats) to ``path`` atomically, with its
     :func:`payload_digest` under :data:`DIGEST_KEY` (a loaded payload's old digest is replaced).
 
@@ -212,10 +222,14 @@ def run_parts(
     return {k: v for k, v in parts.items() if v is not None}
 
 
-def named_tensor_state(stored: Mapping[str, Any], key: str, path: str | os.PathLike, *, error: type[GstTtsError]) -> dict[str, torch.Tensor]:
+def named_tensor_state(
+    stored: Mapping[str, Any], key: str, path: str | os.PathLike, *, error: type[GstTtsError]
+) -> dict[str, torch.Tensor]:
     """``stored[key]``, checked to be a state dict (a dict of named tensors); otherwise a one-line ``error``."""
     state = stored[key]
-    if not isinstance(state, dict) or not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()):
+    if not isinstance(state, dict) or not all(
+        isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()
+    ):
         raise error(f"{path}: '{key}' is not a state dict of named tensors")
     return state
 
@@ -224,7 +238,11 @@ _SHOWN = 3  # mismatched weight names shown in an error
 
 
 def load_fitting_state(
-    module: nn.Module, state: Mapping[str, torch.Tensor], path: str | os.PathLike, *, built_from: str,
+    module: nn.Module,
+    state: Mapping[str, torch.Tensor],
+    path: str | os.PathLike,
+    *,
+    built_from: str,
     error: type[GstTtsError],
 ) -> None:
     """Loads ``state`` into ``module`` when :func:`check_fitting_state` passes."""
@@ -233,7 +251,11 @@ def load_fitting_state(
 
 
 def check_fitting_state(
-    module: nn.Module, state: Mapping[str, torch.Tensor], path: str | os.PathLike, *, built_from: str,
+    module: nn.Module,
+    state: Mapping[str, torch.Tensor],
+    path: str | os.PathLike,
+    *,
+    built_from: str,
     error: type[GstTtsError],
 ) -> None:
     """A one-line ``error`` unless ``state``'s names and shapes are exactly ``module``'s (it names a
@@ -243,9 +265,16 @@ def check_fitting_state(
     expected = {k: tuple(v.shape) for k, v in module.state_dict().items()}
     missing = [k for k in expected if k not in state]
     unexpected = [k for k in state if k not in expected]
-    misshapen = [f"{k} {tuple(state[k].shape)} vs {expected[k]}" for k in expected if k in state and tuple(state[k].shape) != expected[k]]
-    problems = [f"{label} {_few(names)}" for label, names in
-                (("missing", missing), ("unexpected", unexpected), ("shape (file vs config)", misshapen)) if names]
+    misshapen = [
+        f"{k} {tuple(state[k].shape)} vs {expected[k]}"
+        for k in expected
+        if k in state and tuple(state[k].shape) != expected[k]
+    ]
+    problems = [
+        f"{label} {_few(names)}"
+        for label, names in (("missing", missing), ("unexpected", unexpected), ("shape (file vs config)", misshapen))
+        if names
+    ]
     if problems:
         raise error(f"{path}: weights do not fit {built_from}: {'; '.join(problems)}")
     check_finite(state, path, error=error)

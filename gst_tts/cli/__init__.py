@@ -26,19 +26,37 @@ COMMANDS = {
     "make-demo-corpus": ("demo_corpus", "render the built-in many-style espeak-ng demo corpus"),
     "prepare": ("prepare", "compute and cache log-mel features of a corpus"),
     "phonemize": ("phonemize", "print the symbols the model reads for a text: espeak-ng phonemes (or characters)"),
-    "info": ("info", "print what a checkpoint holds: model, sizes, audio settings, tokens and heads, vocoders that fit"),
+    "info": (
+        "info",
+        "print what a checkpoint holds: model, sizes, audio settings, tokens and heads, vocoders that fit",
+    ),
     "synthesize": ("synthesize", "speak text with a reference style, token weights or the neutral style"),
     "vocode": ("vocode", "copy synthesis: a recording's log-mel through a vocoder (Griffin-Lim or HiFi-GAN)"),
     "plot-alignment": ("plot_alignment", "plot attention, stop token and mel for a text or a saved alignment"),
     "plot-style": ("plot_style", "plot per-head style token weights of reference recordings"),
     "probe-tokens": ("probe_tokens", "measure what each style token does to pitch, rate and energy"),
     "check-alignment": ("check_alignment", "synthesize corpus sentences and grade the alignments of a checkpoint"),
-    "measure-transfer": ("measure_transfer", "measure how outputs follow unseen references' pitch, pitch range and rate"),
-    "measure-parallel": ("measure_parallel", "measure parallel prosody transfer on held-out utterances: MCD13-DTW, FFE, GPE, VDE"),
-    "measure-intelligibility": ("measure_intelligibility", "transcribe a checkpoint's speech with an ASR: CER and WER against the texts"),
-    "select-checkpoint": ("select_checkpoint", "choose the checkpoint of a run whose outputs follow unseen references best"),
+    "measure-transfer": (
+        "measure_transfer",
+        "measure how outputs follow unseen references' pitch, pitch range and rate",
+    ),
+    "measure-parallel": (
+        "measure_parallel",
+        "measure parallel prosody transfer on held-out utterances: MCD13-DTW, FFE, GPE, VDE",
+    ),
+    "measure-intelligibility": (
+        "measure_intelligibility",
+        "transcribe a checkpoint's speech with an ASR: CER and WER against the texts",
+    ),
+    "select-checkpoint": (
+        "select_checkpoint",
+        "choose the checkpoint of a run whose outputs follow unseen references best",
+    ),
     "dump-gta-mels": ("dump_gta_mels", "write a checkpoint's teacher-forced mels of a corpus, for vocoder fine-tuning"),
-    "demo-report": ("demo_report", "synthesize held-out sentences in unseen styles; summarise alignment and style transfer"),
+    "demo-report": (
+        "demo_report",
+        "synthesize held-out sentences in unseen styles; summarise alignment and style transfer",
+    ),
     "export": ("export", "export a checkpoint to ONNX for the torch-free runtime (gst_tts.runtime)"),
     "serve": ("serve", "serve a checkpoint over HTTP: a synthesis API and a web page with style controls"),
 }
@@ -134,8 +152,13 @@ def load_command(parser: argparse.ArgumentParser, name: str) -> argparse.Argumen
     if name not in TORCH_FREE_COMMANDS and not getattr(mod, "OWN_THREADS_OPTION", False):
         from gst_tts.cli.args import positive_int
 
-        sub.add_argument("--threads", type=positive_int, default=None, metavar="N",
-                         help="torch CPU threads (default: every core but one, or OMP_NUM_THREADS when set)")
+        sub.add_argument(
+            "--threads",
+            type=positive_int,
+            default=None,
+            metavar="N",
+            help="torch CPU threads (default: every core but one, or OMP_NUM_THREADS when set)",
+        )
     sub.set_defaults(_run=mod.run)
     sub._loaded = True
     return sub
@@ -143,7 +166,9 @@ def load_command(parser: argparse.ArgumentParser, name: str) -> argparse.Argumen
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s"
+    )
     warnings.filterwarnings("ignore", message=".*weights_only.*")
     try:
         if args.command not in TORCH_FREE_COMMANDS:

@@ -30,17 +30,44 @@ from gst_tts.inference.style_spec import MAX_STYLE_STRENGTH, F0Target, TempoTarg
 from gst_tts.inference.synthesizer import INT8_MIN_RNN_DIM, Synthesizer
 from gst_tts.inference.tempo import GAIN_LIMITS as TEMPO_GAIN_LIMITS, warn_unread_tempo
 from gst_tts.inference.vocoder_choice import AUTO, resolve_vocoder
+
 # The text options need no torch, so they live apart for the commands that load none (phonemize).
 from gst_tts.cli.text_input import STDIN, add_text_arguments, one_text, read_text_input
 from gst_tts.text.split import DEFAULT_MAX_CHARS
 
 __all__ = [
-    "positive_int", "non_negative_float", "add_model_arguments", "load_synthesizer", "add_vocoder_arguments", "load_cli_vocoder", "add_style_arguments", "resolve_cli_style",
-    "add_f0_range_argument", "f0_range_option", "cli_f0_target", "TEMPO_REFERENCE", "TEMPO_DECODED", "add_tempo_argument",
+    "positive_int",
+    "non_negative_float",
+    "add_model_arguments",
+    "load_synthesizer",
+    "add_vocoder_arguments",
+    "load_cli_vocoder",
+    "add_style_arguments",
+    "resolve_cli_style",
+    "add_f0_range_argument",
+    "f0_range_option",
+    "cli_f0_target",
+    "TEMPO_REFERENCE",
+    "TEMPO_DECODED",
+    "add_tempo_argument",
     "cli_tempo_target",
-    "add_decoding_arguments", "decoding_options", "check_transfer_counts", "DEFAULT_SEED", "DEFAULT_BATCH_SIZE",
-    "add_seed_argument", "add_batch_size_argument", "add_progress_argument", "add_text_arguments", "read_text_input", "one_text",
-    "deprecated_flag", "deprecated_positional", "removed_flag", "reference_files", "load_synthesizer_described",
+    "add_decoding_arguments",
+    "decoding_options",
+    "check_transfer_counts",
+    "DEFAULT_SEED",
+    "DEFAULT_BATCH_SIZE",
+    "add_seed_argument",
+    "add_batch_size_argument",
+    "add_progress_argument",
+    "add_text_arguments",
+    "read_text_input",
+    "one_text",
+    "STDIN",
+    "deprecated_flag",
+    "deprecated_positional",
+    "removed_flag",
+    "reference_files",
+    "load_synthesizer_described",
     "post_processing",
 ]
 
@@ -54,13 +81,20 @@ DEFAULT_BATCH_SIZE = 16
 
 def add_seed_argument(p: argparse.ArgumentParser, what: str) -> None:
     """``--seed N`` (default :data:`DEFAULT_SEED`); ``what``: what it seeds, for the help text."""
-    p.add_argument("--seed", type=int, default=DEFAULT_SEED, metavar="N", help=f"seed of {what} (default {DEFAULT_SEED})")
+    p.add_argument(
+        "--seed", type=int, default=DEFAULT_SEED, metavar="N", help=f"seed of {what} (default {DEFAULT_SEED})"
+    )
 
 
 def add_batch_size_argument(p: argparse.ArgumentParser, what: str) -> None:
     """``--batch-size N`` (default :data:`DEFAULT_BATCH_SIZE`); ``what``: what a batch holds, for the help text."""
-    p.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE, metavar="N",
-                   help=f"{what} decoded together (default {DEFAULT_BATCH_SIZE})")
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        default=DEFAULT_BATCH_SIZE,
+        metavar="N",
+        help=f"{what} decoded together (default {DEFAULT_BATCH_SIZE})",
+    )
 
 
 def add_progress_argument(p: argparse.ArgumentParser) -> None:
@@ -112,13 +146,28 @@ class _DeprecatedFlag(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-def deprecated_flag(target: argparse.ArgumentParser | argparse._ArgumentGroup, old: str, new: str, *,
-                    dest: str, nargs: str | None = None, type: Any = None) -> None:
+def deprecated_flag(
+    target: argparse.ArgumentParser | argparse._ArgumentGroup,
+    old: str,
+    new: str,
+    *,
+    dest: str,
+    nargs: str | None = None,
+    type: Any = None,
+) -> None:
     """Adds ``old``, hidden from --help, as another spelling of ``new`` (stored in ``dest``), with one
     deprecation line when used. ``target``: the parser, or the mutually exclusive group of ``new``, so
     that giving both is refused."""
-    target.add_argument(old, action=_DeprecatedFlag, new=new, dest=dest, store_nargs=nargs, type=type,
-                        default=None if nargs is None else argparse.SUPPRESS, help=argparse.SUPPRESS)
+    target.add_argument(
+        old,
+        action=_DeprecatedFlag,
+        new=new,
+        dest=dest,
+        store_nargs=nargs,
+        type=type,
+        default=None if nargs is None else argparse.SUPPRESS,
+        help=argparse.SUPPRESS,
+    )
 
 
 class _RemovedFlag(argparse.Action):
@@ -135,8 +184,15 @@ class _RemovedFlag(argparse.Action):
 
 def removed_flag(target: argparse.ArgumentParser | argparse._ArgumentGroup, old: str, new: str, why: str) -> None:
     """Adds ``old``, hidden from --help, as an option that ends the command with one line naming ``new``."""
-    target.add_argument(old, action=_RemovedFlag, new=new, why=why, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
-                        help=argparse.SUPPRESS)
+    target.add_argument(
+        old,
+        action=_RemovedFlag,
+        new=new,
+        why=why,
+        dest=argparse.SUPPRESS,
+        default=argparse.SUPPRESS,
+        help=argparse.SUPPRESS,
+    )
 
 
 class _DeprecatedPositional(argparse.Action):
@@ -164,12 +220,29 @@ class _DeprecatedPositional(argparse.Action):
             parser.error(f"the following arguments are required: {self.new}")
 
 
-def deprecated_positional(p: argparse.ArgumentParser, *, new: str, new_dest: str, metavar: str, nargs: str = "?",
-                          type: Any = None, required: bool = True) -> None:
+def deprecated_positional(
+    p: argparse.ArgumentParser,
+    *,
+    new: str,
+    new_dest: str,
+    metavar: str,
+    nargs: str = "?",
+    type: Any = None,
+    required: bool = True,
+) -> None:
     """Accepts the old positional form of flag ``new`` (hidden from --help, one deprecation line).
     Declare ``new`` not required; ``required`` makes one of the two required."""
-    p.add_argument(f"_deprecated_{new_dest}", action=_DeprecatedPositional, new=new, new_dest=new_dest, new_required=required,
-                   nargs=nargs, type=type, metavar=metavar, help=argparse.SUPPRESS)
+    p.add_argument(
+        f"_deprecated_{new_dest}",
+        action=_DeprecatedPositional,
+        new=new,
+        new_dest=new_dest,
+        new_required=required,
+        nargs=nargs,
+        type=type,
+        metavar=metavar,
+        help=argparse.SUPPRESS,
+    )
 
 
 def positive_int(text: str) -> int:
@@ -209,10 +282,14 @@ def add_model_arguments(p: argparse.ArgumentParser, *, checkpoint_required: bool
     """
     p.add_argument("--checkpoint", type=Path, required=checkpoint_required, help="trained gst-tts checkpoint (.pt)")
     p.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cuda when available, else cpu)")
-    p.add_argument("--int8", action=argparse.BooleanOptionalAction, default=None,
-                   help="CPU: int8 weights for the decoder's recurrent matrix products (faster, numerically close); "
-                        f"default: on for a CPU and decoder LSTMs of {INT8_MIN_RNN_DIM} units or more (Tacotron 2 "
-                        "sizes), off otherwise")
+    p.add_argument(
+        "--int8",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="CPU: int8 weights for the decoder's recurrent matrix products (faster, numerically close); "
+        f"default: on for a CPU and decoder LSTMs of {INT8_MIN_RNN_DIM} units or more (Tacotron 2 "
+        "sizes), off otherwise",
+    )
     if vocoder:
         add_vocoder_arguments(p)
 
@@ -222,16 +299,29 @@ def add_vocoder_arguments(p: argparse.ArgumentParser) -> None:
     ``--griffin-lim-momentum``; :func:`load_synthesizer` / :func:`load_cli_vocoder` build what they describe."""
     iters, momentum = _GRIFFIN_LIM["n_iter"].default, _GRIFFIN_LIM["momentum"].default
     g = p.add_argument_group("vocoder")
-    g.add_argument("--vocoder", default=AUTO, metavar=f"{AUTO}|{GRIFFIN_LIM}|PATH",
-                   help=f"{AUTO}: the vocoder recorded beside the checkpoint (vocoder.json, as make demo writes it), "
-                        f"else {GRIFFIN_LIM}; {GRIFFIN_LIM}; or a vocoder file: a gst-tts-train-vocoder checkpoint "
-                        "(generator.pt; HiFi-GAN, or the spectral vocoder of the cpu_small preset) or a published "
-                        f"HiFi-GAN g_XXXXXXXX / generator_v1 (default {AUTO})")
-    g.add_argument("--vocoder-config", type=Path, default=None, metavar="PATH",
-                   help=f"a published HiFi-GAN file's config.json (default: {DEFAULT_CONFIG_NAME} beside the --vocoder file)")
+    g.add_argument(
+        "--vocoder",
+        default=AUTO,
+        metavar=f"{AUTO}|{GRIFFIN_LIM}|PATH",
+        help=f"{AUTO}: the vocoder recorded beside the checkpoint (vocoder.json, as make demo writes it), "
+        f"else {GRIFFIN_LIM}; {GRIFFIN_LIM}; or a vocoder file: a gst-tts-train-vocoder checkpoint "
+        "(generator.pt; HiFi-GAN, or the spectral vocoder of the cpu_small preset) or a published "
+        f"HiFi-GAN g_XXXXXXXX / generator_v1 (default {AUTO})",
+    )
+    g.add_argument(
+        "--vocoder-config",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help=f"a published HiFi-GAN file's config.json (default: {DEFAULT_CONFIG_NAME} beside the --vocoder file)",
+    )
     g.add_argument("--griffin-lim-iters", type=int, default=iters, help=f"Griffin-Lim iterations (default {iters})")
-    g.add_argument("--griffin-lim-momentum", type=float, default=momentum,
-                   help=f"Griffin-Lim momentum, 0 ≤ m < 1 (default {momentum})")
+    g.add_argument(
+        "--griffin-lim-momentum",
+        type=float,
+        default=momentum,
+        help=f"Griffin-Lim momentum, 0 ≤ m < 1 (default {momentum})",
+    )
 
 
 def load_synthesizer(args: argparse.Namespace, *, vocoder: bool = True) -> Synthesizer:
@@ -258,21 +348,28 @@ def attach_vocoder(synth: Synthesizer, args: argparse.Namespace) -> str | None:
     options = _vocoder_options(args)
     if options is None:
         return None
-    synth.vocoder, description = resolve_vocoder(args.vocoder, checkpoint=args.checkpoint, audio_config=synth.audio_config,
-                                                 device=synth.device, **options)
+    synth.vocoder, description = resolve_vocoder(
+        args.vocoder, checkpoint=args.checkpoint, audio_config=synth.audio_config, device=synth.device, **options
+    )
     log.info("vocoder: %s", description)
     return description
 
 
-def load_cli_vocoder(args: argparse.Namespace, audio_config: AudioConfig, device: str | torch.device | None = None,
-                     *, checkpoint: Path | None = None) -> Vocoder:
+def load_cli_vocoder(
+    args: argparse.Namespace,
+    audio_config: AudioConfig,
+    device: str | torch.device | None = None,
+    *,
+    checkpoint: Path | None = None,
+) -> Vocoder:
     """The vocoder :func:`add_vocoder_arguments`' options describe, for ``audio_config``'s mels;
     ``--vocoder auto`` looks beside ``checkpoint`` (None: nothing recorded, Griffin-Lim)."""
     options = _vocoder_options(args)
     if args.vocoder == AUTO and checkpoint is None:  # nowhere to look for a record
         return load_vocoder(GRIFFIN_LIM, audio_config=audio_config, **options)
-    vocoder, description = resolve_vocoder(args.vocoder, checkpoint=checkpoint or Path(), audio_config=audio_config,
-                                           device=device, **options)
+    vocoder, description = resolve_vocoder(
+        args.vocoder, checkpoint=checkpoint or Path(), audio_config=audio_config, device=device, **options
+    )
     log.info("vocoder: %s", description)
     return vocoder
 
@@ -298,22 +395,32 @@ def _vocoder_options(args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 def add_style_arguments(p: argparse.ArgumentParser) -> None:
-    """``--reference``, ``--style-weights``, ``--style-dials``, ``--style-mix`` (at most one; none: the neutral style)."""
+    """``--reference``, ``--style-weights``, ``--style-dials``, ``--style-mix`` (at most one; none:
+    the neutral style)."""
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--reference", type=Path, metavar="FILE", help="style transfer: speak in the style of this recording (any rate, stereo ok)")
     g.add_argument(
-        "--style-weights", metavar="SPEC",
+        "--reference",
+        type=Path,
+        metavar="FILE",
+        help="style transfer: speak in the style of this recording (any rate, stereo ok)",
+    )
+    g.add_argument(
+        "--style-weights",
+        metavar="SPEC",
         help='style control by token weights, e.g. "3=0.4,7=-0.2" (every head) or "1:3=0.4" (head 1 only);'
         " unnamed tokens get 0",
     )
     g.add_argument(
-        "--style-dials", metavar="SPEC",
+        "--style-dials",
+        metavar="SPEC",
         help='style control relative to neutral, e.g. "1:6=0.5" (head 1 halfway from neutral to token 6)'
         ' or "4=-0.3" (every head); 0 is neutral, 1 the token alone. `probe-tokens` shows what each dial does',
     )
     g.add_argument("--style-mix", metavar="SPEC", help='weighted mix of references, e.g. "a.wav=0.5,b.wav=0.5"')
     p.add_argument(
-        "--style-strength", type=style_strength, metavar="S",
+        "--style-strength",
+        type=style_strength,
+        metavar="S",
         help=f"with --reference or --style-mix: how far the style moves from neutral toward the reference's"
         f" (0 neutral, 1 the reference (default), above 1 exaggerates; 0 to {MAX_STYLE_STRENGTH:g})",
     )
@@ -328,13 +435,20 @@ def add_f0_range_argument(p: argparse.ArgumentParser, *, numbers: bool = True) -
     spread in semitones may be given too)."""
     choices = f"{F0_RANGE_REFERENCE}, {F0_RANGE_DECODED}" + (" or semitones" if numbers else "")
     p.add_argument(
-        "--f0-range", type=f0_range_option if numbers else str, default=F0_RANGE_DECODED,
-        metavar="ST" if numbers else "WHOSE", choices=None if numbers else [F0_RANGE_REFERENCE, F0_RANGE_DECODED],
+        "--f0-range",
+        type=f0_range_option if numbers else str,
+        default=F0_RANGE_DECODED,
+        metavar="ST" if numbers else "WHOSE",
+        choices=None if numbers else [F0_RANGE_REFERENCE, F0_RANGE_DECODED],
         help=f"intonation width ({choices}): '{F0_RANGE_DECODED}' (default) keeps the model's own;"
         f" '{F0_RANGE_REFERENCE}' copies the reference's F0 spread (10th to 90th percentile) onto the output after the"
-        " model, where the vocoder can (the spectral vocoder with a pitch head): signal processing, not the model's style"
-        + ("; a number sets that spread in semitones, with any style (within a factor of 0.5 to 3 of the model's)"
-           if numbers else ""),
+        " model, where the vocoder can (the spectral vocoder with a pitch head): signal processing, not the "
+        "model's style"
+        + (
+            "; a number sets that spread in semitones, with any style (within a factor of 0.5 to 3 of the model's)"
+            if numbers
+            else ""
+        ),
     )
 
 
@@ -356,18 +470,27 @@ def cli_f0_target(synth: Synthesizer, args: argparse.Namespace) -> tuple[F0Targe
     choice = getattr(args, "f0_range", F0_RANGE_DECODED)
     if choice == F0_RANGE_DECODED or not synth.transfers_f0_range:
         if choice not in (F0_RANGE_DECODED, F0_RANGE_REFERENCE):
-            log.warning("--f0-range %g: this vocoder keeps the model's F0 spread (only the spectral vocoder with a "
-                        "pitch head sets one)", choice)
+            log.warning(
+                "--f0-range %g: this vocoder keeps the model's F0 spread (only the spectral vocoder with a "
+                "pitch head sets one)",
+                choice,
+            )
         return None, {"source": F0_RANGE_DECODED}
     if choice == F0_RANGE_REFERENCE:
         mix = parse_style_mix(args.style_mix) if getattr(args, "style_mix", None) is not None else None
         reference = getattr(args, "reference", None)
         if reference is None and mix is None:
             return None, {"source": F0_RANGE_DECODED}
-        target = synth.f0_range_target(Style(reference=reference, mix=mix, strength=getattr(args, "style_strength", None)))
+        target = synth.f0_range_target(
+            Style(reference=reference, mix=mix, strength=getattr(args, "style_strength", None))
+        )
         if target is None:
             return None, {"source": F0_RANGE_DECODED}
-        return target, {"source": F0_RANGE_REFERENCE, "semitones": round(target.semitones, 2), "strength": target.strength}
+        return target, {
+            "source": F0_RANGE_REFERENCE,
+            "semitones": round(target.semitones, 2),
+            "strength": target.strength,
+        }
     return F0Target(float(choice), 1.0), {"source": "given", "semitones": float(choice)}
 
 
@@ -379,7 +502,10 @@ def add_tempo_argument(p: argparse.ArgumentParser) -> None:
     """``--tempo``: whose speaking rate the output has (default the model's own)."""
     low, high = TEMPO_GAIN_LIMITS
     p.add_argument(
-        "--tempo", default=TEMPO_DECODED, choices=[TEMPO_REFERENCE, TEMPO_DECODED], metavar="WHOSE",
+        "--tempo",
+        default=TEMPO_DECODED,
+        choices=[TEMPO_REFERENCE, TEMPO_DECODED],
+        metavar="WHOSE",
         help=f"speaking rate ({TEMPO_DECODED} or {TEMPO_REFERENCE}): '{TEMPO_DECODED}' (default) keeps the model's own;"
         f" '{TEMPO_REFERENCE}' retimes the output after the model so its letters per second of speech follow the"
         " reference's (estimated from its syllable nuclei; moved by any style strength, by a factor of"
@@ -399,7 +525,11 @@ def cli_tempo_target(synth: Synthesizer, args: argparse.Namespace) -> tuple[Temp
     if target is None:
         warn_unread_tempo([style], [target])
         return None, {"source": TEMPO_DECODED}
-    return target, {"source": TEMPO_REFERENCE, "letters_per_s": round(target.letters_per_s, 2), "strength": target.strength}
+    return target, {
+        "source": TEMPO_REFERENCE,
+        "letters_per_s": round(target.letters_per_s, 2),
+        "strength": target.strength,
+    }
 
 
 def post_processing(synth: Synthesizer, *, tempo: bool, f0_range: bool) -> tuple[dict[str, bool], str]:
@@ -444,8 +574,11 @@ def resolve_cli_style(synth: Synthesizer, args: argparse.Namespace) -> tuple[tor
             mix = parse_style_mix(args.style_mix)
         weights = synth.styles.resolve(Style(mix=mix, strength=strength))  # a bad reference names its file
         return weights, {"source": "style_mix", "mix": {str(p): w for p, w in mix}, **shown}
-    described = ("uniform weights 1/n_tokens in every head" if synth.styles.neutral_weights is None
-                 else "the mean token weights of the training references")
+    described = (
+        "uniform weights 1/n_tokens in every head"
+        if synth.styles.neutral_weights is None
+        else "the mean token weights of the training references"
+    )
     return synth.styles.neutral(), {"source": "neutral", "description": described}
 
 
@@ -470,28 +603,56 @@ def add_decoding_arguments(p: argparse.ArgumentParser, *, batch_what: str = "chu
     """
     d = DecodingConfig()
     g = p.add_argument_group("decoding")
-    g.add_argument("--stop-threshold", type=float, default=d.stop_threshold,
-                   help=f"stop probability that ends a text (default {d.stop_threshold:g})")
-    g.add_argument("--max-seconds", type=float, default=None, metavar="S",
-                   help=f"absolute bound on each chunk's audio, seconds (default {d.max_seconds:g}; "
-                        f"{UNSPLIT_MAX_SECONDS:g} with --no-split, so that the per-symbol bound governs)")
+    g.add_argument(
+        "--stop-threshold",
+        type=float,
+        default=d.stop_threshold,
+        help=f"stop probability that ends a text (default {d.stop_threshold:g})",
+    )
+    g.add_argument(
+        "--max-seconds",
+        type=float,
+        default=None,
+        metavar="S",
+        help=f"absolute bound on each chunk's audio, seconds (default {d.max_seconds:g}; "
+        f"{UNSPLIT_MAX_SECONDS:g} with --no-split, so that the per-symbol bound governs)",
+    )
     removed_flag(g, "--max-decoder-steps", "--max-seconds", "a bound in seconds of audio, not decoder steps")
-    g.add_argument("--max-frames-per-symbol", type=float, default=d.max_frames_per_symbol,
-                   help=f"length bound per input symbol (default {d.max_frames_per_symbol:g})")
-    g.add_argument("--attention-window", default=_format_window(d.attention_window), metavar="BEHIND,AHEAD|none",
-                   help="each decoder step attends only to the symbols from BEHIND before to AHEAD after the "
-                        "previous step's most attended one, so the alignment cannot skip or repeat words; "
-                        f"none attends to every symbol (default {_format_window(d.attention_window)})")
-    g.add_argument("--stop-end-tolerance", default=_format_count(d.stop_end_tolerance), metavar="N|none",
-                   help="the stop token ends a text only once the attention has come within N symbols of its end, "
-                        "so that an early stop cannot cut it short; none lets it end anywhere "
-                        f"(default {_format_count(d.stop_end_tolerance)})")
+    g.add_argument(
+        "--max-frames-per-symbol",
+        type=float,
+        default=d.max_frames_per_symbol,
+        help=f"length bound per input symbol (default {d.max_frames_per_symbol:g})",
+    )
+    g.add_argument(
+        "--attention-window",
+        default=_format_window(d.attention_window),
+        metavar="BEHIND,AHEAD|none",
+        help="each decoder step attends only to the symbols from BEHIND before to AHEAD after the "
+        "previous step's most attended one, so the alignment cannot skip or repeat words; "
+        f"none attends to every symbol (default {_format_window(d.attention_window)})",
+    )
+    g.add_argument(
+        "--stop-end-tolerance",
+        default=_format_count(d.stop_end_tolerance),
+        metavar="N|none",
+        help="the stop token ends a text only once the attention has come within N symbols of its end, "
+        "so that an early stop cannot cut it short; none lets it end anywhere "
+        f"(default {_format_count(d.stop_end_tolerance)})",
+    )
     split = g.add_mutually_exclusive_group()
-    split.add_argument("--max-chunk-chars", type=int, default=DEFAULT_MAX_CHARS,
-                       help=f"longer texts are split at sentence, then clause boundaries (default {DEFAULT_MAX_CHARS})")
-    split.add_argument("--no-split", action="store_true",
-                       help="read every text as one utterance however long: shows what the attention does on "
-                            "lengths it never saw in training")
+    split.add_argument(
+        "--max-chunk-chars",
+        type=int,
+        default=DEFAULT_MAX_CHARS,
+        help=f"longer texts are split at sentence, then clause boundaries (default {DEFAULT_MAX_CHARS})",
+    )
+    split.add_argument(
+        "--no-split",
+        action="store_true",
+        help="read every text as one utterance however long: shows what the attention does on "
+        "lengths it never saw in training",
+    )
     add_batch_size_argument(g, batch_what)
 
 
@@ -511,8 +672,11 @@ def decoding_options(args: argparse.Namespace) -> dict[str, Any]:
         raise GstTtsError(f"--max-chunk-chars must be at least 1, got {args.max_chunk_chars}")
     if args.batch_size < 1:
         raise GstTtsError(f"--batch-size must be at least 1, got {args.batch_size}")
-    return dict(decoding=DecodingConfig(**values), max_chunk_chars=None if args.no_split else args.max_chunk_chars,
-                batch_size=args.batch_size)
+    return dict(
+        decoding=DecodingConfig(**values),
+        max_chunk_chars=None if args.no_split else args.max_chunk_chars,
+        batch_size=args.batch_size,
+    )
 
 
 def check_transfer_counts(espeak: int | None, sentences: int) -> None:
@@ -555,4 +719,6 @@ def _parse_window(text: str) -> tuple[int, int] | None:
             raise ValueError
         return int(parts[0]), int(parts[1])
     except ValueError:
-        raise GstTtsError(f"--attention-window must be BEHIND,AHEAD (two whole numbers) or none, got {text!r}") from None
+        raise GstTtsError(
+            f"--attention-window must be BEHIND,AHEAD (two whole numbers) or none, got {text!r}"
+        ) from None

@@ -10,7 +10,7 @@ Each utterance goes through the model teacher-forced (:mod:`gst_tts.inference.te
 its frames line up with the recording's, trimmed to whole decoder steps. Written to ``--out``: one
 ``<id>.npy`` per utterance (``(frames, n_mels)`` float32 natural-log mel, not normalised) and then
 ``manifest.json`` (feature settings, checkpoint, frame counts), each file atomically.
-"""
+"""  # noqa: E501 (line 1 is the command's --help description, gst_tts/cli/__init__.py: one line)
 
 from __future__ import annotations
 
@@ -27,7 +27,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--checkpoint", type=Path, required=True, help="trained gst-tts checkpoint (.pt)")
     p.add_argument("--corpus", type=Path, required=True, help="LJSpeech-format corpus (the vocoder's training corpus)")
     p.add_argument("--out", type=Path, required=True, help="folder for <id>.npy and manifest.json")
-    p.add_argument("--cache-dir", type=Path, default=None, help="feature cache (default: ~/.cache/gst-tts/<corpus>-<hash>)")
+    p.add_argument(
+        "--cache-dir", type=Path, default=None, help="feature cache (default: ~/.cache/gst-tts/<corpus>-<hash>)"
+    )
     add_batch_size_argument(p, "utterances")
     p.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cuda when available, else cpu)")
     add_seed_argument(p, "the prenet dropout")
@@ -53,14 +55,23 @@ def run(args: argparse.Namespace) -> int:
     utterances = read_corpus(args.corpus)
     entries: dict[str, int] = {}
     bar = progress_bar(total=len(utterances), desc="GTA mels", unit="utt", enabled=not args.no_progress)
-    for utt_id, mel in teacher_forced_mels(synth, utterances, args.cache_dir or default_cache_dir(args.corpus),
-                                           batch_size=args.batch_size, seed=args.seed):
+    for utt_id, mel in teacher_forced_mels(
+        synth, utterances, args.cache_dir or default_cache_dir(args.corpus), batch_size=args.batch_size, seed=args.seed
+    ):
         write_npy(id_file(args.out, utt_id, ".npy"), mel)
         entries[utt_id] = len(mel)
         bar.update(1)
     bar.close()
-    write_gta_manifest(args.out, audio_config=synth.audio_config, checkpoint=args.checkpoint, step=step,
-                       reduction_factor=synth.model.reduction_factor, entries=entries)
-    print(f"wrote the GTA mels of {len(entries)} utterances ({sum(entries.values())} frames) to {args.out}; "
-          f"train a vocoder on them with data.gta_dir={args.out}")
+    write_gta_manifest(
+        args.out,
+        audio_config=synth.audio_config,
+        checkpoint=args.checkpoint,
+        step=step,
+        reduction_factor=synth.model.reduction_factor,
+        entries=entries,
+    )
+    print(
+        f"wrote the GTA mels of {len(entries)} utterances ({sum(entries.values())} frames) to {args.out}; "
+        f"train a vocoder on them with data.gta_dir={args.out}"
+    )
     return 0

@@ -25,14 +25,29 @@ from gst_tts.errors import GstTtsError
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--checkpoint", type=Path, required=True, help="trained gst-tts checkpoint (.pt)")
-    p.add_argument("--out", type=Path, required=True, metavar="DIR",
-                   help="the export folder (new, empty, or an earlier export, which is replaced)")
-    p.add_argument("--vocoder", type=Path, default=None, metavar="PATH",
-                   help="also export this vocoder: a gst-tts-train-vocoder checkpoint (HiFi-GAN, or the spectral "
-                        "vocoder's estimator, whose phase the runtime reconstructs in numpy) or a published "
-                        "HiFi-GAN file; default: none, the runtime uses its Griffin-Lim")
-    p.add_argument("--vocoder-config", type=Path, default=None, metavar="PATH",
-                   help="a published HiFi-GAN file's config.json (default: config.json beside the --vocoder file)")
+    p.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="the export folder (new, empty, or an earlier export, which is replaced)",
+    )
+    p.add_argument(
+        "--vocoder",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="also export this vocoder: a gst-tts-train-vocoder checkpoint (HiFi-GAN, or the spectral "
+        "vocoder's estimator, whose phase the runtime reconstructs in numpy) or a published "
+        "HiFi-GAN file; default: none, the runtime uses its Griffin-Lim",
+    )
+    p.add_argument(
+        "--vocoder-config",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="a published HiFi-GAN file's config.json (default: config.json beside the --vocoder file)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,7 +12,7 @@ checks it (format, version, digest), without running the model. Parameters are c
 meta device (nothing allocated). For an acoustic checkpoint, the vocoders that fit its features
 are Griffin-Lim, the vocoder recorded beside it (``vocoder.json``) and any ``generator.pt`` of a
 sibling run folder (``../*/checkpoints/generator.pt``) made for the same features.
-"""
+"""  # noqa: E501 (line 1 is the command's --help description, gst_tts/cli/__init__.py: one line)
 
 from __future__ import annotations
 
@@ -36,10 +36,17 @@ _RUN_PARTS = ("optimizer", "scheduler", "scaler", "train_state", "rng")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("checkpoint", nargs="?", type=Path, default=None, metavar="CHECKPOINT",
-                   help="an acoustic checkpoint (.pt) or a vocoder checkpoint (generator.pt, last.pt)")
-    p.add_argument("--checkpoint", dest="checkpoint_option", type=Path, default=None, metavar="PATH",
-                   help="the same, as an option")
+    p.add_argument(
+        "checkpoint",
+        nargs="?",
+        type=Path,
+        default=None,
+        metavar="CHECKPOINT",
+        help="an acoustic checkpoint (.pt) or a vocoder checkpoint (generator.pt, last.pt)",
+    )
+    p.add_argument(
+        "--checkpoint", dest="checkpoint_option", type=Path, default=None, metavar="PATH", help="the same, as an option"
+    )
     p.add_argument("--json", action="store_true", help="print the same as one JSON object")
 
 
@@ -102,19 +109,59 @@ def _acoustic_info(stored: Any, path: Path) -> dict[str, Any]:
         "format": f"{ckpt['format']} version {ckpt['version']}",
         "model": "GST-Tacotron",
         "parameters": parameters,
-        "sizes": {key: config[key] for key in (
-            "embedding_dim", "encoder_dim", "encoder_n_convs", "encoder_kernel_size", "attention_rnn_dim", "decoder_rnn_dim",
-            "prenet_dim", "postnet_dim", "postnet_n_convs", "postnet_kernel_size", "gst_reference_channels",
-            "gst_reference_dim", "gst_reference_time_strides", "gst_reference_norm", "gst_token_dim", "style_combine", "style_prosody_dim")},
-        "attention": {"kind": config["attention"], **{key: config[key] for key in (
-            "attention_dim", "attention_location", "attention_location_filters", "attention_location_kernel_size",
-            "attention_dropout")}},
+        "sizes": {
+            key: config[key]
+            for key in (
+                "embedding_dim",
+                "encoder_dim",
+                "encoder_n_convs",
+                "encoder_kernel_size",
+                "attention_rnn_dim",
+                "decoder_rnn_dim",
+                "prenet_dim",
+                "postnet_dim",
+                "postnet_n_convs",
+                "postnet_kernel_size",
+                "gst_reference_channels",
+                "gst_reference_dim",
+                "gst_reference_time_strides",
+                "gst_reference_norm",
+                "gst_token_dim",
+                "style_combine",
+                "style_prosody_dim",
+            )
+        },
+        "attention": {
+            "kind": config["attention"],
+            **{
+                key: config[key]
+                for key in (
+                    "attention_dim",
+                    "attention_location",
+                    "attention_location_filters",
+                    "attention_location_kernel_size",
+                    "attention_dropout",
+                )
+            },
+        },
         "reduction_factor": config["reduction_factor"],
         "audio": _audio(asdict(audio_config)),
-        "symbols": {"count": len(symbols), "cleaner": symbols.cleaner, "pad": symbols.symbols[0], "end": symbols.symbols[1],
-                    "characters": "".join(symbols.symbols[2:]), **_frontend(symbols)},
+        "symbols": {
+            "count": len(symbols),
+            "cleaner": symbols.cleaner,
+            "pad": symbols.symbols[0],
+            "end": symbols.symbols[1],
+            "characters": "".join(symbols.symbols[2:]),
+            **_frontend(symbols),
+        },
         "step": ckpt.get("step"),
-        "style": {"tokens": tokens, "heads": heads, "count_from": 0, "token_ids": f"0-{tokens - 1}", "head_ids": f"0-{heads - 1}"},
+        "style": {
+            "tokens": tokens,
+            "heads": heads,
+            "count_from": 0,
+            "token_ids": f"0-{tokens - 1}",
+            "head_ids": f"0-{heads - 1}",
+        },
         "mel_normalisation": {"present": True, "channels": int(stats.mean.numel())},
         "reference_frames": ckpt.get("reference_frames"),
         "validation_ids": len(val_ids) if isinstance(val_ids, (list, tuple)) else None,
@@ -137,8 +184,11 @@ def _frontend(symbols: Any) -> dict[str, Any]:
         installed = espeak_version()
     except GstTtsError as exc:  # no usable espeak-ng here: still worth reading the rest
         installed = f"unavailable ({exc})"
-    return {"frontend": symbols.frontend.name, "language": symbols.language,
-            "espeak_version": {"recorded": symbols.frontend.espeak_version, "installed": installed}}
+    return {
+        "frontend": symbols.frontend.name,
+        "language": symbols.language,
+        "espeak_version": {"recorded": symbols.frontend.espeak_version, "installed": installed},
+    }
 
 
 def _fitting_vocoders(path: Path, audio_config: Any) -> list[dict[str, Any]]:
@@ -151,8 +201,14 @@ def _fitting_vocoders(path: Path, audio_config: Any) -> list[dict[str, Any]]:
     try:
         recorded = recorded_vocoder(path)
     except GstTtsError as exc:  # a malformed record is reported, not fatal: the rest is still worth reading
-        found.append({"vocoder": str(path.parent / RECORD_NAME), "source": f"recorded ({RECORD_NAME})", "fits": False,
-                      "problem": str(exc)})
+        found.append(
+            {
+                "vocoder": str(path.parent / RECORD_NAME),
+                "source": f"recorded ({RECORD_NAME})",
+                "fits": False,
+                "problem": str(exc),
+            }
+        )
     else:
         if recorded is not None:
             candidates.append((recorded, f"recorded beside the checkpoint ({RECORD_NAME}): auto picks it"))
@@ -198,9 +254,12 @@ def _vocoder_info(stored: Any, path: Path) -> dict[str, Any]:
         "sizes": config,
         "audio": _audio(audio) if isinstance(audio, Mapping) else None,
         "step": ckpt.get("step"),
-        "contents": "generator only (for inference)" if "discriminator" not in ckpt and "optimizer" not in ckpt
-                    else "training checkpoint (generator" + (", discriminator" if "discriminator" in ckpt else "")
-                    + (", optimiser state" if "optimizer" in ckpt else "") + ")",
+        "contents": "generator only (for inference)"
+        if "discriminator" not in ckpt and "optimizer" not in ckpt
+        else "training checkpoint (generator"
+        + (", discriminator" if "discriminator" in ckpt else "")
+        + (", optimiser state" if "optimizer" in ckpt else "")
+        + ")",
         "validation_ids": len(val_ids) if isinstance(val_ids, (list, tuple)) else None,
         "digest": _digest(ckpt),
     }
@@ -217,8 +276,11 @@ def _effective_config(cls: type, stored: Any, path: Path, what: str) -> dict[str
         raise CheckpointError(f"{path}: {what} is not a dict of named settings")
     if any(isinstance(v, torch.Tensor) for v in stored.values()):
         raise CheckpointError(f"{path}: {what} holds a tensor, not plain settings")
-    defaults = {name: p.default for name, p in inspect.signature(cls).parameters.items()
-                if p.default is not inspect.Parameter.empty}
+    defaults = {
+        name: p.default
+        for name, p in inspect.signature(cls).parameters.items()
+        if p.default is not inspect.Parameter.empty
+    }
     unknown = [k for k in stored if k not in inspect.signature(cls).parameters]
     if unknown:
         raise CheckpointError(f"{path}: {what} has settings {cls.__name__} does not take: {', '.join(unknown[:5])}")
@@ -253,15 +315,25 @@ def _digest(ckpt: Mapping[str, Any]) -> str:
 def _rows(info: Mapping[str, Any]) -> list[tuple[str, str]]:
     """``info`` as (key, value) lines for a person."""
     audio = info["audio"]
-    audio_line = "unreadable" if audio is None else (
-        f"{audio['sample_rate']} Hz, {audio['n_mels']} mels, hop {audio['hop_length']}, window {audio['win_length']}, "
-        f"n_fft {audio['n_fft']}, {audio['fmin']:g}-{audio['fmax']:g} Hz")
+    audio_line = (
+        "unreadable"
+        if audio is None
+        else (
+            f"{audio['sample_rate']} Hz, {audio['n_mels']} mels, hop {audio['hop_length']}, window "
+            f"{audio['win_length']}, "
+            f"n_fft {audio['n_fft']}, {audio['fmin']:g}-{audio['fmax']:g} Hz"
+        )
+    )
     if info["kind"] == "vocoder":
         return [
-            ("file", info["file"]), ("format", info["format"]), ("vocoder", info["vocoder"]),
+            ("file", info["file"]),
+            ("format", info["format"]),
+            ("vocoder", info["vocoder"]),
             ("parameters", f"{info['parameters']:,}"),
             ("sizes", ", ".join(f"{k} {_plain(v)}" for k, v in info["sizes"].items())),
-            ("audio", audio_line), ("step", str(info["step"])), ("contents", info["contents"]),
+            ("audio", audio_line),
+            ("step", str(info["step"])),
+            ("contents", info["contents"]),
             ("validation ids", "none" if info["validation_ids"] is None else str(info["validation_ids"])),
             ("digest", info["digest"]),
         ]
@@ -269,25 +341,50 @@ def _rows(info: Mapping[str, Any]) -> list[tuple[str, str]]:
     shown = symbols["characters"][:_SHOWN_SYMBOLS]
     more = len(symbols["characters"]) - len(shown)
     rows = [
-        ("file", info["file"]), ("format", info["format"]),
+        ("file", info["file"]),
+        ("format", info["format"]),
         ("model", f"{info['model']}, {info['parameters']:,} parameters"),
         ("embedding", str(sizes["embedding_dim"])),
-        ("encoder", f"{sizes['encoder_dim']} ({sizes['encoder_n_convs']} convolutions of width {sizes['encoder_kernel_size']}, BiLSTM)"),
+        (
+            "encoder",
+            f"{sizes['encoder_dim']} ({sizes['encoder_n_convs']} convolutions of width "
+            f"{sizes['encoder_kernel_size']}, BiLSTM)",
+        ),
         ("decoder", f"attention LSTM {sizes['attention_rnn_dim']}, decoder LSTM {sizes['decoder_rnn_dim']}"),
         ("prenet", str(sizes["prenet_dim"])),
-        ("postnet", f"{sizes['postnet_dim']} ({sizes['postnet_n_convs']} convolutions of width {sizes['postnet_kernel_size']})"),
-        ("attention", f"{attention['kind']} (" + ", ".join(
-            f"{k.removeprefix('attention_')} {_plain(v)}" for k, v in attention.items() if k != "kind") + ")"),
+        (
+            "postnet",
+            f"{sizes['postnet_dim']} ({sizes['postnet_n_convs']} convolutions of width {sizes['postnet_kernel_size']})",
+        ),
+        (
+            "attention",
+            f"{attention['kind']} ("
+            + ", ".join(f"{k.removeprefix('attention_')} {_plain(v)}" for k, v in attention.items() if k != "kind")
+            + ")",
+        ),
         ("r (frames per step)", str(info["reduction_factor"])),
         ("audio", audio_line),
         ("text frontend", _frontend_line(symbols)),
-        ("symbols", f"{symbols['count']} ({symbols['cleaner']} cleaner): pad {symbols['pad']!r}, end {symbols['end']!r}, "
-                    f"characters {shown!r}" + (f" and {more} more" if more > 0 else "")),
+        (
+            "symbols",
+            f"{symbols['count']} ({symbols['cleaner']} cleaner): pad {symbols['pad']!r}, end {symbols['end']!r}, "
+            f"characters {shown!r}" + (f" and {more} more" if more > 0 else ""),
+        ),
         ("step", str(info["step"])),
-        ("style tokens", f"{style['tokens']} per head, ids {style['token_ids']} (counted from 0); token dim {sizes['gst_token_dim']}"),
-        ("style heads", f"{style['heads']}, ids {style['head_ids']} (counted from 0); combined by {sizes['style_combine']}"),
-        ("reference encoder", f"channels {_plain(sizes['gst_reference_channels'])}, dim {sizes['gst_reference_dim']}"
-                              f", time strides {_plain(sizes['gst_reference_time_strides'])}, norm {sizes['gst_reference_norm']}"),
+        (
+            "style tokens",
+            f"{style['tokens']} per head, ids {style['token_ids']} (counted from 0); token dim "
+            f"{sizes['gst_token_dim']}",
+        ),
+        (
+            "style heads",
+            f"{style['heads']}, ids {style['head_ids']} (counted from 0); combined by {sizes['style_combine']}",
+        ),
+        (
+            "reference encoder",
+            f"channels {_plain(sizes['gst_reference_channels'])}, dim {sizes['gst_reference_dim']}"
+            f", time strides {_plain(sizes['gst_reference_time_strides'])}, norm {sizes['gst_reference_norm']}",
+        ),
         ("mel normalisation", f"present ({info['mel_normalisation']['channels']} channels)"),
         ("validation ids", "none" if info["validation_ids"] is None else str(info["validation_ids"])),
         ("resumable", "yes (optimiser, schedule and random states)" if info["resumable"] else "no (model only)"),
@@ -309,7 +406,10 @@ def _frontend_line(symbols: Mapping[str, Any]) -> str:
         return symbols["frontend"]
     version = symbols["espeak_version"]
     installed = "the same" if version["installed"] == version["recorded"] else version["installed"]
-    return f"{symbols['frontend']} ({symbols['language']}), made with espeak-ng {version['recorded']}; installed: {installed}"
+    return (
+        f"{symbols['frontend']} ({symbols['language']}), made with espeak-ng {version['recorded']}; installed: "
+        f"{installed}"
+    )
 
 
 def _plain(value: Any) -> str:

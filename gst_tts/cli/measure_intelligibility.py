@@ -29,7 +29,11 @@ import argparse
 from pathlib import Path
 
 from gst_tts.cli.args import (
-    add_decoding_arguments, add_model_arguments, add_progress_argument, add_seed_argument, decoding_options,
+    add_decoding_arguments,
+    add_model_arguments,
+    add_progress_argument,
+    add_seed_argument,
+    decoding_options,
     load_synthesizer_described,
 )
 from gst_tts.cli.outputs import check_writable_location
@@ -45,18 +49,42 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--corpus", type=Path, help="LJSpeech-format corpus the model was trained on")
     source.add_argument("--text-file", type=Path, help="sentences to synthesize, one a line (- for standard input)")
-    p.add_argument("--mode", choices=MODES, default="free-running",
-                   help="with --corpus: teacher-forced mels of the recordings, or free-running synthesis (default)")
-    p.add_argument("--split", choices=("val", "train"), default="val",
-                   help="with --corpus: held-out validation utterances (ids stored in the checkpoint) or training ones")
-    p.add_argument("--references", type=Path, nargs="+", default=[], metavar="WAV",
-                   help="with --text-file: also speak every sentence in the style of each of these recordings")
-    p.add_argument("--limit", type=int, default=DEFAULT_LIMIT, help=f"at most this many sentences (default {DEFAULT_LIMIT})")
-    p.add_argument("--asr-model", type=Path, default=None,
-                   help="a faster-whisper (CTranslate2) Whisper model folder (default: $GST_TTS_ASR_MODEL, else the "
-                        "Whisper base weights of the asr extra)")
-    p.add_argument("--cache-dir", type=Path, default=None,
-                   help="with --mode teacher-forced: the feature cache (default ~/.cache/gst-tts/<corpus>-<hash>)")
+    p.add_argument(
+        "--mode",
+        choices=MODES,
+        default="free-running",
+        help="with --corpus: teacher-forced mels of the recordings, or free-running synthesis (default)",
+    )
+    p.add_argument(
+        "--split",
+        choices=("val", "train"),
+        default="val",
+        help="with --corpus: held-out validation utterances (ids stored in the checkpoint) or training ones",
+    )
+    p.add_argument(
+        "--references",
+        type=Path,
+        nargs="+",
+        default=[],
+        metavar="WAV",
+        help="with --text-file: also speak every sentence in the style of each of these recordings",
+    )
+    p.add_argument(
+        "--limit", type=int, default=DEFAULT_LIMIT, help=f"at most this many sentences (default {DEFAULT_LIMIT})"
+    )
+    p.add_argument(
+        "--asr-model",
+        type=Path,
+        default=None,
+        help="a faster-whisper (CTranslate2) Whisper model folder (default: $GST_TTS_ASR_MODEL, else the "
+        "Whisper base weights of the asr extra)",
+    )
+    p.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="with --mode teacher-forced: the feature cache (default ~/.cache/gst-tts/<corpus>-<hash>)",
+    )
     p.add_argument("--out", type=Path, default=None, help="write the wavs and intelligibility.json here")
     add_seed_argument(p, "synthesis (prenet dropout)")
     add_decoding_arguments(p, batch_what="sentences")
@@ -77,16 +105,22 @@ def run(args: argparse.Namespace) -> int:
         raise GstTtsError("--references goes with --text-file (a corpus's sentences are spoken in their own styles)")
     if args.out:  # before minutes of decoding, not after
         check_writable_location(args.out / "intelligibility.json", "--out")
-    transcriber = intelligibility.WhisperTranscriber(args.asr_model, threads=args.threads or 1)  # fails early without the extra
+    transcriber = intelligibility.WhisperTranscriber(
+        args.asr_model, threads=args.threads or 1
+    )  # fails early without the extra
     synth, vocoder_line = load_synthesizer_described(args)
     sets = _clip_sets(args, synth, options)
     report = {"asr": transcriber.describe(), "normalisation": NORMALISATION, "vocoder": vocoder_line, "sets": {}}
     print(f"vocoder: {vocoder_line}\nASR: {transcriber.describe()}; scored after: {NORMALISATION}")
     for name, clips in sets.items():
-        scores, summary = score_clips(transcriber, progress_bar(clips, desc=f"ASR {name}", unit="utt",
-                                                                 enabled=not args.no_progress))
+        scores, summary = score_clips(
+            transcriber, progress_bar(clips, desc=f"ASR {name}", unit="utt", enabled=not args.no_progress)
+        )
         for clip, score in zip(clips, scores):
-            print(f"  {name} {clip.id}: CER {score.cer:.3f} WER {score.wer:.3f} | {score.text} | heard: {score.transcript}")
+            print(
+                f"  {name} {clip.id}: CER {score.cer:.3f} WER {score.wer:.3f} | {score.text} | heard: "
+                f"{score.transcript}"
+            )
             if args.out:
                 write_wav(args.out / name / f"{clip.id}.wav", clip.samples, clip.sample_rate)
         report["sets"][name] = {"summary": summary.to_dict(), "utterances": [s.to_dict() for s in scores]}
@@ -126,6 +160,13 @@ def _clip_sets(args: argparse.Namespace, synth, options: dict) -> dict[str, list
         raise GstTtsError(f"--corpus {args.corpus}: no {args.split} utterance of this checkpoint in it")
     name = f"{args.mode}-{args.split}"
     if args.mode == "teacher-forced":
-        return {name: teacher_forced_clips(synth, utterances, args.cache_dir or default_cache_dir(args.corpus),
-                                           batch_size=options["batch_size"], seed=args.seed)}
+        return {
+            name: teacher_forced_clips(
+                synth,
+                utterances,
+                args.cache_dir or default_cache_dir(args.corpus),
+                batch_size=options["batch_size"],
+                seed=args.seed,
+            )
+        }
     return {name: spoken_utterances(synth, utterances, seed=args.seed, **options)}

@@ -26,8 +26,18 @@ import math
 from pathlib import Path
 
 from gst_tts.cli.args import (
-    add_decoding_arguments, add_model_arguments, add_progress_argument, add_seed_argument, decoding_options,
-    load_synthesizer, post_processing, read_text_input, F0_RANGE_REFERENCE, TEMPO_REFERENCE, add_f0_range_argument, add_tempo_argument,
+    add_decoding_arguments,
+    add_model_arguments,
+    add_progress_argument,
+    add_seed_argument,
+    decoding_options,
+    load_synthesizer,
+    post_processing,
+    read_text_input,
+    F0_RANGE_REFERENCE,
+    TEMPO_REFERENCE,
+    add_f0_range_argument,
+    add_tempo_argument,
 )
 from gst_tts.cli.outputs import check_writable_location
 from gst_tts.errors import GstTtsError
@@ -38,10 +48,23 @@ CONDITIONS = ("same_text", "other_text")
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_arguments(p, vocoder=True)
-    p.add_argument("--corpus", type=Path, required=True, help="the corpus the checkpoint was trained on (metadata.csv, wavs/)")
-    p.add_argument("--utterances", type=int, default=None, metavar="N", help="only the first N held-out utterances, N ≥ 2 (default all)")
-    p.add_argument("--utterances-from", type=Path, default=None, metavar="LIST",
-                   help="utterance ids to use, one per line (default: the checkpoint's validation split)")
+    p.add_argument(
+        "--corpus", type=Path, required=True, help="the corpus the checkpoint was trained on (metadata.csv, wavs/)"
+    )
+    p.add_argument(
+        "--utterances",
+        type=int,
+        default=None,
+        metavar="N",
+        help="only the first N held-out utterances, N ≥ 2 (default all)",
+    )
+    p.add_argument(
+        "--utterances-from",
+        type=Path,
+        default=None,
+        metavar="LIST",
+        help="utterance ids to use, one per line (default: the checkpoint's validation split)",
+    )
     p.add_argument("--out", type=Path, default=None, metavar="PATH", help="also write the figures as JSON")
     add_seed_argument(p, "synthesis")
     add_tempo_argument(p)
@@ -61,7 +84,9 @@ def held_out_ids(args: argparse.Namespace) -> list[str]:
 
     ids = load_checkpoint(args.checkpoint).get("val_ids")
     if not ids:
-        raise GstTtsError(f"{args.checkpoint}: holds no validation split (val_ids); name the utterances with --utterances-from")
+        raise GstTtsError(
+            f"{args.checkpoint}: holds no validation split (val_ids); name the utterances with --utterances-from"
+        )
     return list(ids)
 
 
@@ -84,7 +109,10 @@ def run(args: argparse.Namespace) -> int:
     ids = held_out_ids(args)[: args.utterances]
     missing = [i for i in ids if i not in corpus]
     if missing:
-        raise GstTtsError(f"{args.corpus}: {len(missing)} of the held-out utterances are not in its metadata.csv (first: {missing[0]!r})")
+        raise GstTtsError(
+            f"{args.corpus}: {len(missing)} of the held-out utterances are not in its metadata.csv (first: "
+            f"{missing[0]!r})"
+        )
     if len(set(ids)) < 2:
         raise GstTtsError(f"need at least 2 distinct utterances, got {len(set(ids))}")
     utts = [corpus[i] for i in ids]
@@ -105,25 +133,46 @@ def run(args: argparse.Namespace) -> int:
             output = trim_silence(np.asarray(result.audio, dtype=np.float32), config.trim_top_db)
             figures = compare_parallel(recordings[k], output, config, extractor=extractor)
             reference = utts[k] if condition == "same_text" else utts[others[k]]
-            per[condition].append({"id": utts[k].id, "reference": reference.id,
-                                   **{m: v if math.isfinite(v) else None for m, v in figures.items()}})
-        summary = {c: {m: _mean([row[m] for row in rows]) for m in MEASURES} | {"n": len(rows)} for c, rows in per.items()}
+            per[condition].append(
+                {
+                    "id": utts[k].id,
+                    "reference": reference.id,
+                    **{m: v if math.isfinite(v) else None for m, v in figures.items()},
+                }
+            )
+        summary = {
+            c: {m: _mean([row[m] for row in rows]) for m in MEASURES} | {"n": len(rows)} for c, rows in per.items()
+        }
         return summary, per
 
     summary, per = measured()
-    copies, copied = post_processing(synth, tempo=args.tempo == TEMPO_REFERENCE, f0_range=args.f0_range == F0_RANGE_REFERENCE)
+    copies, copied = post_processing(
+        synth, tempo=args.tempo == TEMPO_REFERENCE, f0_range=args.f0_range == F0_RANGE_REFERENCE
+    )
     post = measured(**copies) if copied else None
     if args.out is not None:
-        write_json(args.out, {"checkpoint": str(args.checkpoint), "corpus": str(args.corpus), "seed": args.seed,
-                              "pitch_tracker": "librosa.pyin", "gpe_denominator": "frames voiced in both",
-                              "alignment": "DTW on 13 mel-cepstra", "tempo": "decoded", "f0_range": "decoded",
-                              "summary": summary, "utterances": per,
-                              **({"post_processed": {"copied": copied, "summary": post[0], "utterances": post[1]}}
-                                 if post else {})})
+        write_json(
+            args.out,
+            {
+                "checkpoint": str(args.checkpoint),
+                "corpus": str(args.corpus),
+                "seed": args.seed,
+                "pitch_tracker": "librosa.pyin",
+                "gpe_denominator": "frames voiced in both",
+                "alignment": "DTW on 13 mel-cepstra",
+                "tempo": "decoded",
+                "f0_range": "decoded",
+                "summary": summary,
+                "utterances": per,
+                **({"post_processed": {"copied": copied, "summary": post[0], "utterances": post[1]}} if post else {}),
+            },
+        )
     print("The model alone:")
     _print_table(summary)
     if post:
-        print(f"Post-processed (the reference's {copied} copied onto the output after the model, not the model's style):")
+        print(
+            f"Post-processed (the reference's {copied} copied onto the output after the model, not the model's style):"
+        )
         _print_table(post[0])
     return 0
 
@@ -131,7 +180,10 @@ def run(args: argparse.Namespace) -> int:
 def _print_table(summary: dict) -> None:
     print(f"{'condition':<12} {'MCD13 dB':>9} {'FFE':>6} {'GPE':>6} {'VDE':>6}   n")
     for c, s in summary.items():
-        print(f"{c:<12} {_fmt(s['mcd_db'], 2):>9} {_fmt(s['ffe'], 3):>6} {_fmt(s['gpe'], 3):>6} {_fmt(s['vde'], 3):>6}   {s['n']}")
+        print(
+            f"{c:<12} {_fmt(s['mcd_db'], 2):>9} {_fmt(s['ffe'], 3):>6} {_fmt(s['gpe'], 3):>6} "
+            f"{_fmt(s['vde'], 3):>6}   {s['n']}"
+        )
 
 
 def _mean(values: list[float | None]) -> float | None:

@@ -49,9 +49,23 @@ from pathlib import Path
 
 from gst_tts.analysis.style_transfer import REFERENCE_SENTENCES
 from gst_tts.cli.args import (
-    add_decoding_arguments, add_model_arguments, add_progress_argument, add_seed_argument, check_transfer_counts,
-    decoding_options, deprecated_flag, load_synthesizer, post_processing, read_text_input, style_strength,
-    F0_RANGE_REFERENCE, F0_RANGE_DECODED, TEMPO_DECODED, TEMPO_REFERENCE, add_f0_range_argument, add_tempo_argument,
+    add_decoding_arguments,
+    add_model_arguments,
+    add_progress_argument,
+    add_seed_argument,
+    check_transfer_counts,
+    decoding_options,
+    deprecated_flag,
+    load_synthesizer,
+    post_processing,
+    read_text_input,
+    style_strength,
+    F0_RANGE_REFERENCE,
+    F0_RANGE_DECODED,
+    TEMPO_DECODED,
+    TEMPO_REFERENCE,
+    add_f0_range_argument,
+    add_tempo_argument,
 )
 from gst_tts.cli.outputs import check_writable_location, write_csv
 from gst_tts.errors import GstTtsError
@@ -65,26 +79,65 @@ DEFAULT_SENTENCES = 5
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_arguments(p, vocoder=True)
     p.add_argument("--out", type=Path, required=True, help="output folder")
-    p.add_argument("--references", type=Path, nargs="+", action="extend", default=[], metavar="FOLDER",
-                   help="folders of reference recordings (any rate)")
-    p.add_argument("--espeak", type=int, default=None, metavar="N",
-                   help=f"N unseen espeak-ng references, N ≥ 2 (default {DEFAULT_ESPEAK} without --references, else none)")
+    p.add_argument(
+        "--references",
+        type=Path,
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="FOLDER",
+        help="folders of reference recordings (any rate)",
+    )
+    p.add_argument(
+        "--espeak",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"N unseen espeak-ng references, N ≥ 2 (default {DEFAULT_ESPEAK} without --references, else none)",
+    )
     add_seed_argument(p, "the espeak references and of synthesis")
-    p.add_argument("--reference-sentences", type=int, default=REFERENCE_SENTENCES, metavar="N",
-                   help=f"held-out sentences each espeak reference reads (default {REFERENCE_SENTENCES})")
-    p.add_argument("--text-file", type=Path, default=None, metavar="PATH",
-                   help="sentences to synthesize, one per line; - reads standard input (default: generated)")
+    p.add_argument(
+        "--reference-sentences",
+        type=int,
+        default=REFERENCE_SENTENCES,
+        metavar="N",
+        help=f"held-out sentences each espeak reference reads (default {REFERENCE_SENTENCES})",
+    )
+    p.add_argument(
+        "--text-file",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="sentences to synthesize, one per line; - reads standard input (default: generated)",
+    )
     deprecated_flag(p, "--texts", "--text-file", dest="text_file", type=Path)
-    p.add_argument("--sentences", type=int, default=DEFAULT_SENTENCES,
-                   help=f"generated held-out sentences without --text-file (default {DEFAULT_SENTENCES})")
-    p.add_argument("--max-per-folder", type=int, default=None, metavar="N",
-                   help="only the first N recordings (by name) of each --references folder (default all)")
-    p.add_argument("--augment-real", action="store_true",
-                   help="also pitch-shifted and time-stretched copies of the --references recordings (librosa)")
+    p.add_argument(
+        "--sentences",
+        type=int,
+        default=DEFAULT_SENTENCES,
+        help=f"generated held-out sentences without --text-file (default {DEFAULT_SENTENCES})",
+    )
+    p.add_argument(
+        "--max-per-folder",
+        type=int,
+        default=None,
+        metavar="N",
+        help="only the first N recordings (by name) of each --references folder (default all)",
+    )
+    p.add_argument(
+        "--augment-real",
+        action="store_true",
+        help="also pitch-shifted and time-stretched copies of the --references recordings (librosa)",
+    )
     p.add_argument("--plots", action="store_true", help="also an alignment PNG beside every output")
-    p.add_argument("--style-strength", type=style_strength, default=None, metavar="S",
-                   help="every reference's style moved from neutral toward it by S (0 neutral, 1 the reference"
-                   f" (default), above 1 exaggerates; 0 to {MAX_STYLE_STRENGTH:g})")
+    p.add_argument(
+        "--style-strength",
+        type=style_strength,
+        default=None,
+        metavar="S",
+        help="every reference's style moved from neutral toward it by S (0 neutral, 1 the reference"
+        f" (default), above 1 exaggerates; 0 to {MAX_STYLE_STRENGTH:g})",
+    )
     add_f0_range_argument(p, numbers=False)
     add_tempo_argument(p)
     add_progress_argument(p)
@@ -135,22 +188,38 @@ def run(args: argparse.Namespace) -> int:
         if args.plots:
             from gst_tts.analysis.plots import save_figure
 
-            save_figure(result.figure(title=f"{references[ref_index].name}: {result.text}"), wav.with_suffix(".alignment.png"))
+            save_figure(
+                result.figure(title=f"{references[ref_index].name}: {result.text}"), wav.with_suffix(".alignment.png")
+            )
 
     common = dict(seed=args.seed, progress=not args.no_progress, style_strength=args.style_strength, **options)
     report = evaluate_style_transfer(synth, references, texts, on_output=save, **common)
-    copies, copied = post_processing(synth, tempo=args.tempo == TEMPO_REFERENCE, f0_range=args.f0_range == F0_RANGE_REFERENCE)
+    copies, copied = post_processing(
+        synth, tempo=args.tempo == TEMPO_REFERENCE, f0_range=args.f0_range == F0_RANGE_REFERENCE
+    )
     post = evaluate_style_transfer(synth, references, texts, **copies, **common) if copied else None
     write_csv(args.out / "transfer.csv", report.csv_header(), report.csv_rows())
     strength = 1.0 if args.style_strength is None else args.style_strength
-    write_json(args.out / "transfer.json", {"checkpoint": str(args.checkpoint), "seed": args.seed, "style_strength": strength,
-                                            "f0_range": F0_RANGE_DECODED, "tempo": TEMPO_DECODED, **report.to_dict(),
-                                            **({"post_processed": {"copied": copied, **post.to_dict()}} if post else {})})
+    write_json(
+        args.out / "transfer.json",
+        {
+            "checkpoint": str(args.checkpoint),
+            "seed": args.seed,
+            "style_strength": strength,
+            "f0_range": F0_RANGE_DECODED,
+            "tempo": TEMPO_DECODED,
+            **report.to_dict(),
+            **({"post_processed": {"copied": copied, **post.to_dict()}} if post else {}),
+        },
+    )
     shown = "" if args.style_strength is None else f"; style strength {strength:g}"
     lines = ["The model alone (its own tempo and F0 range):", *report.table_lines()]
     if post:
-        lines += [f"Post-processed: the reference's {copied} copied onto the output after the model (signal processing,"
-                  " not the model's style):", *post.table_lines()]
+        lines += [
+            f"Post-processed: the reference's {copied} copied onto the output after the model (signal processing,"
+            " not the model's style):",
+            *post.table_lines(),
+        ]
     lines.append(f"{len(references)} references × {len(texts)} sentences{shown}; files in {args.out}")
     write_text(args.out / "summary.txt", "\n".join(lines) + "\n")
     print("\n".join(lines))

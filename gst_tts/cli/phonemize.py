@@ -30,11 +30,20 @@ from gst_tts.text.frontends import DEFAULT_LANGUAGE, PhonemeFrontend
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("positional_text", nargs="?", default=None, metavar="TEXT", help="the text (or give --text)")
     add_text_arguments(p, text_help="the text", file_help="a text per line, each printed on its own line")
-    p.add_argument("--language", default=None, metavar="L",
-                   help=f"an espeak-ng voice: en-us, en-gb, de, es, fr-fr, … (default {DEFAULT_LANGUAGE}; "
-                        "with --checkpoint, the checkpoint's)")
-    p.add_argument("--checkpoint", type=Path, default=None, metavar="PATH",
-                   help="read the text as this acoustic checkpoint does (its frontend, language and symbols)")
+    p.add_argument(
+        "--language",
+        default=None,
+        metavar="L",
+        help=f"an espeak-ng voice: en-us, en-gb, de, es, fr-fr, … (default {DEFAULT_LANGUAGE}; "
+        "with --checkpoint, the checkpoint's)",
+    )
+    p.add_argument(
+        "--checkpoint",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="read the text as this acoustic checkpoint does (its frontend, language and symbols)",
+    )
     p.add_argument("--list-languages", action="store_true", help="print espeak-ng's languages (code and name) and exit")
 
 
@@ -66,8 +75,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _texts(args: argparse.Namespace) -> list[str]:
     """The texts given: the positional one, ``--text`` or ``--text-file``'s non-blank lines."""
-    given = [option for option, value in (("TEXT", args.positional_text), ("--text", args.text),
-                                          ("--text-file", args.text_file)) if value is not None]
+    given = [
+        option
+        for option, value in (("TEXT", args.positional_text), ("--text", args.text), ("--text-file", args.text_file))
+        if value is not None
+    ]
     if len(given) > 1:
         raise GstTtsError(f"give the text once: {' and '.join(given)} given")
     if args.text_file is not None:

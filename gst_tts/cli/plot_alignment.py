@@ -23,8 +23,15 @@ import numpy as np
 from gst_tts.analysis.alignment import alignment_health
 from gst_tts.analysis.plots import plot_alignment, save_figure
 from gst_tts.cli.args import (
-    add_decoding_arguments, add_model_arguments, add_seed_argument, add_style_arguments, add_text_arguments, decoding_options,
-    load_synthesizer, one_text, resolve_cli_style,
+    add_decoding_arguments,
+    add_model_arguments,
+    add_seed_argument,
+    add_style_arguments,
+    add_text_arguments,
+    decoding_options,
+    load_synthesizer,
+    one_text,
+    resolve_cli_style,
 )
 from gst_tts.cli.outputs import check_writable_location
 from gst_tts.errors import GstTtsError
@@ -32,8 +39,11 @@ from gst_tts.errors import GstTtsError
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_arguments(p, checkpoint_required=False)
-    add_text_arguments(p, text_help="text to synthesize and plot (with --checkpoint)",
-                       file_help="the text to synthesize and plot, its lines joined (with --checkpoint)")
+    add_text_arguments(
+        p,
+        text_help="text to synthesize and plot (with --checkpoint)",
+        file_help="the text to synthesize and plot, its lines joined (with --checkpoint)",
+    )
     add_style_arguments(p)
     p.add_argument("--alignment", type=Path, help="a saved X.alignment.npy (instead of --checkpoint/--text)")
     p.add_argument("--out", type=Path, required=True, help="image file (.png, .pdf, .svg)")
@@ -49,7 +59,10 @@ def _load_alignment(path: Path) -> np.ndarray:
     except Exception as exc:  # ValueError/OSError/EOFError for non-npy content
         raise GstTtsError(f"{path}: not a saved alignment (.npy) ({type(exc).__name__})") from None
     if not isinstance(a, np.ndarray) or a.ndim != 2 or 0 in a.shape or not np.issubdtype(a.dtype, np.number):
-        raise GstTtsError(f"{path}: expected a non-empty 2-D numeric array (decoder steps × input symbols), got shape {getattr(a, 'shape', None)}")
+        raise GstTtsError(
+            f"{path}: expected a non-empty 2-D numeric array (decoder steps × input symbols), got shape "
+            f"{getattr(a, 'shape', None)}"
+        )
     return a.astype(np.float32)
 
 
@@ -90,7 +103,9 @@ def run(args: argparse.Namespace) -> int:
         synth = load_synthesizer(args)
         weights, _ = resolve_cli_style(synth, args)
         # Mel and alignment are all the figure needs: skip the vocoder.
-        result = synth.synthesize(text, style_weights=weights, seed=args.seed, vocode=False, names=["--text"], **options)
+        result = synth.synthesize(
+            text, style_weights=weights, seed=args.seed, vocode=False, names=["--text"], **options
+        )
         health = result.health
         save_figure(result.figure(title=result.text[:100]), args.out)
     print(f"wrote {args.out}: {health.summary()}")

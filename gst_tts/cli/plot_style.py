@@ -16,14 +16,27 @@ from pathlib import Path
 import numpy as np
 
 from gst_tts.analysis.plots import plot_style_weights, save_figure
-from gst_tts.cli.args import add_model_arguments, add_progress_argument, deprecated_positional, load_synthesizer, reference_files
+from gst_tts.cli.args import (
+    add_model_arguments,
+    add_progress_argument,
+    deprecated_positional,
+    load_synthesizer,
+    reference_files,
+)
 from gst_tts.cli.outputs import check_writable_location, write_csv
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_arguments(p)
-    p.add_argument("--references", type=Path, nargs="+", action="extend", default=[], metavar="PATH",
-                   help="reference recordings (any rate, stereo ok), or folders of them (their .wav / .flac files) (required)")
+    p.add_argument(
+        "--references",
+        type=Path,
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="PATH",
+        help="reference recordings (any rate, stereo ok), or folders of them (their .wav / .flac files) (required)",
+    )
     deprecated_positional(p, new="--references", new_dest="references", metavar="REFERENCE", nargs="*", type=Path)
     p.add_argument("--out", type=Path, required=True, help="image file (.png, .pdf, .svg)")
     p.add_argument("--csv", type=Path, default=None, help="also write the weights as CSV (reference, head, token_0, …)")
@@ -45,7 +58,11 @@ def run(args: argparse.Namespace) -> int:
     # Every reference is checked before anything is written.
     weights = np.stack([synth.styles.reference_weights(ref).numpy() for ref in references])  # (refs, heads, tokens)
     labels = _labels(references)
-    rows = [[label, h, *np.round(weights[i, h].astype(float), 6).tolist()] for i, label in enumerate(labels) for h in range(weights.shape[1])]
+    rows = [
+        [label, h, *np.round(weights[i, h].astype(float), 6).tolist()]
+        for i, label in enumerate(labels)
+        for h in range(weights.shape[1])
+    ]
     header = ["reference", "head", *[f"token_{k}" for k in range(weights.shape[2])]]
     if args.csv is not None:
         write_csv(args.csv, header, rows)

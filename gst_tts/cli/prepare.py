@@ -16,16 +16,38 @@ from gst_tts.text.frontends import DEFAULT_LANGUAGE, FRONTENDS, make_frontend
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--corpus", type=Path, default=None, metavar="FOLDER", help="corpus folder with metadata.csv and wavs/ (required)")
+    p.add_argument(
+        "--corpus",
+        type=Path,
+        default=None,
+        metavar="FOLDER",
+        help="corpus folder with metadata.csv and wavs/ (required)",
+    )
     deprecated_positional(p, new="--corpus", new_dest="corpus", metavar="ROOT", type=Path)
-    p.add_argument("--cache-dir", type=Path, default=None, help="feature cache (default: ~/.cache/gst-tts/<corpus>-<hash>)")
-    p.add_argument("--sample-rate", type=int, default=AudioConfig.sample_rate, help="sample rate the recordings are resampled to, Hz")
-    p.add_argument("--trim-top-db", type=float, default=AudioConfig.trim_top_db, help="silence trim threshold; negative disables")
+    p.add_argument(
+        "--cache-dir", type=Path, default=None, help="feature cache (default: ~/.cache/gst-tts/<corpus>-<hash>)"
+    )
+    p.add_argument(
+        "--sample-rate",
+        type=int,
+        default=AudioConfig.sample_rate,
+        help="sample rate the recordings are resampled to, Hz",
+    )
+    p.add_argument(
+        "--trim-top-db", type=float, default=AudioConfig.trim_top_db, help="silence trim threshold; negative disables"
+    )
     p.add_argument("--cleaner", default="english", help="text normalisation the symbols are read with")
-    p.add_argument("--frontend", choices=FRONTENDS, default="characters",
-                   help="what the model will read (data.text.frontend): characters, or espeak-ng phonemes (cached here)")
-    p.add_argument("--language", default=DEFAULT_LANGUAGE,
-                   help="espeak-ng language of the phonemes (data.text.language): en-us, en-gb, de, es, fr, ...")
+    p.add_argument(
+        "--frontend",
+        choices=FRONTENDS,
+        default="characters",
+        help="what the model will read (data.text.frontend): characters, or espeak-ng phonemes (cached here)",
+    )
+    p.add_argument(
+        "--language",
+        default=DEFAULT_LANGUAGE,
+        help="espeak-ng language of the phonemes (data.text.language): en-us, en-gb, de, es, fr, ...",
+    )
     add_progress_argument(p)
 
 

@@ -48,8 +48,15 @@ from tqdm.contrib.logging import logging_redirect_tqdm
 from gst_tts.analysis.prosody import measure_prosody
 from gst_tts.audio.io import write_wav
 from gst_tts.cli.args import (
-    add_decoding_arguments, add_model_arguments, add_progress_argument, add_seed_argument, add_text_arguments, decoding_options,
-    deprecated_flag, load_synthesizer, one_text,
+    add_decoding_arguments,
+    add_model_arguments,
+    add_progress_argument,
+    add_seed_argument,
+    add_text_arguments,
+    decoding_options,
+    deprecated_flag,
+    load_synthesizer,
+    one_text,
 )
 from gst_tts.cli.outputs import check_writable_location, write_csv
 from gst_tts.errors import GstTtsError
@@ -60,28 +67,52 @@ from gst_tts.progress import progress_bar
 
 DEFAULT_SENTENCE = "The quick brown fox jumps over the lazy dog, and then it rests in the shade."
 
-COLUMNS = ["head", "token", "scale", "f0_hz", "d_f0_semitones", "rate_letters_per_s", "rate_ratio",
-           "energy_db", "d_energy_db", "duration_s", "stopped_on_bound"]
+COLUMNS = [
+    "head",
+    "token",
+    "scale",
+    "f0_hz",
+    "d_f0_semitones",
+    "rate_letters_per_s",
+    "rate_ratio",
+    "energy_db",
+    "d_energy_db",
+    "duration_s",
+    "stopped_on_bound",
+]
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_arguments(p, vocoder=True)
-    text = add_text_arguments(p, default=DEFAULT_SENTENCE, text_help="the fixed sentence to speak (default: a pangram)",
-                              file_help="the fixed sentence to speak, its lines joined")
+    text = add_text_arguments(
+        p,
+        default=DEFAULT_SENTENCE,
+        text_help="the fixed sentence to speak (default: a pangram)",
+        file_help="the fixed sentence to speak, its lines joined",
+    )
     deprecated_flag(text, "--sentence", "--text", dest="text")
-    p.add_argument("--control", choices=("dial", "weight"), default="dial",
-                   help="dial: each head alone, moved from neutral toward the token (--style-dials);"
-                   " weight: the token alone in every head (--style-weights). Default dial")
-    p.add_argument("--scales", default="0.5,1,2", help="dial amounts or weights tried, comma-separated (default 0.5,1,2)")
+    p.add_argument(
+        "--control",
+        choices=("dial", "weight"),
+        default="dial",
+        help="dial: each head alone, moved from neutral toward the token (--style-dials);"
+        " weight: the token alone in every head (--style-weights). Default dial",
+    )
+    p.add_argument(
+        "--scales", default="0.5,1,2", help="dial amounts or weights tried, comma-separated (default 0.5,1,2)"
+    )
     p.add_argument("--tokens", default=None, help="only these tokens, e.g. 0,3,7 (default: all)")
     p.add_argument("--repeats", type=int, default=1, help="syntheses per style, medians reported (default 1)")
     add_seed_argument(p, "the first repeat")
     p.add_argument("--csv", type=Path, default=None, help="also write the table as CSV")
     deprecated_flag(p, "--out", "--csv", dest="csv", type=Path)
     p.add_argument("--audio-dir", type=Path, default=None, help="also write every synthesized wav here")
-    p.add_argument("--save-dials", action="store_true",
-                   help="name every dial by what it did and write the names beside the checkpoint (NAME.dials.json),"
-                   " where gst-tts serve's page finds them (--control dial only)")
+    p.add_argument(
+        "--save-dials",
+        action="store_true",
+        help="name every dial by what it did and write the names beside the checkpoint (NAME.dials.json),"
+        " where gst-tts serve's page finds them (--control dial only)",
+    )
     add_decoding_arguments(p, batch_what="styles")
     add_progress_argument(p)
 
@@ -150,12 +181,16 @@ def run(args: argparse.Namespace) -> int:
     # Style 0 is neutral; then every control (a head's dial, or a token in every head) at every scale.
     heads: list[int | None] = list(range(synth.n_heads)) if args.control == "dial" else [None]
     controls = [(h, t) for h in heads for t in tokens]
-    labels = [("", "neutral", "")] + [("all" if h is None else str(h), str(t), f"{s:g}") for h, t in controls for s in scales]
+    labels = [("", "neutral", "")] + [
+        ("all" if h is None else str(h), str(t), f"{s:g}") for h, t in controls for s in scales
+    ]
     styles = [None] + [_style(args.control, h, t, s) for h, t in controls for s in scales]
     names = ["neutral"] + [f"{'' if h is None else f'head {h} '}token {t} × {s:g}" for h, t in controls for s in scales]
     measured: list[list[dict[str, float]]] = [[] for _ in styles]
     with logging_redirect_tqdm():
-        bar = progress_bar(total=len(styles) * args.repeats, desc="probe tokens", unit="clip", enabled=not args.no_progress)
+        bar = progress_bar(
+            total=len(styles) * args.repeats, desc="probe tokens", unit="clip", enabled=not args.no_progress
+        )
         for r in range(args.repeats):
             results = synth.synthesize(
                 [sentence] * len(styles), styles=styles, seed=args.seed + r, names=names, **options
@@ -174,42 +209,84 @@ def run(args: argparse.Namespace) -> int:
     rows = []
     for (h, t, s), m in zip(labels, med):
         d_f0 = 12.0 * math.log2(m["f0_hz"] / base["f0_hz"]) if m["f0_hz"] > 0 and base["f0_hz"] > 0 else float("nan")
-        rows.append({
-            "head": h, "token": t, "scale": s, "f0_hz": m["f0_hz"], "d_f0_semitones": d_f0,
-            "rate_letters_per_s": m["rate_letters_per_s"], "rate_ratio": m["rate_letters_per_s"] / base["rate_letters_per_s"],
-            "energy_db": m["energy_db"], "d_energy_db": m["energy_db"] - base["energy_db"],
-            "duration_s": m["duration_s"], "stopped_on_bound": bool(m["stopped_on_bound"] >= 0.5),
-        })
+        rows.append(
+            {
+                "head": h,
+                "token": t,
+                "scale": s,
+                "f0_hz": m["f0_hz"],
+                "d_f0_semitones": d_f0,
+                "rate_letters_per_s": m["rate_letters_per_s"],
+                "rate_ratio": m["rate_letters_per_s"] / base["rate_letters_per_s"],
+                "energy_db": m["energy_db"],
+                "d_energy_db": m["energy_db"] - base["energy_db"],
+                "duration_s": m["duration_s"],
+                "stopped_on_bound": bool(m["stopped_on_bound"] >= 0.5),
+            }
+        )
 
     if args.csv is not None:
-        write_csv(args.csv, COLUMNS, [
-            [round(v, 4) if isinstance(v, float) and math.isfinite(v) else v for v in (row[c] for c in COLUMNS)]
-            for row in rows
-        ])
+        write_csv(
+            args.csv,
+            COLUMNS,
+            [
+                [round(v, 4) if isinstance(v, float) and math.isfinite(v) else v for v in (row[c] for c in COLUMNS)]
+                for row in rows
+            ],
+        )
 
-    headers = ["head", "token", "scale", "F0 Hz", "ΔF0 st", "rate l/s", "rate ×", "energy dB", "Δenergy dB", "dur s", "stop"]
-    table = [[
-        row["head"], row["token"], row["scale"], _fmt(row["f0_hz"], 1), _fmt(row["d_f0_semitones"], 2), _fmt(row["rate_letters_per_s"], 1),
-        _fmt(row["rate_ratio"], 2), _fmt(row["energy_db"], 1), _fmt(row["d_energy_db"], 2), _fmt(row["duration_s"], 2),
-        "bound!" if row["stopped_on_bound"] else "token",
-    ] for row in rows]
+    headers = [
+        "head",
+        "token",
+        "scale",
+        "F0 Hz",
+        "ΔF0 st",
+        "rate l/s",
+        "rate ×",
+        "energy dB",
+        "Δenergy dB",
+        "dur s",
+        "stop",
+    ]
+    table = [
+        [
+            row["head"],
+            row["token"],
+            row["scale"],
+            _fmt(row["f0_hz"], 1),
+            _fmt(row["d_f0_semitones"], 2),
+            _fmt(row["rate_letters_per_s"], 1),
+            _fmt(row["rate_ratio"], 2),
+            _fmt(row["energy_db"], 1),
+            _fmt(row["d_energy_db"], 2),
+            _fmt(row["duration_s"], 2),
+            "bound!" if row["stopped_on_bound"] else "token",
+        ]
+        for row in rows
+    ]
     widths = [max(len(h), *(len(r[i]) for r in table)) for i, h in enumerate(headers)]
     print("  ".join(h.rjust(w) for h, w in zip(headers, widths)))
     for r in table:
         print("  ".join(c.rjust(w) for c, w in zip(r, widths)))
     n_bound = sum(row["stopped_on_bound"] for row in rows)
-    print(f"{len(rows)} styles × {args.repeats} repeat(s) of {sentence!r}; {n_bound} stopped on the step bound"
-          + (" (their numbers describe a failure, not a style)" if n_bound else "")
-          + (f"; table in {args.csv}" if args.csv is not None else ""))
+    print(
+        f"{len(rows)} styles × {args.repeats} repeat(s) of {sentence!r}; {n_bound} stopped on the step bound"
+        + (" (their numbers describe a failure, not a style)" if n_bound else "")
+        + (f"; table in {args.csv}" if args.csv is not None else "")
+    )
     for line in graded_controls(rows, scales):
         print(line)
     if dials_file is not None:
         amount = dial_amount(scales)
         dials = named_dials(rows, amount)
-        write_dials(dials_file, dials, checkpoint=args.checkpoint, sentence=sentence, repeats=args.repeats, seed=args.seed)
+        write_dials(
+            dials_file, dials, checkpoint=args.checkpoint, sentence=sentence, repeats=args.repeats, seed=args.seed
+        )
         effective = sum(d.effect >= 1.0 for d in dials)
-        print(f"dial names (at amount {amount:g}): {dials_file}; {effective} of {len(dials)} dials change pitch, rate"
-              " or energy noticeably")
+        print(
+            f"dial names (at amount {amount:g}): {dials_file}; {effective} of {len(dials)} dials change pitch, rate"
+            " or energy noticeably"
+        )
     return 0
 
 
@@ -236,7 +313,10 @@ def graded_controls(rows: list[dict[str, Any]], scales: list[float]) -> list[str
     for row in rows[1:]:
         by_control.setdefault((row["head"], row["token"]), []).append(row)
     lines = []
-    for what, key, unit, fmt in (("pitch", "d_f0_semitones", "semitones", "{:+.1f}"), ("rate", "rate_ratio", "× neutral", "{:.2f}")):
+    for what, key, unit, fmt in (
+        ("pitch", "d_f0_semitones", "semitones", "{:+.1f}"),
+        ("rate", "rate_ratio", "× neutral", "{:.2f}"),
+    ):
         best = None
         for (head, token), group in by_control.items():
             if len(group) != len(scales) or len(scales) < 2 or any(r["stopped_on_bound"] for r in group):
@@ -256,6 +336,8 @@ def graded_controls(rows: list[dict[str, Any]], scales: list[float]) -> list[str
             continue
         _, head, token, values = best
         where = f"token {token}" if head == "all" else f"head {head} token {token}"
-        lines.append(f"{what}: most graded control is {where}: {', '.join(fmt.format(v) for v in values)} {unit}"
-                     f" at scales {scale_text}")
+        lines.append(
+            f"{what}: most graded control is {where}: {', '.join(fmt.format(v) for v in values)} {unit}"
+            f" at scales {scale_text}"
+        )
     return lines

@@ -18,8 +18,8 @@ that the chosen checkpoint is judged afterwards on references that did not choos
 (:func:`~gst_tts.analysis.style_transfer.selection_figures`): r of log F0 and of log rate, their
 slopes as 1 - |1 - slope|, the share of outputs aligned and, with the asr extra installed, their
 words: 1 - CER of an ASR's transcripts of the same outputs (:mod:`gst_tts.analysis.intelligibility`;
-0 for a CER of 1 or more). The candidate whose weakest figure is highest wins; candidates with the same step (``last.pt`` and the periodic checkpoint it repeats)
-are measured once.
+0 for a CER of 1 or more). The candidate whose weakest figure is highest wins; candidates with the
+same step (``last.pt`` and the periodic checkpoint it repeats) are measured once.
 
 Words come first: with an ASR, only the candidates whose CER is within ``--words-margin`` (default
 :data:`DEFAULT_WORDS_MARGIN`) of the lowest compete on their weakest figure, so that a checkpoint that
@@ -42,8 +42,14 @@ import shutil
 
 from gst_tts.analysis.style_transfer import TEXT_SEED
 from gst_tts.cli.args import (
-    add_decoding_arguments, add_progress_argument, add_seed_argument, add_vocoder_arguments, check_transfer_counts,
-    decoding_options, load_cli_vocoder, non_negative_float,
+    add_decoding_arguments,
+    add_progress_argument,
+    add_seed_argument,
+    add_vocoder_arguments,
+    check_transfer_counts,
+    decoding_options,
+    load_cli_vocoder,
+    non_negative_float,
 )
 from gst_tts.cli.outputs import check_writable_location
 from gst_tts.errors import GstTtsError
@@ -58,23 +64,57 @@ DEFAULT_WORDS_MARGIN = 0.02
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--checkpoints", type=Path, nargs="+", required=True, metavar="PATH",
-                   help="the candidates: checkpoints of one run (e.g. checkpoints/step_*.pt checkpoints/last.pt)")
-    p.add_argument("--out", type=Path, required=True, help="where the chosen checkpoint is copied (e.g. checkpoints/best.pt)")
-    p.add_argument("--corpus", type=Path, default=None,
-                   help="the training corpus: its sentences are left out of the references' and the outputs' (default: none left out)")
-    p.add_argument("--espeak", type=int, default=DEFAULT_ESPEAK, metavar="N",
-                   help=f"unseen espeak-ng references, at least 2 (default {DEFAULT_ESPEAK})")
-    p.add_argument("--sentences", type=int, default=DEFAULT_SENTENCES,
-                   help=f"held-out sentences per reference (default {DEFAULT_SENTENCES})")
-    add_seed_argument(p, "the references, their sentences and synthesis (keep it apart from the seeds the candidates "
-                         "are judged by afterwards)")
-    p.add_argument("--asr-model", type=Path, default=None,
-                   help="the ASR's faster-whisper model folder for the words figure (default: $GST_TTS_ASR_MODEL, else "
-                        "the asr extra's Whisper base)")
-    p.add_argument("--words-margin", type=non_negative_float, default=DEFAULT_WORDS_MARGIN, metavar="CER",
-                   help="with an ASR, only candidates whose CER is at most this above the lowest compete on their other "
-                        f"figures (default {DEFAULT_WORDS_MARGIN})")
+    p.add_argument(
+        "--checkpoints",
+        type=Path,
+        nargs="+",
+        required=True,
+        metavar="PATH",
+        help="the candidates: checkpoints of one run (e.g. checkpoints/step_*.pt checkpoints/last.pt)",
+    )
+    p.add_argument(
+        "--out", type=Path, required=True, help="where the chosen checkpoint is copied (e.g. checkpoints/best.pt)"
+    )
+    p.add_argument(
+        "--corpus",
+        type=Path,
+        default=None,
+        help="the training corpus: its sentences are left out of the references' and the outputs' (default: none left "
+        "out)",
+    )
+    p.add_argument(
+        "--espeak",
+        type=int,
+        default=DEFAULT_ESPEAK,
+        metavar="N",
+        help=f"unseen espeak-ng references, at least 2 (default {DEFAULT_ESPEAK})",
+    )
+    p.add_argument(
+        "--sentences",
+        type=int,
+        default=DEFAULT_SENTENCES,
+        help=f"held-out sentences per reference (default {DEFAULT_SENTENCES})",
+    )
+    add_seed_argument(
+        p,
+        "the references, their sentences and synthesis (keep it apart from the seeds the candidates "
+        "are judged by afterwards)",
+    )
+    p.add_argument(
+        "--asr-model",
+        type=Path,
+        default=None,
+        help="the ASR's faster-whisper model folder for the words figure (default: $GST_TTS_ASR_MODEL, else "
+        "the asr extra's Whisper base)",
+    )
+    p.add_argument(
+        "--words-margin",
+        type=non_negative_float,
+        default=DEFAULT_WORDS_MARGIN,
+        metavar="CER",
+        help="with an ASR, only candidates whose CER is at most this above the lowest compete on their other "
+        f"figures (default {DEFAULT_WORDS_MARGIN})",
+    )
     p.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cuda when available, else cpu)")
     add_progress_argument(p)
     add_vocoder_arguments(p)
@@ -110,10 +150,14 @@ def run(args: argparse.Namespace) -> int:
     if intelligibility.asr_available():
         transcriber = intelligibility.WhisperTranscriber(args.asr_model, threads=args.threads or 1)
     else:
-        print("words not judged: no ASR (pip install 'gst-tts[asr]'); candidates are chosen by style and alignment alone")
+        print(
+            "words not judged: no ASR (pip install 'gst-tts[asr]'); candidates are chosen by style and alignment alone"
+        )
     vocoder = None
     candidates = []
-    for step, path in progress_bar(sorted(by_step.items()), desc="checkpoints", unit="ckpt", enabled=not args.no_progress):
+    for step, path in progress_bar(
+        sorted(by_step.items()), desc="checkpoints", unit="ckpt", enabled=not args.no_progress
+    ):
         synth = Synthesizer.from_checkpoint(path, device=args.device)
         if vocoder is None:  # one vocoder for every candidate: a run's checkpoints share their features
             vocoder = load_cli_vocoder(args, synth.audio_config, synth.device, checkpoint=path)
@@ -124,16 +168,34 @@ def run(args: argparse.Namespace) -> int:
         def keep(ref_index: int, text_index: int, result) -> None:
             clips.append(Clip(f"{ref_index}-{text_index}", texts[text_index], result.audio, result.sample_rate))
 
-        report = evaluate_style_transfer(synth, references, texts, seed=args.seed, progress=False, transfer_f0_range=False,
-                                         transfer_tempo=False, on_output=keep if transcriber else None, **options)
+        report = evaluate_style_transfer(
+            synth,
+            references,
+            texts,
+            seed=args.seed,
+            progress=False,
+            transfer_f0_range=False,
+            transfer_tempo=False,
+            on_output=keep if transcriber else None,
+            **options,
+        )
         figures = selection_figures(report)
         cer = None
         if transcriber is not None:
             cer = score_clips(transcriber, clips)[1].cer
             figures["words (1-CER)"] = max(0.0, 1.0 - cer)
         weakest = min(figures, key=figures.get)
-        candidates.append({"checkpoint": str(path), "step": step, "figures": figures, "weakest": weakest,
-                           "score": figures[weakest], "cer": cer, "fits": report.to_dict()["fits"]})
+        candidates.append(
+            {
+                "checkpoint": str(path),
+                "step": step,
+                "figures": figures,
+                "weakest": weakest,
+                "score": figures[weakest],
+                "cer": cer,
+                "fits": report.to_dict()["fits"],
+            }
+        )
     if transcriber is not None:
         lowest = min(c["cer"] for c in candidates)
         for c in candidates:
@@ -146,20 +208,39 @@ def run(args: argparse.Namespace) -> int:
             shutil.copyfileobj(source, f)
 
     atomic_write(args.out, copy)
-    write_json(args.out.with_suffix(".json"), {
-        "chosen": best["checkpoint"], "step": best["step"], "seed": args.seed, "references": len(references),
-        "sentences": texts, "candidates": [{**c, "figures": {k: _json_number(v) for k, v in c["figures"].items()},
-                                            "score": _json_number(c["score"])} for c in candidates]})
+    write_json(
+        args.out.with_suffix(".json"),
+        {
+            "chosen": best["checkpoint"],
+            "step": best["step"],
+            "seed": args.seed,
+            "references": len(references),
+            "sentences": texts,
+            "candidates": [
+                {
+                    **c,
+                    "figures": {k: _json_number(v) for k, v in c["figures"].items()},
+                    "score": _json_number(c["score"]),
+                }
+                for c in candidates
+            ],
+        },
+    )
     labels = list(candidates[0]["figures"])
     print(f"{'step':>7}  " + "  ".join(f"{label:>14}" for label in labels) + "  weakest")
     for c in candidates:
         mark = "  <- chosen" if c is best else ("" if c.get("speaks_best", True) else "  (words: CER above the margin)")
-        print(f"{c['step']:>7}  " + "  ".join(f"{c['figures'][label]:>14.3f}" for label in labels)
-              + f"  {c['weakest']} {c['score']:.3f}{mark}")
+        print(
+            f"{c['step']:>7}  "
+            + "  ".join(f"{c['figures'][label]:>14.3f}" for label in labels)
+            + f"  {c['weakest']} {c['score']:.3f}{mark}"
+        )
     sentences = f"{len(texts)} sentence{'s' if len(texts) != 1 else ''}"
     if transcriber is not None:
-        print(f"words: 1 - CER ({transcriber.describe()}) of the same outputs, 0 at CER 1 or more; only candidates "
-              f"within {args.words_margin:g} of the lowest CER ({lowest:.3f}) compete on their weakest figure")
+        print(
+            f"words: 1 - CER ({transcriber.describe()}) of the same outputs, 0 at CER 1 or more; only candidates "
+            f"within {args.words_margin:g} of the lowest CER ({lowest:.3f}) compete on their weakest figure"
+        )
     print(f"slopes shown as 1 - |1 - slope|; {len(references)} unseen references (seed {args.seed}) x {sentences}")
     print(f"chose step {best['step']} ({best['checkpoint']}): copied to {args.out}")
     return 0

@@ -40,19 +40,34 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_arguments(p, vocoder=True)  # --vocoder: the one vocoder requests get, named by its kind in the API
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=5002, help="port (default 5002, as Coqui's tts-server)")
-    p.add_argument("--api-key", default=None,
-                   help="require this key (X-API-Key header) on the API; needed for a non-loopback --host "
-                        "(default: $GST_TTS_API_KEY, else none)")
+    p.add_argument(
+        "--api-key",
+        default=None,
+        help="require this key (X-API-Key header) on the API; needed for a non-loopback --host "
+        "(default: $GST_TTS_API_KEY, else none)",
+    )
     g = p.add_argument_group("serving")
-    g.add_argument("--max-queue", type=int, default=32, help="requests waiting before the server answers 503 (default 32)")
-    g.add_argument("--batch-window-ms", type=float, default=5.0,
-                   help="how long an idle server waits for more requests to batch with the first (default 5)")
+    g.add_argument(
+        "--max-queue", type=int, default=32, help="requests waiting before the server answers 503 (default 32)"
+    )
+    g.add_argument(
+        "--batch-window-ms",
+        type=float,
+        default=5.0,
+        help="how long an idle server waits for more requests to batch with the first (default 5)",
+    )
     g.add_argument("--max-text-chars", type=int, default=500, help="longest text accepted (default 500)")
     g.add_argument("--max-upload-mb", type=float, default=10.0, help="largest reference upload (default 10)")
     g.add_argument("--max-reference-seconds", type=float, default=30.0, help="longest reference clip (default 30)")
-    g.add_argument("--request-timeout", type=float, default=60.0, help="seconds a synthesis may take before a 408 (default 60)")
-    g.add_argument("--body-timeout", type=float, default=60.0,
-                   help="seconds a request body may take to arrive before a 408 and a closed connection (default 60)")
+    g.add_argument(
+        "--request-timeout", type=float, default=60.0, help="seconds a synthesis may take before a 408 (default 60)"
+    )
+    g.add_argument(
+        "--body-timeout",
+        type=float,
+        default=60.0,
+        help="seconds a request body may take to arrive before a 408 and a closed connection (default 60)",
+    )
     add_decoding_arguments(p, batch_what="requests")
 
 
@@ -72,7 +87,9 @@ def run(args: argparse.Namespace) -> int:
         import uvicorn
     except ImportError as exc:
         missing = {"python_multipart": "python-multipart"}.get(exc.name or "", exc.name or "fastapi")
-        raise GstTtsError(f"serving needs the optional extra ({missing} is missing): pip install 'gst-tts[serve]'") from None
+        raise GstTtsError(
+            f"serving needs the optional extra ({missing} is missing): pip install 'gst-tts[serve]'"
+        ) from None
     from gst_tts.serve.app import ServeLimits, create_app
     from gst_tts.serve.batching import BatchingQueue
 
@@ -80,8 +97,10 @@ def run(args: argparse.Namespace) -> int:
     if api_key is not None and not api_key.strip():
         raise GstTtsError("--api-key must not be empty")
     if not _is_loopback(args.host) and api_key is None:
-        raise GstTtsError(f"--host {args.host} is reachable from other machines: give --api-key (or GST_TTS_API_KEY), "
-                          "or keep the default 127.0.0.1")
+        raise GstTtsError(
+            f"--host {args.host} is reachable from other machines: give --api-key (or GST_TTS_API_KEY), "
+            "or keep the default 127.0.0.1"
+        )
     if not 0 <= args.port <= 65535:
         raise GstTtsError(f"--port must be in 0..65535, got {args.port}")
     if not args.batch_window_ms >= 0:
@@ -90,16 +109,26 @@ def run(args: argparse.Namespace) -> int:
         raise GstTtsError(f"--max-queue must be at least 1, got {args.max_queue}")
     options = decoding_options(args)
     try:
-        limits = ServeLimits(max_text_chars=args.max_text_chars, max_upload_bytes=int(args.max_upload_mb * 1024 * 1024),
-                             max_reference_s=args.max_reference_seconds, request_timeout_s=args.request_timeout,
-                             body_timeout_s=args.body_timeout)
+        limits = ServeLimits(
+            max_text_chars=args.max_text_chars,
+            max_upload_bytes=int(args.max_upload_mb * 1024 * 1024),
+            max_reference_s=args.max_reference_seconds,
+            request_timeout_s=args.request_timeout,
+            body_timeout_s=args.body_timeout,
+        )
     except GstTtsError as exc:
         raise GstTtsError(f"serving limits: {exc}") from None
     synth, vocoder_line = load_synthesizer_described(args)
     name = getattr(synth.vocoder, "kind", "custom")  # griffin-lim, hifigan or spectral
-    queue = BatchingQueue(synth, vocoders={name: synth.vocoder}, max_batch=options["batch_size"],
-                          max_queue=args.max_queue, batch_window_s=args.batch_window_ms / 1000.0,
-                          decoding=options["decoding"], max_chunk_chars=options["max_chunk_chars"])
+    queue = BatchingQueue(
+        synth,
+        vocoders={name: synth.vocoder},
+        max_batch=options["batch_size"],
+        max_queue=args.max_queue,
+        batch_window_s=args.batch_window_ms / 1000.0,
+        decoding=options["decoding"],
+        max_chunk_chars=options["max_chunk_chars"],
+    )
     dials_file = dials_path(args.checkpoint)
     dials = read_dials(dials_file, n_heads=synth.n_heads, n_tokens=synth.n_tokens) if dials_file.is_file() else []
     if dials:
@@ -108,8 +137,13 @@ def run(args: argparse.Namespace) -> int:
     sock = _bind(args.host, args.port)
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
-    log.info("serving %s on http://%s:%d/ (API schema at /openapi.json%s)", args.checkpoint, shown, port,
-             "; API key required" if api_key else "")
+    log.info(
+        "serving %s on http://%s:%d/ (API schema at /openapi.json%s)",
+        args.checkpoint,
+        shown,
+        port,
+        "; API key required" if api_key else "",
+    )
     server = uvicorn.Server(uvicorn.Config(app, log_level="info", access_log=False))
     server.run(sockets=[sock])
     return 0

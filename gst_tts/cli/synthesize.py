@@ -10,8 +10,8 @@ Examples::
 ``--vocoder auto`` (the default) speaks with the vocoder recorded beside the checkpoint (``make demo``
 records its GTA-tuned one), else Griffin-Lim; the first log line says which and why.
 ``--text`` writes the one ``--out X.wav``; ``--text-file`` (one utterance per line, blank lines
-skipped; ``-`` reads standard input) writes ``DIR/0001.wav``, ``DIR/0002.wav``, … numbered by line. Beside every wav go a
-``.json`` sidecar and, on request, ``.alignment.npy`` / ``.alignment.png``.
+skipped; ``-`` reads standard input) writes ``DIR/0001.wav``, ``DIR/0002.wav``, … numbered by line.
+Beside every wav go a ``.json`` sidecar and, on request, ``.alignment.npy`` / ``.alignment.png``.
 
 Everything (texts, checkpoint, references, weights, output locations) is checked before the
 first file is written, and every file is written to a temporary name and then renamed.
@@ -28,9 +28,22 @@ import warnings
 from tqdm.contrib.logging import logging_redirect_tqdm
 
 from gst_tts.cli.args import (
-    STDIN, add_decoding_arguments, add_model_arguments, add_progress_argument, add_seed_argument, add_style_arguments,
-    add_text_arguments, decoding_options, attach_vocoder, load_synthesizer, read_text_input, resolve_cli_style,
-    add_f0_range_argument, add_tempo_argument, cli_f0_target, cli_tempo_target,
+    STDIN,
+    add_decoding_arguments,
+    add_model_arguments,
+    add_progress_argument,
+    add_seed_argument,
+    add_style_arguments,
+    add_text_arguments,
+    decoding_options,
+    attach_vocoder,
+    load_synthesizer,
+    read_text_input,
+    resolve_cli_style,
+    add_f0_range_argument,
+    add_tempo_argument,
+    cli_f0_target,
+    cli_tempo_target,
 )
 from gst_tts.cli.outputs import check_writable_location, write_outputs
 from gst_tts.errors import GstTtsError, TextError
@@ -54,21 +67,35 @@ class _Utterance:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_arguments(p, vocoder=True)
-    add_text_arguments(p, required=True,
-                       text_help=f"the text to speak, at most {MAX_TEXT_CHARS:,} characters (--out is then a .wav file)",
-                       file_help=f"one utterance per line, at most {MAX_TEXT_CHARS:,} characters each (--out is then a folder)")
+    add_text_arguments(
+        p,
+        required=True,
+        text_help=f"the text to speak, at most {MAX_TEXT_CHARS:,} characters (--out is then a .wav file)",
+        file_help=f"one utterance per line, at most {MAX_TEXT_CHARS:,} characters each (--out is then a folder)",
+    )
     add_style_arguments(p)
     add_f0_range_argument(p)
     add_tempo_argument(p)
     p.add_argument("--out", type=Path, required=True, help="X.wav for --text; a folder for --text-file")
     p.add_argument("--plot", action="store_true", help="also write X.alignment.png (attention, stop token, mel)")
-    p.add_argument("--save-alignment", action="store_true", help="also write X.alignment.npy (float32, decoder steps × input symbols)")
-    add_seed_argument(p, "the prenet dropout, random at inference: the same seed, the same output; each batch of lines "
-                         "takes the next seed")
+    p.add_argument(
+        "--save-alignment",
+        action="store_true",
+        help="also write X.alignment.npy (float32, decoder steps × input symbols)",
+    )
+    add_seed_argument(
+        p,
+        "the prenet dropout, random at inference: the same seed, the same output; each batch of lines "
+        "takes the next seed",
+    )
     add_decoding_arguments(p)
     add_progress_argument(p)
-    p.add_argument("--pause", type=float, default=DEFAULT_PAUSE_S,
-                   help=f"seconds of silence between chunks of a long text, at most {MAX_PAUSE_S:g} (default {DEFAULT_PAUSE_S})")
+    p.add_argument(
+        "--pause",
+        type=float,
+        default=DEFAULT_PAUSE_S,
+        help=f"seconds of silence between chunks of a long text, at most {MAX_PAUSE_S:g} (default {DEFAULT_PAUSE_S})",
+    )
 
 
 def _read_utterances(args: argparse.Namespace) -> list[_Utterance]:
@@ -114,8 +141,6 @@ def _validate_texts(synth: Synthesizer, utterances: list[_Utterance], source: st
             log.warning("%s: %s", u.name, w.message)
 
 
-
-
 def run(args: argparse.Namespace) -> int:
     # 1. Validate everything; nothing is written before all of it has passed.
     utterances = _read_utterances(args)
@@ -125,8 +150,10 @@ def run(args: argparse.Namespace) -> int:
     # Each batch of lines takes the next seed: the last one must fit too.
     last_seed = args.seed + (len(utterances) - 1) // options["batch_size"]
     if not SEED_RANGE[0] <= args.seed <= last_seed <= SEED_RANGE[1]:
-        raise GstTtsError(f"--seed must be from {SEED_RANGE[0]} to {SEED_RANGE[1] - last_seed + args.seed} "
-                          f"for {len(utterances)} lines, got {args.seed}")
+        raise GstTtsError(
+            f"--seed must be from {SEED_RANGE[0]} to {SEED_RANGE[1] - last_seed + args.seed} "
+            f"for {len(utterances)} lines, got {args.seed}"
+        )
     synth = load_synthesizer(args, vocoder=False)  # its line is logged once the inputs have passed
     source = "--text" if args.text_file is None else "<stdin>" if str(args.text_file) == STDIN else str(args.text_file)
     _validate_texts(synth, utterances, source)
@@ -145,17 +172,27 @@ def run(args: argparse.Namespace) -> int:
         for g, start in enumerate(range(0, len(utterances), group)):
             batch = utterances[start : start + group]
             results = synth.synthesize(
-                [u.text for u in batch], style_weights=weights, f0_targets=[f0_target] * len(batch),
+                [u.text for u in batch],
+                style_weights=weights,
+                f0_targets=[f0_target] * len(batch),
                 tempo_targets=[tempo_target] * len(batch),
                 seed=args.seed + g,
-                pause_s=args.pause, names=[u.name for u in batch], **options,
+                pause_s=args.pause,
+                names=[u.name for u in batch],
+                **options,
             )
             for u, r in zip(batch, results):
                 extra = {"style": style_info, "seed": args.seed, "checkpoint": str(args.checkpoint)}
                 if u.line is not None:
                     extra["line"] = u.line
-                write_outputs(r, u.wav, save_alignment=args.save_alignment, plot=args.plot, extra=extra,
-                              title=f"{u.name}: {r.text[:80]}")
+                write_outputs(
+                    r,
+                    u.wav,
+                    save_alignment=args.save_alignment,
+                    plot=args.plot,
+                    extra=extra,
+                    title=f"{u.name}: {r.text[:80]}",
+                )
                 total_s += r.duration_s
                 if r.stopped_on_bound:
                     bounded.append(u)

@@ -17,8 +17,9 @@ __all__ = ["STDIN", "add_text_arguments", "read_text_input", "one_text"]
 STDIN = "-"
 
 
-def add_text_arguments(p: argparse.ArgumentParser, *, text_help: str, file_help: str, required: bool = False,
-                       default: str | None = None) -> argparse._MutuallyExclusiveGroup:
+def add_text_arguments(
+    p: argparse.ArgumentParser, *, text_help: str, file_help: str, required: bool = False, default: str | None = None
+) -> argparse._MutuallyExclusiveGroup:
     """``--text TEXT`` or ``--text-file PATH`` (``-``: standard input), at most one. Returns the group,
     for a hidden deprecated alias of either.
 
@@ -43,7 +44,9 @@ def read_text_input(path: Path, option: str = "--text-file") -> str:
         try:
             return sys.stdin.buffer.read().decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
         except (OSError, UnicodeDecodeError) as exc:
-            raise GstTtsError(f"{option} -: standard input is not readable as UTF-8 text ({type(exc).__name__})") from None
+            raise GstTtsError(
+                f"{option} -: standard input is not readable as UTF-8 text ({type(exc).__name__})"
+            ) from None
     if not Path(path).is_file():
         raise GstTtsError(f"{option} {path}: text file not found")
     try:

@@ -29,8 +29,12 @@ from gst_tts.inference.vocoder_choice import AUTO
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group(required=True)
-    g.add_argument("--reference", type=Path, metavar="FILE",
-                   help="the recording to copy (any format soundfile reads, any rate, stereo ok)")
+    g.add_argument(
+        "--reference",
+        type=Path,
+        metavar="FILE",
+        help="the recording to copy (any format soundfile reads, any rate, stereo ok)",
+    )
     deprecated_flag(g, "--wav", "--reference", dest="reference", type=Path)
     p.add_argument("--out", type=Path, required=True, help="the vocoded .wav")
     p.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cuda when available, else cpu)")
@@ -49,11 +53,16 @@ def run(args: argparse.Namespace) -> int:
     vocoder = load_cli_vocoder(args, config, device=args.device)
     samples, _ = load_audio(args.reference, config.sample_rate)
     if samples.size < config.n_fft:
-        raise AudioError(f"{args.reference}: too short to vocode ({samples.size} samples at {config.sample_rate} Hz; "
-                         f"at least {config.n_fft} needed)")
+        raise AudioError(
+            f"{args.reference}: too short to vocode ({samples.size} samples at {config.sample_rate} Hz; "
+            f"at least {config.n_fft} needed)"
+        )
     log_mel = MelExtractor(config)(torch.from_numpy(samples))  # (frames, n_mels)
     audio = vocoder(log_mel)
     write_wav(args.out, audio, vocoder.sample_rate)
-    print(f"wrote {args.out} ({audio.size / vocoder.sample_rate:.2f} s from {log_mel.shape[0]} frames of {args.reference}, "
-          f"vocoder {GRIFFIN_LIM if args.vocoder == AUTO else args.vocoder})")
+    print(
+        f"wrote {args.out} ({audio.size / vocoder.sample_rate:.2f} s from {log_mel.shape[0]} frames of "
+        f"{args.reference}, "
+        f"vocoder {GRIFFIN_LIM if args.vocoder == AUTO else args.vocoder})"
+    )
     return 0

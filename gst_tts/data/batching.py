@@ -23,8 +23,13 @@ from gst_tts.text.symbols import SymbolTable
 log = logging.getLogger(__name__)
 
 
-def corpus_symbol_table(utterances: Sequence[Utterance], frontend: TextFrontend,
-                        cache_dir: str | os.PathLike | None = None, *, given: SymbolTable | None = None) -> SymbolTable:
+def corpus_symbol_table(
+    utterances: Sequence[Utterance],
+    frontend: TextFrontend,
+    cache_dir: str | os.PathLike | None = None,
+    *,
+    given: SymbolTable | None = None,
+) -> SymbolTable:
     """The symbol table for the corpus read with ``frontend`` (:meth:`SymbolTable.for_corpus`), or
     ``given`` (a fine-tuning run's starting checkpoint's), which must read text the same way.
 
@@ -35,8 +40,10 @@ def corpus_symbol_table(utterances: Sequence[Utterance], frontend: TextFrontend,
     when the texts are encoded, with one warning (:func:`encode_texts`).
     """
     if given is not None and not reads_alike(given.frontend, frontend):
-        raise GstTtsError(f"the starting checkpoint reads {describe_frontend(given.frontend)}; this run reads "
-                          f"{describe_frontend(frontend)} (data.text.frontend, data.text.language, data.cleaner)")
+        raise GstTtsError(
+            f"the starting checkpoint reads {describe_frontend(given.frontend)}; this run reads "
+            f"{describe_frontend(frontend)} (data.text.frontend, data.text.language, data.cleaner)"
+        )
     if not isinstance(frontend, PhonemeFrontend):
         return given or SymbolTable(frontend=frontend)
     frontend.check()
@@ -250,17 +257,25 @@ class Collate:
         if not 0.0 < reference_crop <= 1.0:
             raise ValueError(f"reference_crop must be in (0, 1], got {reference_crop}")
         if reference_frames is not None and not (1 <= reference_frames[0] <= reference_frames[1]):
-            raise ValueError(f"reference_frames must be (shortest, longest) with 1 <= shortest <= longest, got {reference_frames}")
+            raise ValueError(
+                f"reference_frames must be (shortest, longest) with 1 <= shortest <= longest, got {reference_frames}"
+            )
         if reference_tilt < 0:
             raise ValueError(f"reference_tilt must be >= 0, got {reference_tilt}")
         if reference_eq < 0:
             raise ValueError(f"reference_eq must be >= 0, got {reference_eq}")
-        if isinstance(stop_steps_past_end, bool) or int(stop_steps_past_end) != stop_steps_past_end or stop_steps_past_end < 0:
+        if (
+            isinstance(stop_steps_past_end, bool)
+            or int(stop_steps_past_end) != stop_steps_past_end
+            or stop_steps_past_end < 0
+        ):
             raise ValueError(f"stop_steps_past_end must be an integer >= 0, got {stop_steps_past_end}")
         self.r = reduction_factor
         self.pad_id = pad_id
         self.reference_crop = reference_crop
-        self.reference_frames = None if reference_frames is None else (int(reference_frames[0]), int(reference_frames[1]))
+        self.reference_frames = (
+            None if reference_frames is None else (int(reference_frames[0]), int(reference_frames[1]))
+        )
         self.reference_tilt = reference_tilt
         self.reference_eq = reference_eq
         self.stop_steps_past_end = int(stop_steps_past_end)
@@ -268,7 +283,12 @@ class Collate:
     @property
     def augments_references(self) -> bool:
         """Whether the batch gets a drawn style reference of its own (``reference_mel``)."""
-        return self.reference_crop < 1.0 or bool(self.reference_frames) or self.reference_tilt > 0.0 or self.reference_eq > 0.0
+        return (
+            self.reference_crop < 1.0
+            or bool(self.reference_frames)
+            or self.reference_tilt > 0.0
+            or self.reference_eq > 0.0
+        )
 
     def __call__(self, items: Sequence[dict]) -> dict:
         return self.draw_references(self.pad(items))

@@ -74,8 +74,11 @@ class FeatureCache:
         remove_temporaries(self.dir, older_than=STALE_TEMPORARY_SECONDS)
         manifest = self._load_manifest()
         entries: dict = manifest["entries"]
-        todo = [u for u in utterances if entries.get(u.id, {}).get("source") != _source_key(u.audio_path)
-                or not self.path(u.id).is_file()]
+        todo = [
+            u
+            for u in utterances
+            if entries.get(u.id, {}).get("source") != _source_key(u.audio_path) or not self.path(u.id).is_file()
+        ]
         if todo:
             extractor = MelExtractor(self.config)
             converted: Counter[str] = Counter()
@@ -95,8 +98,13 @@ class FeatureCache:
                     write_text(self.manifest_path, json.dumps(manifest))
             write_text(self.manifest_path, json.dumps(manifest))
             if converted:  # one line for the run: a 44.1 kHz corpus would otherwise warn per file
-                log.warning("audio converted on reading, to mono at %d Hz: %s", self.config.sample_rate, "; ".join(
-                    f"{note} in {n} of {len(todo)} files (e.g. {example[note]})" for note, n in converted.items()))
+                log.warning(
+                    "audio converted on reading, to mono at %d Hz: %s",
+                    self.config.sample_rate,
+                    "; ".join(
+                        f"{note} in {n} of {len(todo)} files (e.g. {example[note]})" for note, n in converted.items()
+                    ),
+                )
         return {u.id: int(entries[u.id]["frames"]) for u in utterances}
 
     def load(self, utt_id: str) -> np.ndarray:
@@ -124,8 +132,10 @@ class FeatureCache:
             if header.format not in WAV_FORMATS:
                 raise AudioError(f"{utt.audio_path}: {header.format} data, not WAV; convert it to WAV")
             if header.seconds > MAX_CLIP_SECONDS:
-                raise AudioError(f"{utt.audio_path}: {header.seconds:.1f} s long; clips are at most "
-                                 f"{MAX_CLIP_SECONDS:.0f} s (split or drop it)")
+                raise AudioError(
+                    f"{utt.audio_path}: {header.seconds:.1f} s long; clips are at most "
+                    f"{MAX_CLIP_SECONDS:.0f} s (split or drop it)"
+                )
             samples, _ = load_audio(utt.audio_path, self.config.sample_rate)
         except AudioError as exc:
             raise DataError(f"{utt.where}: {exc}") from None
@@ -196,5 +206,3 @@ def default_cache_dir(root: str | os.PathLike) -> Path:
 def _source_key(path: Path) -> str:
     st = path.stat()
     return f"{st.st_size}:{st.st_mtime_ns}"
-
-

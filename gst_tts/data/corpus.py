@@ -101,9 +101,7 @@ def read_corpus(root: str | os.PathLike) -> list[Utterance]:
         raise DataError(f"{metadata}: no utterances")
     styles = _read_styles(root / STYLES, seen) if (root / STYLES).is_file() else {}
     if styles:
-        utterances = [
-            Utterance(u.id, u.text, u.audio_path, u.line, styles.get(u.id)) for u in utterances
-        ]
+        utterances = [Utterance(u.id, u.text, u.audio_path, u.line, styles.get(u.id)) for u in utterances]
     return utterances
 
 
@@ -117,8 +115,10 @@ def id_problem(utt_id: str) -> str | None:
     shown = _shown(utt_id)
     n_bytes = len(utt_id.encode("utf-8", "surrogatepass"))
     if len(utt_id) > MAX_ID_CHARS or n_bytes > _MAX_ID_BYTES:
-        return (f"id of {len(utt_id)} characters, {n_bytes} bytes in UTF-8 ({shown}); ids are at most "
-                f"{MAX_ID_CHARS} characters and {_MAX_ID_BYTES} bytes (they name files)")
+        return (
+            f"id of {len(utt_id)} characters, {n_bytes} bytes in UTF-8 ({shown}); ids are at most "
+            f"{MAX_ID_CHARS} characters and {_MAX_ID_BYTES} bytes (they name files)"
+        )
     bad = next((c for c in utt_id if not (c in _ID_PUNCTUATION or unicodedata.category(c)[0] in "LNM")), None)
     if bad is not None:
         what = "a path separator" if bad in "/\\" else f"the character {bad!r}"
@@ -193,8 +193,9 @@ def _read_lines(path: Path) -> Iterator[tuple[int, str]]:
         control = _CONTROL.search(line)
         if control:
             c, column = control.group(), control.start() + 1
-            why = ("line ends must be LF or CRLF" if c == "\r"
-                   else "a binary file, or one in another encoding than UTF-8?")
+            why = (
+                "line ends must be LF or CRLF" if c == "\r" else "a binary file, or one in another encoding than UTF-8?"
+            )
             raise DataError(f"{path}:{line_no}: control character {c!r} at column {column} ({why})")
         yield line_no, line
 
@@ -222,6 +223,3 @@ def _read_styles(path: Path, ids: dict[str, int]) -> dict[str, str]:
 
 # ---------------------------------------------------------------------------------------------
 # Split, dataset, sampler, collate
-
-
-

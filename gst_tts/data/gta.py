@@ -48,11 +48,18 @@ def write_gta_manifest(
     entries: Mapping[str, int],
 ) -> Path:
     """Writes ``folder/manifest.json`` atomically (after the ``.npy`` files it lists)."""
-    return write_json(Path(folder) / MANIFEST, {
-        "format": GTA_FORMAT, "version": GTA_VERSION, "audio_config": asdict(audio_config),
-        "checkpoint": str(checkpoint), "step": int(step), "reduction_factor": int(reduction_factor),
-        "entries": {k: int(v) for k, v in entries.items()},
-    })
+    return write_json(
+        Path(folder) / MANIFEST,
+        {
+            "format": GTA_FORMAT,
+            "version": GTA_VERSION,
+            "audio_config": asdict(audio_config),
+            "checkpoint": str(checkpoint),
+            "step": int(step),
+            "reduction_factor": int(reduction_factor),
+            "entries": {k: int(v) for k, v in entries.items()},
+        },
+    )
 
 
 class GtaMels:
@@ -76,9 +83,16 @@ class GtaMels:
             manifest: Any = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise DataError(f"{path}: unreadable GTA mel manifest ({type(exc).__name__})") from None
-        manifest = check_versioned(manifest, path, marker=GTA_FORMAT, version=GTA_VERSION,
-                                   required=("audio_config", "entries"), error=DataError,
-                                   what="GTA mel manifest", kind="GTA mel manifest")
+        manifest = check_versioned(
+            manifest,
+            path,
+            marker=GTA_FORMAT,
+            version=GTA_VERSION,
+            required=("audio_config", "entries"),
+            error=DataError,
+            what="GTA mel manifest",
+            kind="GTA mel manifest",
+        )
         theirs, ours = manifest["audio_config"], asdict(audio_config)
         # Trimming decides which samples frame 0 stands for, so it must agree too.
         changed = [f"{k} {theirs.get(k)!r} (this run {v!r})" for k, v in ours.items() if theirs.get(k) != v]
@@ -93,8 +107,10 @@ class GtaMels:
         missing = [i for i in utt_ids if i not in self.entries]
         if missing:
             shown = ", ".join(missing[:5]) + (", …" if len(missing) > 5 else "")
-            raise DataError(f"{self.dir / MANIFEST}: no GTA mel for {len(missing)} utterances of the corpus ({shown}); "
-                            "dump them with gst-tts dump-gta-mels on this corpus")
+            raise DataError(
+                f"{self.dir / MANIFEST}: no GTA mel for {len(missing)} utterances of the corpus ({shown}); "
+                "dump them with gst-tts dump-gta-mels on this corpus"
+            )
 
     def path(self, utt_id: str) -> Path:
         """``<folder>/<id>.npy``; a DataError for an id (say, from an edited manifest) that would
@@ -113,5 +129,7 @@ class GtaMels:
         except (OSError, ValueError) as exc:
             raise DataError(f"{path}: unreadable GTA mel ({type(exc).__name__})") from None
         if mel.shape != (self.entries.get(utt_id), self.n_mels):
-            raise DataError(f"{path}: GTA mel of shape {mel.shape}, the manifest says ({self.entries.get(utt_id)}, {self.n_mels})")
+            raise DataError(
+                f"{path}: GTA mel of shape {mel.shape}, the manifest says ({self.entries.get(utt_id)}, {self.n_mels})"
+            )
         return mel.astype(np.float32, copy=False)

@@ -45,7 +45,9 @@ def prosody_spec(config: Mapping[str, str] | None) -> tuple[tuple[str, ...], tup
         if str(column) == "id":
             raise GstTtsError("data.prosody: 'id' is the key column of prosody.csv, not a measure")
         if transform not in TRANSFORMS:
-            raise GstTtsError(f"data.prosody.{column}: transform must be one of {', '.join(TRANSFORMS)}, got {transform!r}")
+            raise GstTtsError(
+                f"data.prosody.{column}: transform must be one of {', '.join(TRANSFORMS)}, got {transform!r}"
+            )
         columns.append(str(column))
         transforms.append(str(transform))
     return tuple(columns), tuple(transforms)
@@ -61,7 +63,9 @@ def read_prosody(path: str | Path, ids: Sequence[str], columns: Sequence[str]) -
     """
     path = Path(path)
     if not path.is_file():
-        raise DataError(f"{path}: prosody file not found (data.prosody names columns of it; set data.prosody={{}} to train without)")
+        raise DataError(
+            f"{path}: prosody file not found (data.prosody names columns of it; set data.prosody={{}} to train without)"
+        )
     wanted = set(ids)
     rows: dict[str, tuple[float, ...]] = {}
     try:
@@ -70,7 +74,9 @@ def read_prosody(path: str | Path, ids: Sequence[str], columns: Sequence[str]) -
             header = [h.strip() for h in next(reader, [])]
             missing = [c for c in ("id", *columns) if c not in header]
             if missing:
-                raise DataError(f"{path}:1: header has no column {missing[0]!r} (it has {', '.join(header) or 'nothing'})")
+                raise DataError(
+                    f"{path}:1: header has no column {missing[0]!r} (it has {', '.join(header) or 'nothing'})"
+                )
             where = [header.index(c) for c in columns]
             key = header.index("id")
             for line_no, fields in enumerate(reader, start=2):
@@ -114,8 +120,9 @@ class ProsodyTargets:
     std: tuple[float, ...]
 
     @classmethod
-    def fit(cls, columns: Sequence[str], transforms: Sequence[str], rows: Sequence[Sequence[float]],
-            where: str = PROSODY) -> "ProsodyTargets":
+    def fit(
+        cls, columns: Sequence[str], transforms: Sequence[str], rows: Sequence[Sequence[float]], where: str = PROSODY
+    ) -> "ProsodyTargets":
         """Statistics of ``rows`` (the training utterances' raw measures).
 
         Raises:
@@ -130,14 +137,18 @@ class ProsodyTargets:
         std = transformed.std(dim=0, unbiased=False) if len(rows) else torch.zeros(len(columns), dtype=torch.float64)
         for column, s in zip(columns, std.tolist()):
             if not s > 1e-9:
-                raise DataError(f"{where}: {column} has the same value for every training utterance; leave it out of data.prosody")
+                raise DataError(
+                    f"{where}: {column} has the same value for every training utterance; leave it out of data.prosody"
+                )
         mean = transformed.mean(dim=0)
         return cls(tuple(columns), tuple(transforms), tuple(mean.tolist()), tuple(std.tolist()))
 
     def encode(self, raw: Sequence[float]) -> torch.Tensor:
         """One utterance's raw measures → ``(len(columns),)`` float32 standardised targets."""
         values = _transform(torch.tensor([list(raw)], dtype=torch.float64), self.transforms)[0]
-        return ((values - torch.tensor(self.mean, dtype=torch.float64)) / torch.tensor(self.std, dtype=torch.float64)).float()
+        return (
+            (values - torch.tensor(self.mean, dtype=torch.float64)) / torch.tensor(self.std, dtype=torch.float64)
+        ).float()
 
 
 def _transform(values: torch.Tensor, transforms: Sequence[str]) -> torch.Tensor:

@@ -51,8 +51,15 @@ class SegmentDataset(Dataset):
     (segment_frames · hop_length,)}``, float32 tensors; the mel is a natural-log mel, not normalised.
     """
 
-    def __init__(self, utterances: Sequence[Utterance], cache: FeatureCache, *, segment_frames: int,
-                 mels: MelSource | None = None, mels_share: float = 1.0) -> None:
+    def __init__(
+        self,
+        utterances: Sequence[Utterance],
+        cache: FeatureCache,
+        *,
+        segment_frames: int,
+        mels: MelSource | None = None,
+        mels_share: float = 1.0,
+    ) -> None:
         if segment_frames < 1:
             raise ValueError(f"segment_frames must be at least 1, got {segment_frames}")
         if not 0.0 <= mels_share <= 1.0:
@@ -77,7 +84,9 @@ class SegmentDataset(Dataset):
             start = draw.randrange(usable - frames + 1)
             mel, audio = mel[start : start + frames], audio[start * self.hop : (start + frames) * self.hop]
         else:
-            mel = np.concatenate([mel[:usable], np.full((frames - usable, mel.shape[1]), np.log(LOG_MEL_FLOOR), np.float32)])
+            mel = np.concatenate(
+                [mel[:usable], np.full((frames - usable, mel.shape[1]), np.log(LOG_MEL_FLOOR), np.float32)]
+            )
             audio = np.pad(audio[: usable * self.hop], (0, (frames - usable) * self.hop))
         return {"id": utt.id, "mel": torch.from_numpy(np.ascontiguousarray(mel)), "audio": torch.from_numpy(audio)}
 
@@ -95,8 +104,10 @@ class SegmentDataset(Dataset):
         samples = self.cache.audio(utt)
         # A centred STFT gives 1 + samples // hop frames; GTA mels drop a few at the end.
         if mel.shape[0] > 1 + samples.size // self.hop:
-            raise DataError(f"{utt.where}: {mel.shape[0]} mel frames but {samples.size} samples "
-                            f"(at most {1 + samples.size // self.hop} frames): mels of other audio or features")
+            raise DataError(
+                f"{utt.where}: {mel.shape[0]} mel frames but {samples.size} samples "
+                f"(at most {1 + samples.size // self.hop} frames): mels of other audio or features"
+            )
         audio = np.zeros(mel.shape[0] * self.hop, np.float32)
         n = min(audio.size, samples.size)
         audio[:n] = samples[:n]
@@ -119,8 +130,9 @@ class SegmentSampler(LengthBucketSampler):
     """
 
     def __init__(self, n_items: int, batch_size: int, *, seed: int = 0, num_replicas: int = 1, rank: int = 0) -> None:
-        super().__init__([0] * n_items, batch_size, seed=seed, shuffle=True, bucket_batches=1,
-                         num_replicas=num_replicas, rank=rank)
+        super().__init__(
+            [0] * n_items, batch_size, seed=seed, shuffle=True, bucket_batches=1, num_replicas=num_replicas, rank=rank
+        )
 
     def __iter__(self) -> Iterator[list[tuple[int, int]]]:  # type: ignore[override]
         for batch in super().__iter__():

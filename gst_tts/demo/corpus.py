@@ -186,7 +186,9 @@ class SpeechSettings:
     def variant_text(self) -> str:
         """The espeak variant file this utterance is rendered with: the bundled variant with its
         formant frequencies scaled and its pitch line replaced."""
-        return _scaled_variant(builtin_variant(self.variant), self.formant_scale) + "pitch {} {}\n".format(*self.pitch_line)
+        return _scaled_variant(builtin_variant(self.variant), self.formant_scale) + "pitch {} {}\n".format(
+            *self.pitch_line
+        )
 
 
 def coarse_label(f0_hz: float, rate_wpm: float) -> str:
@@ -280,8 +282,18 @@ def unseen_settings(n: int, seed: int) -> list[SpeechSettings]:
     gap = np.floor(stratified((WORD_GAP_RANGE[0], WORD_GAP_RANGE[1] + 1), log=False))
     formant = _log_uniform(rng, FORMANT_SCALE_RANGE, n)
     voice = rng.integers(0, len(UNSEEN_VOICES), n)
-    return [_settings(UNSEEN_VARIANTS[i % len(UNSEEN_VARIANTS)], f0[i], intonation[i], rate[i], min(gap[i], WORD_GAP_RANGE[1]),
-                      formant[i], UNSEEN_VOICES[voice[i]]) for i in range(n)]
+    return [
+        _settings(
+            UNSEEN_VARIANTS[i % len(UNSEEN_VARIANTS)],
+            f0[i],
+            intonation[i],
+            rate[i],
+            min(gap[i], WORD_GAP_RANGE[1]),
+            formant[i],
+            UNSEEN_VOICES[voice[i]],
+        )
+        for i in range(n)
+    ]
 
 
 _SETTINGS_STREAM = 1  # seed-sequence keys of the generators
@@ -291,12 +303,20 @@ _TIMBRE_STREAM = 3
 
 def _settings(variant, f0, intonation, rate, gap, formant, voice) -> SpeechSettings:
     """Rounds the draws to what is stored (and rendered): 0.1 Hz, 1e-3, whole wpm and gaps, 1e-3."""
-    return SpeechSettings(variant=str(variant), f0_hz=round(float(f0), 1), intonation=round(float(intonation), 3),
-                          rate_wpm=int(round(float(rate))), word_gap=int(gap), formant_scale=round(float(formant), 3),
-                          voice=str(voice))
+    return SpeechSettings(
+        variant=str(variant),
+        f0_hz=round(float(f0), 1),
+        intonation=round(float(intonation), 3),
+        rate_wpm=int(round(float(rate))),
+        word_gap=int(gap),
+        formant_scale=round(float(formant), 3),
+        voice=str(voice),
+    )
 
 
-def _strip_espeak_padding(audio: np.ndarray, sample_rate: int = SAMPLE_RATE, keep_s: float = KEEP_SILENCE_S) -> np.ndarray:
+def _strip_espeak_padding(
+    audio: np.ndarray, sample_rate: int = SAMPLE_RATE, keep_s: float = KEEP_SILENCE_S
+) -> np.ndarray:
     """Cuts espeak's leading and trailing padding, keeping ``keep_s`` seconds on each side.
 
     A fixed amplitude threshold with a kept margin, unlike :func:`gst_tts.audio.io.trim_silence`
@@ -352,8 +372,13 @@ PROSODY_COLUMNS = (
 """Columns of :data:`PROSODY_NAME`."""
 
 
-def _manifest(utterances: int, seed: int, variants: Sequence[str] = CORPUS_VARIANTS,
-              formant_scale_range: tuple[float, float] = CORPUS_FORMANT_SCALE_RANGE, texts: str | None = None) -> dict:
+def _manifest(
+    utterances: int,
+    seed: int,
+    variants: Sequence[str] = CORPUS_VARIANTS,
+    formant_scale_range: tuple[float, float] = CORPUS_FORMANT_SCALE_RANGE,
+    texts: str | None = None,
+) -> dict:
     """What identifies a corpus build; stored in the corpus and compared on reuse. ``texts``: the
     SHA-256 of a sentence file, None for the template generator (then the key is left out, so that
     a corpus of the templates keeps its manifest)."""
@@ -369,8 +394,11 @@ def _manifest(utterances: int, seed: int, variants: Sequence[str] = CORPUS_VARIA
         "intonation_range": list(INTONATION_RANGE),
         "word_gap_range": list(WORD_GAP_RANGE),
         "formant_scale_range": list(formant_scale_range),
-        "pitch_calibration": {"bases_hz": list(_CALIBRATION_BASES_HZ), "ratios": list(_CALIBRATION_RATIOS),
-                              "median_hz": [list(row) for row in _CALIBRATION_MEDIAN_HZ]},
+        "pitch_calibration": {
+            "bases_hz": list(_CALIBRATION_BASES_HZ),
+            "ratios": list(_CALIBRATION_RATIOS),
+            "median_hz": [list(row) for row in _CALIBRATION_MEDIAN_HZ],
+        },
         **({"texts_sha256": texts} if texts is not None else {}),
     }
 
@@ -394,14 +422,18 @@ def _readme(manifest: dict) -> str:
         return f"{bounds[0]:g}-{bounds[1]:g}{unit}"
 
     utterances, seed = manifest["utterances"], manifest["seed"]
-    source = (f"a sentence file (SHA-256 {manifest['texts_sha256'][:12]}...), its first {utterances} lines"
-              if "texts_sha256" in manifest else f"the gst-tts template generator (seed {seed})")
+    source = (
+        f"a sentence file (SHA-256 {manifest['texts_sha256'][:12]}...), its first {utterances} lines"
+        if "texts_sha256" in manifest
+        else f"the gst-tts template generator (seed {seed})"
+    )
     return (
         "gst-tts demo corpus\n"
         "===================\n\n"
         f"{utterances} English sentences from {source},\n"
         f"rendered with espeak-ng ({CORPUS_VOICE}) at {SAMPLE_RATE} Hz, 16-bit mono, leading and trailing\n"
-        f"silence trimmed to {int(KEEP_SILENCE_S * 1000)} ms. Format: LJSpeech (metadata.csv is id|text|normalized text).\n\n"
+        f"silence trimmed to {int(KEEP_SILENCE_S * 1000)} ms. Format: LJSpeech (metadata.csv is "
+        "id|text|normalized text).\n\n"
         "Every utterance has its own speaking style, each quantity drawn independently (seeded):\n\n"
         f"  median F0          {span(F0_RANGE_HZ, ' Hz')} (log-uniform)\n"
         f"  intonation width   pitch-line top/base {span(INTONATION_RANGE)} (log-uniform)\n"
@@ -416,10 +448,16 @@ def _readme(manifest: dict) -> str:
     )
 
 
-def make_demo_corpus(out_dir: str | os.PathLike, utterances: int = 2400, seed: int = 0, progress: bool = True, *,
-                     variants: Sequence[str] = CORPUS_VARIANTS,
-                     formant_scale_range: tuple[float, float] = CORPUS_FORMANT_SCALE_RANGE,
-                     texts: str | os.PathLike | None = None) -> Path:
+def make_demo_corpus(
+    out_dir: str | os.PathLike,
+    utterances: int = 2400,
+    seed: int = 0,
+    progress: bool = True,
+    *,
+    variants: Sequence[str] = CORPUS_VARIANTS,
+    formant_scale_range: tuple[float, float] = CORPUS_FORMANT_SCALE_RANGE,
+    texts: str | os.PathLike | None = None,
+) -> Path:
     """Writes a many-style LJSpeech-format corpus to ``out_dir`` and returns its path.
 
     Contents: ``metadata.csv`` (``DEMO-0001|text|text``), ``wavs/DEMO-0001.wav`` (16-bit PCM,
@@ -483,9 +521,17 @@ def read_sentence_file(path: str | os.PathLike, count: int) -> tuple[list[str], 
     sentences = []
     for number, line in enumerate(lines[:count], start=1):
         text = " ".join(line.split())
-        problem = ("is empty" if not text else "holds '|'" if "|" in text else "holds a digit (spell numbers out)"
-                   if any(c.isdigit() for c in text) else f"is longer than {MAX_SENTENCE_CHARS} characters"
-                   if len(text) > MAX_SENTENCE_CHARS else None)
+        problem = (
+            "is empty"
+            if not text
+            else "holds '|'"
+            if "|" in text
+            else "holds a digit (spell numbers out)"
+            if any(c.isdigit() for c in text)
+            else f"is longer than {MAX_SENTENCE_CHARS} characters"
+            if len(text) > MAX_SENTENCE_CHARS
+            else None
+        )
         if problem:
             raise GstTtsError(f"{path}:{number}: the sentence {problem}: {text[:60]!r}")
         sentences.append(text)
@@ -500,12 +546,25 @@ its ``max_frames``, and the demo's own sentences are at most 80."""
 def prosody_row(utterance_id: str, settings: SpeechSettings) -> list[str]:
     """One :data:`PROSODY_NAME` row (as strings, in :data:`PROSODY_COLUMNS` order)."""
     base, top = settings.pitch_line
-    values = (utterance_id, settings.label, settings.voice, settings.variant, f"{settings.f0_hz:.1f}",
-              f"{settings.intonation:.3f}", base, top, settings.rate_wpm, settings.word_gap, f"{settings.formant_scale:.3f}")
+    values = (
+        utterance_id,
+        settings.label,
+        settings.voice,
+        settings.variant,
+        f"{settings.f0_hz:.1f}",
+        f"{settings.intonation:.3f}",
+        base,
+        top,
+        settings.rate_wpm,
+        settings.word_gap,
+        f"{settings.formant_scale:.3f}",
+    )
     return [str(v) for v in values]
 
 
-def _write_corpus(directory: Path, texts: list[str], settings: list[SpeechSettings], manifest: dict, progress: bool) -> None:
+def _write_corpus(
+    directory: Path, texts: list[str], settings: list[SpeechSettings], manifest: dict, progress: bool
+) -> None:
     """Renders every text and writes all corpus files into ``directory``."""
     wav_dir = directory / "wavs"
     wav_dir.mkdir()
@@ -513,7 +572,9 @@ def _write_corpus(directory: Path, texts: list[str], settings: list[SpeechSettin
     style_rows: list[str] = []
     prosody_rows = [",".join(PROSODY_COLUMNS) + "\n"]
     pairs = list(zip(texts, settings))
-    for index, (text, utterance) in enumerate(progress_bar(pairs, desc="rendering demo corpus", unit="utt", enabled=progress)):
+    for index, (text, utterance) in enumerate(
+        progress_bar(pairs, desc="rendering demo corpus", unit="utt", enabled=progress)
+    ):
         utterance_id = _utterance_id(index)
         audio = render_sentence(text, utterance)
         sf.write(str(wav_dir / f"{utterance_id}.wav"), audio, SAMPLE_RATE, subtype="PCM_16", format="WAV")

@@ -42,9 +42,7 @@ _CUSTOM_VARIANT = "gst-tts-variant"  # file-name stem of the variant synthesize(
 
 
 # int callback(short *wav, int numsamples, espeak_EVENT *events); return 0 to continue.
-_SynthCallback = ctypes.CFUNCTYPE(
-    ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.c_void_p
-)
+_SynthCallback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.c_void_p)
 
 
 class EspeakSynth:
@@ -123,8 +121,12 @@ class EspeakSynth:
                 if lib.espeak_SetVoiceByName(voice.encode("utf-8")) != _EE_OK:
                     raise GstTtsError(f"espeak-ng has no voice {voice!r}")
                 # Parameters after the voice: selecting a voice resets them.
-                for parameter, value in ((_PARAM_RATE, rate), (_PARAM_PITCH, pitch), (_PARAM_RANGE, pitch_range),
-                                         (_PARAM_WORDGAP, word_gap)):
+                for parameter, value in (
+                    (_PARAM_RATE, rate),
+                    (_PARAM_PITCH, pitch),
+                    (_PARAM_RANGE, pitch_range),
+                    (_PARAM_WORDGAP, word_gap),
+                ):
                     lib.espeak_SetParameter(parameter, int(value), 0)
                 data = text.encode("utf-8") + b"\0"
                 EspeakSynth._chunks = []

@@ -49,15 +49,15 @@ STATE_VERSION = 1
 #: per demo training step, :func:`probe_step_seconds`), which scales them to other machines.
 REFERENCE_PROBE_S = 0.87
 REFERENCE_SECONDS = {
-    "corpus": 0.0133,       # per utterance rendered
-    "features": 0.0126,     # per utterance
-    "acoustic": 1.00,       # per training step, validations and checkpoints included
-    "vocoder": 0.197,       # per step
+    "corpus": 0.0133,  # per utterance rendered
+    "features": 0.0126,  # per utterance
+    "acoustic": 1.00,  # per training step, validations and checkpoints included
+    "vocoder": 0.197,  # per step
     "select": 52.1 + 48 * 1.3,  # per candidate checkpoint; its 48 outputs transcribed (ASR about 1.3 s a clip)
-    "gta": 0.0238,          # per utterance
-    "vocoder_gta": 0.192,   # per step
-    "report": 1.60,         # per synthesis
-    "dials": 0.50,          # per synthesis (one core of two)
+    "gta": 0.0238,  # per utterance
+    "vocoder_gta": 0.192,  # per step
+    "report": 1.60,  # per synthesis
+    "dials": 0.50,  # per synthesis (one core of two)
 }
 #: The instruction set every stage computes with on x86-64. torch (ATen), MKL and oneDNN otherwise
 #: pick the widest the CPU has, and AVX-512 kernels round differently from AVX2 ones: the demo's
@@ -133,12 +133,12 @@ class Stage:
     name: str
     title: str
     budget: str
-    program: str                 # gst-tts | gst-tts-train | gst-tts-train-vocoder
+    program: str  # gst-tts | gst-tts-train | gst-tts-train-vocoder
     args: list[str]
-    key: dict[str, Any]          # what the outputs are made from; a change redoes the stage
-    units: float                 # how many of REFERENCE_SECONDS[name]'s units it runs
+    key: dict[str, Any]  # what the outputs are made from; a change redoes the stage
+    units: float  # how many of REFERENCE_SECONDS[name]'s units it runs
     outputs: list[Path] = field(default_factory=list)  # removed before the stage is redone
-    steps: int | None = None     # a training stage's step budget (training resumes toward it)
+    steps: int | None = None  # a training stage's step budget (training resumes toward it)
     checkpoint: Path | None = None  # a training stage's last.pt
     alongside: str | None = None  # runs at the same time as this stage (both single-threaded)
     status: str = "to do"
@@ -147,7 +147,11 @@ class Stage:
 
     def command(self) -> list[str]:
         """argv as this Python runs it."""
-        module = {"gst-tts": "gst_tts.cli", "gst-tts-train": "gst_tts.training.train", "gst-tts-train-vocoder": "gst_tts.training.train_vocoder"}
+        module = {
+            "gst-tts": "gst_tts.cli",
+            "gst-tts-train": "gst_tts.training.train",
+            "gst-tts-train-vocoder": "gst_tts.training.train_vocoder",
+        }
         return [sys.executable, "-m", module[self.program], *self.args]
 
     def shown(self) -> str:
@@ -184,59 +188,216 @@ def _stages(out: Path, b: DemoBudget, cores: int, progress: bool = True) -> list
     batch = ["--batch-size", str(BATCH_SIZE)]
     from gst_tts.analysis.style_transfer import SELECTION_SEED
     from gst_tts.inference.dial_names import dials_path
+
     acoustic_fixed = {"utterances": b.utterances, "threads": b.threads, "train_args": list(b.train_args)}
     vocoder_fixed = {"utterances": b.utterances, "threads": b.threads}
     # The kept periodic checkpoints, and last.pt where it is not one of them.
-    candidates = max(1, min(DEMO_KEEP_CHECKPOINTS, b.steps // DEMO_CHECKPOINT_EVERY) + bool(b.steps % DEMO_CHECKPOINT_EVERY))
+    candidates = max(
+        1, min(DEMO_KEEP_CHECKPOINTS, b.steps // DEMO_CHECKPOINT_EVERY) + bool(b.steps % DEMO_CHECKPOINT_EVERY)
+    )
     best = out / "checkpoints" / "best.pt"
     vocoder = out / "vocoder" / "checkpoints"
     vocoder_gta = out / "vocoder_gta" / "checkpoints"
     stages = [
-        Stage("corpus", "demo corpus", f"{b.utterances:,} utterances", "gst-tts",
-              ["make-demo-corpus", "--out", str(corpus), "--utterances", str(b.utterances), "--seed", str(CORPUS_SEED),
-               *threads], {"utterances": b.utterances},
-              b.utterances),
-        Stage("features", "log-mel features", f"{b.utterances:,} utterances", "gst-tts",
-              ["prepare", "--corpus", str(corpus), "--cache-dir", str(cache), *threads], {"utterances": b.utterances}, b.utterances),
-        Stage("acoustic", "acoustic model", f"{b.steps:,} steps", "gst-tts-train",
-              [*common, "model=tiny", "data=demo", "trainer=demo", "loss=demo", f"trainer.max_steps={b.steps}",
-               f"trainer.max_minutes={f'{b.minutes:g}' if b.minutes else 'null'}", f"hydra.run.dir={out}", *b.train_args],
-              acoustic_fixed, b.steps, steps=b.steps, checkpoint=out / "checkpoints" / "last.pt"),
-        Stage("vocoder", "vocoder of the recordings", f"{b.vocoder_steps:,} steps", "gst-tts-train-vocoder",
-              ["vocoder=cpu_small", "generator.pitch_head=false", *common, "data.val_size=24",
-               f"trainer.max_steps={b.vocoder_steps}", "trainer.max_minutes=null", f"hydra.run.dir={out / 'vocoder'}"],
-              vocoder_fixed, b.vocoder_steps, steps=b.vocoder_steps, checkpoint=vocoder / "last.pt",
-              alongside="acoustic" if cores >= 2 * b.threads else None),
-        Stage("select", "checkpoint selection", f"{candidates} candidate{'s' if candidates != 1 else ''}", "gst-tts",
-              ["select-checkpoint", "--checkpoints", "CANDIDATES", "--vocoder", str(vocoder / "last.pt"),
-               "--corpus", str(corpus), "--out", str(best), "--seed", str(SELECTION_SEED), *batch, *threads], {}, candidates,
-              outputs=[best, best.with_suffix(".json")]),
-        Stage("gta", "GTA mels", f"{b.utterances:,} utterances", "gst-tts",
-              ["dump-gta-mels", "--checkpoint", str(best), "--corpus", str(corpus), "--cache-dir", str(cache),
-               "--out", str(out / "gta_mels"), "--seed", str(GTA_SEED), *batch, *threads], {}, b.utterances, outputs=[out / "gta_mels"]),
-        Stage("vocoder_gta", "vocoder tuned on GTA mels", f"{b.vocoder_gta_steps:,} steps", "gst-tts-train-vocoder",
-              ["vocoder=cpu_small", *common, "data.val_size=24", f"data.gta_dir={out / 'gta_mels'}",
-               f"trainer.init_from={vocoder / 'generator.pt'}", f"trainer.max_steps={b.vocoder_gta_steps}", "trainer.max_minutes=null",
-               f"hydra.run.dir={out / 'vocoder_gta'}"],
-              {}, b.vocoder_gta_steps, outputs=[out / "vocoder_gta"], steps=b.vocoder_gta_steps,
-              checkpoint=vocoder_gta / "last.pt"),
-        Stage("report", "held-out report", f"{REPORT_SYNTHESES} syntheses", "gst-tts",
-              ["demo-report", "--checkpoint", str(best), "--corpus", str(corpus),
-               "--vocoder", str(vocoder_gta / "last.pt"), "--out", str(out / "samples"), "--cache-dir", str(cache),
-               "--seed", str(REPORT_SEED), *batch, *threads],
-              {}, REPORT_SYNTHESES, outputs=[out / "samples"]),
-        Stage("dials", "style dials named", f"{DIALS_SYNTHESES} syntheses", "gst-tts",
-              ["probe-tokens", "--checkpoint", str(best), "--vocoder", str(vocoder_gta / "generator.pt"),
-               "--save-dials", "--seed", str(REPORT_SEED), *batch, *threads],
-              {}, DIALS_SYNTHESES, outputs=[dials_path(best)]),
+        Stage(
+            "corpus",
+            "demo corpus",
+            f"{b.utterances:,} utterances",
+            "gst-tts",
+            [
+                "make-demo-corpus",
+                "--out",
+                str(corpus),
+                "--utterances",
+                str(b.utterances),
+                "--seed",
+                str(CORPUS_SEED),
+                *threads,
+            ],
+            {"utterances": b.utterances},
+            b.utterances,
+        ),
+        Stage(
+            "features",
+            "log-mel features",
+            f"{b.utterances:,} utterances",
+            "gst-tts",
+            ["prepare", "--corpus", str(corpus), "--cache-dir", str(cache), *threads],
+            {"utterances": b.utterances},
+            b.utterances,
+        ),
+        Stage(
+            "acoustic",
+            "acoustic model",
+            f"{b.steps:,} steps",
+            "gst-tts-train",
+            [
+                *common,
+                "model=tiny",
+                "data=demo",
+                "trainer=demo",
+                "loss=demo",
+                f"trainer.max_steps={b.steps}",
+                f"trainer.max_minutes={f'{b.minutes:g}' if b.minutes else 'null'}",
+                f"hydra.run.dir={out}",
+                *b.train_args,
+            ],
+            acoustic_fixed,
+            b.steps,
+            steps=b.steps,
+            checkpoint=out / "checkpoints" / "last.pt",
+        ),
+        Stage(
+            "vocoder",
+            "vocoder of the recordings",
+            f"{b.vocoder_steps:,} steps",
+            "gst-tts-train-vocoder",
+            [
+                "vocoder=cpu_small",
+                "generator.pitch_head=false",
+                *common,
+                "data.val_size=24",
+                f"trainer.max_steps={b.vocoder_steps}",
+                "trainer.max_minutes=null",
+                f"hydra.run.dir={out / 'vocoder'}",
+            ],
+            vocoder_fixed,
+            b.vocoder_steps,
+            steps=b.vocoder_steps,
+            checkpoint=vocoder / "last.pt",
+            alongside="acoustic" if cores >= 2 * b.threads else None,
+        ),
+        Stage(
+            "select",
+            "checkpoint selection",
+            f"{candidates} candidate{'s' if candidates != 1 else ''}",
+            "gst-tts",
+            [
+                "select-checkpoint",
+                "--checkpoints",
+                "CANDIDATES",
+                "--vocoder",
+                str(vocoder / "last.pt"),
+                "--corpus",
+                str(corpus),
+                "--out",
+                str(best),
+                "--seed",
+                str(SELECTION_SEED),
+                *batch,
+                *threads,
+            ],
+            {},
+            candidates,
+            outputs=[best, best.with_suffix(".json")],
+        ),
+        Stage(
+            "gta",
+            "GTA mels",
+            f"{b.utterances:,} utterances",
+            "gst-tts",
+            [
+                "dump-gta-mels",
+                "--checkpoint",
+                str(best),
+                "--corpus",
+                str(corpus),
+                "--cache-dir",
+                str(cache),
+                "--out",
+                str(out / "gta_mels"),
+                "--seed",
+                str(GTA_SEED),
+                *batch,
+                *threads,
+            ],
+            {},
+            b.utterances,
+            outputs=[out / "gta_mels"],
+        ),
+        Stage(
+            "vocoder_gta",
+            "vocoder tuned on GTA mels",
+            f"{b.vocoder_gta_steps:,} steps",
+            "gst-tts-train-vocoder",
+            [
+                "vocoder=cpu_small",
+                *common,
+                "data.val_size=24",
+                f"data.gta_dir={out / 'gta_mels'}",
+                f"trainer.init_from={vocoder / 'generator.pt'}",
+                f"trainer.max_steps={b.vocoder_gta_steps}",
+                "trainer.max_minutes=null",
+                f"hydra.run.dir={out / 'vocoder_gta'}",
+            ],
+            {},
+            b.vocoder_gta_steps,
+            outputs=[out / "vocoder_gta"],
+            steps=b.vocoder_gta_steps,
+            checkpoint=vocoder_gta / "last.pt",
+        ),
+        Stage(
+            "report",
+            "held-out report",
+            f"{REPORT_SYNTHESES} syntheses",
+            "gst-tts",
+            [
+                "demo-report",
+                "--checkpoint",
+                str(best),
+                "--corpus",
+                str(corpus),
+                "--vocoder",
+                str(vocoder_gta / "last.pt"),
+                "--out",
+                str(out / "samples"),
+                "--cache-dir",
+                str(cache),
+                "--seed",
+                str(REPORT_SEED),
+                *batch,
+                *threads,
+            ],
+            {},
+            REPORT_SYNTHESES,
+            outputs=[out / "samples"],
+        ),
+        Stage(
+            "dials",
+            "style dials named",
+            f"{DIALS_SYNTHESES} syntheses",
+            "gst-tts",
+            [
+                "probe-tokens",
+                "--checkpoint",
+                str(best),
+                "--vocoder",
+                str(vocoder_gta / "generator.pt"),
+                "--save-dials",
+                "--seed",
+                str(REPORT_SEED),
+                *batch,
+                *threads,
+            ],
+            {},
+            DIALS_SYNTHESES,
+            outputs=[dials_path(best)],
+        ),
     ]
     return stages
 
 
 #: Each stage's outputs are made from its own settings and from what these stages made.
-UPSTREAM = {"features": ["corpus"], "acoustic": ["features"], "vocoder": ["features"], "select": ["acoustic", "vocoder"],
-            "gta": ["select"], "vocoder_gta": ["vocoder", "gta"], "report": ["select", "vocoder_gta"],
-            "dials": ["select", "vocoder_gta"]}
+UPSTREAM = {
+    "features": ["corpus"],
+    "acoustic": ["features"],
+    "vocoder": ["features"],
+    "select": ["acoustic", "vocoder"],
+    "gta": ["select"],
+    "vocoder_gta": ["vocoder", "gta"],
+    "report": ["select", "vocoder_gta"],
+    "dials": ["select", "vocoder_gta"],
+}
 
 
 def read_state(out: Path) -> dict[str, Any]:
@@ -248,7 +409,11 @@ def read_state(out: Path) -> dict[str, Any]:
         return {}
     except (OSError, json.JSONDecodeError) as exc:
         raise GstTtsError(f"{path}: unreadable ({exc}); remove it to redo the demo's stages") from None
-    if not isinstance(state, dict) or state.get("version") != STATE_VERSION or not isinstance(state.get("stages"), dict):
+    if (
+        not isinstance(state, dict)
+        or state.get("version") != STATE_VERSION
+        or not isinstance(state.get("stages"), dict)
+    ):
         return {}
     return state["stages"]
 
@@ -297,21 +462,27 @@ def _status(stage: Stage, record: Mapping[str, Any] | None) -> tuple[str, str]:
         if derived:
             return "redo", "not made by this plan"
         if reached > stage.steps:
-            raise GstTtsError(f"{stage.checkpoint}: the {stage.title} is at step {reached:,}, past the budget of "
-                              f"{stage.steps:,}; give at least {reached:,} steps, or remove {folder} (make clean-demo)")
+            raise GstTtsError(
+                f"{stage.checkpoint}: the {stage.title} is at step {reached:,}, past the budget of "
+                f"{stage.steps:,}; give at least {reached:,} steps, or remove {folder} (make clean-demo)"
+            )
         return "resume", f"from step {reached:,}"
     if record.get("key") != stage.key:
         if derived:
             return "redo", "its inputs changed"
-        raise GstTtsError(f"{folder}: its {stage.title} was trained with other settings "
-                          f"({_changed(record.get('key'), stage.key)}); remove it (make clean-demo) or choose another folder")
+        raise GstTtsError(
+            f"{folder}: its {stage.title} was trained with other settings "
+            f"({_changed(record.get('key'), stage.key)}); remove it (make clean-demo) or choose another folder"
+        )
     # An interrupted stage's checkpoint says where it stopped; a finished one's record says where it ended.
     reached = int(record.get("step") or 0) if record.get("done") else (_checkpoint_step(stage) or 0)
     if reached > stage.steps:
         if derived:
             return "redo", f"at step {reached:,}, past the budget"
-        raise GstTtsError(f"{stage.checkpoint}: the {stage.title} is at step {reached:,}, past the budget of "
-                          f"{stage.steps:,}; give at least {reached:,} steps, or remove {folder} (make clean-demo)")
+        raise GstTtsError(
+            f"{stage.checkpoint}: the {stage.title} is at step {reached:,}, past the budget of "
+            f"{stage.steps:,}; give at least {reached:,} steps, or remove {folder} (make clean-demo)"
+        )
     if reached == stage.steps and record.get("done"):
         return "done", f"step {reached:,}"
     return ("resume", f"from step {reached:,}") if reached else ("to do", "")
@@ -349,15 +520,24 @@ def probe_step_seconds(threads: int, steps: int = 3) -> float:
             cfg = compose("config", overrides=["model=tiny", "data=demo", "trainer=demo", "loss=demo"])
         with torch.random.fork_rng():
             torch.manual_seed(0)
-            model, _ = build_model(cfg.model, n_symbols=60, n_mels=80, pad_id=0, style_prosody_dim=len(cfg.data.prosody))
+            model, _ = build_model(
+                cfg.model, n_symbols=60, n_mels=80, pad_id=0, style_prosody_dim=len(cfg.data.prosody)
+            )
             loss_fn = build_loss(cfg.loss, reduction_factor=model.reduction_factor)
             optimizer, _ = build_optimizer(model, cfg.trainer)
             items = []
             for i in range(int(cfg.data.batch_size)):
                 text = torch.randint(2, 60, (51,))
                 text[-1] = 1
-                items.append({"text": text, "mel": torch.randn(216, 80), "id": str(i), "style": "x",
-                              "prosody": torch.zeros(len(cfg.data.prosody))})
+                items.append(
+                    {
+                        "text": text,
+                        "mel": torch.randn(216, 80),
+                        "id": str(i),
+                        "style": "x",
+                        "prosody": torch.zeros(len(cfg.data.prosody)),
+                    }
+                )
             batch = Collate(model.reduction_factor, 0)(items)
             reference = torch.randn(len(items), 181, 80)
             lengths = torch.full((len(items),), 181)
@@ -366,7 +546,9 @@ def probe_step_seconds(threads: int, steps: int = 3) -> float:
             for i in range(steps + 1):
                 start = time.perf_counter()
                 optimizer.zero_grad(set_to_none=True)
-                out = model(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"], reference, lengths)
+                out = model(
+                    batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"], reference, lengths
+                )
                 loss_fn(out, batch, 0)["total"].backward()
                 optimizer.step()
                 if i:
@@ -424,13 +606,17 @@ def _checkpoint_step(stage: Stage) -> int | None:
 
 def format_plan(plan: DemoPlan, total_s: float | None, probe_s: float | None) -> str:
     b = plan.budget
-    lines = [f"gst-tts demo in {plan.out}/: budgets in steps, so a slower machine takes longer but trains the same model "
-             f"({b.threads} CPU thread{'s' if b.threads != 1 else ''} in every stage)"]
+    lines = [
+        f"gst-tts demo in {plan.out}/: budgets in steps, so a slower machine takes longer but trains the same model "
+        f"({b.threads} CPU thread{'s' if b.threads != 1 else ''} in every stage)"
+    ]
     cores = available_cores()
     if cores < b.threads:
-        lines.append(f"  note: this machine has {cores} core{'s' if cores != 1 else ''} for {b.threads} threads, which wait "
-                     "on each other: expect it to be much slower than the estimate (a thread count of its own, "
-                     "DEMO_THREADS, trains another model than the README's)")
+        lines.append(
+            f"  note: this machine has {cores} core{'s' if cores != 1 else ''} for {b.threads} threads, which wait "
+            "on each other: expect it to be much slower than the estimate (a thread count of its own, "
+            "DEMO_THREADS, trains another model than the README's)"
+        )
     width = max(len(s.title) for s in plan.stages)
     for i, stage in enumerate(plan.stages, 1):
         when = [] if stage.status == "done" or total_s is None else [_minutes(stage.estimate_s)]
@@ -439,8 +625,10 @@ def format_plan(plan: DemoPlan, total_s: float | None, probe_s: float | None) ->
         status = stage.status + (f": {stage.note}" if stage.note else "")
         lines.append(f"  {i}. {stage.title:<{width}}  {stage.budget:>18}  {status:<24} {' '.join(when)}".rstrip())
     if total_s is not None and probe_s is not None:
-        lines.append(f"  estimated total: {_minutes(total_s)}, from timing {b.threads}-thread training steps of "
-                     f"the demo's model here ({probe_s:.2f} s a step; the reference machine: {REFERENCE_PROBE_S:.2f} s)")
+        lines.append(
+            f"  estimated total: {_minutes(total_s)}, from timing {b.threads}-thread training steps of "
+            f"the demo's model here ({probe_s:.2f} s a step; the reference machine: {REFERENCE_PROBE_S:.2f} s)"
+        )
     return "\n".join(lines)
 
 
@@ -453,8 +641,14 @@ def _minutes(seconds: float) -> str:
 # ------------------------------------------------------------------------------------------ run
 
 
-def run_demo(out: str | os.PathLike, budget: DemoBudget, *, probe: Callable[[int], float] = probe_step_seconds,
-             say: Callable[[str], None] = print, progress: bool = True) -> int:
+def run_demo(
+    out: str | os.PathLike,
+    budget: DemoBudget,
+    *,
+    probe: Callable[[int], float] = probe_step_seconds,
+    say: Callable[[str], None] = print,
+    progress: bool = True,
+) -> int:
     """Plans the demo in ``out`` (:func:`plan_demo`), prints the plan, then runs every stage that is
     not done, each judged again just before it runs (from what the stages before it really made).
     Returns 0, or the exit code of the stage that failed (130 when interrupted).
@@ -466,8 +660,10 @@ def run_demo(out: str | os.PathLike, budget: DemoBudget, *, probe: Callable[[int
     if not plan.pending:
         _record_gta_vocoder(plan.out)
         say(format_plan(plan, None, None))
-        say(f"Nothing to do: {plan.out}/ is complete. To train on, give more steps (make demo DEMO_STEPS=N, now "
-            f"{budget.steps:,}): training resumes where it stopped and the stages after it are redone.")
+        say(
+            f"Nothing to do: {plan.out}/ is complete. To train on, give more steps (make demo DEMO_STEPS=N, now "
+            f"{budget.steps:,}): training resumes where it stopped and the stages after it are redone."
+        )
         say(outputs_listing(plan.out))
         return 0
     probe_s = probe(budget.threads)
@@ -489,7 +685,7 @@ def run_demo(out: str | os.PathLike, budget: DemoBudget, *, probe: Callable[[int
                 judge(follower, plan.state)
                 if follower.status != "done":
                     alongside[follower.name] = (follower, *_start_alongside(plan, follower, say))
-        code = _run_stage(plan, stage, index, _total(plan.stages[index - 1:]), say)
+        code = _run_stage(plan, stage, index, _total(plan.stages[index - 1 :]), say)
         for name, (follower, process, log, start) in list(alongside.items()):
             if code:
                 process.send_signal(signal.SIGINT)  # it saves its checkpoint and stops
@@ -498,22 +694,28 @@ def run_demo(out: str | os.PathLike, budget: DemoBudget, *, probe: Callable[[int
                 _record(plan, follower, time.monotonic() - start)
             elif not code:
                 _print_log_tail(log, say)
-                say(f"gst-tts demo: the {titles[name]} failed (exit {follower_code}; its log: {log}); what finished "
-                    "is kept, and running the demo again goes on from there")
+                say(
+                    f"gst-tts demo: the {titles[name]} failed (exit {follower_code}; its log: {log}); what finished "
+                    "is kept, and running the demo again goes on from there"
+                )
                 return follower_code
         alongside.clear()
         if code:
             if code != 130:
-                say(f"gst-tts demo: the {stage.title} failed (exit {code}); what finished is kept, and running the "
-                    "demo again goes on from there")
+                say(
+                    f"gst-tts demo: the {stage.title} failed (exit {code}); what finished is kept, and running the "
+                    "demo again goes on from there"
+                )
             return code
         if stage.name == "vocoder_gta":
             _record_gta_vocoder(plan.out)
     say(f"\ndemo finished in {(time.monotonic() - started) / 60:.1f} min")
     unfinished = [s for s in plan.stages if s.steps and not (plan.state.get(s.name) or {}).get("done")]
     for stage in unfinished:
-        say(f"note: the {stage.title} stopped at step {_reached(plan, stage):,} of {stage.steps:,} (the minutes cap); "
-            "running the demo again trains it on and redoes the stages after it")
+        say(
+            f"note: the {stage.title} stopped at step {_reached(plan, stage):,} of {stage.steps:,} (the minutes cap); "
+            "running the demo again trains it on and redoes the stages after it"
+        )
     say(outputs_listing(plan.out))
     return 0
 
@@ -556,15 +758,17 @@ def _prepare(plan: DemoPlan, stage: Stage) -> None:
         ckpt_dir = plan.out / "checkpoints"
         candidates = sorted(str(p) for p in ckpt_dir.glob("step_*.pt")) + [str(ckpt_dir / "last.pt")]
         i = stage.args.index("CANDIDATES")
-        stage.args[i:i + 1] = candidates
+        stage.args[i : i + 1] = candidates
 
 
 def _run_stage(plan: DemoPlan, stage: Stage, index: int, left_s: float, say: Callable[[str], None]) -> int:
     _prepare(plan, stage)
     _record(plan, stage, None)
     finish = time.strftime("%H:%M", time.localtime(time.time() + left_s))
-    say(f"\n== {index}/{len(plan.stages)} {stage.title} ({stage.budget}, {_minutes(stage.estimate_s)}; "
-        f"the demo's {_minutes(left_s)} left by the estimate: done about {finish})")
+    say(
+        f"\n== {index}/{len(plan.stages)} {stage.title} ({stage.budget}, {_minutes(stage.estimate_s)}; "
+        f"the demo's {_minutes(left_s)} left by the estimate: done about {finish})"
+    )
     say(f"$ {stage.shown()}")
     sys.stdout.flush()
     start = time.monotonic()
@@ -603,9 +807,12 @@ def _record(plan: DemoPlan, stage: Stage, seconds: float | None) -> None:
     short of its budget, and then it is not done."""
     reached = _checkpoint_step(stage) if stage.steps is not None else None
     done = seconds is not None and (reached is None or reached >= (stage.steps or 0))
-    plan.state[stage.name] = {"key": stage.key, "done": done,
-                              **({"seconds": round(seconds, 1)} if seconds is not None else {}),
-                              **({"step": reached} if reached is not None else {})}
+    plan.state[stage.name] = {
+        "key": stage.key,
+        "done": done,
+        **({"seconds": round(seconds, 1)} if seconds is not None else {}),
+        **({"step": reached} if reached is not None else {}),
+    }
     path = plan.out / STATE_NAME
     try:
         write_json(path, {"version": STATE_VERSION, "budget": asdict(plan.budget), "stages": plan.state})
@@ -614,16 +821,22 @@ def _record(plan: DemoPlan, stage: Stage, seconds: float | None) -> None:
 
 
 def outputs_listing(out: Path) -> str:
-    return "\n".join([
-        f"Demo outputs in {out}/:",
-        f"  checkpoint        {out}/checkpoints/best.pt (chosen among the last ones: best.json; last.pt is the last step)",
-        f"  vocoders          {out}/vocoder/checkpoints/last.pt (recordings: gst-tts vocode), "
-        f"{out}/vocoder_gta/checkpoints/generator.pt (this model's mels: recorded in checkpoints/vocoder.json, so synthesize "
-        "and serve of best.pt speak with it; --vocoder griffin-lim to compare)",
-        f"  TensorBoard       tensorboard --logdir {out}/tensorboard",
-        f"  held-out samples  {out}/samples/<reference>/NN.wav (+ .alignment.png)",
-        f"  references        {out}/samples/references/<reference>.wav (voices the corpus never used)",
-        f"  summary           {out}/samples/summary.txt (alignment health, style-transfer r and slope; summary.json)",
-        f"  style dials       {out}/checkpoints/best.dials.json (what each head's token does, measured by probe-tokens: "
-        "gst-tts serve's page offers the dials by these names)",
-    ])
+    return "\n".join(
+        [
+            f"Demo outputs in {out}/:",
+            f"  checkpoint        {out}/checkpoints/best.pt (chosen among the last ones: best.json; last.pt is "
+            "the last step)",
+            f"  vocoders          {out}/vocoder/checkpoints/last.pt (recordings: gst-tts vocode), "
+            f"{out}/vocoder_gta/checkpoints/generator.pt (this model's mels: recorded in "
+            "checkpoints/vocoder.json, so synthesize "
+            "and serve of best.pt speak with it; --vocoder griffin-lim to compare)",
+            f"  TensorBoard       tensorboard --logdir {out}/tensorboard",
+            f"  held-out samples  {out}/samples/<reference>/NN.wav (+ .alignment.png)",
+            f"  references        {out}/samples/references/<reference>.wav (voices the corpus never used)",
+            f"  summary           {out}/samples/summary.txt (alignment health, style-transfer r and slope; "
+            "summary.json)",
+            f"  style dials       {out}/checkpoints/best.dials.json (what each head's token does, measured by "
+            "probe-tokens: "
+            "gst-tts serve's page offers the dials by these names)",
+        ]
+    )

@@ -161,19 +161,32 @@ def _sentence_templates() -> tuple[Callable[[_Picker], str], ...]:
     """Sentence templates; each draws its words from a picker and returns one sentence."""
     return (
         lambda p: f"{p.subject()} {p.rng.choice(_THING_VERBS)[1]} {p.thing_object()} {p.place_phrase(_LOCATIONS)}.",
-        lambda p: f"{p.subject()} {p.rng.choice(_MOTION_VERBS)[1]} {p.place_phrase(_DIRECTIONS)} {p.pick(_PAST_TIMES)}.",
+        lambda p: (
+            f"{p.subject()} {p.rng.choice(_MOTION_VERBS)[1]} {p.place_phrase(_DIRECTIONS)} {p.pick(_PAST_TIMES)}."
+        ),
         lambda p: f"Did {p.pick(_NAMES)} {p.rng.choice(_THING_VERBS)[0]} {p.thing_object()} {p.pick(_PAST_TIMES)}?",
         lambda p: f"Why did {p.subject()} {p.rng.choice(_MOTION_VERBS)[0]} {p.place_phrase(_DIRECTIONS)}?",
         lambda p: f"{p.pick(_INTERJECTIONS)}, the {p.rng.choice(_THINGS)[0]} is so {p.adjective(False)}!",
-        lambda p: f"We will {p.rng.choice(_MOTION_VERBS)[0]} {p.place_phrase(_DIRECTIONS)} {p.pick(_FUTURE_TIMES)}, {p.pick(_NAMES)}.",
+        lambda p: (
+            f"We will {p.rng.choice(_MOTION_VERBS)[0]} {p.place_phrase(_DIRECTIONS)} {p.pick(_FUTURE_TIMES)}, "
+            f"{p.pick(_NAMES)}."
+        ),
         lambda p: f"{p.pick(_NAMES)} said that the {p.rng.choice(_THINGS)[0]} was {p.adjective(False)}.",
         lambda p: f"Please {p.rng.choice(_THING_VERBS)[0]} {p.thing_object()}, {p.pick(_NAMES)}.",
-        lambda p: f"There are {p.pick(_NUMBERS)} {p.adjective(False)} {p.rng.choice(_THINGS)[1]} {p.place_phrase(_LOCATIONS)}.",
-        lambda p: f"How many {p.rng.choice(_THINGS)[1]} did {p.pick(_NAMES)} {p.rng.choice(_THING_VERBS)[0]} {p.pick(_PAST_TIMES)}?",
+        lambda p: (
+            f"There are {p.pick(_NUMBERS)} {p.adjective(False)} {p.rng.choice(_THINGS)[1]} "
+            f"{p.place_phrase(_LOCATIONS)}."
+        ),
+        lambda p: (
+            f"How many {p.rng.choice(_THINGS)[1]} did {p.pick(_NAMES)} {p.rng.choice(_THING_VERBS)[0]} "
+            f"{p.pick(_PAST_TIMES)}?"
+        ),
         lambda p: f"I can't believe the {p.rng.choice(_THINGS)[0]} is {p.adjective(False)}!",
         lambda p: f"{p.pick(_NAMES)}'s {p.rng.choice(_THINGS)[0]} is {p.place_phrase(_LOCATIONS)}.",
-        lambda p: f"After {p.pick(('lunch', 'dinner', 'breakfast', 'the concert', 'the storm', 'the match'))}, "
-        f"{p.subject()} {p.rng.choice(_MOTION_VERBS)[1]} {p.place_phrase(_DIRECTIONS)}.",
+        lambda p: (
+            f"After {p.pick(('lunch', 'dinner', 'breakfast', 'the concert', 'the storm', 'the match'))}, "
+            f"{p.subject()} {p.rng.choice(_MOTION_VERBS)[1]} {p.place_phrase(_DIRECTIONS)}."
+        ),
         lambda p: _pair_sentence(p),
         lambda p: f"Where did you {p.rng.choice(_THING_VERBS)[0]} the {p.adjective(False)} {p.rng.choice(_THINGS)[0]}?",
         lambda p: f"Never {p.rng.choice(_THING_VERBS)[0]} {p.thing_object()} {p.place_phrase(_LOCATIONS)}!",
@@ -181,7 +194,10 @@ def _sentence_templates() -> tuple[Callable[[_Picker], str], ...]:
         lambda p: f"Is the {p.pick(_PLACES)} {p.pick(_PLACE_STATES)} {p.pick(_FUTURE_TIMES)}?",
         lambda p: f"If it rains, {p.pick(_NAMES)} will {p.rng.choice(_MOTION_VERBS)[0]} {p.place_phrase(_DIRECTIONS)}.",
         lambda p: f"Who {p.rng.choice(_THING_VERBS)[1]} {p.thing_object()} {p.place_phrase(_LOCATIONS)}?",
-        lambda p: f"{p.pick(_NAMES)} and {p.pick(_NAMES)} {p.rng.choice(_MOTION_VERBS)[1]} {p.place_phrase(_DIRECTIONS)} together.",
+        lambda p: (
+            f"{p.pick(_NAMES)} and {p.pick(_NAMES)} {p.rng.choice(_MOTION_VERBS)[1]} "
+            f"{p.place_phrase(_DIRECTIONS)} together."
+        ),
         lambda p: f"Be careful, the {p.rng.choice(_THINGS)[0]} is very {p.adjective(False)}!",
         lambda p: f"{p.pick(_OPINIONS)} the {p.pick(_PLACES)} is {p.pick(_PLACE_STATES)} {p.pick(_FUTURE_TIMES)}.",
         lambda p: f"Hello {p.pick(_NAMES)}, did you {p.rng.choice(_MOTION_VERBS)[0]} {p.place_phrase(_DIRECTIONS)}?",

@@ -21,8 +21,17 @@ from gst_tts.audio.features import AudioConfig
 from gst_tts.audio.vocoders.checkpoint import SPECTRAL_KIND
 from gst_tts.errors import ExportError, OutputError, first_line
 from gst_tts.export.graphs import (
-    EXPORTABLE_KINDS, STATE_NAMES, STEP_INPUTS, EncoderGraph, PostnetGraph, ReferenceGraph, StepGraph, StepLayout,
-    StyleWeightsGraph, TokensGraph, step_layout,
+    EXPORTABLE_KINDS,
+    STATE_NAMES,
+    STEP_INPUTS,
+    EncoderGraph,
+    PostnetGraph,
+    ReferenceGraph,
+    StepGraph,
+    StepLayout,
+    StyleWeightsGraph,
+    TokensGraph,
+    step_layout,
 )
 from gst_tts.files import atomic_directory, write_json, write_npy
 from gst_tts.inference.decoding import DecodingConfig
@@ -43,11 +52,18 @@ def check_exportable(model: GSTTacotron) -> None:
     attention = model.decoder.attention
     if type(attention) not in EXPORTABLE_KINDS:
         names = [name for name, cls in ATTENTION_KINDS.items() if cls in EXPORTABLE_KINDS]
-        raise ExportError(f"attention {type(attention).__name__} does not export to ONNX; the kinds that do: {', '.join(names)}")
+        raise ExportError(
+            f"attention {type(attention).__name__} does not export to ONNX; the kinds that do: {', '.join(names)}"
+        )
 
 
-def export_checkpoint(checkpoint: str | os.PathLike, out_dir: str | os.PathLike, *,
-                      vocoder: str | os.PathLike | None = None, vocoder_config: str | os.PathLike | None = None) -> Path:
+def export_checkpoint(
+    checkpoint: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    *,
+    vocoder: str | os.PathLike | None = None,
+    vocoder_config: str | os.PathLike | None = None,
+) -> Path:
     """Export an acoustic checkpoint (and optionally a vocoder file: a HiFi-GAN generator, with its
     published ``config.json`` where it has one, or a spectral vocoder's checkpoint) to ``out_dir``.
 
@@ -62,8 +78,9 @@ def export_checkpoint(checkpoint: str | os.PathLike, out_dir: str | os.PathLike,
     return export_synthesizer(synth, out_dir, source=Path(checkpoint).name, vocoder=vocoder is not None)
 
 
-def export_synthesizer(synth: Synthesizer, out_dir: str | os.PathLike, *, source: str = "model",
-                       vocoder: bool = False) -> Path:
+def export_synthesizer(
+    synth: Synthesizer, out_dir: str | os.PathLike, *, source: str = "model", vocoder: bool = False
+) -> Path:
     """Export a loaded :class:`Synthesizer`'s model (and, with ``vocoder``, its vocoder) to ``out_dir``."""
     model = synth.model.eval()
     check_exportable(model)
@@ -95,11 +112,21 @@ def _check_out_dir(out_dir: Path) -> None:
 
 
 def mel_filters(config: AudioConfig) -> np.ndarray:
-    """``(n_fft // 2 + 1, n_mels)`` float32: the slaney filterbank :class:`~gst_tts.audio.features.MelExtractor` applies."""
-    return torchaudio.functional.melscale_fbanks(
-        n_freqs=config.n_fft // 2 + 1, f_min=config.fmin, f_max=config.fmax, n_mels=config.n_mels,
-        sample_rate=config.sample_rate, norm="slaney", mel_scale="slaney",
-    ).numpy().astype(np.float32)
+    """``(n_fft // 2 + 1, n_mels)`` float32: the slaney filterbank
+    :class:`~gst_tts.audio.features.MelExtractor` applies."""
+    return (
+        torchaudio.functional.melscale_fbanks(
+            n_freqs=config.n_fft // 2 + 1,
+            f_min=config.fmin,
+            f_max=config.fmax,
+            n_mels=config.n_mels,
+            sample_rate=config.sample_rate,
+            norm="slaney",
+            mel_scale="slaney",
+        )
+        .numpy()
+        .astype(np.float32)
+    )
 
 
 def _export_graphs(model: GSTTacotron, layout: StepLayout, folder: Path, memory_dim: int) -> list[str]:
@@ -115,49 +142,99 @@ def _export_graphs(model: GSTTacotron, layout: StepLayout, folder: Path, memory_
     state_names = [f"attention_state_{i}" for i in range(layout.state)]
     per_symbol = [*layout.prepared, *state_names]
     encoder_out = ["memory", *per_symbol]
-    _export(EncoderGraph(model, layout), (text, text_lengths, style), folder / FILES["encoder"],
-            ["text", "text_lengths", "style"], encoder_out,
-            {"text": ("batch", "symbols"), "text_lengths": ("batch",), "style": ("batch",),
-             **{name: ("batch", "symbols") for name in encoder_out}})
+    _export(
+        EncoderGraph(model, layout),
+        (text, text_lengths, style),
+        folder / FILES["encoder"],
+        ["text", "text_lengths", "style"],
+        encoder_out,
+        {
+            "text": ("batch", "symbols"),
+            "text_lengths": ("batch",),
+            "style": ("batch",),
+            **{name: ("batch", "symbols") for name in encoder_out},
+        },
+    )
 
     reference = torch.randn(batch, frames, n_mels)
     reference_lengths = torch.tensor([frames, frames - 9])
-    _export(ReferenceGraph(model), (reference, reference_lengths), folder / FILES["style_reference"],
-            ["reference_mel", "reference_lengths"], ["embedding", "token_weights", "style"],
-            {"reference_mel": ("batch", "frames"), "reference_lengths": ("batch",), "embedding": ("batch",),
-             "token_weights": ("batch",), "style": ("batch",)})
+    _export(
+        ReferenceGraph(model),
+        (reference, reference_lengths),
+        folder / FILES["style_reference"],
+        ["reference_mel", "reference_lengths"],
+        ["embedding", "token_weights", "style"],
+        {
+            "reference_mel": ("batch", "frames"),
+            "reference_lengths": ("batch",),
+            "embedding": ("batch",),
+            "token_weights": ("batch",),
+            "style": ("batch",),
+        },
+    )
     embedding = torch.randn(batch, model.gst.reference_encoder.output_dim)
-    _export(TokensGraph(model), (embedding,), folder / FILES["style_tokens"], ["embedding"], ["token_weights", "style"],
-            {"embedding": ("batch",), "token_weights": ("batch",), "style": ("batch",)})
+    _export(
+        TokensGraph(model),
+        (embedding,),
+        folder / FILES["style_tokens"],
+        ["embedding"],
+        ["token_weights", "style"],
+        {"embedding": ("batch",), "token_weights": ("batch",), "style": ("batch",)},
+    )
     weights = torch.softmax(torch.randn(batch, heads, tokens), -1)
-    _export(StyleWeightsGraph(model), (weights,), folder / FILES["style_weights"], ["token_weights"], ["style"],
-            {"token_weights": ("batch",), "style": ("batch",)})
+    _export(
+        StyleWeightsGraph(model),
+        (weights,),
+        folder / FILES["style_weights"],
+        ["token_weights"],
+        ["style"],
+        {"token_weights": ("batch",), "style": ("batch",)},
+    )
 
     decoder = model.decoder
     mel = torch.randn(batch, frames, n_mels)
-    _export(PostnetGraph(model), (mel, torch.tensor([frames, frames - 6])), folder / FILES["postnet"],
-            ["mel", "mel_lengths"], ["mel_postnet"],
-            {"mel": ("batch", "frames"), "mel_lengths": ("batch",), "mel_postnet": ("batch", "frames")})
+    _export(
+        PostnetGraph(model),
+        (mel, torch.tensor([frames, frames - 6])),
+        folder / FILES["postnet"],
+        ["mel", "mel_lengths"],
+        ["mel_postnet"],
+        {"mel": ("batch", "frames"), "mel_lengths": ("batch",), "mel_postnet": ("batch", "frames")},
+    )
 
     # Sample step inputs of the right shapes: what the attention prepares from any memory will do.
     memory = torch.randn(batch, symbols, memory_dim)
     padding = torch.arange(symbols)[None, :] >= text_lengths[:, None]
     prepared = decoder.attention.prepare(memory, padding)
-    per_symbol_values = [*(getattr(prepared, name) for name in layout.prepared), *decoder.attention.initial_state(prepared)]
+    per_symbol_values = [
+        *(getattr(prepared, name) for name in layout.prepared),
+        *decoder.attention.initial_state(prepared),
+    ]
     prenet_dim = decoder.prenet.layers[-1].out_features
     ones = torch.ones
     step_args = (
-        torch.randn(batch, n_mels), ones(batch, prenet_dim), ones(batch, prenet_dim), ones(batch, decoder.attention_rnn_dim),
-        ones(batch, decoder.decoder_rnn_dim), torch.zeros(batch, decoder.attention_rnn_dim),
-        torch.zeros(batch, decoder.attention_rnn_dim), torch.zeros(batch, decoder.decoder_rnn_dim),
-        torch.zeros(batch, decoder.decoder_rnn_dim), torch.zeros(batch, symbols), torch.zeros(batch, memory_dim),
-        memory, padding, *per_symbol_values,
+        torch.randn(batch, n_mels),
+        ones(batch, prenet_dim),
+        ones(batch, prenet_dim),
+        ones(batch, decoder.attention_rnn_dim),
+        ones(batch, decoder.decoder_rnn_dim),
+        torch.zeros(batch, decoder.attention_rnn_dim),
+        torch.zeros(batch, decoder.attention_rnn_dim),
+        torch.zeros(batch, decoder.decoder_rnn_dim),
+        torch.zeros(batch, decoder.decoder_rnn_dim),
+        torch.zeros(batch, symbols),
+        torch.zeros(batch, memory_dim),
+        memory,
+        padding,
+        *per_symbol_values,
     )
     step_in = [*STEP_INPUTS, *per_symbol]
     step_out = ["frames", "stop_logit", *(f"next_{n}" for n in STATE_NAMES), *(f"next_{n}" for n in state_names)]
     symbol_axes = {"attention_weights", "memory", "padding_mask", *per_symbol}
     axes = {name: ("batch", "symbols") if name in symbol_axes else ("batch",) for name in step_in}
-    axes.update({name: ("batch", "symbols") if name[len("next_"):] in symbol_axes else ("batch",) for name in step_out})
+    axes.update(
+        {name: ("batch", "symbols") if name[len("next_") :] in symbol_axes else ("batch",) for name in step_out}
+    )
     path = folder / FILES["decoder_step"]
     _export(StepGraph(model, layout), step_args, path, step_in, step_out, axes)
     import onnx  # the exporter's own dependency: read back which inputs the graph kept
@@ -166,8 +243,14 @@ def _export_graphs(model: GSTTacotron, layout: StepLayout, folder: Path, memory_
     return [name for name in step_in if name in kept]
 
 
-def _export(module: torch.nn.Module, args: tuple, path: Path, inputs: list[str], outputs: list[str],
-            axes: dict[str, tuple[str | None, ...]]) -> None:
+def _export(
+    module: torch.nn.Module,
+    args: tuple,
+    path: Path,
+    inputs: list[str],
+    outputs: list[str],
+    axes: dict[str, tuple[str | None, ...]],
+) -> None:
     """``torch.onnx.export`` of ``module`` in eval mode, each named axis left free.
 
     The TorchScript-based exporter: it exports the recurrences (LSTM, GRU) as ONNX's own ops with
@@ -175,8 +258,14 @@ def _export(module: torch.nn.Module, args: tuple, path: Path, inputs: list[str],
     """
     try:
         torch.onnx.export(
-            module.eval(), args, str(path), input_names=inputs, output_names=outputs, opset_version=OPSET,
-            dynamic_axes={name: {i: n for i, n in enumerate(names) if n} for name, names in axes.items()}, dynamo=False,
+            module.eval(),
+            args,
+            str(path),
+            input_names=inputs,
+            output_names=outputs,
+            opset_version=OPSET,
+            dynamic_axes={name: {i: n for i, n in enumerate(names) if n} for name, names in axes.items()},
+            dynamo=False,
         )
     except OutputError:
         raise
@@ -198,12 +287,17 @@ def _vocoder_module(synth: Synthesizer) -> tuple[torch.nn.Module, dict[str, Any]
     kind = getattr(synth.vocoder, "kind", None)
     if kind == SPECTRAL_KIND and isinstance(getattr(synth.vocoder, "estimator", None), torch.nn.Module):
         estimator = synth.vocoder.estimator
-        return _EstimatorGraph(estimator), {"kind": SPECTRAL_KIND, "pitch_head": estimator.pitch_head,
-                                            **synth.vocoder.settings}
+        return _EstimatorGraph(estimator), {
+            "kind": SPECTRAL_KIND,
+            "pitch_head": estimator.pitch_head,
+            **synth.vocoder.settings,
+        }
     generator = getattr(synth.vocoder, "generator", None)
     if not isinstance(generator, torch.nn.Module) or kind != "hifigan":
-        raise ExportError(f"--vocoder exports a HiFi-GAN generator or a spectral vocoder; this one is "
-                          f"{kind or type(synth.vocoder).__name__} (the runtime's Griffin-Lim needs no export)")
+        raise ExportError(
+            f"--vocoder exports a HiFi-GAN generator or a spectral vocoder; this one is "
+            f"{kind or type(synth.vocoder).__name__} (the runtime's Griffin-Lim needs no export)"
+        )
     return generator, {"kind": "hifigan"}
 
 
@@ -225,19 +319,36 @@ def _export_vocoder(module: torch.nn.Module, entry: dict[str, Any], config: Audi
     the spectral estimator: :class:`_EstimatorGraph`."""
     if entry["kind"] == SPECTRAL_KIND:
         outputs = ["log_magnitude", "pitch"] if entry["pitch_head"] else ["log_magnitude"]
-        _export(module, (torch.randn(1, 24, config.n_mels) - 5.0,), path, ["log_mel"], outputs,
-                {"log_mel": ("batch", "frames"), **{name: ("batch", "frames") for name in outputs}})
+        _export(
+            module,
+            (torch.randn(1, 24, config.n_mels) - 5.0,),
+            path,
+            ["log_mel"],
+            outputs,
+            {"log_mel": ("batch", "frames"), **{name: ("batch", "frames") for name in outputs}},
+        )
         return
     mel = torch.randn(1, config.n_mels, 24) - 5.0
-    _export(module, (mel,), path, ["log_mel"], ["audio"], {"log_mel": ("batch", None, "frames"), "audio": ("batch", None, "samples")})
+    _export(
+        module,
+        (mel,),
+        path,
+        ["log_mel"],
+        ["audio"],
+        {"log_mel": ("batch", None, "frames"), "audio": ("batch", None, "samples")},
+    )
 
 
-def _manifest(synth: Synthesizer, layout: StepLayout, step_inputs: list[str], memory_dim: int,
-              files: dict[str, Any], source: str) -> dict[str, Any]:
+def _manifest(
+    synth: Synthesizer, layout: StepLayout, step_inputs: list[str], memory_dim: int, files: dict[str, Any], source: str
+) -> dict[str, Any]:
     model, decoder = synth.model, synth.model.decoder
     generator = getattr(synth.vocoder, "generator", None)
     vocoder_reach = generator.reach_frames if files.get("vocoder") and hasattr(generator, "reach_frames") else None
-    kind = next((name for name, cls in ATTENTION_KINDS.items() if type(decoder.attention) is cls), type(decoder.attention).__name__)
+    kind = next(
+        (name for name, cls in ATTENTION_KINDS.items() if type(decoder.attention) is cls),
+        type(decoder.attention).__name__,
+    )
     import gst_tts
 
     return {

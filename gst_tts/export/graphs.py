@@ -55,8 +55,10 @@ def step_layout(attention: DecoderAttention, memory_dim: int) -> StepLayout:
         memory = torch.zeros(batch, symbols, memory_dim)
         prepared = attention.prepare(memory, torch.zeros(batch, symbols, dtype=torch.bool))
         fields = tuple(
-            name for name, value in prepared._asdict().items()
-            if name not in ("memory", "padding_mask") and isinstance(value, torch.Tensor)
+            name
+            for name, value in prepared._asdict().items()
+            if name not in ("memory", "padding_mask")
+            and isinstance(value, torch.Tensor)
             and tuple(value.shape[:2]) == (batch, symbols)
         )
         return StepLayout(fields, len(attention.initial_state(prepared)))
@@ -108,10 +110,13 @@ class EncoderGraph(nn.Module):
         for block in encoder.convs:
             x = block(x) * mask
         x = x.transpose(1, 2)
-        encoded = torch.cat([
-            _run_direction(self.forward_lstm, x, text_lengths, reverse=False),
-            _run_direction(self.backward_lstm, x, text_lengths, reverse=True),
-        ], dim=-1)
+        encoded = torch.cat(
+            [
+                _run_direction(self.forward_lstm, x, text_lengths, reverse=False),
+                _run_direction(self.backward_lstm, x, text_lengths, reverse=True),
+            ],
+            dim=-1,
+        )
         projected = self.model.style_projection(style).unsqueeze(1).expand(-1, encoded.shape[1], -1)
         memory = encoded + projected if self.model.style_combine == "add" else torch.cat([encoded, projected], -1)
         attention = self.model.decoder.attention
@@ -208,41 +213,86 @@ class StepGraph(nn.Module):
         self.decoder = model.decoder
         self.layout = layout
 
-    def forward(self, frame, prenet_mask_0, prenet_mask_1, attention_mask, decoder_mask, attention_hidden,
-                attention_cell, decoder_hidden, decoder_cell, attention_weights, context, memory, padding_mask,
-                *rest):  # prepared fields, then the attention state
+    def forward(
+        self,
+        frame,
+        prenet_mask_0,
+        prenet_mask_1,
+        attention_mask,
+        decoder_mask,
+        attention_hidden,
+        attention_cell,
+        decoder_hidden,
+        decoder_cell,
+        attention_weights,
+        context,
+        memory,
+        padding_mask,
+        *rest,
+    ):  # prepared fields, then the attention state
         decoder = self.decoder
         x = frame
         for layer, mask in zip(decoder.prenet.layers, (prenet_mask_0, prenet_mask_1)):
             x = F.relu(layer(x)) * mask
         n = len(self.layout.prepared)
         prepared = decoder.attention.prepare(memory, padding_mask)._replace(**dict(zip(self.layout.prepared, rest[:n])))
-        state = DecoderState(attention_hidden, attention_cell, decoder_hidden, decoder_cell, attention_weights,
-                             tuple(rest[n:]), context)
+        state = DecoderState(
+            attention_hidden, attention_cell, decoder_hidden, decoder_cell, attention_weights, tuple(rest[n:]), context
+        )
         cells = decoder.training_cells()
-        frames, stop, new = _step(decoder, cells, cells.prenet_gates(x), state, prepared, (attention_mask, decoder_mask))
-        return (frames, stop, new.attention_hidden, new.attention_cell, new.decoder_hidden, new.decoder_cell,
-                new.attention_weights, new.context, *new.attention_state)
+        frames, stop, new = _step(
+            decoder, cells, cells.prenet_gates(x), state, prepared, (attention_mask, decoder_mask)
+        )
+        return (
+            frames,
+            stop,
+            new.attention_hidden,
+            new.attention_cell,
+            new.decoder_hidden,
+            new.decoder_cell,
+            new.attention_weights,
+            new.context,
+            *new.attention_state,
+        )
 
 
 #: The step graph's fixed inputs; the kind's prepared fields and ``attention_state_<i>`` follow.
-STEP_INPUTS = ("frame", "prenet_mask_0", "prenet_mask_1", "attention_mask", "decoder_mask", "attention_hidden",
-               "attention_cell", "decoder_hidden", "decoder_cell", "attention_weights", "context", "memory",
-               "padding_mask")
+STEP_INPUTS = (
+    "frame",
+    "prenet_mask_0",
+    "prenet_mask_1",
+    "attention_mask",
+    "decoder_mask",
+    "attention_hidden",
+    "attention_cell",
+    "decoder_hidden",
+    "decoder_cell",
+    "attention_weights",
+    "context",
+    "memory",
+    "padding_mask",
+)
 #: The state inputs the step gives back, as ``next_<name>``.
 STATE_NAMES = ("attention_hidden", "attention_cell", "decoder_hidden", "decoder_cell", "attention_weights", "context")
 
 
-def _step(decoder, cells: MergedCells, prenet_gates: torch.Tensor, state: DecoderState, prepared: Any,
-          masks: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, DecoderState]:
+def _step(
+    decoder,
+    cells: MergedCells,
+    prenet_gates: torch.Tensor,
+    state: DecoderState,
+    prepared: Any,
+    masks: tuple[torch.Tensor, torch.Tensor],
+) -> tuple[torch.Tensor, torch.Tensor, DecoderState]:
     """:meth:`Decoder.step`, with dynamic convolution attention in its batch-free form."""
     attention = decoder.attention
     attention_step = partial(_dca_step, attention) if isinstance(attention, DynamicConvolutionAttention) else None
     return decoder.step(prenet_gates, state, prepared, cells, masks, attention_step=attention_step)
 
 
-def _dca_step(attention: DynamicConvolutionAttention, query: torch.Tensor, state: tuple[torch.Tensor, ...],
-              prepared: Any) -> tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+def _dca_step(
+    attention: DynamicConvolutionAttention, query: torch.Tensor, state: tuple[torch.Tensor, ...], prepared: Any
+) -> tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
     """:meth:`DynamicConvolutionAttention.step` for fp32 inputs, its per-item filters applied as
     windows of the previous weights (a fixed identity convolution) times each item's filters, in
     place of a convolution with one group per item (its group count would be fixed to the batch
@@ -250,7 +300,9 @@ def _dca_step(attention: DynamicConvolutionAttention, query: torch.Tensor, state
     previous, cumulative = state
     batch = previous.shape[0]
     kernel = attention.dynamic_kernel_size
-    prior = F.conv1d(F.pad(previous.unsqueeze(1), (attention.prior.numel() - 1, 0)), attention.prior.float().view(1, 1, -1))
+    prior = F.conv1d(
+        F.pad(previous.unsqueeze(1), (attention.prior.numel() - 1, 0)), attention.prior.float().view(1, 1, -1)
+    )
     prior = torch.log(prior.squeeze(1).clamp_min(PRIOR_FLOOR))
     filters = attention.dynamic_generator(torch.tanh(attention.dynamic_query(query)))
     filters = filters.reshape(batch, attention.dynamic_filters, kernel)

@@ -83,7 +83,8 @@ class DecodingConfig:
         """
         if name == "attention_window":
             ok = value is None or (
-                isinstance(value, tuple) and len(value) == 2
+                isinstance(value, tuple)
+                and len(value) == 2
                 and all(isinstance(v, numbers.Integral) and not isinstance(v, bool) and v >= 0 for v in value)
             )
             return None if ok else f"must be None or (behind, ahead), two whole numbers >= 0, got {value!r}"
@@ -102,7 +103,9 @@ class DecodingConfig:
         """The most mel frames a chunk of ``symbols`` input symbols (eos included) decodes to:
         ``GSTTacotron.step_bounds``' whole steps of ``frames_per_step`` frames, ``min(max_frames,
         ceil(max_frames_per_symbol * symbols))`` rounded up to a whole step, at least one."""
-        frames = min(self.max_frames(frames_per_second=frames_per_second), math.ceil(symbols * self.max_frames_per_symbol))
+        frames = min(
+            self.max_frames(frames_per_second=frames_per_second), math.ceil(symbols * self.max_frames_per_symbol)
+        )
         return max(1, -(-frames // frames_per_step)) * frames_per_step
 
     def max_frames(self, *, frames_per_second: float) -> int:
@@ -116,9 +119,11 @@ class DecodingConfig:
         """The keyword arguments of ``GSTTacotron.infer`` (and ``GSTTacotron.step_bounds``' two) for
         a model whose mels have ``frames_per_second`` frames a second."""
         return {
-            "stop_threshold": self.stop_threshold, "max_frames_per_symbol": self.max_frames_per_symbol,
+            "stop_threshold": self.stop_threshold,
+            "max_frames_per_symbol": self.max_frames_per_symbol,
             "max_frames": self.max_frames(frames_per_second=frames_per_second),
-            "attention_window": self.attention_window, "stop_end_tolerance": self.stop_end_tolerance,
+            "attention_window": self.attention_window,
+            "stop_end_tolerance": self.stop_end_tolerance,
         }
 
     @classmethod
@@ -137,11 +142,20 @@ class DecodingConfig:
         values = dict(stored)
         steps = values.pop("max_decoder_steps", None)
         if steps is not None and "max_seconds" not in values:
-            if seconds_per_step is not None and isinstance(steps, numbers.Real) and not isinstance(steps, bool) and steps > 0:
+            if (
+                seconds_per_step is not None
+                and isinstance(steps, numbers.Real)
+                and not isinstance(steps, bool)
+                and steps > 0
+            ):
                 values["max_seconds"] = float(steps) * seconds_per_step
             else:
-                log.warning("decoding: max_decoder_steps=%r is a bound in decoder steps from before max_seconds; "
-                            "without the seconds a step lasts it is dropped (max_seconds=%g)", steps, cls.max_seconds)
+                log.warning(
+                    "decoding: max_decoder_steps=%r is a bound in decoder steps from before max_seconds; "
+                    "without the seconds a step lasts it is dropped (max_seconds=%g)",
+                    steps,
+                    cls.max_seconds,
+                )
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:

@@ -25,8 +25,20 @@ from typing import Any, Iterable, Mapping
 from gst_tts.errors import GstTtsError
 from gst_tts.files import write_json
 
-__all__ = ["DIALS_FORMAT", "ENERGY_DB", "NO_EFFECT", "PITCH_SEMITONES", "RATE_RATIO", "UNSTABLE", "NamedDial", "dial_name",
-           "dials_path", "named_dials", "read_dials", "write_dials"]
+__all__ = [
+    "DIALS_FORMAT",
+    "ENERGY_DB",
+    "NO_EFFECT",
+    "PITCH_SEMITONES",
+    "RATE_RATIO",
+    "UNSTABLE",
+    "NamedDial",
+    "dial_name",
+    "dials_path",
+    "named_dials",
+    "read_dials",
+    "write_dials",
+]
 
 DIALS_FORMAT = "gst-tts style dials"
 _VERSION = 1
@@ -74,15 +86,18 @@ def _relative(d_f0: float | None, rate_ratio: float | None, d_energy: float | No
     return out
 
 
-def dial_name(d_f0_semitones: float | None, rate_ratio: float | None, d_energy_db: float | None,
-              stopped_on_bound: bool = False) -> str:
+def dial_name(
+    d_f0_semitones: float | None, rate_ratio: float | None, d_energy_db: float | None, stopped_on_bound: bool = False
+) -> str:
     """What a dial does, in words: e.g. ``"lower pitch, slower"``; :data:`NO_EFFECT` where nothing
     reaches its threshold, :data:`UNSTABLE` where the output ran into the step bound."""
     if stopped_on_bound:
         return UNSTABLE
-    words = {"pitch": "higher pitch" if (d_f0_semitones or 0) > 0 else "lower pitch",
-             "rate": "faster" if (rate_ratio or 1) > 1 else "slower",
-             "energy": "louder" if (d_energy_db or 0) > 0 else "softer"}
+    words = {
+        "pitch": "higher pitch" if (d_f0_semitones or 0) > 0 else "lower pitch",
+        "rate": "faster" if (rate_ratio or 1) > 1 else "slower",
+        "energy": "louder" if (d_energy_db or 0) > 0 else "softer",
+    }
     relative = _relative(d_f0_semitones, rate_ratio, d_energy_db)
     named = sorted((k for k, v in relative.items() if v >= 1.0), key=lambda k: -relative[k])[:2]
     return ", ".join(words[k] for k in named) or NO_EFFECT
@@ -95,8 +110,15 @@ def named_dials(rows: Iterable[Mapping[str, Any]], amount: float) -> list[NamedD
         if row["token"] == "neutral" or row["head"] == "all" or float(row["scale"]) != amount:
             continue
         values = [_finite_or_none(row[k]) for k in ("d_f0_semitones", "rate_ratio", "d_energy_db")]
-        dials.append(NamedDial(int(row["head"]), int(row["token"]), dial_name(*values, bool(row["stopped_on_bound"])),
-                               float(amount), *values))
+        dials.append(
+            NamedDial(
+                int(row["head"]),
+                int(row["token"]),
+                dial_name(*values, bool(row["stopped_on_bound"])),
+                float(amount),
+                *values,
+            )
+        )
     return sorted(dials, key=lambda d: (-d.effect, d.head, d.token))
 
 
@@ -105,13 +127,29 @@ def dials_path(checkpoint: str | os.PathLike) -> Path:
     return Path(checkpoint).with_suffix(".dials.json")
 
 
-def write_dials(path: str | os.PathLike, dials: list[NamedDial], *, checkpoint: str | os.PathLike, sentence: str,
-                repeats: int, seed: int) -> Path:
+def write_dials(
+    path: str | os.PathLike,
+    dials: list[NamedDial],
+    *,
+    checkpoint: str | os.PathLike,
+    sentence: str,
+    repeats: int,
+    seed: int,
+) -> Path:
     """Writes the dials and how they were measured (atomically)."""
-    return write_json(path, {"format": DIALS_FORMAT, "version": _VERSION, "checkpoint": str(checkpoint),
-                             "sentence": sentence, "repeats": repeats, "seed": seed,
-                             "thresholds": {"pitch_semitones": PITCH_SEMITONES, "rate_ratio": RATE_RATIO, "energy_db": ENERGY_DB},
-                             "dials": [asdict(d) for d in dials]})
+    return write_json(
+        path,
+        {
+            "format": DIALS_FORMAT,
+            "version": _VERSION,
+            "checkpoint": str(checkpoint),
+            "sentence": sentence,
+            "repeats": repeats,
+            "seed": seed,
+            "thresholds": {"pitch_semitones": PITCH_SEMITONES, "rate_ratio": RATE_RATIO, "energy_db": ENERGY_DB},
+            "dials": [asdict(d) for d in dials],
+        },
+    )
 
 
 def read_dials(path: str | os.PathLike, *, n_heads: int, n_tokens: int) -> list[NamedDial]:
@@ -131,13 +169,20 @@ def read_dials(path: str | os.PathLike, *, n_heads: int, n_tokens: int) -> list[
     dials = []
     for i, item in enumerate(data["dials"]):
         try:
-            dial = NamedDial(int(item["head"]), int(item["token"]), str(item["name"]), float(item["amount"]),
-                             *(_finite_or_none(item[k]) for k in ("d_f0_semitones", "rate_ratio", "d_energy_db")))
+            dial = NamedDial(
+                int(item["head"]),
+                int(item["token"]),
+                str(item["name"]),
+                float(item["amount"]),
+                *(_finite_or_none(item[k]) for k in ("d_f0_semitones", "rate_ratio", "d_energy_db")),
+            )
         except (KeyError, TypeError, ValueError):
             raise GstTtsError(f"{path}: dial {i} is not a head, token, name, amount and three measures") from None
         if not (0 <= dial.head < n_heads and 0 <= dial.token < n_tokens):
-            raise GstTtsError(f"{path}: dial {i} is head {dial.head} token {dial.token}, but the model has {n_heads} heads"
-                              f" of {n_tokens} tokens (a file of another checkpoint?)")
+            raise GstTtsError(
+                f"{path}: dial {i} is head {dial.head} token {dial.token}, but the model has {n_heads} heads"
+                f" of {n_tokens} tokens (a file of another checkpoint?)"
+            )
         dials.append(dial)
     return dials
 

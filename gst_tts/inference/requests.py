@@ -22,8 +22,16 @@ from gst_tts.text.split import split_text
 from gst_tts.text.symbols import DroppedCharacterWarning, SymbolTable, quote_text
 
 __all__ = [
-    "DEFAULT_PAUSE_S", "MAX_TEXT_CHARS", "MAX_CLEANED_CHARS", "MAX_PAUSE_S", "check_options", "whole", "text_list",
-    "resolve_styles", "TextPreparer", "assemble",
+    "DEFAULT_PAUSE_S",
+    "MAX_TEXT_CHARS",
+    "MAX_CLEANED_CHARS",
+    "MAX_PAUSE_S",
+    "check_options",
+    "whole",
+    "text_list",
+    "resolve_styles",
+    "TextPreparer",
+    "assemble",
 ]
 
 #: Silence between the chunks of a long text, in seconds.
@@ -81,11 +89,15 @@ def resolve_styles(
     ``styles`` one per text, or one style of the other options for all; ``style_strength`` scales
     ``reference`` or ``style_mix`` (:class:`~gst_tts.inference.style_spec.Style`'s ``strength``)."""
     if styles is None:
-        one = Style(reference=reference, weights=style_weights, dials=style_dials, mix=style_mix, strength=style_strength)
+        one = Style(
+            reference=reference, weights=style_weights, dials=style_dials, mix=style_mix, strength=style_strength
+        )
         return [rules.resolve(one)] * n_texts
     if any(x is not None for x in (reference, style_weights, style_dials, style_mix, style_strength)):
-        raise GstTtsError("give either styles (one per text) or one of reference, style_weights, style_dials, style_mix"
-                          " (with style_strength: a Style's strength)")
+        raise GstTtsError(
+            "give either styles (one per text) or one of reference, style_weights, style_dials, style_mix"
+            " (with style_strength: a Style's strength)"
+        )
     if isinstance(styles, Style) or len(styles) != n_texts:
         n = 1 if isinstance(styles, Style) else len(styles)
         raise GstTtsError(f"styles needs one style per text: {n} for {n_texts} texts")
@@ -118,15 +130,19 @@ class TextPreparer:
         if not isinstance(text, str):
             raise TextError(f"text must be a string, got {type(text).__name__}")
         if len(text) > MAX_TEXT_CHARS:
-            raise TextError(f"text is {len(text):,} characters; one text holds at most {MAX_TEXT_CHARS:,} "
-                            f"(split it into several texts): {quote_text(text)}")
+            raise TextError(
+                f"text is {len(text):,} characters; one text holds at most {MAX_TEXT_CHARS:,} "
+                f"(split it into several texts): {quote_text(text)}"
+            )
         ids = self.encode(text)  # TextError for empty / symbol-less text; warns once about dropped characters
         if not self.speakable(ids):
             raise TextError(f"text has nothing to speak (only punctuation): {quote_text(text)}")
         cleaned = self.symbols.clean(text)
         if len(cleaned) > MAX_CLEANED_CHARS:
-            raise TextError(f"text is {len(cleaned):,} characters once numbers and abbreviations are spelled out; "
-                            f"one text holds at most {MAX_CLEANED_CHARS:,} (split it into several texts): {quote_text(text)}")
+            raise TextError(
+                f"text is {len(cleaned):,} characters once numbers and abbreviations are spelled out; "
+                f"one text holds at most {MAX_CLEANED_CHARS:,} (split it into several texts): {quote_text(text)}"
+            )
         return cleaned, ids
 
     def prepare(self, text: str, max_chunk_chars: int | None) -> tuple[str, list[tuple[str, Any]]]:
@@ -172,9 +188,17 @@ def assemble(
         vocode: ``(frames, n_mels)`` log-mel → float32 samples; ``None`` leaves ``audio`` empty.
         sample_rate: Hz; hop_length: samples per frame; frames_per_step: the decoder's r.
     """
-    reports = [ChunkReport(p.text, int(p.log_mel.shape[0]), "stop_token" if p.stopped_on_token else "max_steps",
-                           alignment_health(p.alignment), decoded_frames=p.decoded_frames, tempo_gain=p.tempo_gain)
-               for p in parts]
+    reports = [
+        ChunkReport(
+            p.text,
+            int(p.log_mel.shape[0]),
+            "stop_token" if p.stopped_on_token else "max_steps",
+            alignment_health(p.alignment),
+            decoded_frames=p.decoded_frames,
+            tempo_gain=p.tempo_gain,
+        )
+        for p in parts
+    ]
     if len(parts) == 1:
         alignment, health = parts[0].alignment, reports[0].health
     else:
@@ -200,11 +224,19 @@ def assemble(
     else:
         audio = np.zeros(0, dtype=np.float32)
     return SynthesisResult(
-        text=text, cleaned_text=cleaned, audio=audio, sample_rate=sample_rate,
-        mel=np.concatenate([p.log_mel for p in parts]), alignment=alignment,
+        text=text,
+        cleaned_text=cleaned,
+        audio=audio,
+        sample_rate=sample_rate,
+        mel=np.concatenate([p.log_mel for p in parts]),
+        alignment=alignment,
         stop_probs=np.concatenate([p.stop_probs for p in parts]),
         stop_reason="stop_token" if all(p.stopped_on_token for p in parts) else "max_steps",
-        style_weights=np.asarray(weights, dtype=np.float32), health=health,
-        input_labels=[symbols.symbols[int(i)] for p in parts for i in p.ids], chunks=reports,
-        hop_length=hop_length, frames_per_step=frames_per_step, decoding=decoding,
+        style_weights=np.asarray(weights, dtype=np.float32),
+        health=health,
+        input_labels=[symbols.symbols[int(i)] for p in parts for i in p.ids],
+        chunks=reports,
+        hop_length=hop_length,
+        frames_per_step=frames_per_step,
+        decoding=decoding,
     )

@@ -41,9 +41,14 @@ class ChunkReport:
         return self.health.problems() + ([] if self.stop_reason == "stop_token" else ["hit the step bound"])
 
     def to_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "n_frames": self.n_frames,
-                "decoded_frames": self.n_frames if self.decoded_frames is None else self.decoded_frames,
-                "tempo_gain": round(self.tempo_gain, 4), "stop_reason": self.stop_reason, "health": _health_dict(self.health)}
+        return {
+            "text": self.text,
+            "n_frames": self.n_frames,
+            "decoded_frames": self.n_frames if self.decoded_frames is None else self.decoded_frames,
+            "tempo_gain": round(self.tempo_gain, 4),
+            "stop_reason": self.stop_reason,
+            "health": _health_dict(self.health),
+        }
 
 
 @dataclass
@@ -112,7 +117,9 @@ class SynthesisResult:
             "n_frames": self.n_frames,
             "duration_s": round(self.duration_s, 4),
             "stop_reason": self.stop_reason,
-            "style_weights": None if self.style_weights is None else np.round(self.style_weights.astype(float), 6).tolist(),
+            "style_weights": None
+            if self.style_weights is None
+            else np.round(self.style_weights.astype(float), 6).tolist(),
             "health": _health_dict(self.health),
             "problems": self.problems(),
             "chunks": [c.to_dict() for c in self.chunks],
@@ -141,12 +148,22 @@ class SynthesisResult:
             shown = "/".join(f"{g:g}" for g in gains)
             title = f"{title}{' ' if title else ''}(mel at the decoder's tempo; audio ×{shown} faster)"
         return plot_inspection(
-            self.alignment, mel, self.stop_probs,
-            input_labels=self.input_labels or None, hop_seconds=self.seconds_per_step,
-            frames_per_step=self.frames_per_step, title=title, health=self.health,
+            self.alignment,
+            mel,
+            self.stop_probs,
+            input_labels=self.input_labels or None,
+            hop_seconds=self.seconds_per_step,
+            frames_per_step=self.frames_per_step,
+            title=title,
+            health=self.health,
             stop_threshold=self.decoding.stop_threshold,
         )
 
 
 def _health_dict(health: AlignmentHealth) -> dict[str, Any]:
-    return {**health.to_dict(), "focus": round(health.focus, 4), "coverage": round(health.coverage, 4), "verdict": health.verdict}
+    return {
+        **health.to_dict(),
+        "focus": round(health.focus, 4),
+        "coverage": round(health.coverage, 4),
+        "verdict": health.verdict,
+    }

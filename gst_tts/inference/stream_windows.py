@@ -25,8 +25,16 @@ from gst_tts.inference.requests import whole
 from gst_tts.inference.style_spec import Style
 from gst_tts.text.symbols import quote_text
 
-__all__ = ["DEFAULT_CHUNK_FRAMES", "POSTNET_BLOCK_FRAMES", "FrameBuffer", "PostnetWindows", "VocoderWindows",
-           "check_stream_request", "stream_audio", "stream_overlap"]
+__all__ = [
+    "DEFAULT_CHUNK_FRAMES",
+    "POSTNET_BLOCK_FRAMES",
+    "FrameBuffer",
+    "PostnetWindows",
+    "VocoderWindows",
+    "check_stream_request",
+    "stream_audio",
+    "stream_overlap",
+]
 
 #: Mel frames of audio per streamed chunk (about 0.28 s at 22050 Hz and a hop of 256).
 DEFAULT_CHUNK_FRAMES = 24
@@ -109,8 +117,15 @@ class PostnetWindows:
         concat: see :class:`FrameBuffer`.
     """
 
-    def __init__(self, postnet: Callable[[Frames], np.ndarray], *, context: int, block: int, text: str,
-                 concat: Callable[[list], Frames] = np.concatenate) -> None:
+    def __init__(
+        self,
+        postnet: Callable[[Frames], np.ndarray],
+        *,
+        context: int,
+        block: int,
+        text: str,
+        concat: Callable[[list], Frames] = np.concatenate,
+    ) -> None:
         self.postnet = postnet
         self.context = int(context)
         self.block = int(block)
@@ -135,8 +150,10 @@ class PostnetWindows:
         out = np.asarray(self.postnet(self._mel.window(start, end)), dtype=np.float32)
         out = out[self._emitted - start : ready - start]
         if not np.isfinite(out).all():
-            raise GstTtsError(f"decoding gave NaN or infinite mel values for {quote_text(self.text)} "
-                              "(a style far outside the model's range, or a broken checkpoint)")
+            raise GstTtsError(
+                f"decoding gave NaN or infinite mel values for {quote_text(self.text)} "
+                "(a style far outside the model's range, or a broken checkpoint)"
+            )
         self._emitted = ready
         self._mel.drop_before(max(0, ready - self.context))  # the next window starts there
         return out
@@ -169,8 +186,16 @@ class VocoderWindows:
             loudest window so far, one gain per utterance that only falls. None: as ``vocode`` gives it.
     """
 
-    def __init__(self, vocode: Callable[[np.ndarray], np.ndarray], *, hop_length: int, chunk_frames: int, context: int,
-                 crossfade: int, output_peak: float | None = None) -> None:
+    def __init__(
+        self,
+        vocode: Callable[[np.ndarray], np.ndarray],
+        *,
+        hop_length: int,
+        chunk_frames: int,
+        context: int,
+        crossfade: int,
+        output_peak: float | None = None,
+    ) -> None:
         if crossfade > max(context - 1, 0):
             raise ValueError(f"a crossfade of {crossfade} frames needs a context of {crossfade + 1}, got {context}")
         self.vocode = vocode
@@ -234,9 +259,14 @@ class VocoderWindows:
         return piece
 
 
-def stream_audio(chunks: Sequence[Any], *, mel_blocks: Callable[[Any], Iterator[tuple[np.ndarray | None, bool]]],
-                 windows: Callable[[], VocoderWindows] | None, pause: np.ndarray,
-                 vocoder_context: Callable[[], ContextManager] = contextlib.nullcontext) -> Iterator[np.ndarray]:
+def stream_audio(
+    chunks: Sequence[Any],
+    *,
+    mel_blocks: Callable[[Any], Iterator[tuple[np.ndarray | None, bool]]],
+    windows: Callable[[], VocoderWindows] | None,
+    pause: np.ndarray,
+    vocoder_context: Callable[[], ContextManager] = contextlib.nullcontext,
+) -> Iterator[np.ndarray]:
     """A text's stream: each of its ``chunks`` (reading order) through ``mel_blocks`` (the chunk's
     exact log-mel blocks as its decoder steps come, :meth:`PostnetWindows.blocks`) and a fresh
     ``windows()``; ``pause`` (float32 zeros) between chunks. ``windows`` None: the log-mel blocks

@@ -7,23 +7,26 @@ runs the same); this module gives it the model's postnet and the torch vocoders:
 
 * the postnet (a stack of convolutions) gives a frame exactly what the whole mel gives it once
   :attr:`~gst_tts.model.GSTTacotron.postnet_context` frames stand on each side of it in the window
-  (or the utterance starts or ends there), so :class:`~gst_tts.inference.stream_windows.PostnetWindows` hands on a frame only when
-  that many frames after it are decoded: the streamed postnet mel *is* the one-shot mel;
+  (or the utterance starts or ends there), so
+  :class:`~gst_tts.inference.stream_windows.PostnetWindows` hands on a frame only when that many
+  frames after it are decoded: the streamed postnet mel *is* the one-shot mel;
 * the vocoder runs on windows of that mel with :func:`vocoder_windows`' context on each side, and
-  only the samples of the window's middle frames are kept (:class:`~gst_tts.inference.stream_windows.VocoderWindows`). HiFi-GAN's
-  context is its whole reach (``HiFiGANGenerator.reach_frames``), so its kept samples are the whole
-  mel's up to float rounding. Griffin-Lim and the spectral vocoder build one phase for the whole
-  input (random start, PGHI's integration, iterations over all frames), so a window's phase is
-  its own: adjacent windows are crossfaded, and the joined audio is not the one-shot audio sample
-  for sample (same spectrum, other phase). Griffin-Lim scales every output to one peak; a stream
-  cannot know the utterance's peak in advance, so it scales by the loudest window so far (a
-  chunk may come out louder than the one-shot audio's level, never clipped).
+  only the samples of the window's middle frames are kept
+  (:class:`~gst_tts.inference.stream_windows.VocoderWindows`). HiFi-GAN's context is its whole reach
+  (``HiFiGANGenerator.reach_frames``), so its kept samples are the whole mel's up to float rounding.
+  Griffin-Lim and the spectral vocoder build one phase for the whole input (random start, PGHI's
+  integration, iterations over all frames), so a window's phase is its own: adjacent windows are
+  crossfaded, and the joined audio is not the one-shot audio sample for sample (same spectrum, other
+  phase). Griffin-Lim scales every output to one peak; a stream cannot know the utterance's peak in
+  advance, so it scales by the loudest window so far (a chunk may come out louder than the one-shot
+  audio's level, never clipped).
 
 Tolerances, measured (``tests/inference/test_streaming.py``; CPU float32): the joined postnet mel
 equals the one-shot mel within 1e-5 (measured: 0, bit for bit); with a HiFi-GAN vocoder the joined
 audio equals the one-shot audio within :data:`HIFIGAN_STREAM_TOLERANCE`, 1e-5 (measured: 6e-8 on
-a random generator of peak 0.14, whose reach is 14 frames; on a random mel 7 frames of context give 2e-4, 2 give 0.03). On a GPU,
-convolutions of other lengths may pick other kernels (TF32 included), so expect more there.
+a random generator of peak 0.14, whose reach is 14 frames; on a random mel 7 frames of context give
+2e-4, 2 give 0.03). On a GPU, convolutions of other lengths may pick other kernels (TF32 included),
+so expect more there.
 
 Prenet dropout stays on at inference and draws from torch's RNG, as does Griffin-Lim's first
 phase; with a ``seed`` the decoder draws from its own RNG stream started from the seed exactly as
@@ -60,8 +63,13 @@ def postnet_windows(model: GSTTacotron, mel_stats: MelStats, text: str) -> Postn
         out = model.postnet_mel(mel[None], torch.tensor([mel.shape[0]], device=mel.device))[0]
         return mel_stats.denormalize(out.float().cpu()).numpy()
 
-    return PostnetWindows(postnet, context=model.postnet_context, block=max(model.reduction_factor, POSTNET_BLOCK_FRAMES),
-                          text=text, concat=torch.cat)
+    return PostnetWindows(
+        postnet,
+        context=model.postnet_context,
+        block=max(model.reduction_factor, POSTNET_BLOCK_FRAMES),
+        text=text,
+        concat=torch.cat,
+    )
 
 
 def vocoder_windows(vocoder: Vocoder, *, hop_length: int, chunk_frames: int) -> VocoderWindows:
@@ -72,9 +80,17 @@ def vocoder_windows(vocoder: Vocoder, *, hop_length: int, chunk_frames: int) -> 
     reach = vocoder.generator.reach_frames if isinstance(vocoder, HiFiGANVocoder) else None
     context, crossfade = stream_overlap(reach)
     if isinstance(vocoder, GriffinLimVocoder):
-        return VocoderWindows(vocoder.invert, hop_length=hop_length, chunk_frames=chunk_frames, context=context,
-                              crossfade=crossfade, output_peak=vocoder.output_peak)
-    return VocoderWindows(vocoder, hop_length=hop_length, chunk_frames=chunk_frames, context=context, crossfade=crossfade)
+        return VocoderWindows(
+            vocoder.invert,
+            hop_length=hop_length,
+            chunk_frames=chunk_frames,
+            context=context,
+            crossfade=crossfade,
+            output_peak=vocoder.output_peak,
+        )
+    return VocoderWindows(
+        vocoder, hop_length=hop_length, chunk_frames=chunk_frames, context=context, crossfade=crossfade
+    )
 
 
 class RngLanes:
@@ -113,8 +129,14 @@ class RngLanes:
             self._set(saved)
 
 
-def decode_steps(model: GSTTacotron, ids: torch.Tensor, weights: torch.Tensor, bounds: dict[str, Any],
-                 lanes: RngLanes, device: torch.device) -> Iterator[tuple[torch.Tensor, bool]]:
+def decode_steps(
+    model: GSTTacotron,
+    ids: torch.Tensor,
+    weights: torch.Tensor,
+    bounds: dict[str, Any],
+    lanes: RngLanes,
+    device: torch.device,
+) -> Iterator[tuple[torch.Tensor, bool]]:
     """One chunk's free-running decoding (``ids (symbols,)`` read in token weights ``weights
     (n_heads, n_tokens)``; ``bounds``: ``DecodingConfig.model_arguments``), one step at a time:
     ``(frames (r, n_mels), final)``, the decoder drawing on ``lanes``' ``"decoder"`` lane, so that
@@ -123,7 +145,9 @@ def decode_steps(model: GSTTacotron, ids: torch.Tensor, weights: torch.Tensor, b
     lengths = {k: settings.pop(k) for k in ("max_frames_per_symbol", "max_frames")}
     with torch.no_grad(), lanes.lane("decoder"):
         style, _ = model.style(style_weights=weights[None].to(device))
-        inputs = model.decoder_inputs(ids[None].to(device), torch.tensor([ids.shape[0]], device=device), style, **lengths)
+        inputs = model.decoder_inputs(
+            ids[None].to(device), torch.tensor([ids.shape[0]], device=device), style, **lengths
+        )
     steps = model.decoder.infer_steps(*inputs, **settings)
     r, n_mels = model.reduction_factor, model.n_mels
     while True:

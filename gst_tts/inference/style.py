@@ -39,14 +39,37 @@ from gst_tts.audio.features import AudioConfig, MelExtractor, MelStats
 from gst_tts.audio.io import load_audio, to_mono_resampled, trim_silence
 from gst_tts.errors import AudioError
 from gst_tts.inference.style_spec import (  # the torch-free rules, shared with gst_tts.runtime
-    SILENCE_PEAK, MAX_REFERENCE_SECONDS, MAX_STYLE_STRENGTH, MAX_STYLE_WEIGHT, MIN_REFERENCE_SECONDS, Reference, Style, StyleMix, StyleRules,
-    StyleWeights, reference_array, reference_name, short_repr, parse_style_mix, parse_style_weights, reference_header,
+    SILENCE_PEAK,
+    MAX_REFERENCE_SECONDS,
+    MAX_STYLE_STRENGTH,
+    MAX_STYLE_WEIGHT,
+    MIN_REFERENCE_SECONDS,
+    Reference,
+    Style,
+    StyleMix,
+    StyleRules,
+    StyleWeights,
+    reference_array,
+    reference_name,
+    short_repr,
+    parse_style_mix,
+    parse_style_weights,
+    reference_header,
 )
 from gst_tts.model import GSTTacotron
 
 __all__ = [
-    "Reference", "StyleWeights", "StyleMix", "Style", "StyleResolver", "MIN_REFERENCE_SECONDS", "MAX_REFERENCE_SECONDS",
-    "MAX_STYLE_WEIGHT", "MAX_STYLE_STRENGTH", "parse_style_weights", "parse_style_mix",
+    "Reference",
+    "StyleWeights",
+    "StyleMix",
+    "Style",
+    "StyleResolver",
+    "MIN_REFERENCE_SECONDS",
+    "MAX_REFERENCE_SECONDS",
+    "MAX_STYLE_WEIGHT",
+    "MAX_STYLE_STRENGTH",
+    "parse_style_weights",
+    "parse_style_mix",
 ]
 
 
@@ -66,8 +89,15 @@ class StyleResolver(StyleRules):
             ``neutral_style``). Default ``None``: uniform.
     """
 
-    def __init__(self, model: GSTTacotron, audio_config: AudioConfig, mel_stats: MelStats, device: torch.device,
-                 reference_window: int | None = None, neutral_weights: np.ndarray | None = None) -> None:
+    def __init__(
+        self,
+        model: GSTTacotron,
+        audio_config: AudioConfig,
+        mel_stats: MelStats,
+        device: torch.device,
+        reference_window: int | None = None,
+        neutral_weights: np.ndarray | None = None,
+    ) -> None:
         self.model = model
         self.neutral_weights = None if neutral_weights is None else np.asarray(neutral_weights, dtype=np.float32)
         self.audio_config = audio_config
@@ -131,7 +161,8 @@ class StyleResolver(StyleRules):
         samples = trim_silence(samples, self.audio_config.trim_top_db)
         if samples.size < MIN_REFERENCE_SECONDS * rate_wanted:
             raise AudioError(
-                f"{name}: reference is {samples.size / rate_wanted:.2f} s of sound; at least {MIN_REFERENCE_SECONDS} s is needed"
+                f"{name}: reference is {samples.size / rate_wanted:.2f} s of sound; at least "
+                f"{MIN_REFERENCE_SECONDS} s is needed"
             )
         return np.ascontiguousarray(samples, dtype=np.float32)
 

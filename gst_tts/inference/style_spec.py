@@ -15,20 +15,45 @@ import math
 import numbers
 import os
 from pathlib import Path
-from typing import Any, Callable, Mapping, NamedTuple, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Sequence, Union
 
 import numpy as np
 import soundfile as sf
 
 from gst_tts.errors import AudioError, GstTtsError, first_line
 
+if TYPE_CHECKING:
+    import torch
+
 log = logging.getLogger(__name__)
 
 __all__ = [
-    "Reference", "StyleWeights", "StyleMix", "Style", "StyleRules", "MIN_REFERENCE_SECONDS", "MAX_REFERENCE_SECONDS",
-    "MAX_STYLE_WEIGHT", "MAX_STYLE_STRENGTH", "parse_style_weights", "parse_style_mix", "reference_header",
-    "check_style_strength", "check_f0_range", "F0Target", "mix_shares", "once_per_reference", "style_f0_range", "warn_f0_range_unused", "MAX_F0_RANGE_ST",
-    "TempoTarget", "style_tempo", "SILENCE_PEAK", "reference_array", "reference_name", "short_repr",
+    "Reference",
+    "StyleWeights",
+    "StyleMix",
+    "Style",
+    "StyleRules",
+    "MIN_REFERENCE_SECONDS",
+    "MAX_REFERENCE_SECONDS",
+    "MAX_STYLE_WEIGHT",
+    "MAX_STYLE_STRENGTH",
+    "parse_style_weights",
+    "parse_style_mix",
+    "reference_header",
+    "check_style_strength",
+    "check_f0_range",
+    "F0Target",
+    "mix_shares",
+    "once_per_reference",
+    "style_f0_range",
+    "warn_f0_range_unused",
+    "MAX_F0_RANGE_ST",
+    "TempoTarget",
+    "style_tempo",
+    "SILENCE_PEAK",
+    "reference_array",
+    "reference_name",
+    "short_repr",
 ]
 
 MIN_REFERENCE_SECONDS = 0.5
@@ -120,7 +145,8 @@ def check_style_strength(value: Any) -> float:
 
 
 def _number_from_zero(value: Any, what: str, largest: float, unit: str = "") -> float:
-    """``value`` as a finite float in ``0..largest``; a one-line ``GstTtsError`` naming ``what`` and the value otherwise."""
+    """``value`` as a finite float in ``0..largest``; a one-line ``GstTtsError`` naming ``what`` and
+    the value otherwise."""
     if isinstance(value, bool):
         raise GstTtsError(f"{what} is not a number: {short_repr(value)}")
     number = _finite_float(value, what)
@@ -182,7 +208,9 @@ class StyleRules:
         n_heads, n_tokens = self.n_heads, self.n_tokens
         shape = getattr(weights, "shape", None)  # an array's shape is checked before it is converted
         if shape is not None and tuple(shape) not in ((n_tokens,), (n_heads, n_tokens)):
-            raise GstTtsError(f"style weights must have shape ({n_tokens},) or ({n_heads}, {n_tokens}), got {tuple(shape)}")
+            raise GstTtsError(
+                f"style weights must have shape ({n_tokens},) or ({n_heads}, {n_tokens}), got {tuple(shape)}"
+            )
         if isinstance(weights, Mapping):
             if not weights:
                 raise GstTtsError("style weights name no token")
@@ -212,7 +240,9 @@ class StyleRules:
         if t.shape == (n_tokens,):
             return self.as_weights(np.repeat(t[None], n_heads, axis=0))
         if t.shape != (n_heads, n_tokens):
-            raise GstTtsError(f"style weights must have shape ({n_tokens},) or ({n_heads}, {n_tokens}), got {tuple(t.shape)}")
+            raise GstTtsError(
+                f"style weights must have shape ({n_tokens},) or ({n_heads}, {n_tokens}), got {tuple(t.shape)}"
+            )
         return self.as_weights(t)
 
     def dial_weights(self, dials: StyleWeights) -> Any:
@@ -278,7 +308,6 @@ class StyleRules:
         return out
 
 
-
 def mix_shares(mix: StyleMix) -> list[tuple[Reference, float]]:
     """A style mix's references with their weights normalised to sum to one.
 
@@ -289,7 +318,9 @@ def mix_shares(mix: StyleMix) -> list[tuple[Reference, float]]:
     try:
         items = list(mix.items()) if isinstance(mix, Mapping) else [tuple(item) for item in mix]
     except TypeError:
-        raise GstTtsError(f"a style mix is {{reference: weight}} or [(reference, weight), ...], got {type(mix).__name__}") from None
+        raise GstTtsError(
+            f"a style mix is {{reference: weight}} or [(reference, weight), ...], got {type(mix).__name__}"
+        ) from None
     if any(len(item) != 2 for item in items):
         raise GstTtsError("a style mix is {reference: weight} or [(reference, weight), ...]; an item is not a pair")
     pairs = [(ref, _finite_float(w, f"mix weight of {reference_name(ref)}")) for ref, w in items]
@@ -361,6 +392,7 @@ def style_tempo(style: Style | None, read: Callable[[Reference], float | None]) 
     estimates it from the recording, or a mix's geometric mean of its references' (by their shares,
     over those ``read`` measures), with the style's strength (default 1). ``None`` for token
     weights, dials, neutral, or nothing measured: the tempo as decoded."""
+
     def log_rate(reference: Reference) -> float | None:
         rate = read(reference)
         return math.log(rate) if rate is not None and math.isfinite(rate) and rate > 0 else None
@@ -400,13 +432,13 @@ def parse_style_weights(spec: str) -> dict[Any, float]:
     out: dict[Any, float] = {}
     items = [s.strip() for s in spec.split(",")]
     if not any(items):
-        raise GstTtsError("the token weights are empty; expected e.g. \"3=0.4,7=-0.2\"")
+        raise GstTtsError('the token weights are empty; expected e.g. "3=0.4,7=-0.2"')
     for item in items:
         if not item:
             continue
         key, sep, value = item.partition("=")
         if not sep:
-            raise GstTtsError(f"{item!r} is not TOKEN=WEIGHT (e.g. \"3=0.4\" or \"1:3=0.4\" for head 1)")
+            raise GstTtsError(f'{item!r} is not TOKEN=WEIGHT (e.g. "3=0.4" or "1:3=0.4" for head 1)')
         head, colon, token = key.strip().rpartition(":")
         try:
             parsed_key: Any = (int(head), int(token)) if colon else int(token)
@@ -440,7 +472,7 @@ def parse_style_mix(spec: str) -> list[tuple[Path, float]]:
         except ValueError:
             raise GstTtsError(f"weight {value.strip()!r} of {path.strip()} is not a number") from None
     if not out:
-        raise GstTtsError("the mix is empty; expected e.g. \"a.wav=0.5,b.wav=0.5\"")
+        raise GstTtsError('the mix is empty; expected e.g. "a.wav=0.5,b.wav=0.5"')
     return out
 
 
@@ -459,8 +491,10 @@ def reference_array(samples: Any, rate: Any, name: str) -> tuple[np.ndarray, int
     if samples.ndim == 2 and samples.shape[0] <= _MAX_REFERENCE_CHANNELS < samples.shape[1]:
         samples = samples.T  # (channels, n) as torchaudio gives it → (n, channels)
     if samples.ndim not in (1, 2) or (samples.ndim == 2 and samples.shape[1] > _MAX_REFERENCE_CHANNELS):
-        raise AudioError(f"{name}: expected samples (n,) or (n, channels) with at most {_MAX_REFERENCE_CHANNELS} "
-                         f"channels, got shape {samples.shape}")
+        raise AudioError(
+            f"{name}: expected samples (n,) or (n, channels) with at most {_MAX_REFERENCE_CHANNELS} "
+            f"channels, got shape {samples.shape}"
+        )
     _check_reference_size(name, samples.shape[0], 1 if samples.ndim == 1 else samples.shape[1], rate)  # before copying
     if samples.dtype.kind in "iu":
         half = np.float32(2.0 ** (8 * samples.dtype.itemsize - 1))
@@ -487,10 +521,17 @@ def reference_header(path: str | os.PathLike, name: str) -> None:
 
 def _reference_rate(rate: Any, name: str) -> int:
     """A reference's sample rate as an int; ``AudioError`` unless a whole number of Hz in the accepted range."""
-    ok = isinstance(rate, numbers.Real) and not isinstance(rate, bool) and math.isfinite(rate) and float(rate).is_integer()
+    ok = (
+        isinstance(rate, numbers.Real)
+        and not isinstance(rate, bool)
+        and math.isfinite(rate)
+        and float(rate).is_integer()
+    )
     if not ok or not _MIN_REFERENCE_RATE <= int(rate) <= _MAX_REFERENCE_RATE:
-        raise AudioError(f"{name}: the sample rate must be a whole number of Hz from {_MIN_REFERENCE_RATE:,} to "
-                         f"{_MAX_REFERENCE_RATE:,}, got {short_repr(rate)}")
+        raise AudioError(
+            f"{name}: the sample rate must be a whole number of Hz from {_MIN_REFERENCE_RATE:,} to "
+            f"{_MAX_REFERENCE_RATE:,}, got {short_repr(rate)}"
+        )
     return int(rate)
 
 
@@ -499,9 +540,11 @@ def _check_reference_size(name: str, frames: int, channels: int, rate: int) -> N
     if not 1 <= channels <= _MAX_REFERENCE_CHANNELS:
         raise AudioError(f"{name}: a reference has 1 to {_MAX_REFERENCE_CHANNELS} channels, got {channels}")
     if frames / rate > MAX_REFERENCE_SECONDS or frames * channels > _MAX_REFERENCE_VALUES:
-        raise AudioError(f"{name}: reference is {frames / rate:,.1f} s of {channels} channel(s) at {rate:,} Hz; at most "
-                         f"{MAX_REFERENCE_SECONDS:g} s and {_MAX_REFERENCE_VALUES:,} samples in all are read "
-                         "(cut a shorter excerpt)")
+        raise AudioError(
+            f"{name}: reference is {frames / rate:,.1f} s of {channels} channel(s) at {rate:,} Hz; at most "
+            f"{MAX_REFERENCE_SECONDS:g} s and {_MAX_REFERENCE_VALUES:,} samples in all are read "
+            "(cut a shorter excerpt)"
+        )
 
 
 def _is_int(x: Any) -> bool:

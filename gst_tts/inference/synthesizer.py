@@ -38,18 +38,31 @@ from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
 from gst_tts.audio.vocoders.intonation import REFERENCE_MEDIAN_FRAMES, spread_st
 from gst_tts.analysis.speech_rate import letter_rate_estimate
 from gst_tts.compute import resolve_device
-from gst_tts.errors import CheckpointError, GstTtsError, TextError, first_line
+from gst_tts.errors import CheckpointError, GstTtsError, first_line
 from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.inference.requests import (
-    DEFAULT_PAUSE_S, MAX_CLEANED_CHARS, MAX_PAUSE_S, MAX_TEXT_CHARS, TextPreparer, assemble, check_options,
-    resolve_styles, text_list, whole,
+    DEFAULT_PAUSE_S,
+    MAX_CLEANED_CHARS,
+    MAX_PAUSE_S,
+    MAX_TEXT_CHARS,
+    TextPreparer,
+    assemble,
+    check_options,
+    resolve_styles,
+    text_list,
+    whole,
 )
 from gst_tts.inference.results import ChunkReport, DecodedChunk, SynthesisResult
 from gst_tts.inference.stream_windows import DEFAULT_CHUNK_FRAMES, check_stream_request, stream_audio
 from gst_tts.inference.streaming import RngLanes, decode_steps, postnet_windows, vocoder_windows
 from gst_tts.inference.style import Reference, Style, StyleMix, StyleResolver, StyleWeights
 from gst_tts.inference.style_spec import (
-    F0Target, TempoTarget, once_per_reference, style_f0_range, style_tempo, warn_f0_range_unused,
+    F0Target,
+    TempoTarget,
+    once_per_reference,
+    style_f0_range,
+    style_tempo,
+    warn_f0_range_unused,
 )
 from gst_tts.inference.tempo import resolve_tempo_targets, retime_text
 from gst_tts.model import GSTTacotron
@@ -61,8 +74,18 @@ from gst_tts.checkpoints.acoustic import checkpoint_parts, load_checkpoint, mode
 log = logging.getLogger(__name__)
 
 __all__ = [
-    "Synthesizer", "SynthesisResult", "ChunkReport", "Style", "DecodingConfig", "DEFAULT_PAUSE_S", "DEFAULT_MAX_CHARS",
-    "MAX_TEXT_CHARS", "MAX_CLEANED_CHARS", "MAX_PAUSE_S", "SEED_RANGE", "DEFAULT_CHUNK_FRAMES",
+    "Synthesizer",
+    "SynthesisResult",
+    "ChunkReport",
+    "Style",
+    "DecodingConfig",
+    "DEFAULT_PAUSE_S",
+    "DEFAULT_MAX_CHARS",
+    "MAX_TEXT_CHARS",
+    "MAX_CLEANED_CHARS",
+    "MAX_PAUSE_S",
+    "SEED_RANGE",
+    "DEFAULT_CHUNK_FRAMES",
 ]
 
 # DEFAULT_PAUSE_S, MAX_TEXT_CHARS, MAX_CLEANED_CHARS, MAX_PAUSE_S: gst_tts.inference.requests (torch-free, shared
@@ -172,8 +195,14 @@ class Synthesizer:
         self.vocoder = vocoder or GriffinLimVocoder(audio_config)
         #: Style resolution for this model: ``synth.styles.reference_weights("calm.wav")``,
         #: ``synth.styles.resolve(Style(weights={3: 0.4}))``, ``synth.styles.neutral()``.
-        self.styles = StyleResolver(self.model, audio_config, mel_stats, self.device, reference_window=reference_window,
-                                    neutral_weights=neutral_weights)
+        self.styles = StyleResolver(
+            self.model,
+            audio_config,
+            mel_stats,
+            self.device,
+            reference_window=reference_window,
+            neutral_weights=neutral_weights,
+        )
         self._text = TextPreparer(symbols, symbols.encode)
 
     @classmethod
@@ -227,11 +256,22 @@ class Synthesizer:
             vocoder = load_vocoder(vocoder, audio_config=audio_config, config_path=vocoder_config, device=dev)
         elif vocoder_config is not None:
             raise GstTtsError("vocoder_config needs a vocoder given by name or path")
-        synth = cls(model, symbols, audio_config, stats, device=dev, vocoder=vocoder, int8=int8, reference_window=window,
-                    neutral_weights=neutral)
+        synth = cls(
+            model,
+            symbols,
+            audio_config,
+            stats,
+            device=dev,
+            vocoder=vocoder,
+            int8=int8,
+            reference_window=window,
+            neutral_weights=neutral,
+        )
         if neutral is None:  # an older checkpoint
-            synth.styles.uniform_neutral_notice = (f"{path} stores no neutral style (trained before it was recorded): "
-                                                   "the neutral style is uniform token weights")
+            synth.styles.uniform_neutral_notice = (
+                f"{path} stores no neutral style (trained before it was recorded): "
+                "the neutral style is uniform token weights"
+            )
         return synth
 
     @property
@@ -341,12 +381,21 @@ class Synthesizer:
         if names is not None and len(names) != len(texts):
             raise GstTtsError(f"{len(names)} names for {len(texts)} texts")
         prepared = [self._text.prepare(t, max_chunk_chars) for t in texts]
-        weights = resolve_styles(self.styles, len(texts), reference=reference, style_weights=style_weights,
-                                 style_dials=style_dials, style_mix=style_mix, styles=styles,
-                                 style_strength=style_strength)
+        weights = resolve_styles(
+            self.styles,
+            len(texts),
+            reference=reference,
+            style_weights=style_weights,
+            style_dials=style_dials,
+            style_mix=style_mix,
+            styles=styles,
+            style_strength=style_strength,
+        )
         f0_targets_used: list[F0Target | None] = [None] * len(texts)
         if f0_targets is not None and len(f0_targets) != len(texts):
-            raise GstTtsError(f"f0_targets needs one target (or None) per text: {len(f0_targets)} for {len(texts)} texts")
+            raise GstTtsError(
+                f"f0_targets needs one target (or None) per text: {len(f0_targets)} for {len(texts)} texts"
+            )
         if vocode and not self.transfers_f0_range:
             warn_f0_range_unused(styles or [], f"the vocoder ({type(self.vocoder).__name__})")
         elif vocode and f0_targets is not None:
@@ -361,14 +410,15 @@ class Synthesizer:
         elif vocode and styles is not None:  # a spread given outright is the caller's setting, not a copy
             f0_targets_used = [style_f0_range(style, lambda reference: None) for style in styles]
         tempo_targets_used = resolve_tempo_targets(
-            len(texts), transfer=transfer_tempo, given=tempo_targets, styles=styles,
-            shared_style=Style(reference=reference, mix=style_mix, strength=style_strength), read=self.reference_tempo)
+            len(texts),
+            transfer=transfer_tempo,
+            given=tempo_targets,
+            styles=styles,
+            shared_style=Style(reference=reference, mix=style_mix, strength=style_strength),
+            read=self.reference_tempo,
+        )
 
-        chunks = [
-            _Chunk(i, piece, ids, weights[i])
-            for i, (_, pieces) in enumerate(prepared)
-            for piece, ids in pieces
-        ]
+        chunks = [_Chunk(i, piece, ids, weights[i]) for i, (_, pieces) in enumerate(prepared) for piece, ids in pieces]
         results = []
         with _seeded(seed, self.device):
             decoded = self._decode(chunks, batch_size, decoding)
@@ -377,11 +427,18 @@ class Synthesizer:
                 per_text[c.text_index].append(d)
             fps = self.audio_config.frames_per_second
             for i, text in enumerate(texts):
-                bounds = [decoding.chunk_frames(len(d.ids), frames_per_second=fps, frames_per_step=self.model.reduction_factor)
-                          for d in per_text[i]]
+                bounds = [
+                    decoding.chunk_frames(
+                        len(d.ids), frames_per_second=fps, frames_per_step=self.model.reduction_factor
+                    )
+                    for d in per_text[i]
+                ]
                 parts = retime_text(per_text[i], tempo_targets_used[i], frame_seconds=1.0 / fps, max_frames=bounds)
-                results.append(self._assemble(text, prepared[i][0], parts, weights[i], pause_s, vocode, decoding,
-                                              f0_targets_used[i]))
+                results.append(
+                    self._assemble(
+                        text, prepared[i][0], parts, weights[i], pause_s, vocode, decoding, f0_targets_used[i]
+                    )
+                )
         for i, r in enumerate(results):
             problems = r.problems()
             if problems:
@@ -414,11 +471,12 @@ class Synthesizer:
         arguments and neither copy asked for (``synthesize``'s defaults): its postnet mel exactly
         (within 1e-5; ``vocode=False``) and, with HiFi-GAN, its samples within
         :data:`~gst_tts.inference.streaming.HIFIGAN_STREAM_TOLERANCE`; with Griffin-Lim or the
-        spectral vocoder the same spectrum with the phase built window by window (see the module). A split text with prenet dropout on differs from the one-shot
-        one (which decodes its chunks as one batch, so draws other dropout masks). A stream keeps
-        the model's F0 spread and tempo: ``synthesize``'s ``transfer_f0_range`` stretches the whole
-        chunk's F0 track and ``transfer_tempo`` retimes it by its whole rate, neither known before
-        the chunk ends (a style's ``f0_range`` is warned about).
+        spectral vocoder the same spectrum with the phase built window by window (see the module). A
+        split text with prenet dropout on differs from the one-shot one (which decodes its chunks as
+        one batch, so draws other dropout masks). A stream keeps the model's F0 spread and tempo:
+        ``synthesize``'s ``transfer_f0_range`` stretches the whole chunk's F0 track and
+        ``transfer_tempo`` retimes it by its whole rate, neither known before the chunk ends (a
+        style's ``f0_range`` is warned about).
 
         Args:
             chunk_frames: mel frames of audio per chunk, >= 1: the first of each text chunk has a
@@ -438,13 +496,24 @@ class Synthesizer:
             return vocoder_windows(self.vocoder, hop_length=self.audio_config.hop_length, chunk_frames=chunk_frames)
 
         # The vocoder on its own lane, not across a yield: the caller's RNG is its own between chunks.
-        return stream_audio(chunks, mel_blocks=lambda chunk: self._chunk_mel(chunk, lanes, decoding),
-                            windows=windows if vocode else None,
-                            pause=np.zeros(int(round(pause_s * self.sample_rate)), dtype=np.float32),
-                            vocoder_context=lambda: lanes.lane("vocoder"))
+        return stream_audio(
+            chunks,
+            mel_blocks=lambda chunk: self._chunk_mel(chunk, lanes, decoding),
+            windows=windows if vocode else None,
+            pause=np.zeros(int(round(pause_s * self.sample_rate)), dtype=np.float32),
+            vocoder_context=lambda: lanes.lane("vocoder"),
+        )
 
-    def _stream_chunks(self, text: str, style: Style | None, seed: int | None, decoding: DecodingConfig,
-                       max_chunk_chars: int | None, pause_s: float, chunk_frames: int) -> list[_Chunk]:
+    def _stream_chunks(
+        self,
+        text: str,
+        style: Style | None,
+        seed: int | None,
+        decoding: DecodingConfig,
+        max_chunk_chars: int | None,
+        pause_s: float,
+        chunk_frames: int,
+    ) -> list[_Chunk]:
         """The chunks of one text with its resolved style, every check of :meth:`synthesize` passed."""
         _check_options(1, max_chunk_chars, pause_s, decoding, seed)
         check_stream_request(text, style, chunk_frames)
@@ -454,8 +523,9 @@ class Synthesizer:
         return [_Chunk(0, piece, ids, weights) for piece, ids in pieces]
 
     @torch.no_grad()
-    def _chunk_mel(self, chunk: _Chunk, lanes: RngLanes,
-                   decoding: DecodingConfig) -> Iterator[tuple[np.ndarray | None, bool]]:
+    def _chunk_mel(
+        self, chunk: _Chunk, lanes: RngLanes, decoding: DecodingConfig
+    ) -> Iterator[tuple[np.ndarray | None, bool]]:
         """One text chunk's exact postnet log-mel blocks as the decoder's steps come:
         ``(log_mel (frames, n_mels) or None, final)``, the last with ``final`` True."""
         postnet = postnet_windows(self.model, self.mel_stats, chunk.text)
@@ -463,7 +533,11 @@ class Synthesizer:
         yield from postnet.blocks(steps)
 
     def frame_bounds(
-        self, text: str, *, decoding: DecodingConfig = DecodingConfig(), max_chunk_chars: int | None = DEFAULT_MAX_CHARS,
+        self,
+        text: str,
+        *,
+        decoding: DecodingConfig = DecodingConfig(),
+        max_chunk_chars: int | None = DEFAULT_MAX_CHARS,
     ) -> list[int]:
         """The most mel frames each chunk of ``text`` may decode to (reading order), as
         :meth:`synthesize` bounds them with ``decoding`` and ``max_chunk_chars``: the model's
@@ -478,7 +552,9 @@ class Synthesizer:
         _, pieces = self._text.prepare(text, max_chunk_chars)
         bounds = self._bounds(decoding)
         lengths = torch.tensor([len(ids) for _, ids in pieces])
-        steps = self.model.step_bounds(lengths, max_frames_per_symbol=bounds["max_frames_per_symbol"], max_frames=bounds["max_frames"])
+        steps = self.model.step_bounds(
+            lengths, max_frames_per_symbol=bounds["max_frames_per_symbol"], max_frames=bounds["max_frames"]
+        )
         return (steps * self.model.reduction_factor).tolist()
 
     def _bounds(self, decoding: DecodingConfig) -> dict:
@@ -504,8 +580,9 @@ class Synthesizer:
             for row, i in enumerate(idx):
                 text[row, : len(chunks[i].ids)] = chunks[i].ids
             style = torch.stack([chunks[i].weights for i in idx]).to(self.device)
-            result = self.model.infer(text.to(self.device), lengths.to(self.device), style_weights=style,
-                                      **self._bounds(decoding))
+            result = self.model.infer(
+                text.to(self.device), lengths.to(self.device), style_weights=style, **self._bounds(decoding)
+            )
             # One transfer per tensor, then cheap per-row slicing on the CPU.
             mel = result.mel_postnet.float().cpu()
             _check_finite(mel, result.mel_lengths.cpu(), [chunks[i].text for i in idx])
@@ -529,8 +606,9 @@ class Synthesizer:
         """Whether the vocoder can set a reference's F0 spread (the spectral vocoder with a pitch head)."""
         return bool(getattr(self.vocoder, "sets_f0_range", False))
 
-    def f0_range_target(self, style: Style | None,
-                        read: Callable[[Reference], float | None] | None = None) -> F0Target | None:
+    def f0_range_target(
+        self, style: Style | None, read: Callable[[Reference], float | None] | None = None
+    ) -> F0Target | None:
         """The :class:`~gst_tts.inference.style_spec.F0Target` the vocoder is asked for with ``style``
         (:func:`~gst_tts.inference.style_spec.style_f0_range`), or ``None``: the spread as
         decoded (a token style without ``f0_range``, neutral, or a vocoder that cannot set one)."""
@@ -550,8 +628,9 @@ class Synthesizer:
             return None
         return spread_st(np.log(f0[voiced].double().numpy()), median_frames=REFERENCE_MEDIAN_FRAMES)
 
-    def tempo_target(self, style: Style | None,
-                     read: Callable[[Reference], float | None] | None = None) -> TempoTarget | None:
+    def tempo_target(
+        self, style: Style | None, read: Callable[[Reference], float | None] | None = None
+    ) -> TempoTarget | None:
         """The :class:`~gst_tts.inference.style_spec.TempoTarget` an output in ``style`` is retimed to
         (:func:`~gst_tts.inference.style_spec.style_tempo`), or ``None``: the tempo as decoded (a
         token style, neutral, or a reference whose tempo cannot be read)."""
@@ -560,26 +639,49 @@ class Synthesizer:
     def reference_tempo(self, reference: Reference) -> float | None:
         """A reference's letters per second of articulation, estimated from its syllable nuclei
         (:func:`~gst_tts.analysis.speech_rate.letter_rate_estimate` of its log-mel); ``None`` for too few nuclei."""
-        return letter_rate_estimate(self.styles.reference_log_mel(reference).numpy(),
-                                    1.0 / self.audio_config.frames_per_second,
-                                    fmin=self.audio_config.fmin, fmax=self.audio_config.fmax)
+        return letter_rate_estimate(
+            self.styles.reference_log_mel(reference).numpy(),
+            1.0 / self.audio_config.frames_per_second,
+            fmin=self.audio_config.fmin,
+            fmax=self.audio_config.fmax,
+        )
 
-    def _assemble(self, text: str, cleaned: str, parts: list[DecodedChunk], weights: torch.Tensor, pause_s: float,
-                  vocode: bool, decoding: DecodingConfig, f0_target: F0Target | None = None) -> SynthesisResult:
+    def _assemble(
+        self,
+        text: str,
+        cleaned: str,
+        parts: list[DecodedChunk],
+        weights: torch.Tensor,
+        pause_s: float,
+        vocode: bool,
+        decoding: DecodingConfig,
+        f0_target: F0Target | None = None,
+    ) -> SynthesisResult:
         """Join a text's decoded chunks into one result (:func:`gst_tts.inference.requests.assemble`);
         ``f0_target``: the F0 spread the vocoder is asked for, or ``None``."""
         if f0_target is None:
+
             def run_vocoder(log_mel: np.ndarray) -> np.ndarray:
                 return self.vocoder(torch.from_numpy(log_mel))
         else:
+
             def run_vocoder(log_mel: np.ndarray) -> np.ndarray:
-                return self.vocoder(torch.from_numpy(log_mel), f0_range_st=f0_target.semitones,
-                                    f0_range_strength=f0_target.strength)
+                return self.vocoder(
+                    torch.from_numpy(log_mel), f0_range_st=f0_target.semitones, f0_range_strength=f0_target.strength
+                )
+
         return assemble(
-            text, cleaned, parts, weights=weights.float().cpu().numpy(), pause_s=pause_s,
-            vocode=run_vocoder if vocode else None, symbols=self.symbols,
-            sample_rate=self.sample_rate, hop_length=self.audio_config.hop_length,
-            frames_per_step=self.model.reduction_factor, decoding=decoding,
+            text,
+            cleaned,
+            parts,
+            weights=weights.float().cpu().numpy(),
+            pause_s=pause_s,
+            vocode=run_vocoder if vocode else None,
+            symbols=self.symbols,
+            sample_rate=self.sample_rate,
+            hop_length=self.audio_config.hop_length,
+            frames_per_step=self.model.reduction_factor,
+            decoding=decoding,
         )
 
 
@@ -589,12 +691,17 @@ def _check_finite(mel: torch.Tensor, lengths: torch.Tensor, texts: list[str]) ->
     handing on NaN audio."""
     for row, text in enumerate(texts):
         if not bool(torch.isfinite(mel[row, : int(lengths[row])]).all()):
-            raise GstTtsError(f"decoding gave NaN or infinite mel values for {quote_text(text)} "
-                              "(a style far outside the model's range, or a broken checkpoint)")
+            raise GstTtsError(
+                f"decoding gave NaN or infinite mel values for {quote_text(text)} "
+                "(a style far outside the model's range, or a broken checkpoint)"
+            )
 
 
-def _check_options(batch_size: int, max_chunk_chars: int | None, pause_s: float, decoding: DecodingConfig,
-                   seed: int | None) -> None:
+def _check_options(
+    batch_size: int, max_chunk_chars: int | None, pause_s: float, decoding: DecodingConfig, seed: int | None
+) -> None:
     check_options(batch_size, max_chunk_chars, pause_s, decoding)
     if seed is not None and (not whole(seed) or not SEED_RANGE[0] <= seed <= SEED_RANGE[1]):
-        raise GstTtsError(f"seed must be a whole number from {SEED_RANGE[0]} to {SEED_RANGE[1]} (or None), got {seed!r}")
+        raise GstTtsError(
+            f"seed must be a whole number from {SEED_RANGE[0]} to {SEED_RANGE[1]} (or None), got {seed!r}"
+        )

@@ -22,8 +22,14 @@ from gst_tts.data.corpus import Utterance
 from gst_tts.inference.synthesizer import Synthesizer
 
 
-def teacher_forced_mels(synth: Synthesizer, utterances: Sequence[Utterance], cache_dir: str | os.PathLike, *,
-                        batch_size: int = 16, seed: int = 0) -> Iterator[tuple[str, np.ndarray]]:
+def teacher_forced_mels(
+    synth: Synthesizer,
+    utterances: Sequence[Utterance],
+    cache_dir: str | os.PathLike,
+    *,
+    batch_size: int = 16,
+    seed: int = 0,
+) -> Iterator[tuple[str, np.ndarray]]:
     """``(utterance id, (frames, n_mels) natural-log mel, not normalised)`` for each utterance, in
     batches of similar lengths (so not in the order given). Features come from (and are added to)
     the feature cache in ``cache_dir``. ``seed`` seeds the prenet's inference dropout."""

@@ -31,12 +31,26 @@ from gst_tts.errors import GstTtsError
 from gst_tts.inference.results import DecodedChunk
 from gst_tts.inference.retiming import retimed
 from gst_tts.inference.style_spec import (
-    Reference, Style, TempoTarget, reference_name, check_style_strength, once_per_reference, style_tempo,
+    Reference,
+    Style,
+    TempoTarget,
+    reference_name,
+    check_style_strength,
+    once_per_reference,
+    style_tempo,
 )
 
 log = logging.getLogger(__name__)
 
-__all__ = ["GAIN_LIMITS", "tempo_gain", "retimed", "text_rate", "resolve_tempo_targets", "warn_unread_tempo", "retime_text"]
+__all__ = [
+    "GAIN_LIMITS",
+    "tempo_gain",
+    "retimed",
+    "text_rate",
+    "resolve_tempo_targets",
+    "warn_unread_tempo",
+    "retime_text",
+]
 
 #: The tempo is changed by at most these factors (output rate / decoded rate): a reference read
 #: too slow or too fast (music, a whisper, a reading of a few syllables) must not drag speech out
@@ -69,16 +83,24 @@ def _check_target(target: TempoTarget | None) -> TempoTarget | None:
     if target is None:
         return None
     if not isinstance(target, TempoTarget):
-        raise GstTtsError(f"a tempo target is a TempoTarget(letters_per_s, strength) or None, got {type(target).__name__}")
+        raise GstTtsError(
+            f"a tempo target is a TempoTarget(letters_per_s, strength) or None, got {type(target).__name__}"
+        )
     rate = target.letters_per_s
     if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not math.isfinite(rate) or rate <= 0:
         raise GstTtsError(f"a tempo target's letters_per_s must be a positive finite number, got {rate!r}")
     return TempoTarget(float(rate), check_style_strength(target.strength))
 
 
-def resolve_tempo_targets(n_texts: int, *, transfer: bool, given: Sequence[TempoTarget | None] | None,
-                          styles: Sequence[Style | None] | None, shared_style: Style,
-                          read: Callable[[Reference], float | None]) -> list[TempoTarget | None]:
+def resolve_tempo_targets(
+    n_texts: int,
+    *,
+    transfer: bool,
+    given: Sequence[TempoTarget | None] | None,
+    styles: Sequence[Style | None] | None,
+    shared_style: Style,
+    read: Callable[[Reference], float | None],
+) -> list[TempoTarget | None]:
     """The tempo each of ``n_texts`` texts is retimed to: ``given`` (one per text, checked) as it
     is, whatever ``transfer`` says (the caller asked for those targets); else none unless
     ``transfer``; else what each text's style asks for (``styles``, or ``shared_style`` for every
@@ -106,16 +128,20 @@ def resolve_tempo_targets(n_texts: int, *, transfer: bool, given: Sequence[Tempo
 def warn_unread_tempo(styles: Sequence[Style | None], targets: Sequence[TempoTarget | None]) -> None:
     """Log one line when a reference or mix of ``styles`` (at a strength above 0) got no target in
     ``targets`` (one per style): its tempo could not be read, so its output keeps the model's."""
-    unread = [s for s, t in zip(styles, targets)
-              if t is None and s is not None and (s.reference is not None or s.mix is not None) and s.strength != 0]
+    unread = [
+        s
+        for s, t in zip(styles, targets)
+        if t is None and s is not None and (s.reference is not None or s.mix is not None) and s.strength != 0
+    ]
     if unread:
         style = unread[0]
         name = reference_name(style.reference) if style.reference is not None else "the style mix"
         log.warning("the tempo of %s could not be read (too few syllables): its output keeps the model's tempo", name)
 
 
-def retime_text(parts: Sequence[DecodedChunk], target: TempoTarget | None, *, frame_seconds: float,
-                max_frames: Sequence[int]) -> list[DecodedChunk]:
+def retime_text(
+    parts: Sequence[DecodedChunk], target: TempoTarget | None, *, frame_seconds: float, max_frames: Sequence[int]
+) -> list[DecodedChunk]:
     """A text's decoded chunks retimed toward ``target``: one factor for the whole text
     (:func:`tempo_gain` from :func:`text_rate` to the target's rate), raised for a chunk where it
     would stretch it past its ``max_frames`` (its decoding bound). Each chunk records its

@@ -83,7 +83,9 @@ def evaluate_style_transfer(
     from tqdm.contrib.logging import logging_redirect_tqdm
 
     if len(references) < 2:
-        raise GstTtsError(f"style transfer needs at least 2 references (a correlation needs two points), got {len(references)}")
+        raise GstTtsError(
+            f"style transfer needs at least 2 references (a correlation needs two points), got {len(references)}"
+        )
     if not texts:
         raise GstTtsError("style transfer needs at least one sentence to synthesize")
     names = [r.name for r in references]
@@ -99,17 +101,25 @@ def evaluate_style_transfer(
     rows: list[dict[str, Any]] = []
     measured: list[tuple[ClipMeasures, ClipMeasures]] = []
     results_health: list[tuple[AlignmentHealth, str]] = []
-    with logging_redirect_tqdm(), progress_bar(total=len(references), desc="style transfer", unit="ref",
-                                               enabled=progress) as bar:
+    with (
+        logging_redirect_tqdm(),
+        progress_bar(total=len(references), desc="style transfer", unit="ref", enabled=progress) as bar,
+    ):
         for first in range(0, len(references), per_call):
             batch = list(range(first, min(first + per_call, len(references))))
             results = synth.synthesize(
-                [t for _ in batch for t in texts], styles=[styles[i] for i in batch for _ in texts],
-                transfer_f0_range=transfer_f0_range, transfer_tempo=transfer_tempo, seed=seed, batch_size=batch_size, decoding=decoding, max_chunk_chars=max_chunk_chars,
+                [t for _ in batch for t in texts],
+                styles=[styles[i] for i in batch for _ in texts],
+                transfer_f0_range=transfer_f0_range,
+                transfer_tempo=transfer_tempo,
+                seed=seed,
+                batch_size=batch_size,
+                decoding=decoding,
+                max_chunk_chars=max_chunk_chars,
                 names=[f"{references[i].name} / sentence {k + 1}" for i in batch for k in range(len(texts))],
             )
             for j, i in enumerate(batch):
-                mine = results[j * len(texts):(j + 1) * len(texts)]
+                mine = results[j * len(texts) : (j + 1) * len(texts)]
                 if on_output is not None:
                     for k, result in enumerate(mine):
                         on_output(i, k, result)
@@ -122,8 +132,13 @@ def evaluate_style_transfer(
     for group in dict.fromkeys(g for row in rows for g in row["groups"]):  # in order of appearance
         mine = [pair for row, pair in zip(rows, measured) if group in row["groups"]]
         fits[group] = style_transfer.transfer_fits([m[0] for m in mine], [m[1] for m in mine])
-    return StyleTransferReport(texts=texts, rows=rows, fits=fits, healths=[h for h, _ in results_health],
-                               stop_reasons=[r for _, r in results_health])
+    return StyleTransferReport(
+        texts=texts,
+        rows=rows,
+        fits=fits,
+        healths=[h for h, _ in results_health],
+        stop_reasons=[r for _, r in results_health],
+    )
 
 
 def _reference_row(
@@ -131,19 +146,40 @@ def _reference_row(
 ) -> tuple[dict[str, Any], tuple[ClipMeasures, ClipMeasures]]:
     """The report row of one reference and its outputs, and (reference, median output) measures."""
     ref_text = synth.symbols.clean(ref.text) if ref.text else None
-    ref_measures = style_transfer.measure_clip(ref.audio, ref.sample_rate, ref_text, synth.audio_config, f0_range_hz=f0_range_hz)
+    ref_measures = style_transfer.measure_clip(
+        ref.audio, ref.sample_rate, ref_text, synth.audio_config, f0_range_hz=f0_range_hz
+    )
     outputs, output_rows = [], []
     for result in results:
-        m = style_transfer.measure_clip(result.audio, result.sample_rate, result.cleaned_text, synth.audio_config,
-                         log_mel=result.mel, f0_range_hz=f0_range_hz)
+        m = style_transfer.measure_clip(
+            result.audio,
+            result.sample_rate,
+            result.cleaned_text,
+            synth.audio_config,
+            log_mel=result.mel,
+            f0_range_hz=f0_range_hz,
+        )
         outputs.append(m)
-        output_rows.append({"text": result.text, **m.to_dict(), "stop_reason": result.stop_reason,
-                            "focus": round(result.health.focus, 4), "coverage": round(result.health.coverage, 4),
-                            "aligned": result.ok})
+        output_rows.append(
+            {
+                "text": result.text,
+                **m.to_dict(),
+                "stop_reason": result.stop_reason,
+                "focus": round(result.health.focus, 4),
+                "coverage": round(result.health.coverage, 4),
+                "aligned": result.ok,
+            }
+        )
     output = style_transfer.median_measures(outputs)
     row = {
-        "name": ref.name, "groups": list(ref.groups), "text": ref.text, "path": None if ref.path is None else str(ref.path),
-        "info": ref.info, "reference": ref_measures.to_dict(), "output": output.to_dict(), "outputs": output_rows,
+        "name": ref.name,
+        "groups": list(ref.groups),
+        "text": ref.text,
+        "path": None if ref.path is None else str(ref.path),
+        "info": ref.info,
+        "reference": ref_measures.to_dict(),
+        "output": output.to_dict(),
+        "outputs": output_rows,
         "aligned_share": float(np.mean([o["aligned"] for o in output_rows])),
     }
     return row, (ref_measures, output)

@@ -24,8 +24,17 @@ from gst_tts.audio.vocoders import GRIFFIN_LIM, Vocoder, load_vocoder
 from gst_tts.errors import VocoderError, first_line
 from gst_tts.files import write_json
 
-__all__ = ["AUTO", "RECORD_NAME", "record_vocoder", "recorded_vocoder", "vocoder_fit", "resolve_vocoder",
-           "describe_vocoder", "tidy_path", "KIND_NAMES"]
+__all__ = [
+    "AUTO",
+    "RECORD_NAME",
+    "record_vocoder",
+    "recorded_vocoder",
+    "vocoder_fit",
+    "resolve_vocoder",
+    "describe_vocoder",
+    "tidy_path",
+    "KIND_NAMES",
+]
 
 log = logging.getLogger("gst_tts.inference.vocoder_choice")
 
@@ -74,7 +83,9 @@ def recorded_vocoder(checkpoint: Path) -> Path | None:
     value = _record_value(record)
     target = folder / value
     if not target.is_file():
-        log.warning("%s names %s, which is not a file: ignored (Griffin-Lim speaks unless --vocoder names one)", record, target)
+        log.warning(
+            "%s names %s, which is not a file: ignored (Griffin-Lim speaks unless --vocoder names one)", record, target
+        )
         return None
     return tidy_path(target)
 
@@ -91,7 +102,9 @@ def _record_value(record: Path) -> str:
     expected = '{"vocoder": "<path relative to this folder>"}'
     try:
         if record.stat().st_size > _MAX_RECORD_BYTES:
-            raise VocoderError(f"{record}: not a vocoder record (larger than {_MAX_RECORD_BYTES // 1024} KiB); expected {expected}")
+            raise VocoderError(
+                f"{record}: not a vocoder record (larger than {_MAX_RECORD_BYTES // 1024} KiB); expected {expected}"
+            )
         stored: Any = json.loads(record.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise VocoderError(f"{record}: not a vocoder record ({first_line(exc, 100)}); expected {expected}") from None
@@ -144,7 +157,9 @@ def resolve_vocoder(
         VocoderError: a record that is malformed, or a requested file that does not load.
     """
     if isinstance(requested, str) and requested == GRIFFIN_LIM:
-        return load_vocoder(GRIFFIN_LIM, audio_config=audio_config, **griffin_lim), describe_vocoder(GRIFFIN_LIM, f"--vocoder {GRIFFIN_LIM}")
+        return load_vocoder(GRIFFIN_LIM, audio_config=audio_config, **griffin_lim), describe_vocoder(
+            GRIFFIN_LIM, f"--vocoder {GRIFFIN_LIM}"
+        )
     if not (isinstance(requested, str) and requested == AUTO):
         vocoder = load_vocoder(requested, audio_config=audio_config, device=device, config_path=config_path)
         return vocoder, describe_vocoder(_kind(vocoder), "--vocoder", path=Path(requested))
@@ -157,7 +172,9 @@ def resolve_vocoder(
             log.warning("the vocoder recorded beside %s does not fit it, so Griffin-Lim speaks: %s", checkpoint, exc)
             why = f"the vocoder recorded beside the checkpoint, {recorded}, does not fit it: see the warning above"
         else:
-            return vocoder, describe_vocoder(_kind(vocoder), f"recorded beside the checkpoint; {_OVERRIDE_HINT}", path=recorded)
+            return vocoder, describe_vocoder(
+                _kind(vocoder), f"recorded beside the checkpoint; {_OVERRIDE_HINT}", path=recorded
+            )
     return load_vocoder(GRIFFIN_LIM, audio_config=audio_config, **griffin_lim), describe_vocoder(GRIFFIN_LIM, why)
 
 

@@ -7,6 +7,15 @@ from gst_tts.model.postnet import Postnet
 from gst_tts.model.tacotron import GSTTacotron, SynthesisOutput, TacotronOutput, count_parameters
 
 __all__ = [
-    "Decoder", "DecoderState", "Encoder", "GlobalStyleTokens", "GSTTacotron", "Postnet",
-    "ReferenceEncoder", "StyleTokenLayer", "SynthesisOutput", "TacotronOutput", "count_parameters",
+    "Decoder",
+    "DecoderState",
+    "Encoder",
+    "GlobalStyleTokens",
+    "GSTTacotron",
+    "Postnet",
+    "ReferenceEncoder",
+    "StyleTokenLayer",
+    "SynthesisOutput",
+    "TacotronOutput",
+    "count_parameters",
 ]

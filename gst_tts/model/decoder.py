@@ -123,8 +123,13 @@ class Decoder(nn.Module):
         )
         self.attention_rnn = nn.LSTMCell(prenet_dim + memory_dim, attention_rnn_dim)
         self.attention = build_attention(
-            attention, query_dim=attention_rnn_dim, memory_dim=memory_dim, attention_dim=attention_dim,
-            location=attention_location, location_filters=location_filters, location_kernel_size=location_kernel_size,
+            attention,
+            query_dim=attention_rnn_dim,
+            memory_dim=memory_dim,
+            attention_dim=attention_dim,
+            location=attention_location,
+            location_filters=location_filters,
+            location_kernel_size=location_kernel_size,
         )
         self.decoder_rnn = nn.LSTMCell(attention_rnn_dim + memory_dim, decoder_rnn_dim)
         self.mel_projection = nn.Linear(decoder_rnn_dim + memory_dim, n_mels * reduction_factor)
@@ -149,8 +154,9 @@ class Decoder(nn.Module):
         """The two LSTM cells' current weights as the training backend of :meth:`step` (see
         :mod:`gst_tts.model.decoder_cells`), built once per pass; ``decoder_cell=False`` leaves the
         decoder cell out (teacher forcing runs that LSTM outside the step loop)."""
-        return MergedCells.for_training(self.attention_rnn, self.decoder_rnn, prenet_dim=self._prenet_dim,
-                                        decoder_cell=decoder_cell)
+        return MergedCells.for_training(
+            self.attention_rnn, self.decoder_rnn, prenet_dim=self._prenet_dim, decoder_cell=decoder_cell
+        )
 
     def pass_cells(self, memory: torch.Tensor, *, decoder_cell: bool = True) -> MergedCells:
         """The cells backend for a pass over ``memory``: training's where autograd records, int8 for
@@ -159,8 +165,9 @@ class Decoder(nn.Module):
             return self.training_cells(decoder_cell=decoder_cell)
         if self._int8_cells is not None and memory.device.type == "cpu" and memory.dtype == torch.float32:
             return self._int8_cells
-        return MergedCells.for_inference(self.attention_rnn, self.decoder_rnn, prenet_dim=self._prenet_dim,
-                                         decoder_cell=decoder_cell)
+        return MergedCells.for_inference(
+            self.attention_rnn, self.decoder_rnn, prenet_dim=self._prenet_dim, decoder_cell=decoder_cell
+        )
 
     def set_int8_inference(self, enabled: bool) -> None:
         """Runs :meth:`infer_steps` on CPU with the merged cell weights in int8 (~3x faster per step at paper sizes).
@@ -170,8 +177,9 @@ class Decoder(nn.Module):
         ``torch.no_grad()``, which makes the numerics comparable under teacher forcing); passes
         that build a graph, and CUDA, keep the float weights.
         """
-        self._int8_cells = (MergedCells.int8(self.attention_rnn, self.decoder_rnn, prenet_dim=self._prenet_dim)
-                            if enabled else None)
+        self._int8_cells = (
+            MergedCells.int8(self.attention_rnn, self.decoder_rnn, prenet_dim=self._prenet_dim) if enabled else None
+        )
 
     @property
     def int8_inference(self) -> bool:
@@ -212,7 +220,8 @@ class Decoder(nn.Module):
         if dropout_masks is not None:
             att_h = att_h * dropout_masks[0]
         context, attention_weights, attention_state = (attention_step or self.attention.step)(
-            att_h, state.attention_state, attention_memory)
+            att_h, state.attention_state, attention_memory
+        )
         dec_h, dec_c = cells.decoder_cell(att_h, context, (state.decoder_hidden, state.decoder_cell))
         if dropout_masks is not None:
             dec_h = dec_h * dropout_masks[1]
@@ -252,17 +261,27 @@ class Decoder(nn.Module):
         state = self.initial_state(memory, attention_memory)
         if recurrent:  # step() keeps the dropped decoder output as the next step's state
             dec_masks = _dropout_masks(n_steps, batch, self.decoder_rnn_dim, self.decoder_dropout, self.training, mel)
-            step_masks = zip(att_masks.unbind(0) if att_masks is not None else [torch.ones_like(dec_masks[0])] * n_steps,
-                             dec_masks.unbind(0))
+            step_masks = zip(
+                att_masks.unbind(0) if att_masks is not None else [torch.ones_like(dec_masks[0])] * n_steps,
+                dec_masks.unbind(0),
+            )
             frames_out, stops, alignments = [], [], []
             for step_gates, masks in zip(prenet_gates.unbind(1), step_masks):
                 out, stop, state = self.step(step_gates, state, attention_memory, cells, masks)
                 frames_out.append(out)
                 stops.append(stop)
                 alignments.append(state.attention_weights)
-            return DecoderOutput(torch.stack(frames_out, 1).reshape(batch, frames, n_mels), torch.stack(stops, 1),
-                                 torch.stack(alignments, 1))
-        att_h, att_c, context, attention_state = state.attention_hidden, state.attention_cell, state.context, state.attention_state
+            return DecoderOutput(
+                torch.stack(frames_out, 1).reshape(batch, frames, n_mels),
+                torch.stack(stops, 1),
+                torch.stack(alignments, 1),
+            )
+        att_h, att_c, context, attention_state = (
+            state.attention_hidden,
+            state.attention_cell,
+            state.context,
+            state.attention_state,
+        )
         queries, contexts, alignments = [], [], []
         # unbind, not prenet_gates[:, s]: the backward of per-step indexing would allocate and
         # fill a full-size zero gradient at every step (quadratic in length); unbind's is one stack.
@@ -302,8 +321,15 @@ class Decoder(nn.Module):
             # nn.LSTM's own kernel entry point, on the cell's parameters (private: pinned in
             # tests/test_pinned_internals.py, with the reason)
             output, _, _ = torch._VF.lstm(
-                inputs, (zeros, zeros), [cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh],
-                True, 1, 0.0, self.training, False, False,
+                inputs,
+                (zeros, zeros),
+                [cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh],
+                True,
+                1,
+                0.0,
+                self.training,
+                False,
+                False,
             )
         return output
 
@@ -347,7 +373,9 @@ class Decoder(nn.Module):
         frame = memory.new_zeros(batch, n_mels)
         done = torch.zeros(batch, dtype=torch.bool, device=memory.device)
         stopped = torch.zeros_like(done)
-        symbol_counts = torch.full((batch,), symbols, device=memory.device) if padding_mask is None else (~padding_mask).sum(1)
+        symbol_counts = (
+            torch.full((batch,), symbols, device=memory.device) if padding_mask is None else (~padding_mask).sum(1)
+        )
         # With no tolerance every item may stop from the first step on.
         near_end = torch.full_like(done, stop_end_tolerance is None)
         steps = torch.zeros(batch, dtype=torch.long, device=memory.device)
@@ -356,7 +384,9 @@ class Decoder(nn.Module):
             step_memory = attention_memory
             if attention_window is not None:
                 outside = (positions < peak - attention_window[0]) | (positions > peak + attention_window[1])
-                step_memory = self.attention.with_mask(attention_memory, outside if padding_mask is None else outside | padding_mask)
+                step_memory = self.attention.with_mask(
+                    attention_memory, outside if padding_mask is None else outside | padding_mask
+                )
             out, stop, state = self.step(cells.prenet_gates(self.prenet(frame)), state, step_memory, cells)
             # The peak is always a real symbol: the weights are exactly 0 at padding and outside the window.
             peak = state.attention_weights.argmax(-1, keepdim=True)

@@ -42,8 +42,9 @@ def reference_step(
     Returns:
         ``frames (batch, r * n_mels)``, ``stop_logit (batch,)`` and the new state.
     """
-    att_h, att_c = decoder.attention_rnn(torch.cat([prenet_out, state.context], -1),
-                                         (state.attention_hidden, state.attention_cell))
+    att_h, att_c = decoder.attention_rnn(
+        torch.cat([prenet_out, state.context], -1), (state.attention_hidden, state.attention_cell)
+    )
     context, weights, attention_state = decoder.attention.step(att_h, state.attention_state, attention_memory)
     dec_h, dec_c = decoder.decoder_rnn(torch.cat([att_h, context], -1), (state.decoder_hidden, state.decoder_cell))
     projection_in = torch.cat([dec_h, context], -1)
@@ -74,4 +75,6 @@ def reference_teacher_forcing(
         stops.append(stop)
         alignments.append(state.attention_weights)
         frame = mel[:, (s + 1) * r - 1]  # teacher forcing: the step's last target frame is the next input
-    return DecoderOutput(torch.stack(mels, 1).view(batch, frames, n_mels), torch.stack(stops, 1), torch.stack(alignments, 1))
+    return DecoderOutput(
+        torch.stack(mels, 1).view(batch, frames, n_mels), torch.stack(stops, 1), torch.stack(alignments, 1)
+    )

@@ -53,8 +53,10 @@ class Encoder(nn.Module):
         self.convs = nn.Sequential(
             *[
                 _ConvBlock(
-                    in_channels=embedding_dim if i == 0 else encoder_dim, out_channels=encoder_dim,
-                    kernel_size=kernel_size, dropout=dropout,
+                    in_channels=embedding_dim if i == 0 else encoder_dim,
+                    out_channels=encoder_dim,
+                    kernel_size=kernel_size,
+                    dropout=dropout,
                 )
                 for i in range(n_convs)
             ]

@@ -3,12 +3,13 @@ training on a GPU.
 
 The decoder runs one step per mel frame (r = 1), each a few dozen small kernels, so on a GPU its
 pass is bound by kernel launches: the card idles while the host launches (an H200 was busy 15-17 %
-of a step: docs/results/2026-11-27-gpu-training-baseline.md). A CUDA graph records the whole pass's kernels once, forward and backward, and
-then launches them with one call. A graph holds fixed shapes, so each batch is padded up to a
-*bucket* (symbols to a multiple of ``symbol_bucket``, decoder steps to a multiple of
-``step_bucket``) and one graph is captured per bucket, on first sight. Padding changes nothing the
-caller sees: padded symbols are masked out of the attention, padded steps come after the real ones
-(the recurrence is causal), and the outputs are cut back to the batch's own lengths.
+of a step: docs/results/2026-11-27-gpu-training-baseline.md). A CUDA graph records the whole pass's
+kernels once, forward and backward, and then launches them with one call. A graph holds fixed
+shapes, so each batch is padded up to a *bucket* (symbols to a multiple of ``symbol_bucket``,
+decoder steps to a multiple of ``step_bucket``) and one graph is captured per bucket, on first
+sight. Padding changes nothing the caller sees: padded symbols are masked out of the attention,
+padded steps come after the real ones (the recurrence is causal), and the outputs are cut back to
+the batch's own lengths.
 
 :class:`GraphedDecoder` wraps a :class:`~gst_tts.model.decoder.Decoder` and is called like it. It
 runs the plain decoder wherever a graph does not apply (on the CPU, without autograd, in eval
@@ -107,16 +108,23 @@ class _Replay(torch.autograd.Function):
     def backward(ctx, *grads):  # noqa: ANN001, ANN205
         graphed: _Pass = ctx.graphed
         if ctx.generation != graphed.generation:
-            raise RuntimeError("a CUDA-graphed decoder pass ran again before the backward of an earlier pass of the "
-                               "same shape; run each pass's backward before the next pass (or turn the graphs off)")
+            raise RuntimeError(
+                "a CUDA-graphed decoder pass ran again before the backward of an earlier pass of the "
+                "same shape; run each pass's backward before the next pass (or turn the graphs off)"
+            )
         with torch.no_grad():
             for static, grad in zip(graphed.grad_outputs, grads):
                 static.copy_(grad) if grad is not None else static.zero_()
         graphed.backward.replay()
         memory_grad, *param_grads = graphed.grad_inputs
         # Clones, for the same reason as the outputs' (and gradient accumulation adds into them).
-        return (None, None if memory_grad is None else memory_grad.clone(), None, None,
-                *(None if g is None else g.clone() for g in param_grads))
+        return (
+            None,
+            None if memory_grad is None else memory_grad.clone(),
+            None,
+            None,
+            *(None if g is None else g.clone() for g in param_grads),
+        )
 
 
 class GraphedDecoder:
@@ -179,8 +187,16 @@ class GraphedDecoder:
         steps = frames // r
         padded_symbols = _round_up(symbols, self.symbol_bucket)
         padded_frames = _round_up(steps, self.step_bucket) * r
-        key = (batch, padded_symbols, memory.shape[2], padded_frames, mel.shape[2], memory.dtype, memory.device,
-               _numerics_key(memory.device))
+        key = (
+            batch,
+            padded_symbols,
+            memory.shape[2],
+            padded_frames,
+            mel.shape[2],
+            memory.dtype,
+            memory.device,
+            _numerics_key(memory.device),
+        )
         graphed = self._passes.get(key)
         if graphed is None and len(self._passes) >= self.max_graphs:
             return self.decoder(memory, padding_mask, mel)
@@ -195,8 +211,13 @@ class GraphedDecoder:
             except Exception as exc:  # noqa: BLE001 (any failure: the plain decoder computes the same)
                 self.max_graphs = 0
                 self.clear()
-                warnings.warn(f"CUDA graph capture failed ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
-                              "the decoder's training pass runs without CUDA graphs from now on", RuntimeWarning, stacklevel=2)
+                warnings.warn(
+                    f"CUDA graph capture failed ({type(exc).__name__}: "
+                    f"{str(exc).splitlines()[0] if str(exc) else ''}); "
+                    "the decoder's training pass runs without CUDA graphs from now on",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
                 return self.decoder(memory[:, :symbols], padding_mask[:, :symbols], mel[:, :frames])
             self._passes[key] = graphed
         out_mel, stop_logits, alignments = _Replay.apply(graphed, memory, padding_mask, mel, *graphed.params)
@@ -223,8 +244,12 @@ class GraphedDecoder:
 
         def backward() -> tuple[torch.Tensor | None, ...]:
             differentiable = [(o, g) for o, g in zip(graphed.outputs, graphed.grad_outputs) if o.requires_grad]
-            return torch.autograd.grad([o for o, _ in differentiable], (static_memory, *params),
-                                       [g for _, g in differentiable], allow_unused=True)
+            return torch.autograd.grad(
+                [o for o, _ in differentiable],
+                (static_memory, *params),
+                [g for _, g in differentiable],
+                allow_unused=True,
+            )
 
         # Warm-up passes on the capture's side stream, as torch.cuda.make_graphed_callables does, so
         # that one-time work (cuBLAS handles, autotuning) happens before the capture, not in it.
@@ -254,5 +279,9 @@ def _round_up(n: int, multiple: int) -> int:
 def _numerics_key(device: torch.device) -> tuple:
     """What a captured graph fixes beside the shapes: the autocast setting and the TF32 switches."""
     kind = device.type
-    return (torch.is_autocast_enabled(kind), torch.get_autocast_dtype(kind),
-            torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+    return (
+        torch.is_autocast_enabled(kind),
+        torch.get_autocast_dtype(kind),
+        torch.backends.cuda.matmul.allow_tf32,
+        torch.backends.cudnn.allow_tf32,
+    )

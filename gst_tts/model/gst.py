@@ -41,11 +41,14 @@ class ReferenceEncoder(nn.Module):
               so a reference encodes the same alone and in any padded batch.
     """
 
-    def __init__(self, *, n_mels: int, channels: Sequence[int], gru_dim: int, time_strides: Sequence[int],
-                 norm: str) -> None:
+    def __init__(
+        self, *, n_mels: int, channels: Sequence[int], gru_dim: int, time_strides: Sequence[int], norm: str
+    ) -> None:
         super().__init__()
         if len(time_strides) != len(channels) or any(stride not in (1, 2) for stride in time_strides):
-            raise ValueError(f"time_strides must give 1 or 2 for each of the {len(channels)} blocks, got {list(time_strides)}")
+            raise ValueError(
+                f"time_strides must give 1 or 2 for each of the {len(channels)} blocks, got {list(time_strides)}"
+            )
         if norm not in REFERENCE_NORMS:
             raise ValueError(f"reference encoder norm {norm!r}: choose from {', '.join(REFERENCE_NORMS)}")
         self.norm = norm
@@ -226,13 +229,20 @@ class GlobalStyleTokens(nn.Module):
     ) -> None:
         super().__init__()
         self.reference_encoder = ReferenceEncoder(
-            n_mels=n_mels, channels=reference_channels, gru_dim=reference_dim, time_strides=reference_time_strides,
+            n_mels=n_mels,
+            channels=reference_channels,
+            gru_dim=reference_dim,
+            time_strides=reference_time_strides,
             norm=reference_norm,
         )
-        self.token_layer = StyleTokenLayer(query_dim=reference_dim, n_tokens=n_tokens, token_dim=token_dim, n_heads=n_heads)
+        self.token_layer = StyleTokenLayer(
+            query_dim=reference_dim, n_tokens=n_tokens, token_dim=token_dim, n_heads=n_heads
+        )
         self.token_dim = token_dim
 
-    def forward(self, reference_mel: torch.Tensor, lengths: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self, reference_mel: torch.Tensor, lengths: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """``(batch, frames, n_mels)`` → ``style (batch, token_dim)``, ``weights (batch, n_heads, n_tokens)``."""
         return self.token_layer(self.reference_encoder(reference_mel, lengths))
 

@@ -25,7 +25,9 @@ class Int8StepWeight:
 
     def __init__(self, weight: torch.Tensor) -> None:
         if not has_quantized_engine():
-            raise RuntimeError("int8 inference needs a quantized CPU engine (fbgemm/x86/qnnpack); this PyTorch has none")
+            raise RuntimeError(
+                "int8 inference needs a quantized CPU engine (fbgemm/x86/qnnpack); this PyTorch has none"
+            )
         w = weight.detach().float().cpu().contiguous()
         scales = (w.abs().amax(dim=1) / 127.0).clamp(min=1e-12).double()
         zero_points = torch.zeros(w.shape[0], dtype=torch.long)

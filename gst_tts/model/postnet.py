@@ -20,17 +20,19 @@ class Postnet(nn.Module):
         dropout: dropout after each layer.
     """
 
-    def __init__(
-        self, *, n_mels: int, postnet_dim: int, kernel_size: int, n_convs: int, dropout: float
-    ) -> None:
+    def __init__(self, *, n_mels: int, postnet_dim: int, kernel_size: int, n_convs: int, dropout: float) -> None:
         super().__init__()
         layers = []
         for i in range(n_convs):
             last = i == n_convs - 1
             layers.append(
                 nn.Sequential(
-                    nn.Conv1d(n_mels if i == 0 else postnet_dim, n_mels if last else postnet_dim, kernel_size,
-                              padding=kernel_size // 2),
+                    nn.Conv1d(
+                        n_mels if i == 0 else postnet_dim,
+                        n_mels if last else postnet_dim,
+                        kernel_size,
+                        padding=kernel_size // 2,
+                    ),
                     nn.BatchNorm1d(n_mels if last else postnet_dim),
                     nn.Identity() if last else nn.Tanh(),
                     nn.Dropout(dropout),

@@ -55,8 +55,8 @@ class GSTTacotron(nn.Module):
         encoder_n_convs: encoder convolutions. Default 3.
         encoder_dropout: encoder dropout. Default 0.5.
         attention: decoder attention kind, a key of :data:`gst_tts.model.attention.ATTENTION_KINDS`:
-            ``location_sensitive``, ``additive``, ``dot``, ``general``, ``scaled_dot``, ``forward``, ``dynamic_convolution``. Default
-            ``"location_sensitive"``.
+            ``location_sensitive``, ``additive``, ``dot``, ``general``, ``scaled_dot``, ``forward``,
+            ``dynamic_convolution``. Default ``"location_sensitive"``.
         attention_location: add the location term (features of the previous and cumulative
             weights) to the classic kinds' energies (``additive``, ``dot``, ``general``,
             ``scaled_dot``) and to ``forward``'s content attention; ignored by ``location_sensitive``
@@ -143,33 +143,59 @@ class GSTTacotron(nn.Module):
         self.reduction_factor = reduction_factor
         self.style_combine = style_combine
         self.encoder = Encoder(
-            n_symbols=n_symbols, embedding_dim=embedding_dim, encoder_dim=encoder_dim, kernel_size=encoder_kernel_size,
-            n_convs=encoder_n_convs, dropout=encoder_dropout, pad_id=pad_id,
+            n_symbols=n_symbols,
+            embedding_dim=embedding_dim,
+            encoder_dim=encoder_dim,
+            kernel_size=encoder_kernel_size,
+            n_convs=encoder_n_convs,
+            dropout=encoder_dropout,
+            pad_id=pad_id,
         )
         self.gst = GlobalStyleTokens(
-            n_mels=n_mels, reference_channels=tuple(gst_reference_channels), reference_dim=gst_reference_dim,
+            n_mels=n_mels,
+            reference_channels=tuple(gst_reference_channels),
+            reference_dim=gst_reference_dim,
             reference_time_strides=(
-                (2,) * len(gst_reference_channels) if gst_reference_time_strides is None else tuple(gst_reference_time_strides)
+                (2,) * len(gst_reference_channels)
+                if gst_reference_time_strides is None
+                else tuple(gst_reference_time_strides)
             ),
-            reference_norm=gst_reference_norm, n_tokens=gst_n_tokens, token_dim=gst_token_dim, n_heads=gst_n_heads,
+            reference_norm=gst_reference_norm,
+            n_tokens=gst_n_tokens,
+            token_dim=gst_token_dim,
+            n_heads=gst_n_heads,
         )
         if style_combine == "add":
-            self.style_projection = nn.Identity() if gst_token_dim == encoder_dim else nn.Linear(gst_token_dim, encoder_dim)
+            self.style_projection = (
+                nn.Identity() if gst_token_dim == encoder_dim else nn.Linear(gst_token_dim, encoder_dim)
+            )
             memory_dim = encoder_dim
         else:
             self.style_projection = nn.Identity()
             memory_dim = encoder_dim + gst_token_dim
         self.decoder = Decoder(
-            n_mels=n_mels, reduction_factor=reduction_factor, memory_dim=memory_dim, prenet_dim=prenet_dim,
-            prenet_dropout=prenet_dropout, prenet_dropout_at_inference=prenet_dropout_at_inference,
-            attention_rnn_dim=attention_rnn_dim, decoder_rnn_dim=decoder_rnn_dim, attention=attention,
-            attention_location=attention_location, attention_dim=attention_dim,
-            location_filters=attention_location_filters, location_kernel_size=attention_location_kernel_size,
-            attention_dropout=attention_dropout, decoder_dropout=decoder_dropout,
+            n_mels=n_mels,
+            reduction_factor=reduction_factor,
+            memory_dim=memory_dim,
+            prenet_dim=prenet_dim,
+            prenet_dropout=prenet_dropout,
+            prenet_dropout_at_inference=prenet_dropout_at_inference,
+            attention_rnn_dim=attention_rnn_dim,
+            decoder_rnn_dim=decoder_rnn_dim,
+            attention=attention,
+            attention_location=attention_location,
+            attention_dim=attention_dim,
+            location_filters=attention_location_filters,
+            location_kernel_size=attention_location_kernel_size,
+            attention_dropout=attention_dropout,
+            decoder_dropout=decoder_dropout,
             decoder_dropout_recurrent=decoder_dropout_recurrent,
         )
         self.postnet = Postnet(
-            n_mels=n_mels, postnet_dim=postnet_dim, kernel_size=postnet_kernel_size, n_convs=postnet_n_convs,
+            n_mels=n_mels,
+            postnet_dim=postnet_dim,
+            kernel_size=postnet_kernel_size,
+            n_convs=postnet_n_convs,
             dropout=postnet_dropout,
         )
         if style_prosody_dim < 0:
@@ -316,10 +342,17 @@ class GSTTacotron(nn.Module):
         the one place that sets them (the model knows no config object).
         """
         style, weights = self.style(reference_mel, reference_lengths, style_weights, batch_size=text.shape[0])
-        decoder_inputs = self.decoder_inputs(text, text_lengths, style, max_frames_per_symbol=max_frames_per_symbol,
-                                             max_frames=max_frames)
-        steps = list(self.decoder.infer_steps(*decoder_inputs, stop_threshold=stop_threshold,
-                                              attention_window=attention_window, stop_end_tolerance=stop_end_tolerance))
+        decoder_inputs = self.decoder_inputs(
+            text, text_lengths, style, max_frames_per_symbol=max_frames_per_symbol, max_frames=max_frames
+        )
+        steps = list(
+            self.decoder.infer_steps(
+                *decoder_inputs,
+                stop_threshold=stop_threshold,
+                attention_window=attention_window,
+                stop_end_tolerance=stop_end_tolerance,
+            )
+        )
         batch, last = text.shape[0], steps[-1]
         mel = torch.stack([s.frames for s in steps], 1).view(batch, len(steps) * self.reduction_factor, self.n_mels)
         mel_lengths = last.steps * self.reduction_factor
@@ -335,7 +368,12 @@ class GSTTacotron(nn.Module):
         )
 
     def decoder_inputs(
-        self, text: torch.Tensor, text_lengths: torch.Tensor, style: torch.Tensor, *, max_frames_per_symbol: float,
+        self,
+        text: torch.Tensor,
+        text_lengths: torch.Tensor,
+        style: torch.Tensor,
+        *,
+        max_frames_per_symbol: float,
         max_frames: int,
     ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
         """The inputs of :meth:`Decoder.infer_steps` for ``text`` read in ``style (batch, token_dim)``
@@ -367,7 +405,9 @@ class GSTTacotron(nn.Module):
         max_frames_per_symbol * symbols) / r)``, at least 1, for ``text_lengths`` ``(batch,)``
         symbols (eos included). Whole steps, so an item may end up to ``r - 1`` frames past a bound."""
         frames = torch.clamp(torch.ceil(text_lengths.double() * max_frames_per_symbol).long(), max=max_frames)
-        return torch.clamp(torch.div(frames + self.reduction_factor - 1, self.reduction_factor, rounding_mode="floor"), min=1)
+        return torch.clamp(
+            torch.div(frames + self.reduction_factor - 1, self.reduction_factor, rounding_mode="floor"), min=1
+        )
 
 
 def _padding_mask(lengths: torch.Tensor, max_length: int) -> torch.Tensor | None:

@@ -16,8 +16,9 @@ LOG_MEL_FLOOR = 1e-5  # gst_tts.audio.features.LOG_MEL_FLOOR: one value, a test 
 def log_mel(samples: np.ndarray, *, filters: np.ndarray, n_fft: int, hop_length: int, win_length: int) -> np.ndarray:
     """``(n,)`` samples → ``(frames, n_mels)`` float32 ``log(max(mel, 1e-5))`` of the magnitude
     spectrum through ``filters`` ``(n_fft // 2 + 1, n_mels)`` (:class:`~gst_tts.audio.features.MelExtractor`)."""
-    magnitude = np.abs(stft(samples.astype(np.float64), n_fft=n_fft, hop_length=hop_length,
-                            window=hann_window(win_length, n_fft)))
+    magnitude = np.abs(
+        stft(samples.astype(np.float64), n_fft=n_fft, hop_length=hop_length, window=hann_window(win_length, n_fft))
+    )
     return np.log(np.maximum(magnitude @ filters, LOG_MEL_FLOOR)).astype(np.float32)
 
 
@@ -58,22 +59,36 @@ def resample(samples: np.ndarray, rate: int, wanted: int) -> np.ndarray:
 GRIFFIN_LIM_PEAK = 0.95
 
 
-def griffin_lim(log_mel_frames: np.ndarray, *, filters: np.ndarray, n_fft: int, hop_length: int, win_length: int,
-                n_iter: int = 32, momentum: float = 0.99, power: float = 1.3,
-                rng: np.random.Generator | None = None, peak: float | None = GRIFFIN_LIM_PEAK) -> np.ndarray:
+def griffin_lim(
+    log_mel_frames: np.ndarray,
+    *,
+    filters: np.ndarray,
+    n_fft: int,
+    hop_length: int,
+    win_length: int,
+    n_iter: int = 32,
+    momentum: float = 0.99,
+    power: float = 1.3,
+    rng: np.random.Generator | None = None,
+    peak: float | None = GRIFFIN_LIM_PEAK,
+) -> np.ndarray:
     """``(frames, n_mels)`` log-mel (not normalised) → ``(n,)`` float32 peak-normalised to ``peak``
     (None: Griffin-Lim's own level, for streaming, which sets one gain across windows):
     the mel pseudo-inverse, magnitudes raised to ``power``, then fast Griffin-Lim with momentum
     (:class:`~gst_tts.audio.vocoders.griffin_lim.GriffinLimVocoder`'s settings and algorithm; its
     random initial phase is drawn here, so the samples differ, not the method)."""
     rng = rng or np.random.default_rng()
-    linear = np.maximum(np.exp(log_mel_frames.astype(np.float64)) @ np.linalg.pinv(filters.T.astype(np.float64)).T, 0.0) ** power
+    linear = (
+        np.maximum(np.exp(log_mel_frames.astype(np.float64)) @ np.linalg.pinv(filters.T.astype(np.float64)).T, 0.0)
+        ** power
+    )
     min_frames = n_fft // hop_length + 1
     if linear.shape[0] < min_frames:  # the STFT's reflect padding needs a few frames
         linear = np.pad(linear, ((0, min_frames - linear.shape[0]), (0, 0)))
     # The spectral vocoder's fast Griffin-Lim (phase.py), from a random phase.
     phase = 2 * np.pi * rng.random(linear.shape)
-    audio = fast_griffin_lim(linear.T, phase.T, n_fft=n_fft, hop_length=hop_length, win_length=win_length,
-                             n_iter=n_iter, momentum=momentum)
+    audio = fast_griffin_lim(
+        linear.T, phase.T, n_fft=n_fft, hop_length=hop_length, win_length=win_length, n_iter=n_iter, momentum=momentum
+    )
     loudest = float(np.max(np.abs(audio))) if audio.size and peak is not None else 0.0
     return (audio / loudest * peak).astype(np.float32) if loudest > 0 else audio.astype(np.float32)

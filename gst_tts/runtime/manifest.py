@@ -41,10 +41,29 @@ VOCODER_KINDS = ("hifigan", "spectral")
 _SPECTRAL_ENTRY = {"pitch_head": bool, "magnitude_power": (int, float), "n_iter": int, "momentum": (int, float)}
 
 # Keys a manifest of this version must hold.
-_REQUIRED = ("format", "version", "audio", "symbols", "reduction_factor", "n_mels", "n_tokens", "n_heads",
-             "prenet_dim", "prenet_dropout", "prenet_dropout_at_inference", "attention_rnn_dim", "decoder_rnn_dim",
-             "memory_dim", "attention", "decoding", "neutral_style", "mel_stats", "reference_frames", "step_graph",
-             "files")
+_REQUIRED = (
+    "format",
+    "version",
+    "audio",
+    "symbols",
+    "reduction_factor",
+    "n_mels",
+    "n_tokens",
+    "n_heads",
+    "prenet_dim",
+    "prenet_dropout",
+    "prenet_dropout_at_inference",
+    "attention_rnn_dim",
+    "decoder_rnn_dim",
+    "memory_dim",
+    "attention",
+    "decoding",
+    "neutral_style",
+    "mel_stats",
+    "reference_frames",
+    "step_graph",
+    "files",
+)
 
 
 def read_manifest(folder: str | os.PathLike) -> dict[str, Any]:
@@ -66,7 +85,9 @@ def read_manifest(folder: str | os.PathLike) -> dict[str, Any]:
         raise ExportError(f"{path}: not a gst-tts ONNX manifest (format {FORMAT!r} expected)")
     version = manifest.get("version")
     if not isinstance(version, int) or not 1 <= version <= VERSION:
-        raise ExportError(f"{path}: version {version!r} is not one this gst-tts reads (1 to {VERSION}): export it again")
+        raise ExportError(
+            f"{path}: version {version!r} is not one this gst-tts reads (1 to {VERSION}): export it again"
+        )
     missing = [k for k in _REQUIRED if k not in manifest]
     if missing:
         raise ExportError(f"{path}: missing {', '.join(missing)}")
@@ -80,16 +101,24 @@ def read_manifest(folder: str | os.PathLike) -> dict[str, Any]:
             raise ExportError(f"{path}: {role} file {name!r} is not in the folder")
     stats = manifest["mel_stats"]
     n_mels = manifest["n_mels"]
-    if not (isinstance(stats, dict) and all(len(stats.get(k) or []) == n_mels for k in ("mean", "std"))
-            and all(isinstance(v, (int, float)) and math.isfinite(v) for k in ("mean", "std") for v in stats[k])):
+    if not (
+        isinstance(stats, dict)
+        and all(len(stats.get(k) or []) == n_mels for k in ("mean", "std"))
+        and all(isinstance(v, (int, float)) and math.isfinite(v) for k in ("mean", "std") for v in stats[k])
+    ):
         raise ExportError(f"{path}: mel_stats must hold {n_mels} finite means and deviations")
     if files.get("vocoder") is not None:
         entry = manifest.setdefault("vocoder", {"kind": "hifigan"})
         if not isinstance(entry, dict) or entry.get("kind") not in VOCODER_KINDS:
             raise ExportError(f"{path}: vocoder must name its kind, one of {', '.join(VOCODER_KINDS)}")
         if entry["kind"] == "spectral":
-            bad = [k for k, kind in _SPECTRAL_ENTRY.items() if not isinstance(entry.get(k), kind)
-                   or (kind is not bool and isinstance(entry.get(k), bool))]
+            bad = [
+                k
+                for k, kind in _SPECTRAL_ENTRY.items()
+                if not isinstance(entry.get(k), kind) or (kind is not bool and isinstance(entry.get(k), bool))
+            ]
             if bad or not 0 <= entry["n_iter"] <= 10_000:
-                raise ExportError(f"{path}: the spectral vocoder's {', '.join(bad) or 'n_iter'} is missing or not valid")
+                raise ExportError(
+                    f"{path}: the spectral vocoder's {', '.join(bad) or 'n_iter'} is missing or not valid"
+                )
     return manifest

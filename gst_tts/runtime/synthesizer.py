@@ -27,16 +27,37 @@ from gst_tts.audio.vocoders.reconstruction import spectral_audio
 from gst_tts.errors import AudioError, ExportError, GstTtsError, first_line
 from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.inference.requests import (
-    DEFAULT_PAUSE_S, TextPreparer, assemble, check_options, resolve_styles, text_list, whole,
+    DEFAULT_PAUSE_S,
+    TextPreparer,
+    assemble,
+    check_options,
+    resolve_styles,
+    text_list,
+    whole,
 )
 from gst_tts.inference.results import DecodedChunk, SynthesisResult
 from gst_tts.inference.stream_windows import (
-    DEFAULT_CHUNK_FRAMES, POSTNET_BLOCK_FRAMES, PostnetWindows, VocoderWindows, check_stream_request, stream_audio,
+    DEFAULT_CHUNK_FRAMES,
+    POSTNET_BLOCK_FRAMES,
+    PostnetWindows,
+    VocoderWindows,
+    check_stream_request,
+    stream_audio,
     stream_overlap,
 )
 from gst_tts.inference.style_spec import (
-    SILENCE_PEAK, MIN_REFERENCE_SECONDS, Reference, Style, StyleMix, StyleRules, StyleWeights, reference_array,
-    reference_name, short_repr, reference_header, warn_f0_range_unused,
+    SILENCE_PEAK,
+    MIN_REFERENCE_SECONDS,
+    Reference,
+    Style,
+    StyleMix,
+    StyleRules,
+    StyleWeights,
+    reference_array,
+    reference_name,
+    short_repr,
+    reference_header,
+    warn_f0_range_unused,
 )
 from gst_tts.inference.tempo import resolve_tempo_targets, retime_text
 from gst_tts.runtime import audio
@@ -86,10 +107,15 @@ class _Resolver(StyleRules):
             self.neutral_weights = np.asarray(neutral, dtype=np.float64)
         except (TypeError, ValueError):
             self.neutral_weights = None
-        if (self.neutral_weights is None or self.neutral_weights.shape != (self.n_heads, self.n_tokens)
-                or not np.isfinite(self.neutral_weights).all()):
-            raise ExportError(f"{synth.folder / MANIFEST}: neutral_style must be {self.n_heads} rows of {self.n_tokens} "
-                              "finite token weights")
+        if (
+            self.neutral_weights is None
+            or self.neutral_weights.shape != (self.n_heads, self.n_tokens)
+            or not np.isfinite(self.neutral_weights).all()
+        ):
+            raise ExportError(
+                f"{synth.folder / MANIFEST}: neutral_style must be {self.n_heads} rows of {self.n_tokens} "
+                "finite token weights"
+            )
         self.neutral_weights = self.neutral_weights.astype(np.float32)
 
     def as_weights(self, array: np.ndarray) -> np.ndarray:
@@ -131,7 +157,9 @@ class OnnxSynthesizer:
 
         def session(name: str):
             try:
-                return onnxruntime.InferenceSession(str(self.folder / name), options, providers=["CPUExecutionProvider"])
+                return onnxruntime.InferenceSession(
+                    str(self.folder / name), options, providers=["CPUExecutionProvider"]
+                )
             except Exception as exc:  # onnxruntime raises its own exception types for a bad graph
                 raise ExportError(f"{self.folder / name}: onnxruntime cannot load it ({first_line(exc)})") from None
 
@@ -164,7 +192,9 @@ class OnnxSynthesizer:
         self._text = TextPreparer(self.symbols, self.symbols.encode_ids)
 
     @classmethod
-    def from_dir(cls, folder: str | os.PathLike, *, vocoder: str = "auto", threads: int | None = None) -> "OnnxSynthesizer":
+    def from_dir(
+        cls, folder: str | os.PathLike, *, vocoder: str = "auto", threads: int | None = None
+    ) -> "OnnxSynthesizer":
         """An :class:`OnnxSynthesizer` of the export folder ``folder`` (see the class)."""
         return cls(folder, vocoder=vocoder, threads=threads)
 
@@ -203,18 +233,29 @@ class OnnxSynthesizer:
         samples = audio.resample(samples, int(rate), self.sample_rate)
         samples = audio.trim_silence(samples, settings["trim_top_db"])
         if samples.size < MIN_REFERENCE_SECONDS * self.sample_rate:
-            raise AudioError(f"{name}: reference is {samples.size / self.sample_rate:.2f} s of sound; "
-                             f"at least {MIN_REFERENCE_SECONDS} s is needed")
-        mel = audio.log_mel(samples, filters=self.filters, n_fft=settings["n_fft"], hop_length=settings["hop_length"],
-                            win_length=settings["win_length"])
+            raise AudioError(
+                f"{name}: reference is {samples.size / self.sample_rate:.2f} s of sound; "
+                f"at least {MIN_REFERENCE_SECONDS} s is needed"
+            )
+        mel = audio.log_mel(
+            samples,
+            filters=self.filters,
+            n_fft=settings["n_fft"],
+            hop_length=settings["hop_length"],
+            win_length=settings["win_length"],
+        )
         return (mel - self.mel_mean) / self.mel_std
 
     def reference_tempo(self, reference: Reference) -> float | None:
         """A reference's letters per second of articulation, estimated from its syllable nuclei, as
         :meth:`gst_tts.Synthesizer.reference_tempo` estimates it; ``None`` for too few nuclei."""
         settings = self.audio_settings
-        return letter_rate_estimate(self.reference_mel(reference) * self.mel_std + self.mel_mean,
-                                    settings["hop_length"] / self.sample_rate, fmin=settings["fmin"], fmax=settings["fmax"])
+        return letter_rate_estimate(
+            self.reference_mel(reference) * self.mel_std + self.mel_mean,
+            settings["hop_length"] / self.sample_rate,
+            fmin=settings["fmin"],
+            fmax=settings["fmax"],
+        )
 
     def reference_weights(self, reference: Reference) -> np.ndarray:
         """``(n_heads, n_tokens)`` token weights of a reference; one longer than the export's
@@ -223,7 +264,9 @@ class OnnxSynthesizer:
         mel = self.reference_mel(reference)
         windows = self.reference_windows(mel)
         lengths = np.full(windows.shape[0], windows.shape[1], dtype=np.int64)
-        embedding, weights, _ = self._sessions["style_reference"].run(None, {"reference_mel": windows, "reference_lengths": lengths})
+        embedding, weights, _ = self._sessions["style_reference"].run(
+            None, {"reference_mel": windows, "reference_lengths": lengths}
+        )
         if windows.shape[0] == 1:
             return weights[0]
         weights, _ = self._sessions["style_tokens"].run(None, {"embedding": embedding.mean(0, keepdims=True)})
@@ -274,13 +317,25 @@ class OnnxSynthesizer:
         _check_options(batch_size, max_chunk_chars, pause_s, decoding, seed)
         single, texts = text_list(texts)
         prepared = [self._text.prepare(t, max_chunk_chars) for t in texts]
-        weights = resolve_styles(self.styles, len(texts), reference=reference, style_weights=style_weights,
-                                 style_dials=style_dials, style_mix=style_mix, styles=styles,
-                                 style_strength=style_strength)
+        weights = resolve_styles(
+            self.styles,
+            len(texts),
+            reference=reference,
+            style_weights=style_weights,
+            style_dials=style_dials,
+            style_mix=style_mix,
+            styles=styles,
+            style_strength=style_strength,
+        )
         warn_f0_range_unused(styles or [], "the torch-free runtime")
-        targets = resolve_tempo_targets(len(texts), transfer=transfer_tempo, given=None, styles=styles,
-                                        shared_style=Style(reference=reference, mix=style_mix, strength=style_strength),
-                                        read=self.reference_tempo)
+        targets = resolve_tempo_targets(
+            len(texts),
+            transfer=transfer_tempo,
+            given=None,
+            styles=styles,
+            shared_style=Style(reference=reference, mix=style_mix, strength=style_strength),
+            read=self.reference_tempo,
+        )
         rng = np.random.default_rng(seed)
         chunks = [(i, piece, ids) for i, (_, pieces) in enumerate(prepared) for piece, ids in pieces]
         decoded = self._decode_chunks(chunks, weights, batch_size, decoding, rng)
@@ -288,8 +343,10 @@ class OnnxSynthesizer:
         results = []
         for i, text in enumerate(texts):
             parts = [d for c, d in zip(chunks, decoded) if c[0] == i]
-            bounds = [decoding.chunk_frames(len(d.ids), frames_per_second=fps, frames_per_step=self.reduction_factor)
-                      for d in parts]
+            bounds = [
+                decoding.chunk_frames(len(d.ids), frames_per_second=fps, frames_per_step=self.reduction_factor)
+                for d in parts
+            ]
             parts = retime_text(parts, targets[i], frame_seconds=1.0 / fps, max_frames=bounds)
             results.append(self._assemble(text, prepared[i][0], parts, weights[i], pause_s, vocode, decoding, rng))
             problems = results[-1].problems()
@@ -298,8 +355,14 @@ class OnnxSynthesizer:
                 log.warning("attention problem in %s: %s", quote_text(text), "; ".join(shown))
         return results[0] if single else results
 
-    def _decode_chunks(self, chunks: list[tuple[int, str, list[int]]], weights: list[np.ndarray], batch_size: int,
-                       decoding: DecodingConfig, rng: np.random.Generator) -> list[DecodedChunk]:
+    def _decode_chunks(
+        self,
+        chunks: list[tuple[int, str, list[int]]],
+        weights: list[np.ndarray],
+        batch_size: int,
+        decoding: DecodingConfig,
+        rng: np.random.Generator,
+    ) -> list[DecodedChunk]:
         """Each chunk decoded (its log-mel not normalised)."""
         out: list = [None] * len(chunks)
         order = sorted(range(len(chunks)), key=lambda i: -len(chunks[i][2]))
@@ -315,11 +378,18 @@ class OnnxSynthesizer:
                 frames, steps = int(result.mel_lengths[row]), int(result.steps[row])
                 mel = result.mel_postnet[row, :frames]
                 if not np.isfinite(mel).all():
-                    raise GstTtsError(f"decoding gave NaN or infinite mel values for {quote_text(chunks[i][1])} "
-                                      "(a style far outside the model's range, or a broken export)")
-                out[i] = DecodedChunk(chunks[i][1], chunks[i][2], mel * self.mel_std + self.mel_mean,
-                                      result.alignments[row, :steps, : lengths[row]], result.stop_probs[row, :steps],
-                                      bool(result.stopped_on_token[row]))
+                    raise GstTtsError(
+                        f"decoding gave NaN or infinite mel values for {quote_text(chunks[i][1])} "
+                        "(a style far outside the model's range, or a broken export)"
+                    )
+                out[i] = DecodedChunk(
+                    chunks[i][1],
+                    chunks[i][2],
+                    mel * self.mel_std + self.mel_mean,
+                    result.alignments[row, :steps, : lengths[row]],
+                    result.stop_probs[row, :steps],
+                    bool(result.stopped_on_token[row]),
+                )
         return out
 
     def prenet_masks(self, rng: np.random.Generator) -> PrenetMasks:
@@ -342,8 +412,15 @@ class OnnxSynthesizer:
         """``(batch, n_heads, n_tokens)`` token weights → ``(batch, token_dim)`` style embeddings."""
         return self._sessions["style_weights"].run(None, {"token_weights": np.asarray(weights, dtype=np.float32)})[0]
 
-    def decode(self, text: np.ndarray, lengths: np.ndarray, weights: np.ndarray, *, decoding: DecodingConfig,
-               prenet_masks: PrenetMasks) -> DecodedBatch:
+    def decode(
+        self,
+        text: np.ndarray,
+        lengths: np.ndarray,
+        weights: np.ndarray,
+        *,
+        decoding: DecodingConfig,
+        prenet_masks: PrenetMasks,
+    ) -> DecodedBatch:
         """Free-running decoding of a batch, :meth:`gst_tts.model.tacotron.GSTTacotron.infer` step for step.
 
         Args:
@@ -358,11 +435,24 @@ class OnnxSynthesizer:
         mel = np.stack([s.frames for s in steps], 1).reshape(batch, len(steps) * r, n_mels)
         mel_lengths = last.steps * r
         mel_postnet = self._sessions["postnet"].run(None, {"mel": mel, "mel_lengths": mel_lengths})[0]
-        return DecodedBatch(mel_postnet, mel_lengths, _sigmoid(np.stack([s.stop for s in steps], 1)),
-                            np.stack([s.alignment for s in steps], 1), last.steps, last.stopped)
+        return DecodedBatch(
+            mel_postnet,
+            mel_lengths,
+            _sigmoid(np.stack([s.stop for s in steps], 1)),
+            np.stack([s.alignment for s in steps], 1),
+            last.steps,
+            last.stopped,
+        )
 
-    def decode_steps(self, text: np.ndarray, lengths: np.ndarray, weights: np.ndarray, *, decoding: DecodingConfig,
-                     prenet_masks: PrenetMasks) -> Iterator[DecodedStep]:
+    def decode_steps(
+        self,
+        text: np.ndarray,
+        lengths: np.ndarray,
+        weights: np.ndarray,
+        *,
+        decoding: DecodingConfig,
+        prenet_masks: PrenetMasks,
+    ) -> Iterator[DecodedStep]:
         """:meth:`decode`'s loop one step at a time (:meth:`gst_tts.model.decoder.Decoder.infer_steps`):
         a :class:`DecodedStep` as each step completes, until every item has ended on its stop
         token or at its step bound; :meth:`decode` stacks them, :meth:`stream` reads them as they come.
@@ -370,9 +460,14 @@ class OnnxSynthesizer:
         m = self.manifest
         r, n_mels = self.reduction_factor, self.n_mels
         batch, symbols = text.shape
-        encoder_out = self._sessions["encoder"].run(None, {
-            "text": text.astype(np.int64), "text_lengths": lengths.astype(np.int64), "style": self.style_embedding(weights),
-        })
+        encoder_out = self._sessions["encoder"].run(
+            None,
+            {
+                "text": text.astype(np.int64),
+                "text_lengths": lengths.astype(np.int64),
+                "style": self.style_embedding(weights),
+            },
+        )
         memory = encoder_out[0]
         n_prepared = len(m["step_graph"]["prepared"])
         per_utterance = dict(zip(m["step_graph"]["prepared"], encoder_out[1 : 1 + n_prepared]))
@@ -389,10 +484,15 @@ class OnnxSynthesizer:
         padding = np.arange(symbols)[None, :] >= lengths[:, None]
         fps = self.sample_rate / self.audio_settings["hop_length"]
         bounds = decoding.model_arguments(frames_per_second=fps)
-        max_steps = np.array([decoding.chunk_frames(int(n), frames_per_second=fps, frames_per_step=r) // r for n in lengths],
-                             dtype=np.int64)  # GSTTacotron.step_bounds
+        max_steps = np.array(
+            [decoding.chunk_frames(int(n), frames_per_second=fps, frames_per_step=r) // r for n in lengths],
+            dtype=np.int64,
+        )  # GSTTacotron.step_bounds
         window, tolerance = bounds["attention_window"], bounds["stop_end_tolerance"]
-        step_ones = (np.ones((batch, m["attention_rnn_dim"]), np.float32), np.ones((batch, m["decoder_rnn_dim"]), np.float32))
+        step_ones = (
+            np.ones((batch, m["attention_rnn_dim"]), np.float32),
+            np.ones((batch, m["decoder_rnn_dim"]), np.float32),
+        )
         positions = np.arange(symbols)[None, :]
         peak = np.zeros((batch, 1), dtype=np.int64)
         frame = zeros((batch, n_mels), np.float32)
@@ -406,14 +506,33 @@ class OnnxSynthesizer:
             if window is not None:
                 mask = (positions < peak - window[0]) | (positions > peak + window[1]) | padding
             prenet_0, prenet_1 = prenet_masks(s, batch)
-            feeds = {"frame": frame, "prenet_mask_0": prenet_0, "prenet_mask_1": prenet_1,
-                     "attention_mask": step_ones[0], "decoder_mask": step_ones[1], "memory": memory,
-                     "padding_mask": mask, **state, **per_utterance,
-                     **{f"attention_state_{i}": a for i, a in enumerate(attention_state)}}
+            feeds = {
+                "frame": frame,
+                "prenet_mask_0": prenet_0,
+                "prenet_mask_1": prenet_1,
+                "attention_mask": step_ones[0],
+                "decoder_mask": step_ones[1],
+                "memory": memory,
+                "padding_mask": mask,
+                **state,
+                **per_utterance,
+                **{f"attention_state_{i}": a for i, a in enumerate(attention_state)},
+            }
             out = session.run(None, {k: v for k, v in feeds.items() if k in self._step_inputs})
             frames, stop = out[0], out[1]
-            state = dict(zip(("attention_hidden", "attention_cell", "decoder_hidden", "decoder_cell", "attention_weights",
-                              "context"), out[2:8]))
+            state = dict(
+                zip(
+                    (
+                        "attention_hidden",
+                        "attention_cell",
+                        "decoder_hidden",
+                        "decoder_cell",
+                        "attention_weights",
+                        "context",
+                    ),
+                    out[2:8],
+                )
+            )
             attention_state = list(out[8:])
             peak = state["attention_weights"].argmax(-1)[:, None]
             if tolerance is not None:
@@ -450,11 +569,11 @@ class OnnxSynthesizer:
         Joined, the chunks are ``synthesize(text, ..., transfer_tempo=False)``'s with the same
         arguments and seed (the prenet masks are drawn in the same order from
         ``numpy.random.default_rng(seed)``): its postnet mel up to float rounding (``vocode=False``;
-        the postnet graph runs on windows with its whole reach) and, with an exported HiFi-GAN, its samples up to float rounding (windows
-        with the generator's reach); with Griffin-Lim the same spectrum, the phase built window by
-        window and crossfaded, scaled by the loudest window so far. A split text's chunks are
-        decoded one by one, so with prenet dropout on they draw other masks than the one-shot
-        batch does.
+        the postnet graph runs on windows with its whole reach) and, with an exported HiFi-GAN, its
+        samples up to float rounding (windows with the generator's reach); with Griffin-Lim the same
+        spectrum, the phase built window by window and crossfaded, scaled by the loudest window so
+        far. A split text's chunks are decoded one by one, so with prenet dropout on they draw other
+        masks than the one-shot batch does.
 
         Args:
             chunk_frames: mel frames of audio per chunk, >= 1 (the first of each text chunk has a
@@ -472,7 +591,9 @@ class OnnxSynthesizer:
         check_stream_request(text, style, chunk_frames)
         context = self.manifest.get("postnet_context")
         if not whole(context):
-            raise ExportError(f"{self.folder}: exported before streaming (no postnet_context in its manifest): export it again")
+            raise ExportError(
+                f"{self.folder}: exported before streaming (no postnet_context in its manifest): export it again"
+            )
         _, pieces = self._text.prepare(text, max_chunk_chars)
         weights = self.styles.resolve(style or Style())[None]
         warn_f0_range_unused([style], "the torch-free runtime")
@@ -481,19 +602,34 @@ class OnnxSynthesizer:
 
         def mel_blocks(piece: tuple[str, list[int]]) -> Iterator[tuple[np.ndarray | None, bool]]:
             chunk_text, ids = piece
-            steps = self.decode_steps(np.asarray([ids], dtype=np.int64), np.asarray([len(ids)], dtype=np.int64), weights,
-                                      decoding=decoding, prenet_masks=masks)
+            steps = self.decode_steps(
+                np.asarray([ids], dtype=np.int64),
+                np.asarray([len(ids)], dtype=np.int64),
+                weights,
+                decoding=decoding,
+                prenet_masks=masks,
+            )
             r_frames = (self.reduction_factor, self.n_mels)
-            windows = PostnetWindows(self._postnet_window, context=context, text=chunk_text,
-                                     block=max(self.reduction_factor, POSTNET_BLOCK_FRAMES))
+            windows = PostnetWindows(
+                self._postnet_window,
+                context=context,
+                text=chunk_text,
+                block=max(self.reduction_factor, POSTNET_BLOCK_FRAMES),
+            )
             yield from windows.blocks((step.frames.reshape(r_frames), bool(step.done[0])) for step in steps)
 
-        return stream_audio(pieces, mel_blocks=mel_blocks, windows=(lambda: self._vocoder_windows(chunk_frames, vocoder_rng))
-                            if vocode else None, pause=np.zeros(int(round(pause_s * self.sample_rate)), dtype=np.float32))
+        return stream_audio(
+            pieces,
+            mel_blocks=mel_blocks,
+            windows=(lambda: self._vocoder_windows(chunk_frames, vocoder_rng)) if vocode else None,
+            pause=np.zeros(int(round(pause_s * self.sample_rate)), dtype=np.float32),
+        )
 
     def _postnet_window(self, mel: np.ndarray) -> np.ndarray:
         """``(frames, n_mels)`` normalised decoder frames → their postnet log-mel, not normalised."""
-        out = self._sessions["postnet"].run(None, {"mel": mel[None], "mel_lengths": np.asarray([mel.shape[0]], dtype=np.int64)})[0]
+        out = self._sessions["postnet"].run(
+            None, {"mel": mel[None], "mel_lengths": np.asarray([mel.shape[0]], dtype=np.int64)}
+        )[0]
         return out[0] * self.mel_std + self.mel_mean
 
     def _vocoder_windows(self, chunk_frames: int, rng: np.random.Generator) -> VocoderWindows:
@@ -504,13 +640,29 @@ class OnnxSynthesizer:
             s = self.audio_settings
             context, crossfade = stream_overlap(None)
             return VocoderWindows(
-                lambda log_mel: audio.griffin_lim(log_mel, filters=self.filters, n_fft=s["n_fft"], hop_length=hop,
-                                                  win_length=s["win_length"], rng=rng, peak=None),
-                hop_length=hop, chunk_frames=chunk_frames, context=context, crossfade=crossfade,
-                output_peak=audio.GRIFFIN_LIM_PEAK)
+                lambda log_mel: audio.griffin_lim(
+                    log_mel,
+                    filters=self.filters,
+                    n_fft=s["n_fft"],
+                    hop_length=hop,
+                    win_length=s["win_length"],
+                    rng=rng,
+                    peak=None,
+                ),
+                hop_length=hop,
+                chunk_frames=chunk_frames,
+                context=context,
+                crossfade=crossfade,
+                output_peak=audio.GRIFFIN_LIM_PEAK,
+            )
         context, crossfade = stream_overlap(self.manifest.get("vocoder_reach_frames"))
-        return VocoderWindows(lambda log_mel: self.vocode(log_mel, rng), hop_length=hop, chunk_frames=chunk_frames,
-                              context=context, crossfade=crossfade)
+        return VocoderWindows(
+            lambda log_mel: self.vocode(log_mel, rng),
+            hop_length=hop,
+            chunk_frames=chunk_frames,
+            context=context,
+            crossfade=crossfade,
+        )
 
     def vocode(self, log_mel: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
         """``(frames, n_mels)`` log-mel (not normalised) → float32 samples: the exported vocoder
@@ -525,22 +677,50 @@ class OnnxSynthesizer:
             # The PyTorch SpectralVocoder's own numpy half (torch-free), on the exported estimator's outputs.
             out = self._vocoder.run(None, {"log_mel": log_mel[None].astype(np.float32)})
             settings = {k: self.vocoder[k] for k in ("magnitude_power", "n_iter", "momentum")}
-            return spectral_audio(out[0][0], out[1][0] if self.vocoder["pitch_head"] else None,
-                                  sample_rate=s["sample_rate"], n_fft=s["n_fft"], hop_length=s["hop_length"],
-                                  win_length=s["win_length"], **settings)
+            return spectral_audio(
+                out[0][0],
+                out[1][0] if self.vocoder["pitch_head"] else None,
+                sample_rate=s["sample_rate"],
+                n_fft=s["n_fft"],
+                hop_length=s["hop_length"],
+                win_length=s["win_length"],
+                **settings,
+            )
         if self._vocoder is not None:
             return self._vocoder.run(None, {"log_mel": log_mel.T[None].astype(np.float32)})[0].reshape(-1)
-        return audio.griffin_lim(log_mel, filters=self.filters, n_fft=s["n_fft"], hop_length=s["hop_length"],
-                                 win_length=s["win_length"], rng=rng)
+        return audio.griffin_lim(
+            log_mel,
+            filters=self.filters,
+            n_fft=s["n_fft"],
+            hop_length=s["hop_length"],
+            win_length=s["win_length"],
+            rng=rng,
+        )
 
-    def _assemble(self, text: str, cleaned: str, parts: list[DecodedChunk], weights: np.ndarray, pause_s: float,
-                  vocode: bool, decoding: DecodingConfig, rng: np.random.Generator) -> SynthesisResult:
+    def _assemble(
+        self,
+        text: str,
+        cleaned: str,
+        parts: list[DecodedChunk],
+        weights: np.ndarray,
+        pause_s: float,
+        vocode: bool,
+        decoding: DecodingConfig,
+        rng: np.random.Generator,
+    ) -> SynthesisResult:
         """Join a text's decoded chunks into one result (:func:`gst_tts.inference.requests.assemble`)."""
         return assemble(
-            text, cleaned, parts, weights=weights, pause_s=pause_s,
-            vocode=(lambda log_mel: self.vocode(log_mel, rng)) if vocode else None, symbols=self.symbols,
-            sample_rate=self.sample_rate, hop_length=int(self.audio_settings["hop_length"]),
-            frames_per_step=self.reduction_factor, decoding=decoding,
+            text,
+            cleaned,
+            parts,
+            weights=weights,
+            pause_s=pause_s,
+            vocode=(lambda log_mel: self.vocode(log_mel, rng)) if vocode else None,
+            symbols=self.symbols,
+            sample_rate=self.sample_rate,
+            hop_length=int(self.audio_settings["hop_length"]),
+            frames_per_step=self.reduction_factor,
+            decoding=decoding,
         )
 
 
@@ -548,8 +728,9 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-x.astype(np.float32)))
 
 
-def _check_options(batch_size: int, max_chunk_chars: int | None, pause_s: float, decoding: DecodingConfig,
-                   seed: int | None) -> None:
+def _check_options(
+    batch_size: int, max_chunk_chars: int | None, pause_s: float, decoding: DecodingConfig, seed: int | None
+) -> None:
     """``Synthesizer``'s option checks (one-line ``GstTtsError``s), the seed numpy's."""
     check_options(batch_size, max_chunk_chars, pause_s, decoding)
     if seed is not None and (not whole(seed) or seed < 0):

@@ -10,7 +10,8 @@ Endpoints (their schema is served at ``/openapi.json``):
 * ``POST /api/references`` (multipart field ``file``) → id, duration and per-head token weights;
   ``GET /api/references`` lists them;
 * ``GET /api/syntheses/{id}/audio.wav``, ``…/alignment.png``, ``GET /api/syntheses/{id}``;
-* ``GET /api/model`` (including which vocoder speaks and why), ``GET /api/health``; the page at ``/`` (``static/``, no external resource).
+* ``GET /api/model`` (including which vocoder speaks and why), ``GET /api/health``; the page at
+  ``/`` (``static/``, no external resource).
 
 Every problem a client can cause is a 4xx answer ``{"error": "<one line naming it>"}``; only a
 bug gives a 5xx (and a full queue: 503 with ``Retry-After``). Uploads are read into memory, at
@@ -68,8 +69,16 @@ from gst_tts.audio.io import streaming_wav_header, wav_bytes, wav_pcm16
 from gst_tts.errors import AudioError, GstTtsError, TextError, first_line
 from gst_tts.inference.dial_names import NamedDial
 from gst_tts.inference.results import SynthesisResult
-from gst_tts.inference.style_spec import (MAX_F0_RANGE_ST, MAX_STYLE_STRENGTH, F0Target, Style, TempoTarget, check_f0_range,
-                                          style_f0_range, style_tempo)
+from gst_tts.inference.style_spec import (
+    MAX_F0_RANGE_ST,
+    MAX_STYLE_STRENGTH,
+    F0Target,
+    Style,
+    TempoTarget,
+    check_f0_range,
+    style_f0_range,
+    style_tempo,
+)
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.inference.vocoder_choice import KIND_NAMES
 from gst_tts.serve.batching import BatchingQueue, QueueClosed, QueueFull, ReferenceJob, StreamJob, SynthesisJob
@@ -98,8 +107,10 @@ DECODED, REFERENCE = "decoded", "reference"
 # How the JSON summary names an F0 range given in semitones (as the CLI's JSON does), and the model's own.
 _GIVEN = "given"
 _DECODED = {"source": DECODED}
-_STREAM_KEEPS = ("streams keep the model's tempo and F0 range (a retiming or an F0 stretch needs the whole output): "
-                 "leave out tempo and f0_range, or ask without stream=true")
+_STREAM_KEEPS = (
+    "streams keep the model's tempo and F0 range (a retiming or an F0 stretch needs the whole output): "
+    "leave out tempo and f0_range, or ask without stream=true"
+)
 
 
 @dataclass(frozen=True)
@@ -189,8 +200,12 @@ class _Reference:
     letters_per_s: float | None = None  # its estimated letter rate, which one-shot outputs are retimed to
 
     def to_dict(self, ref_id: str) -> dict[str, Any]:
-        return {"id": ref_id, "name": self.name, "duration_s": round(self.duration_s, 3),
-                "weights": np.round(self.weights.astype(float), 6).tolist()}
+        return {
+            "id": ref_id,
+            "name": self.name,
+            "duration_s": round(self.duration_s, 3),
+            "weights": np.round(self.weights.astype(float), 6).tolist(),
+        }
 
 
 @dataclass
@@ -247,10 +262,13 @@ def create_app(
             await run_in_threadpool(queue.close)
 
     app = FastAPI(
-        title="gst-tts", version=_version(),
+        title="gst-tts",
+        version=_version(),
         description="Text to speech with Global Style Tokens: synthesis with token weights, reference "
-                    "styles and mixes; alignment health and plots. Errors are `{\"error\": \"...\"}`.",
-        lifespan=contextlib.asynccontextmanager(lifespan), docs_url=None, redoc_url=None,  # their pages load from a CDN
+        'styles and mixes; alignment health and plots. Errors are `{"error": "..."}`.',
+        lifespan=contextlib.asynccontextmanager(lifespan),
+        docs_url=None,
+        redoc_url=None,  # their pages load from a CDN
     )
     app.state.queue = queue
     app.state.service = service
@@ -259,7 +277,9 @@ def create_app(
 
     app.add_middleware(_Guard, api_key=api_key, limits=limits)
     # The key is checked by _Guard, before the body is read; the dependency documents it in the schema.
-    key_header = APIKeyHeader(name="X-API-Key", auto_error=False, description="needed when the server runs with --api-key")
+    key_header = APIKeyHeader(
+        name="X-API-Key", auto_error=False, description="needed when the server runs with --api-key"
+    )
     auth = [Depends(key_header)]
     weight = Annotated[float, Field(ge=-limits.max_abs_weight, le=limits.max_abs_weight, allow_inf_nan=False)]
     mix_weight = Annotated[float, Field(ge=0, le=limits.max_abs_weight, allow_inf_nan=False)]
@@ -267,33 +287,48 @@ def create_app(
     ref_id = Annotated[str, StringConstraints(max_length=64)]
 
     class SynthesizeRequest(BaseModel):
-        """A text and at most one style: ``style_weights``, ``style_dials``, ``reference_id`` or ``mix`` (none: neutral)."""
+        """A text and at most one style: ``style_weights``, ``style_dials``, ``reference_id`` or ``mix`` (none: neutral)."""  # noqa: E501 (pydantic publishes it as the schema's description: one line)
 
         model_config = ConfigDict(extra="forbid")
         text: Annotated[str, Field(min_length=1, max_length=limits.max_text_chars, description="what to say")]
         style_weights: Optional[Annotated[dict[token_key, weight], Field(max_length=limits.max_style_weights)]] = Field(
-            None, description='token index ("3", every head) or "head:token" ("1:3") → weight; unnamed tokens get 0')
+            None, description='token index ("3", every head) or "head:token" ("1:3") → weight; unnamed tokens get 0'
+        )
         style_dials: Optional[Annotated[dict[token_key, weight], Field(max_length=limits.max_style_weights)]] = Field(
-            None, description='token index or "head:token" → amount: that head\'s weights moved from neutral toward'
-            " the token (0 neutral, 1 the token alone); several dials add up")
+            None,
+            description='token index or "head:token" → amount: that head\'s weights moved from neutral toward'
+            " the token (0 neutral, 1 the token alone); several dials add up",
+        )
         reference_id: Optional[ref_id] = Field(None, description="an id from POST /api/references: speak in its style")
         mix: Optional[Annotated[dict[ref_id, mix_weight], Field(min_length=1, max_length=limits.max_mix)]] = Field(
-            None, description="reference id → weight (>= 0, normalised to sum 1): their token weights averaged")
+            None, description="reference id → weight (>= 0, normalised to sum 1): their token weights averaged"
+        )
         style_strength: Optional[Annotated[float, Field(ge=0, le=MAX_STYLE_STRENGTH, allow_inf_nan=False)]] = Field(
-            None, description=f"with reference_id or mix: how far the style moves from neutral toward the reference's"
-            f" (0 neutral, 1 the reference (default), above 1 exaggerates; 0 to {MAX_STYLE_STRENGTH:g})")
+            None,
+            description=f"with reference_id or mix: how far the style moves from neutral toward the reference's"
+            f" (0 neutral, 1 the reference (default), above 1 exaggerates; 0 to {MAX_STYLE_STRENGTH:g})",
+        )
         tempo: Literal["decoded", "reference"] = Field(
-            DECODED, description="'decoded' (default): the model's own tempo; 'reference' (with reference_id or mix): the"
+            DECODED,
+            description="'decoded' (default): the model's own tempo; 'reference' (with reference_id or mix): the"
             " output retimed after the model so its letters per second follow the reference's (a mix: its references'"
-            " geometric mean), moved by style_strength. Not with stream=true")
+            " geometric mean), moved by style_strength. Not with stream=true",
+        )
         f0_range: Union[Literal["decoded", "reference"], Annotated[float, Field(ge=0, le=MAX_F0_RANGE_ST)]] = Field(
-            DECODED, description="intonation width: 'decoded' (default): the model's own F0 spread; 'reference' (with"
+            DECODED,
+            description="intonation width: 'decoded' (default): the model's own F0 spread; 'reference' (with"
             " reference_id or mix): the reference's spread, moved by style_strength; a number: that spread in semitones"
-            f" (10th to 90th percentile, 0 to {MAX_F0_RANGE_ST:g}), with any style. Set after the model, by a vocoder that"
+            f" (10th to 90th percentile, 0 to {MAX_F0_RANGE_ST:g}), with any style. Set after the model, by a "
+            "vocoder that"
             " can (the spectral vocoder with a pitch head; others keep the model's: the summary says which was used)."
-            " Not with stream=true")
-        seed: Optional[Annotated[int, Field(ge=0, le=2**31 - 1)]] = Field(None, description="repeatable output (decoded alone)")
-        vocoder: Optional[Annotated[str, Field(max_length=64)]] = Field(None, description="one of GET /api/model's vocoders")
+            " Not with stream=true",
+        )
+        seed: Optional[Annotated[int, Field(ge=0, le=2**31 - 1)]] = Field(
+            None, description="repeatable output (decoded alone)"
+        )
+        vocoder: Optional[Annotated[str, Field(max_length=64)]] = Field(
+            None, description="one of GET /api/model's vocoders"
+        )
 
         @field_validator("f0_range", mode="before")
         @classmethod
@@ -302,9 +337,16 @@ def create_app(
             if isinstance(value, str) and value in (DECODED, REFERENCE):
                 return value
             if isinstance(value, str) or not isinstance(value, (int, float)) or isinstance(value, bool):
-                raise PydanticCustomError("f0_range", "{problem}", {"problem": (
-                    f"{_quote(str(value)) if isinstance(value, str) else type(value).__name__} is not "
-                    f"{DECODED!r}, {REFERENCE!r} or a number of semitones")})
+                raise PydanticCustomError(
+                    "f0_range",
+                    "{problem}",
+                    {
+                        "problem": (
+                            f"{_quote(str(value)) if isinstance(value, str) else type(value).__name__} is not "
+                            f"{DECODED!r}, {REFERENCE!r} or a number of semitones"
+                        )
+                    },
+                )
             try:
                 return check_f0_range(value)
             except GstTtsError as exc:
@@ -315,12 +357,23 @@ def create_app(
 
     # ------------------------------------------------------------------ synthesis
 
-    @app.post("/api/synthesize", dependencies=auth, tags=["synthesis"], response_class=Response, responses={
-        200: {"content": {"audio/wav": {}, "application/json": {}},
-              "description": "WAV (headers X-Synthesis-Id, X-Stop-Reason, X-Alignment-Health, X-Alignment-Problems, "
-                             "X-Style-Weights, X-Tempo, X-F0-Range), or with ?format=json a JSON summary"},
-        **_ERRORS})
-    async def synthesize(body: SynthesizeRequest, format: Literal["wav", "json"] = "wav", stream: bool = False) -> Response:
+    @app.post(
+        "/api/synthesize",
+        dependencies=auth,
+        tags=["synthesis"],
+        response_class=Response,
+        responses={
+            200: {
+                "content": {"audio/wav": {}, "application/json": {}},
+                "description": "WAV (headers X-Synthesis-Id, X-Stop-Reason, X-Alignment-Health, X-Alignment-Problems, "
+                "X-Style-Weights, X-Tempo, X-F0-Range), or with ?format=json a JSON summary",
+            },
+            **_ERRORS,
+        },
+    )
+    async def synthesize(
+        body: SynthesizeRequest, format: Literal["wav", "json"] = "wav", stream: bool = False
+    ) -> Response:
         """Speak a text in a style; the alignment plot is then at ``/api/syntheses/{id}/alignment.png``.
 
         With ``?stream=true`` the WAV is sent as it is made (chunked): a header whose sizes say
@@ -340,22 +393,44 @@ def create_app(
                 raise ApiError(422, "stream=true answers with WAV only: leave out format=json")
             if body.tempo != DECODED or body.f0_range != DECODED:
                 raise ApiError(422, _STREAM_KEEPS)
-            chunks = await service.stream(text=body.text, style_weights=body.style_weights, style_dials=body.style_dials,
-                                          reference_id=body.reference_id, mix=body.mix, seed=body.seed,
-                                          vocoder=body.vocoder, style_strength=body.style_strength)
-            return StreamingResponse(chunks, media_type="audio/wav", headers={
-                "Cache-Control": "no-store", "X-Stream": "true", **_copy_headers(_DECODED, _DECODED)})
-        syn_id, entry = await service.synthesize(text=body.text, style_weights=body.style_weights,
-                                                 style_dials=body.style_dials, reference_id=body.reference_id,
-                                                 mix=body.mix, seed=body.seed, vocoder=body.vocoder,
-                                                 style_strength=body.style_strength, tempo=body.tempo,
-                                                 f0_range=body.f0_range)
+            chunks = await service.stream(
+                text=body.text,
+                style_weights=body.style_weights,
+                style_dials=body.style_dials,
+                reference_id=body.reference_id,
+                mix=body.mix,
+                seed=body.seed,
+                vocoder=body.vocoder,
+                style_strength=body.style_strength,
+            )
+            return StreamingResponse(
+                chunks,
+                media_type="audio/wav",
+                headers={"Cache-Control": "no-store", "X-Stream": "true", **_copy_headers(_DECODED, _DECODED)},
+            )
+        syn_id, entry = await service.synthesize(
+            text=body.text,
+            style_weights=body.style_weights,
+            style_dials=body.style_dials,
+            reference_id=body.reference_id,
+            mix=body.mix,
+            seed=body.seed,
+            vocoder=body.vocoder,
+            style_strength=body.style_strength,
+            tempo=body.tempo,
+            f0_range=body.f0_range,
+        )
         if format == "json":
             return JSONResponse(service.summary(syn_id, entry))
         return Response(entry.wav, media_type="audio/wav", headers=service.headers(syn_id, entry))
 
-    @app.get("/api/tts", dependencies=auth, tags=["synthesis"], response_class=Response,
-             responses={200: {"content": {"audio/wav": {}}}, **_ERRORS})
+    @app.get(
+        "/api/tts",
+        dependencies=auth,
+        tags=["synthesis"],
+        response_class=Response,
+        responses={200: {"content": {"audio/wav": {}}}, **_ERRORS},
+    )
     async def tts(
         request: Request,
         text: Annotated[Optional[str], Query(max_length=limits.max_text_chars)] = None,
@@ -386,14 +461,24 @@ def create_app(
         """The JSON summary of a recent synthesis (the same as ``POST /api/synthesize?format=json``)."""
         return service.summary(syn_id, service.synthesis(syn_id))
 
-    @app.get("/api/syntheses/{syn_id}/audio.wav", dependencies=auth, tags=["synthesis"], response_class=Response,
-             responses={200: {"content": {"audio/wav": {}}}, **_ERRORS})
+    @app.get(
+        "/api/syntheses/{syn_id}/audio.wav",
+        dependencies=auth,
+        tags=["synthesis"],
+        response_class=Response,
+        responses={200: {"content": {"audio/wav": {}}}, **_ERRORS},
+    )
     async def synthesis_audio(syn_id: Annotated[str, _path_id()]) -> Response:
         entry = service.synthesis(syn_id)
         return Response(entry.wav, media_type="audio/wav", headers=service.headers(syn_id, entry))
 
-    @app.get("/api/syntheses/{syn_id}/alignment.png", dependencies=auth, tags=["synthesis"], response_class=Response,
-             responses={200: {"content": {"image/png": {}}}, **_ERRORS})
+    @app.get(
+        "/api/syntheses/{syn_id}/alignment.png",
+        dependencies=auth,
+        tags=["synthesis"],
+        response_class=Response,
+        responses={200: {"content": {"image/png": {}}}, **_ERRORS},
+    )
     async def synthesis_alignment(syn_id: Annotated[str, _path_id()]) -> Response:
         """Attention map (symbols × time), stop-token curve and mel of a recent synthesis, with its health."""
         entry = service.synthesis(syn_id)
@@ -403,13 +488,33 @@ def create_app(
 
     # ------------------------------------------------------------------ references
 
-    @app.post("/api/references", dependencies=auth, tags=["references"], responses=_ERRORS, openapi_extra={
-        "requestBody": {"required": True, "content": {"multipart/form-data": {"schema": {
-            "type": "object", "required": ["file"],
-            "properties": {"file": {"type": "string", "format": "binary",
+    @app.post(
+        "/api/references",
+        dependencies=auth,
+        tags=["references"],
+        responses=_ERRORS,
+        openapi_extra={
+            "requestBody": {
+                "required": True,
+                "content": {
+                    "multipart/form-data": {
+                        "schema": {
+                            "type": "object",
+                            "required": ["file"],
+                            "properties": {
+                                "file": {
+                                    "type": "string",
+                                    "format": "binary",
                                     "description": f"any audio libsndfile reads (WAV, FLAC, OGG, MP3), "
-                                                   f"at most {limits.max_upload_bytes} bytes and {limits.max_reference_s:g} s"}},
-        }}}}})
+                                    f"at most {limits.max_upload_bytes} bytes and {limits.max_reference_s:g} s",
+                                }
+                            },
+                        }
+                    }
+                },
+            }
+        },
+    )
     async def upload_reference(request: Request) -> dict[str, Any]:
         """Upload a reference clip → its id, duration and per-head token weights ``[head][token]``."""
         name, data = await _read_upload(request, limits)
@@ -451,8 +556,15 @@ class _Service:
     """Validation, style resolution and stores behind the endpoints (no web framework in here
     besides raising :class:`ApiError`)."""
 
-    def __init__(self, synthesizer: Synthesizer, queue: BatchingQueue, limits: ServeLimits, *,
-                 vocoder_description: str | None = None, dials: Sequence[NamedDial] = ()) -> None:
+    def __init__(
+        self,
+        synthesizer: Synthesizer,
+        queue: BatchingQueue,
+        limits: ServeLimits,
+        *,
+        vocoder_description: str | None = None,
+        dials: Sequence[NamedDial] = (),
+    ) -> None:
         self.synth = synthesizer
         self.dials = list(dials)
         self.queue = queue
@@ -481,18 +593,26 @@ class _Service:
         # Numbers and abbreviations are spelled out: the spoken form is bounded too, since it sets the work
         # (and, for phonemes, espeak-ng's).
         if len(cleaned) > 4 * self.limits.max_text_chars:
-            raise ApiError(422, f"text is {len(cleaned)} characters once numbers and abbreviations are spelled out; "
-                                f"the limit is {4 * self.limits.max_text_chars}")
+            raise ApiError(
+                422,
+                f"text is {len(cleaned)} characters once numbers and abbreviations are spelled out; "
+                f"the limit is {4 * self.limits.max_text_chars}",
+            )
         segments = self._read(table.frontend.segments, text)
         for symbols, override in segments:
             unknown = [c for c in symbols if c not in self._readable] if override else []
             if unknown:  # a pronunciation is taken as written: no symbol of it may be dropped
-                raise ApiError(422, f"unknown phoneme {unknown[0]!r} in {{{symbols if len(symbols) <= 40 else symbols[:40] + '…'}}}: "
-                                    f"this model reads {_reads(table)}")
+                raise ApiError(
+                    422,
+                    f"unknown phoneme {unknown[0]!r} in {{{symbols if len(symbols) <= 40 else symbols[:40] + '…'}}}: "
+                    f"this model reads {_reads(table)}",
+                )
         symbols = "".join(piece for piece, _ in segments)
         unknown = list(dict.fromkeys(c for c in symbols if c not in self._readable))
         if unknown:
-            shown = ", ".join(repr(c) for c in unknown[:10]) + (f" and {len(unknown) - 10} more" if len(unknown) > 10 else "")
+            shown = ", ".join(repr(c) for c in unknown[:10]) + (
+                f" and {len(unknown) - 10} more" if len(unknown) > 10 else ""
+            )
             what = "phonemes" if table.language else "characters"
             raise ApiError(422, f"text has {what} the model cannot read: {shown}")
         if not symbols.strip():
@@ -511,20 +631,39 @@ class _Service:
         except Exception as exc:  # the cleaners' libraries (inflect, unidecode) raise assorted types on odd input
             raise ApiError(422, f"text could not be normalised ({first_line(exc, 100)})") from None
 
-    def style(self, *, style_weights: Mapping[str, float] | None, reference_id: str | None,
-              mix: Mapping[str, float] | None, style_dials: Mapping[str, float] | None = None,
-              style_strength: float | None = None, weights_field: str = "style_weights") -> np.ndarray:
+    def style(
+        self,
+        *,
+        style_weights: Mapping[str, float] | None,
+        reference_id: str | None,
+        mix: Mapping[str, float] | None,
+        style_dials: Mapping[str, float] | None = None,
+        style_strength: float | None = None,
+        weights_field: str = "style_weights",
+    ) -> np.ndarray:
         """``(n_heads, n_tokens)`` token weights of the request's style (neutral without one);
         ``style_strength`` scales a reference's or mix's from neutral (already range-checked);
         ``weights_field``: the name ``style_weights`` came in (``style_wav`` of ``GET /api/tts``), for messages."""
-        given = [name for name, v in (("style_weights", style_weights), ("style_dials", style_dials),
-                                      ("reference_id", reference_id), ("mix", mix)) if v is not None]
+        given = [
+            name
+            for name, v in (
+                ("style_weights", style_weights),
+                ("style_dials", style_dials),
+                ("reference_id", reference_id),
+                ("mix", mix),
+            )
+            if v is not None
+        ]
         if len(given) > 1:
-            raise ApiError(422, f"give at most one of style_weights, style_dials, reference_id, mix (got {', '.join(given)})")
+            raise ApiError(
+                422, f"give at most one of style_weights, style_dials, reference_id, mix (got {', '.join(given)})"
+            )
         if style_strength is not None and reference_id is None and mix is None:
             raise ApiError(422, "style_strength needs reference_id or mix (it scales a reference's style)")
-        for field, spec, resolve in ((weights_field, style_weights, self.synth.styles.weights_tensor),
-                                     ("style_dials", style_dials, self.synth.styles.dial_weights)):
+        for field_name, spec, resolve in (
+            (weights_field, style_weights, self.synth.styles.weights_tensor),
+            ("style_dials", style_dials, self.synth.styles.dial_weights),
+        ):
             if spec is None:
                 continue
             parsed: dict[Any, float] = {}
@@ -532,12 +671,12 @@ class _Service:
                 head, _, token = key.rpartition(":")
                 parsed_key = (int(head), int(token)) if head else int(token)
                 if parsed_key in parsed:  # "1" and "01"
-                    raise ApiError(422, f"{field}: token {key} is given twice")
+                    raise ApiError(422, f"{field_name}: token {key} is given twice")
                 parsed[parsed_key] = w
             try:
                 return resolve(parsed).numpy()
             except GstTtsError as exc:
-                raise ApiError(422, f"{field}: {exc}") from None
+                raise ApiError(422, f"{field_name}: {exc}") from None
         if reference_id is not None:
             return self.strengthened(self.reference("reference_id", reference_id).weights, style_strength)
         if mix is not None:
@@ -548,25 +687,38 @@ class _Service:
             return self.strengthened(sum(ref.weights * (w / total) for ref, w in refs), style_strength)
         return self.synth.styles.neutral().numpy()
 
-    def f0_target(self, *, reference_id: str | None, mix: Mapping[str, float] | None,
-                  style_strength: float | None) -> F0Target | None:
+    def f0_target(
+        self, *, reference_id: str | None, mix: Mapping[str, float] | None, style_strength: float | None
+    ) -> F0Target | None:
         """The F0 spread a reference or mix asks a vocoder for, from its uploaded clips'
         spreads (:func:`~gst_tts.inference.style_spec.style_f0_range`'s rule); None for other styles.
         Call after :meth:`style` has checked them."""
-        return style_f0_range(self._reference_style(reference_id, mix, style_strength),
-                              lambda ref_id: self._uploaded(ref_id, lambda ref: ref.f0_range_st))
+        return style_f0_range(
+            self._reference_style(reference_id, mix, style_strength),
+            lambda ref_id: self._uploaded(ref_id, lambda ref: ref.f0_range_st),
+        )
 
-    def tempo_target(self, *, reference_id: str | None, mix: Mapping[str, float] | None,
-                     style_strength: float | None) -> TempoTarget | None:
+    def tempo_target(
+        self, *, reference_id: str | None, mix: Mapping[str, float] | None, style_strength: float | None
+    ) -> TempoTarget | None:
         """The tempo a reference or mix retimes outputs to, from its uploaded clips' letter rates
         (:func:`~gst_tts.inference.style_spec.style_tempo`'s rule); None for other styles. Call
         after :meth:`style` has checked them."""
-        return style_tempo(self._reference_style(reference_id, mix, style_strength),
-                           lambda ref_id: self._uploaded(ref_id, lambda ref: ref.letters_per_s))
+        return style_tempo(
+            self._reference_style(reference_id, mix, style_strength),
+            lambda ref_id: self._uploaded(ref_id, lambda ref: ref.letters_per_s),
+        )
 
-    def after_the_model(self, *, tempo: str, f0_range: str | float, reference_id: str | None,
-                        mix: Mapping[str, float] | None, style_strength: float | None,
-                        vocoder: str | None) -> tuple[TempoTarget | None, dict[str, Any], F0Target | None, dict[str, Any]]:
+    def after_the_model(
+        self,
+        *,
+        tempo: str,
+        f0_range: str | float,
+        reference_id: str | None,
+        mix: Mapping[str, float] | None,
+        style_strength: float | None,
+        vocoder: str | None,
+    ) -> tuple[TempoTarget | None, dict[str, Any], F0Target | None, dict[str, Any]]:
         """What a request asks done to its output after the model, each with its JSON description
         (the CLI's shape: ``cli_tempo_target``, ``cli_f0_target``): ``(tempo target, its
         description, F0 target, its description)``. ``None``: the model's own. ``"reference"``
@@ -578,8 +730,10 @@ class _Service:
             ApiError: 422 for ``"reference"`` without ``reference_id`` or ``mix``, or a bad number.
         """
         has_reference = reference_id is not None or mix is not None
-        for name, choice, what in (("tempo", tempo, "it retimes the output to the reference's letter rate"),
-                                   ("f0_range", f0_range, "a number of semitones works with any style")):
+        for name, choice, what in (
+            ("tempo", tempo, "it retimes the output to the reference's letter rate"),
+            ("f0_range", f0_range, "a number of semitones works with any style"),
+        ):
             if choice == REFERENCE and not has_reference:
                 raise ApiError(422, f"{name}: {REFERENCE!r} needs reference_id or mix ({what})")
             if isinstance(choice, str) and choice not in (DECODED, REFERENCE):
@@ -588,10 +742,15 @@ class _Service:
         if tempo == REFERENCE:
             tempo_target = self.tempo_target(reference_id=reference_id, mix=mix, style_strength=style_strength)
             if tempo_target is not None:
-                tempo_said = {"source": REFERENCE, "letters_per_s": round(tempo_target.letters_per_s, 2),
-                              "strength": tempo_target.strength}
+                tempo_said = {
+                    "source": REFERENCE,
+                    "letters_per_s": round(tempo_target.letters_per_s, 2),
+                    "strength": tempo_target.strength,
+                }
         f0, f0_said = None, dict(_DECODED)
-        sets_f0_range = bool(getattr(self.queue.vocoders[vocoder or self.queue.default_vocoder], "sets_f0_range", False))
+        sets_f0_range = bool(
+            getattr(self.queue.vocoders[vocoder or self.queue.default_vocoder], "sets_f0_range", False)
+        )
         if f0_range == REFERENCE and sets_f0_range:
             f0 = self.f0_target(reference_id=reference_id, mix=mix, style_strength=style_strength)
             if f0 is not None:
@@ -606,8 +765,9 @@ class _Service:
         return tempo_target, tempo_said, f0, f0_said
 
     @staticmethod
-    def _reference_style(reference_id: str | None, mix: Mapping[str, float] | None,
-                         style_strength: float | None) -> Style | None:
+    def _reference_style(
+        reference_id: str | None, mix: Mapping[str, float] | None, style_strength: float | None
+    ) -> Style | None:
         if reference_id is not None:
             return Style(reference=reference_id, strength=style_strength)
         if mix is not None:
@@ -626,54 +786,106 @@ class _Service:
     def reference(self, field: str, ref_id: str) -> _Reference:
         ref = self.references.get(ref_id)
         if ref is None:
-            raise ApiError(422, f"{field}: {_quote(ref_id)} is not an uploaded reference (upload the clip to "
-                                "POST /api/references and use the id it returns; server paths are never read)")
+            raise ApiError(
+                422,
+                f"{field}: {_quote(ref_id)} is not an uploaded reference (upload the clip to "
+                "POST /api/references and use the id it returns; server paths are never read)",
+            )
         return ref
 
     # ---------------------------------------------------------------- synthesis
 
-    async def synthesize(self, *, text: str, style_weights: Mapping[str, float] | None = None,
-                         reference_id: str | None = None, mix: Mapping[str, float] | None = None,
-                         seed: int | None = None, vocoder: str | None = None,
-                         style_dials: Mapping[str, float] | None = None,
-                         style_strength: float | None = None, tempo: str = DECODED,
-                         f0_range: str | float = DECODED, weights_field: str = "style_weights") -> tuple[str, _Synthesis]:
+    async def synthesize(
+        self,
+        *,
+        text: str,
+        style_weights: Mapping[str, float] | None = None,
+        reference_id: str | None = None,
+        mix: Mapping[str, float] | None = None,
+        seed: int | None = None,
+        vocoder: str | None = None,
+        style_dials: Mapping[str, float] | None = None,
+        style_strength: float | None = None,
+        tempo: str = DECODED,
+        f0_range: str | float = DECODED,
+        weights_field: str = "style_weights",
+    ) -> tuple[str, _Synthesis]:
         """A one-shot synthesis, kept: ``(its id, the entry)``; ``tempo`` and ``f0_range`` as
         :meth:`after_the_model` takes them (default: the model's own)."""
-        weights = self.checked(text=text, style_weights=style_weights, reference_id=reference_id, mix=mix,
-                               vocoder=vocoder, style_dials=style_dials, style_strength=style_strength,
-                               weights_field=weights_field)
+        weights = self.checked(
+            text=text,
+            style_weights=style_weights,
+            reference_id=reference_id,
+            mix=mix,
+            vocoder=vocoder,
+            style_dials=style_dials,
+            style_strength=style_strength,
+            weights_field=weights_field,
+        )
         tempo_target, tempo_said, f0_target, f0_said = self.after_the_model(
-            tempo=tempo, f0_range=f0_range, reference_id=reference_id, mix=mix, style_strength=style_strength,
-            vocoder=vocoder)
-        job = SynthesisJob(text=text, weights=weights, seed=seed, vocoder=vocoder, f0_target=f0_target,
-                           tempo_target=tempo_target)
+            tempo=tempo,
+            f0_range=f0_range,
+            reference_id=reference_id,
+            mix=mix,
+            style_strength=style_strength,
+            vocoder=vocoder,
+        )
+        job = SynthesisJob(
+            text=text, weights=weights, seed=seed, vocoder=vocoder, f0_target=f0_target, tempo_target=tempo_target
+        )
         try:
             result = await self.on_worker(job, "synthesis")
         except GstTtsError as exc:
             raise ApiError(422, str(exc)) from None
         wav = await run_in_threadpool(wav_bytes, result.audio, result.sample_rate)
-        entry = _Synthesis(result=result, wav=wav, seed=seed, vocoder=vocoder or self.queue.default_vocoder,
-                           tempo=tempo_said, f0_range=f0_said)
+        entry = _Synthesis(
+            result=result,
+            wav=wav,
+            seed=seed,
+            vocoder=vocoder or self.queue.default_vocoder,
+            tempo=tempo_said,
+            f0_range=f0_said,
+        )
         return self.syntheses.add(entry), entry
 
-    def checked(self, *, text: str, style_weights: Mapping[str, float] | None, reference_id: str | None,
-                mix: Mapping[str, float] | None, vocoder: str | None,
-                style_dials: Mapping[str, float] | None, style_strength: float | None = None,
-                weights_field: str = "style_weights") -> np.ndarray:
+    def checked(
+        self,
+        *,
+        text: str,
+        style_weights: Mapping[str, float] | None,
+        reference_id: str | None,
+        mix: Mapping[str, float] | None,
+        vocoder: str | None,
+        style_dials: Mapping[str, float] | None,
+        style_strength: float | None = None,
+        weights_field: str = "style_weights",
+    ) -> np.ndarray:
         """The request's ``(n_heads, n_tokens)`` token weights, its text and vocoder checked (422 otherwise)."""
         self.check_text(text)
-        weights = self.style(style_weights=style_weights, style_dials=style_dials, reference_id=reference_id, mix=mix,
-                             style_strength=style_strength, weights_field=weights_field)
+        weights = self.style(
+            style_weights=style_weights,
+            style_dials=style_dials,
+            reference_id=reference_id,
+            mix=mix,
+            style_strength=style_strength,
+            weights_field=weights_field,
+        )
         if vocoder is not None and vocoder not in self.queue.vocoders:
             raise ApiError(422, f"vocoder: {_quote(vocoder)} is not one of {', '.join(self.queue.vocoders)}")
         return weights
 
-    async def stream(self, *, text: str, style_weights: Mapping[str, float] | None = None,
-                     reference_id: str | None = None, mix: Mapping[str, float] | None = None,
-                     seed: int | None = None, vocoder: str | None = None,
-                     style_dials: Mapping[str, float] | None = None,
-                     style_strength: float | None = None) -> AsyncIterator[bytes]:
+    async def stream(
+        self,
+        *,
+        text: str,
+        style_weights: Mapping[str, float] | None = None,
+        reference_id: str | None = None,
+        mix: Mapping[str, float] | None = None,
+        seed: int | None = None,
+        vocoder: str | None = None,
+        style_dials: Mapping[str, float] | None = None,
+        style_strength: float | None = None,
+    ) -> AsyncIterator[bytes]:
         """A streamed synthesis's WAV bytes: the header, then 16-bit PCM as the worker makes it.
 
         A stream keeps the model's tempo and F0 range (:meth:`Synthesizer.stream`): nothing is
@@ -684,20 +896,35 @@ class _Service:
         Raises:
             ApiError: as :meth:`synthesize`.
         """
-        weights = self.checked(text=text, style_weights=style_weights, reference_id=reference_id, mix=mix,
-                               vocoder=vocoder, style_dials=style_dials, style_strength=style_strength)
+        weights = self.checked(
+            text=text,
+            style_weights=style_weights,
+            reference_id=reference_id,
+            mix=mix,
+            vocoder=vocoder,
+            style_dials=style_dials,
+            style_strength=style_strength,
+        )
         loop = asyncio.get_running_loop()
         inbox: asyncio.Queue = asyncio.Queue()
-        job = StreamJob(text=text, weights=weights, seed=seed, vocoder=vocoder,
-                        emit=lambda item: loop.call_soon_threadsafe(inbox.put_nowait, item))
+        job = StreamJob(
+            text=text,
+            weights=weights,
+            seed=seed,
+            vocoder=vocoder,
+            emit=lambda item: loop.call_soon_threadsafe(inbox.put_nowait, item),
+        )
         self.submit(job)
         try:
             first = await asyncio.wait_for(inbox.get(), timeout=self.limits.request_timeout_s)
         except asyncio.TimeoutError:
             job.cancelled.set()
             job.future.cancel()  # drops it if it has not started
-            raise ApiError(408, f"streamed synthesis did not start within the request time limit of "
-                                f"{self.limits.request_timeout_s:g} s") from None
+            raise ApiError(
+                408,
+                f"streamed synthesis did not start within the request time limit of "
+                f"{self.limits.request_timeout_s:g} s",
+            ) from None
         if isinstance(first, QueueClosed):
             raise ApiError(503, str(first), headers={"Retry-After": "5"})
         if isinstance(first, GstTtsError):
@@ -706,7 +933,9 @@ class _Service:
             raise first
         return self._stream_bytes(first, inbox, job)
 
-    async def _stream_bytes(self, first: np.ndarray | None, inbox: asyncio.Queue, job: StreamJob) -> AsyncIterator[bytes]:
+    async def _stream_bytes(
+        self, first: np.ndarray | None, inbox: asyncio.Queue, job: StreamJob
+    ) -> AsyncIterator[bytes]:
         try:
             yield streaming_wav_header(self.synth.sample_rate)
             item: Any = first
@@ -743,23 +972,44 @@ class _Service:
             return await asyncio.wait_for(asyncio.wrap_future(future), timeout=self.limits.request_timeout_s)
         except asyncio.TimeoutError:
             future.cancel()  # drops it if it has not started; a running batch finishes for its neighbours
-            raise ApiError(408, f"{what} took longer than the request time limit of {self.limits.request_timeout_s:g} s") from None
+            raise ApiError(
+                408, f"{what} took longer than the request time limit of {self.limits.request_timeout_s:g} s"
+            ) from None
         except QueueClosed as exc:
             raise ApiError(503, str(exc), headers={"Retry-After": "5"}) from None
 
     def synthesis(self, syn_id: str) -> _Synthesis:
         entry = self.syntheses.get(syn_id)
         if entry is None:
-            raise ApiError(404, f"synthesis {_quote(syn_id)} is not kept (only the {self.limits.max_syntheses} most recent are)")
+            raise ApiError(
+                404, f"synthesis {_quote(syn_id)} is not kept (only the {self.limits.max_syntheses} most recent are)"
+            )
         return entry
 
     def summary(self, syn_id: str, entry: _Synthesis) -> dict[str, Any]:
         d = entry.result.to_dict()
-        keys = ("text", "cleaned_text", "sample_rate", "duration_s", "n_frames", "decoder_steps", "stop_reason",
-                "health", "problems", "style_weights")
-        return {"id": syn_id, **{k: d[k] for k in keys}, "seed": entry.seed, "vocoder": entry.vocoder,
-                "tempo": entry.tempo, "f0_range": entry.f0_range,  # the model's own, or what was done after it
-                "audio_url": f"/api/syntheses/{syn_id}/audio.wav", "alignment_url": f"/api/syntheses/{syn_id}/alignment.png"}
+        keys = (
+            "text",
+            "cleaned_text",
+            "sample_rate",
+            "duration_s",
+            "n_frames",
+            "decoder_steps",
+            "stop_reason",
+            "health",
+            "problems",
+            "style_weights",
+        )
+        return {
+            "id": syn_id,
+            **{k: d[k] for k in keys},
+            "seed": entry.seed,
+            "vocoder": entry.vocoder,
+            "tempo": entry.tempo,
+            "f0_range": entry.f0_range,  # the model's own, or what was done after it
+            "audio_url": f"/api/syntheses/{syn_id}/audio.wav",
+            "alignment_url": f"/api/syntheses/{syn_id}/alignment.png",
+        }
 
     def headers(self, syn_id: str, entry: _Synthesis) -> dict[str, str]:
         d = entry.result.to_dict()
@@ -794,8 +1044,9 @@ class _Service:
             weights, duration_s, f0_range_st, letters_per_s = await self.on_worker(job, "encoding the reference")
         except GstTtsError as exc:
             raise ApiError(422, str(exc).replace("reference array", f"file {_quote(name)}", 1)) from None
-        return _Reference(name=name, duration_s=duration_s, weights=weights, f0_range_st=f0_range_st,
-                          letters_per_s=letters_per_s)
+        return _Reference(
+            name=name, duration_s=duration_s, weights=weights, f0_range_st=f0_range_st, letters_per_s=letters_per_s
+        )
 
     def decode_reference(self, name: str, data: bytes) -> tuple[np.ndarray, int]:
         """``(samples (frames, channels) float32, rate)`` of an uploaded clip (run on the worker).
@@ -808,12 +1059,18 @@ class _Service:
             info = sf.info(io.BytesIO(data))
         except Exception as exc:  # libsndfile raises several types for data it cannot parse
             raise AudioError(f"file {_quote(name)} is not readable as audio ({first_line(exc, 100)})") from None
-        if not (0 < info.samplerate <= _MAX_UPLOAD_RATE and 0 < info.channels <= _MAX_UPLOAD_CHANNELS and info.frames > 0):
-            raise AudioError(f"file {_quote(name)}: unusable audio ({info.frames} frames, {info.channels} channels, "
-                             f"{info.samplerate} Hz)")
+        if not (
+            0 < info.samplerate <= _MAX_UPLOAD_RATE and 0 < info.channels <= _MAX_UPLOAD_CHANNELS and info.frames > 0
+        ):
+            raise AudioError(
+                f"file {_quote(name)}: unusable audio ({info.frames} frames, {info.channels} channels, "
+                f"{info.samplerate} Hz)"
+            )
         duration = info.frames / info.samplerate
         if duration > self.limits.max_reference_s:
-            raise AudioError(f"file {_quote(name)} is {duration:.1f} s long; the limit is {self.limits.max_reference_s:g} s")
+            raise AudioError(
+                f"file {_quote(name)} is {duration:.1f} s long; the limit is {self.limits.max_reference_s:g} s"
+            )
         try:
             samples, rate = sf.read(io.BytesIO(data), dtype="float32", always_2d=True)
         except Exception as exc:
@@ -828,16 +1085,21 @@ class _Service:
             "n_heads": synth.n_heads,
             "tokens": list(range(synth.n_tokens)),
             "heads": list(range(synth.n_heads)),
-            "neutral_weight": 1.0 / synth.n_tokens,  # uniform, kept for old clients; the neutral style is neutral_weights
+            "neutral_weight": 1.0
+            / synth.n_tokens,  # uniform, kept for old clients; the neutral style is neutral_weights
             "neutral_weights": synth.styles.neutral().tolist(),  # (n_heads, n_tokens): the checkpoint's neutral style
             "max_style_strength": MAX_STYLE_STRENGTH,
             "max_f0_range_st": MAX_F0_RANGE_ST,  # the largest f0_range in semitones a request may give
             # named by what probe-tokens measured (strongest first; empty without a dials file)
             "dials": [{**asdict(d), "effect": d.effect} for d in self.dials],
-            "frontend": {"cleaner": synth.symbols.cleaner, "characters": "".join(synth.symbols.symbols[2:]),
-                         "frontend": synth.symbols.frontend.name, "language": synth.symbols.language,
-                         # the version its phonemes were made with; None for characters
-                         "espeak_version": getattr(synth.symbols.frontend, "espeak_version", None)},
+            "frontend": {
+                "cleaner": synth.symbols.cleaner,
+                "characters": "".join(synth.symbols.symbols[2:]),
+                "frontend": synth.symbols.frontend.name,
+                "language": synth.symbols.language,
+                # the version its phonemes were made with; None for characters
+                "espeak_version": getattr(synth.symbols.frontend, "espeak_version", None),
+            },
             "vocoders": list(self.queue.vocoders),
             "default_vocoder": self.queue.default_vocoder,
             "vocoder": self.vocoder_description,  # which speaks and why, in one line
@@ -849,11 +1111,23 @@ class _Service:
 # ---------------------------------------------------------------- HTTP plumbing
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"description": what, "content": {"application/json": {"schema": {
-        "type": "object", "required": ["error"], "properties": {"error": {"type": "string"}}}}}}
-    for code, what in ((401, "missing or wrong API key"), (404, "not kept"), (408, "took longer than the request limit"),
-                       (413, "upload too large"), (415, "not multipart/form-data"), (422, "bad input, named"),
-                       (503, "queue full (see Retry-After)"))
+    code: {
+        "description": what,
+        "content": {
+            "application/json": {
+                "schema": {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}}}
+            }
+        },
+    }
+    for code, what in (
+        (401, "missing or wrong API key"),
+        (404, "not kept"),
+        (408, "took longer than the request limit"),
+        (413, "upload too large"),
+        (415, "not multipart/form-data"),
+        (422, "bad input, named"),
+        (503, "queue full (see Retry-After)"),
+    )
 }
 
 
@@ -878,13 +1152,21 @@ def _style_wav_weights(style_wav: str, adapter: TypeAdapter) -> dict[str, float]
         parsed = json.loads(spec)
     except ValueError:
         if spec[0] in "{[":
-            raise ApiError(422, "style_wav is not valid JSON: give token weights as a JSON object, e.g. {\"0\": 0.3}") from None
-        raise ApiError(422, "style_wav: a file on the server is never read; give token weights as JSON (e.g. {\"0\": 0.3}), "
-                            "or upload the clip to POST /api/references and pass its id as reference_id to "
-                            "POST /api/synthesize") from None
+            raise ApiError(
+                422, 'style_wav is not valid JSON: give token weights as a JSON object, e.g. {"0": 0.3}'
+            ) from None
+        raise ApiError(
+            422,
+            'style_wav: a file on the server is never read; give token weights as JSON (e.g. {"0": 0.3}), '
+            "or upload the clip to POST /api/references and pass its id as reference_id to "
+            "POST /api/synthesize",
+        ) from None
     if not isinstance(parsed, dict):
-        raise ApiError(422, f"style_wav: JSON token weights must be an object {{token: weight}} (e.g. {{\"0\": 0.3}}), "
-                            f"got {_json_kind(parsed)}")
+        raise ApiError(
+            422,
+            f'style_wav: JSON token weights must be an object {{token: weight}} (e.g. {{"0": 0.3}}), '
+            f"got {_json_kind(parsed)}",
+        )
     for key, value in parsed.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             shown = key if len(key) <= 20 else key[:20] + "…"
@@ -942,8 +1224,10 @@ def _validation_message(errors: list[dict[str, Any]]) -> str:
     where = ".".join(loc[1:] if loc and loc[0] in ("body", "query", "path", "header") else loc)
     kind = e.get("type", "")
     if kind == "extra_forbidden":
-        return (f"unknown field {where!r} (fields: text, style_weights, style_dials, reference_id, mix, style_strength, "
-                "tempo, f0_range, seed, vocoder)")
+        return (
+            f"unknown field {where!r} (fields: text, style_weights, style_dials, reference_id, mix, style_strength, "
+            "tempo, f0_range, seed, vocoder)"
+        )
     if kind == "json_invalid":
         return "the body is not valid JSON"
     if kind == "missing" and not where:
@@ -1017,7 +1301,9 @@ class _Guard:
         limit = self.limits.max_upload_bytes + _MULTIPART_OVERHEAD if path == "/api/references" else _MAX_JSON_BYTES
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > limit:
-            await self._refuse(scope, send, 413, f"the request body is {int(declared)} bytes; the limit here is {limit}", read=0)
+            await self._refuse(
+                scope, send, 413, f"the request body is {int(declared)} bytes; the limit here is {limit}", read=0
+            )
             return
 
         loop = asyncio.get_running_loop()
@@ -1062,10 +1348,14 @@ class _Guard:
             await self._refuse(scope, send, refused.status, refused.message, read=received)
 
     @staticmethod
-    async def _refuse(scope: Scope, send: Send, status: int, message: str, *, read: int,
-                      headers: Mapping[str, str] | None = None) -> None:
-        """Answer ``status`` and close; logged with the body bytes ``read`` (a trace of abuse, and the proof of the bound)."""
-        log.info("%s %s: %d after %d body bytes (%s)", scope["method"], _quote(scope["path"], 80), status, read, message)
+    async def _refuse(
+        scope: Scope, send: Send, status: int, message: str, *, read: int, headers: Mapping[str, str] | None = None
+    ) -> None:
+        """Answer ``status`` and close; logged with the body bytes ``read`` (a trace of abuse, and
+        the proof of the bound)."""
+        log.info(
+            "%s %s: %d after %d body bytes (%s)", scope["method"], _quote(scope["path"], 80), status, read, message
+        )
 
         async def nothing() -> Message:  # the answer never reads the body
             return {"type": "http.disconnect"}
@@ -1086,7 +1376,9 @@ def _add_error_handlers(app: FastAPI) -> None:
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         message = str(exc.detail)
         if exc.status_code in (404, 405):  # the router's own "Not Found": say which request
-            message = f"{message}: {request.method} {_quote(request.url.path, 80)} (the API is described at /openapi.json)"
+            message = (
+                f"{message}: {request.method} {_quote(request.url.path, 80)} (the API is described at /openapi.json)"
+            )
         return _error(exc.status_code, message, getattr(exc, "headers", None))
 
     @app.exception_handler(Exception)
@@ -1119,13 +1411,17 @@ async def _read_upload(request: Request, limits: ServeLimits) -> tuple[str, byte
     except MultiPartException as exc:
         raise ApiError(422, f"the upload is not valid multipart/form-data ({exc.message})") from None
     except (KeyError, ValueError, UnicodeError) as exc:  # e.g. no boundary in the header
-        raise ApiError(422, f"the upload is not valid multipart/form-data ({type(exc).__name__}: {first_line(exc, 80)})") from None
+        raise ApiError(
+            422, f"the upload is not valid multipart/form-data ({type(exc).__name__}: {first_line(exc, 80)})"
+        ) from None
     try:
         upload = form.get("file")
         if upload is None:
             raise ApiError(422, "file: missing (send the clip in the multipart field 'file')")
         if isinstance(upload, str):
-            raise ApiError(422, "file: got text, not a file (a path on the server is never read; send the clip's contents)")
+            raise ApiError(
+                422, "file: got text, not a file (a path on the server is never read; send the clip's contents)"
+            )
         data = await upload.read()
         name = "".join(c if c.isprintable() else "?" for c in Path(upload.filename or "upload").name[:80]) or "upload"
     finally:

@@ -231,15 +231,24 @@ class BatchingQueue:
         try:
             self._queue.put_nowait(job)
         except queue.Full:
-            raise QueueFull(f"the synthesis queue is full ({self.max_queue} requests waiting)",
-                            retry_after_s=self.retry_after_s()) from None
+            raise QueueFull(
+                f"the synthesis queue is full ({self.max_queue} requests waiting)", retry_after_s=self.retry_after_s()
+            ) from None
         return job.future
 
     def stats(self) -> dict[str, Any]:
         with self._lock:
-            return {"pending": self.pending, "max_queue": self.max_queue, "max_batch": self.max_batch,
-                    "batches": self.batches, "requests": self.requests, "largest_batch": self.largest_batch,
-                    "references": self.references, "streams": self.streams, "busy_s": round(self.busy_s, 3)}
+            return {
+                "pending": self.pending,
+                "max_queue": self.max_queue,
+                "max_batch": self.max_batch,
+                "batches": self.batches,
+                "requests": self.requests,
+                "largest_batch": self.largest_batch,
+                "references": self.references,
+                "streams": self.streams,
+                "busy_s": round(self.busy_s, 3),
+            }
 
     # ------------------------------------------------------------------ the worker
 
@@ -288,10 +297,14 @@ class BatchingQueue:
         try:
             synth.vocoder = self.vocoders[vocoder]
             results = synth.synthesize(  # each job's targets as given (None: the model's own)
-                [j.text for j in jobs], styles=[Style(weights=j.weights) for j in jobs], f0_targets=[j.f0_target for j in jobs],
+                [j.text for j in jobs],
+                styles=[Style(weights=j.weights) for j in jobs],
+                f0_targets=[j.f0_target for j in jobs],
                 tempo_targets=[j.tempo_target for j in jobs],
                 seed=jobs[0].seed,
-                batch_size=self.chunk_batch_size, decoding=self.decoding, max_chunk_chars=self.max_chunk_chars,
+                batch_size=self.chunk_batch_size,
+                decoding=self.decoding,
+                max_chunk_chars=self.max_chunk_chars,
             )
         except GstTtsError as exc:
             if len(jobs) > 1:
@@ -312,8 +325,13 @@ class BatchingQueue:
         outcome: int | BaseException
         try:
             self.synthesizer.vocoder = self.vocoders[job.vocoder or self.default_vocoder]
-            chunks = self.synthesizer.stream(job.text, style=Style(weights=job.weights), seed=job.seed,
-                                             decoding=self.decoding, max_chunk_chars=self.max_chunk_chars)
+            chunks = self.synthesizer.stream(
+                job.text,
+                style=Style(weights=job.weights),
+                seed=job.seed,
+                decoding=self.decoding,
+                max_chunk_chars=self.max_chunk_chars,
+            )
             for chunk in chunks:
                 if job.cancelled.is_set():
                     chunks.close()
@@ -340,10 +358,17 @@ class BatchingQueue:
         outcome: tuple[np.ndarray, float, float | None, float | None] | BaseException
         try:
             samples, rate = job.load()
-            spread = (self.synthesizer.reference_f0_range((samples, rate))
-                      if any(getattr(v, "sets_f0_range", False) for v in self.vocoders.values()) else None)
-            outcome = (self.synthesizer.styles.reference_weights((samples, rate)).numpy(), len(samples) / rate, spread,
-                       self.synthesizer.reference_tempo((samples, rate)))
+            spread = (
+                self.synthesizer.reference_f0_range((samples, rate))
+                if any(getattr(v, "sets_f0_range", False) for v in self.vocoders.values())
+                else None
+            )
+            outcome = (
+                self.synthesizer.styles.reference_weights((samples, rate)).numpy(),
+                len(samples) / rate,
+                spread,
+                self.synthesizer.reference_tempo((samples, rate)),
+            )
         except GstTtsError as exc:
             outcome = exc
         except Exception as exc:  # a bug (or a loader's own error type): the caller gets it, the worker lives on

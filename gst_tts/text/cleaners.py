@@ -39,6 +39,7 @@ def _engine():
 
     return inflect.engine()
 
+
 _WHITESPACE_RE = re.compile(r"\s+")
 
 # Abbreviations read as the full word; the trailing period is part of the

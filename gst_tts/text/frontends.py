@@ -94,8 +94,9 @@ class PhonemeFrontend(TextFrontend):
 
     name = "phonemes"
 
-    def __init__(self, language: str = DEFAULT_LANGUAGE, cleaner: str = "english", *,
-                 espeak_version: str | None = None) -> None:
+    def __init__(
+        self, language: str = DEFAULT_LANGUAGE, cleaner: str = "english", *, espeak_version: str | None = None
+    ) -> None:
         if not isinstance(language, str) or not language:
             raise GstTtsError(f"data.text.language must be an espeak-ng voice such as en-us or de, got {language!r}")
         self.language = language
@@ -127,8 +128,10 @@ class PhonemeFrontend(TextFrontend):
     def clean(self, text: str) -> str:
         """The cleaned words with each override kept as ``{phonemes}``, so that a piece of the
         result (a chunk of a long text) reads as the same symbols."""
-        parts = [f"{{{_normalise_override(piece)}}}" if override else self._clean(piece)
-                 for piece, override in _split_overrides(text)]
+        parts = [
+            f"{{{_normalise_override(piece)}}}" if override else self._clean(piece)
+            for piece, override in _split_overrides(text)
+        ]
         return _BEFORE_PUNCTUATION.sub(r"\1", " ".join(p for p in parts if p))
 
     def segments(self, text: str) -> list[tuple[str, bool]]:
@@ -154,8 +157,12 @@ class PhonemeFrontend(TextFrontend):
         return phonemes
 
     def to_dict(self) -> dict[str, Any]:
-        return {"cleaner": self.cleaner, "frontend": self.name, "language": self.language,
-                "espeak_version": self.espeak_version}
+        return {
+            "cleaner": self.cleaner,
+            "frontend": self.name,
+            "language": self.language,
+            "espeak_version": self.espeak_version,
+        }
 
     def __repr__(self) -> str:
         return f"PhonemeFrontend(language={self.language!r})"
@@ -180,7 +187,7 @@ def _split_overrides(text: str) -> list[tuple[str, bool]]:
         raise TextError(f"text must be a string, got {type(text).__name__}")
     pieces, position = [], 0
     for match in _OVERRIDE.finditer(text):
-        pieces.append((text[position:match.start()], False))
+        pieces.append((text[position : match.start()], False))
         pieces.append((match.group(1), True))
         position = match.end()
     pieces.append((text[position:], False))
@@ -212,14 +219,16 @@ def frontend_from_dict(d: dict[str, Any]) -> TextFrontend:
         return CharacterFrontend(d["cleaner"])
     if kind == "phonemes":
         version = d.get("espeak_version")
-        return PhonemeFrontend(d.get("language") or DEFAULT_LANGUAGE, d["cleaner"],
-                               espeak_version=str(version) if version else "unknown")
+        return PhonemeFrontend(
+            d.get("language") or DEFAULT_LANGUAGE, d["cleaner"], espeak_version=str(version) if version else "unknown"
+        )
     raise GstTtsError(f"unknown text frontend {kind!r} in the symbol table; valid: {', '.join(FRONTENDS)}")
 
 
 def reads_alike(a: TextFrontend, b: TextFrontend) -> bool:
     """Whether two frontends turn text into the same symbols: same kind, language and cleaner (the
     espeak-ng version aside: a table made with another one still loads, with a warning)."""
+
     def key(f: TextFrontend) -> tuple:
         return f.name, getattr(f, "language", None), f.cleaner
 

@@ -48,9 +48,17 @@ _VOICE_NAME = re.compile(r"^[a-z]{2,3}(?:-[a-z0-9]+)*$")
 class _Voice(ctypes.Structure):
     """espeak-ng's ``espeak_VOICE``: the properties :meth:`EspeakPhonemizer._set_voice` selects by."""
 
-    _fields_ = [("name", ctypes.c_char_p), ("languages", ctypes.c_char_p), ("identifier", ctypes.c_char_p),
-                ("gender", ctypes.c_ubyte), ("age", ctypes.c_ubyte), ("variant", ctypes.c_ubyte),
-                ("xx1", ctypes.c_ubyte), ("score", ctypes.c_int), ("spare", ctypes.c_void_p)]
+    _fields_ = [
+        ("name", ctypes.c_char_p),
+        ("languages", ctypes.c_char_p),
+        ("identifier", ctypes.c_char_p),
+        ("gender", ctypes.c_ubyte),
+        ("age", ctypes.c_ubyte),
+        ("variant", ctypes.c_ubyte),
+        ("xx1", ctypes.c_ubyte),
+        ("score", ctypes.c_int),
+        ("spare", ctypes.c_void_p),
+    ]
 
 
 class EspeakPhonemizer:
@@ -91,13 +99,20 @@ class EspeakPhonemizer:
         if self._voice != language:
             # A voice's file name ("en-us", "de") or, as the espeak-ng command does, its language
             # ("en-gb", whose voice is called "en").
-            if not isinstance(language, str) or not _VOICE_NAME.match(language) or (
+            if (
+                not isinstance(language, str)
+                or not _VOICE_NAME.match(language)
+                or (
                     lib.espeak_SetVoiceByName(language.encode("ascii")) != library.EE_OK
                     and lib.espeak_SetVoiceByProperties(ctypes.byref(_Voice(languages=language.encode("ascii"))))
-                    != library.EE_OK):
+                    != library.EE_OK
+                )
+            ):
                 self._voice = None
-                raise GstTtsError(f"espeak-ng has no language {language!r}; give an espeak-ng voice such as "
-                                  "en-us, en-gb, de, es, fr (`gst-tts phonemize --list-languages` lists them)")
+                raise GstTtsError(
+                    f"espeak-ng has no language {language!r}; give an espeak-ng voice such as "
+                    "en-us, en-gb, de, es, fr (`gst-tts phonemize --list-languages` lists them)"
+                )
             self._voice = language
         return lib
 

@@ -67,8 +67,9 @@ class SymbolTable:
     frontend; ``frontend`` (:mod:`gst_tts.text.frontends`) replaces both.
     """
 
-    def __init__(self, symbols: Sequence[str] | None = None, cleaner: str = "english", *,
-                 frontend: TextFrontend | None = None) -> None:
+    def __init__(
+        self, symbols: Sequence[str] | None = None, cleaner: str = "english", *, frontend: TextFrontend | None = None
+    ) -> None:
         symbols = DEFAULT_SYMBOLS if symbols is None else tuple(symbols)
         _check_symbols(symbols)
         self._symbols: tuple[str, ...] = symbols
@@ -180,8 +181,10 @@ class SymbolTable:
         for symbols, override in segments:
             unknown = [c for c in symbols if c not in self._ids] if override else []
             if unknown:
-                raise TextError(f"unknown phoneme {unknown[0]!r} in {{{symbols}}}: this model reads "
-                                f"{_listing(s for s in self._symbols[2:] if not s.isspace())}")
+                raise TextError(
+                    f"unknown phoneme {unknown[0]!r} in {{{symbols}}}: this model reads "
+                    f"{_listing(s for s in self._symbols[2:] if not s.isspace())}"
+                )
         cleaned = "".join(symbols for symbols, _ in segments)
         if not cleaned.strip():
             raise TextError(f"text is empty after cleaning: {quote_text(text)}")
@@ -246,16 +249,18 @@ def _warn_on_other_espeak(recorded: str) -> None:
     installed = espeak_version()
     if installed != recorded and (recorded, installed) not in _warned_versions:
         _warned_versions.add((recorded, installed))
-        log.warning("this model's phonemes were made with espeak-ng %s and %s is installed: "
-                    "some words may be pronounced differently", recorded, installed)
+        log.warning(
+            "this model's phonemes were made with espeak-ng %s and %s is installed: "
+            "some words may be pronounced differently",
+            recorded,
+            installed,
+        )
 
 
 def _check_symbols(symbols: tuple[str, ...]) -> None:
     """Raise ``GstTtsError`` unless ``symbols`` is pad, eos and at least one distinct character."""
     if len(symbols) < 3:
-        raise GstTtsError(
-            f"a symbol table needs pad, eos and at least one other symbol, got {len(symbols)}"
-        )
+        raise GstTtsError(f"a symbol table needs pad, eos and at least one other symbol, got {len(symbols)}")
     bad = [s for s in symbols if not isinstance(s, str) or len(s) != 1]
     if bad:
         raise GstTtsError(f"symbols must be single characters, got {', '.join(map(repr, bad))}")

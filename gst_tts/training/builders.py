@@ -19,7 +19,12 @@ from gst_tts.data.prosody import prosody_spec
 from gst_tts.errors import GstTtsError
 from gst_tts.model import GSTTacotron
 from gst_tts.training.config_args import (
-    check_trainer, complete_kwargs, constructor_kwargs, instantiate_target, locate_class, plain_dict,
+    check_trainer,
+    complete_kwargs,
+    constructor_kwargs,
+    instantiate_target,
+    locate_class,
+    plain_dict,
 )
 from gst_tts.training.data_builders import build_audio_config, reference_seconds
 
@@ -28,14 +33,24 @@ MODEL_TARGET = "gst_tts.model.GSTTacotron"
 LOSS_TARGET = "gst_tts.training.losses.TacotronLoss"
 
 # Model arguments that the data decides; a model config that sets them would contradict the data.
-MODEL_FROM_DATA = {"n_symbols": "the symbol table (data.text, data.cleaner)", "n_mels": "data.audio.n_mels",
-                   "pad_id": "the symbol table (data.text, data.cleaner)",
-                   "style_prosody_dim": "the prosody measures (data.prosody)"}
+MODEL_FROM_DATA = {
+    "n_symbols": "the symbol table (data.text, data.cleaner)",
+    "n_mels": "data.audio.n_mels",
+    "pad_id": "the symbol table (data.text, data.cleaner)",
+    "style_prosody_dim": "the prosody measures (data.prosody)",
+}
 
 # Trainer keys that divide or count: zero or less would crash the loop (or delete every periodic
 # checkpoint) long after the corpus was prepared.
-_POSITIVE_TRAINER_KEYS = ("max_steps", "lr_decay_steps", "log_every", "val_every", "checkpoint_every",
-                          "keep_checkpoints", "grad_accumulation")
+_POSITIVE_TRAINER_KEYS = (
+    "max_steps",
+    "lr_decay_steps",
+    "log_every",
+    "val_every",
+    "checkpoint_every",
+    "keep_checkpoints",
+    "grad_accumulation",
+)
 
 
 def check_config(cfg: DictConfig) -> None:
@@ -69,7 +84,8 @@ def check_average_decay(decay: object) -> float:
     """
     if isinstance(decay, bool) or not isinstance(decay, (int, float)) or not 0.0 <= decay < 1.0:
         raise GstTtsError(
-            f"trainer.weight_average_decay must be null or a number in [0, 1) such as 0.998, got {decay!r}")
+            f"trainer.weight_average_decay must be null or a number in [0, 1) such as 0.998, got {decay!r}"
+        )
     return float(decay)
 
 
@@ -87,8 +103,9 @@ def build_model(
             class), an unknown key, a key the data decides, or a value the model refuses.
     """
     target, kwargs = _model_arguments(model)
-    kwargs = complete_model_config({**kwargs, "n_symbols": n_symbols, "n_mels": n_mels, "pad_id": pad_id,
-                                    "style_prosody_dim": style_prosody_dim})
+    kwargs = complete_model_config(
+        {**kwargs, "n_symbols": n_symbols, "n_mels": n_mels, "pad_id": pad_id, "style_prosody_dim": style_prosody_dim}
+    )
     return instantiate_target(target, kwargs, "model"), kwargs
 
 
@@ -113,8 +130,9 @@ def build_loss(loss: DictConfig | Mapping[str, Any], *, reduction_factor: int) -
     config = plain_dict(loss)
     target = str(config.pop("_target_", LOSS_TARGET))
     cls = locate_class(target, "loss")
-    kwargs = constructor_kwargs(cls, config, "loss", target=target,
-                                from_elsewhere={"reduction_factor": "the model (model.reduction_factor)"})
+    kwargs = constructor_kwargs(
+        cls, config, "loss", target=target, from_elsewhere={"reduction_factor": "the model (model.reduction_factor)"}
+    )
     return instantiate_target(target, {**kwargs, "reduction_factor": reduction_factor}, "loss")
 
 
@@ -123,7 +141,10 @@ def build_optimizer(
 ) -> tuple[torch.optim.Adam, torch.optim.lr_scheduler.LambdaLR]:
     """Adam with the ``trainer`` group's settings and the :func:`lr_lambda` schedule."""
     optimizer = torch.optim.Adam(
-        model.parameters(), lr=trainer.learning_rate, betas=tuple(trainer.adam_betas), eps=trainer.adam_eps,
+        model.parameters(),
+        lr=trainer.learning_rate,
+        betas=tuple(trainer.adam_betas),
+        eps=trainer.adam_eps,
         weight_decay=trainer.weight_decay,
     )
     return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda(trainer))

@@ -21,7 +21,11 @@ from gst_tts.errors import GstTtsError, first_line
 
 
 def constructor_kwargs(
-    cls: type, config: Mapping[str, Any], group: str, *, target: str | None = None,
+    cls: type,
+    config: Mapping[str, Any],
+    group: str,
+    *,
+    target: str | None = None,
     from_elsewhere: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """``config`` checked against ``cls``'s constructor: every key must be one of its arguments.
@@ -53,9 +57,14 @@ def constructor_kwargs(
                 f"{group} config: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}: "
                 f"not an argument of {target}" + (f" (did you mean {close[0]!r}?)" if close else "")
             )
-    missing = [n for n, p in params.items()
-               if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-               and n not in config and n not in from_elsewhere]
+    missing = [
+        n
+        for n, p in params.items()
+        if p.default is p.empty
+        and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        and n not in config
+        and n not in from_elsewhere
+    ]
     if missing:
         raise GstTtsError(f"{group} config: missing {', '.join(missing)} (required by {target})")
     return dict(config)
@@ -63,8 +72,11 @@ def constructor_kwargs(
 
 def complete_kwargs(cls: type, config: Mapping[str, Any]) -> dict[str, Any]:
     """``config`` with ``cls``'s constructor defaults filled in, tuples as lists (nested ones too)."""
-    defaults = {name: p.default for name, p in inspect.signature(cls).parameters.items()
-                if p.default is not inspect.Parameter.empty}
+    defaults = {
+        name: p.default
+        for name, p in inspect.signature(cls).parameters.items()
+        if p.default is not inspect.Parameter.empty
+    }
     return {k: _as_lists(v) for k, v in {**defaults, **config}.items()}
 
 

@@ -163,7 +163,11 @@ def build_prosody_targets(
 
 
 def build_datasets(
-    corpus: Corpus, split: Split, n_frames: Mapping[str, int], cache: FeatureCache, stats: MelStats,
+    corpus: Corpus,
+    split: Split,
+    n_frames: Mapping[str, int],
+    cache: FeatureCache,
+    stats: MelStats,
     prosody: Mapping[str, torch.Tensor] | None = None,
 ) -> tuple[TTSDataset, TTSDataset]:
     """The training and validation datasets, in the split's order; ``prosody``: each utterance's
@@ -172,27 +176,41 @@ def build_datasets(
 
     def subset(ids: list[str]) -> TTSDataset:
         picked = [index[i] for i in ids]
-        return TTSDataset([corpus.utterances[i] for i in picked], [corpus.texts[i] for i in picked],
-                          n_frames, cache, stats, prosody)
+        return TTSDataset(
+            [corpus.utterances[i] for i in picked], [corpus.texts[i] for i in picked], n_frames, cache, stats, prosody
+        )
 
     return subset(split.train_ids), subset(split.val_ids)
 
 
 def build_train_loader(
-    train_set: TTSDataset, collate: Collate, data: DictConfig, *, seed: int, dist: DistributedContext,
+    train_set: TTSDataset,
+    collate: Collate,
+    data: DictConfig,
+    *,
+    seed: int,
+    dist: DistributedContext,
     device: torch.device,
 ) -> tuple[LengthBucketSampler, torch.utils.data.DataLoader]:
     """Length-bucketed batches (this rank's share under DDP) and the loader that collates them."""
     sampler = LengthBucketSampler(
-        train_set.lengths, int(data.batch_size), seed=seed, bucket_batches=int(data.bucket_batches),
-        num_replicas=dist.world_size, rank=dist.rank,
+        train_set.lengths,
+        int(data.batch_size),
+        seed=seed,
+        bucket_batches=int(data.bucket_batches),
+        num_replicas=dist.world_size,
+        rank=dist.rank,
     )
     workers = loader_workers(data.get("num_workers", "auto"), device)
     loader = torch.utils.data.DataLoader(
         # Workers pad; the training loop draws the references (collate.draw_references), in the
         # main process from the checkpointed global RNG, so workers and resuming change no draw.
-        train_set, batch_sampler=sampler, collate_fn=collate.pad, num_workers=workers,
-        pin_memory=device.type == "cuda", persistent_workers=workers > 0,
+        train_set,
+        batch_sampler=sampler,
+        collate_fn=collate.pad,
+        num_workers=workers,
+        pin_memory=device.type == "cuda",
+        persistent_workers=workers > 0,
         # Its own generator: each new iterator draws a worker seed, which must not come from
         # the global stream that dropout uses (resuming would shift it).
         generator=torch.Generator().manual_seed(seed),
@@ -222,8 +240,13 @@ def _stored_split(cfg: DictConfig, resume: ResumePoint, corpus_ids: list[str], k
     for key in ("data.val_size", "seed", "data.max_frames"):
         before, now = OmegaConf.select(stored_cfg, key), OmegaConf.select(cfg, key)
         if before is not None and before != now:
-            log.warning("%s is %s but %s was trained with %s: keeping its validation split and mel statistics",
-                        key, now, path, before)
+            log.warning(
+                "%s is %s but %s was trained with %s: keeping its validation split and mel statistics",
+                key,
+                now,
+                path,
+                before,
+            )
     val = set(val_ids)
     train_ids = [i for i in kept_ids if i not in val]
     if ckpt.get("train_ids") is not None:
@@ -233,9 +256,12 @@ def _stored_split(cfg: DictConfig, resume: ResumePoint, corpus_ids: list[str], k
         if added or gone:
             log.warning(
                 "the training set differs from %s's: %d utterances added%s, %d gone%s; "
-                "normalisation keeps the checkpoint's mel statistics", path,
-                len(added), f" ({', '.join(added[:3])}…)" if added else "",
-                len(gone), f" ({', '.join(gone[:3])}…)" if gone else "",
+                "normalisation keeps the checkpoint's mel statistics",
+                path,
+                len(added),
+                f" ({', '.join(added[:3])}…)" if added else "",
+                len(gone),
+                f" ({', '.join(gone[:3])}…)" if gone else "",
             )
     return Split(train_ids, val_ids)
 
@@ -250,9 +276,14 @@ def reference_seconds(data: DictConfig) -> tuple[float, float] | None:
     if value is None:
         return None
     items = list(value) if isinstance(value, (list, tuple, ListConfig)) else None
-    if (items is None or len(items) != 2 or any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in items)
-            or not 0 < items[0] <= items[1]):
-        raise GstTtsError(f"data.reference_seconds must be [shortest, longest] in seconds with 0 < shortest <= longest,"
-                          f" or null; got {value!r}")
+    if (
+        items is None
+        or len(items) != 2
+        or any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in items)
+        or not 0 < items[0] <= items[1]
+    ):
+        raise GstTtsError(
+            f"data.reference_seconds must be [shortest, longest] in seconds with 0 < shortest <= longest,"
+            f" or null; got {value!r}"
+        )
     return float(items[0]), float(items[1])
-

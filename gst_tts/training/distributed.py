@@ -56,8 +56,15 @@ class DistributedContext:
             device = torch.device("cpu")
         if not dist.is_initialized():
             dist.init_process_group(backend="nccl" if use_cuda else "gloo")
-        log.info("rank %d of %d (local rank %d on %s), %s on %s", rank, world_size, local_rank, socket.gethostname(),
-                 dist.get_backend(), device)
+        log.info(
+            "rank %d of %d (local rank %d on %s), %s on %s",
+            rank,
+            world_size,
+            local_rank,
+            socket.gethostname(),
+            dist.get_backend(),
+            device,
+        )
         return cls(world_size, rank, local_rank, device)
 
     @property
@@ -108,9 +115,11 @@ class DistributedContext:
                     write_text(marker, f"written by rank 0 on {socket.gethostname()}\n")
                 elif not marker.is_file():
                     raise GstTtsError(
-                        f"rank {self.rank} on {socket.gethostname()} does not see what rank 0 wrote into the run folder "
+                        f"rank {self.rank} on {socket.gethostname()} does not see what rank 0 wrote into the run "
+                        "folder "
                         f"{folder}: every node needs hydra.run.dir on one shared file system (rank 0 alone writes "
-                        "checkpoints)")
+                        "checkpoints)"
+                    )
         finally:
             self.barrier()  # every rank has looked before the marker goes
             if self.is_main:
@@ -183,8 +192,10 @@ def check_shared_run_dir(run_dir_setting: str) -> None:
     except ValueError:
         raise GstTtsError(f"WORLD_SIZE={os.environ['WORLD_SIZE']!r} is not a whole number") from None
     if world_size > 1 and "${now:" in run_dir_setting:
-        raise GstTtsError(f"{world_size} processes (WORLD_SIZE) would each name the run folder {run_dir_setting} "
-                          "from their own clock; give them one: hydra.run.dir=PATH")
+        raise GstTtsError(
+            f"{world_size} processes (WORLD_SIZE) would each name the run folder {run_dir_setting} "
+            "from their own clock; give them one: hydra.run.dir=PATH"
+        )
 
 
 def _one_line(error: Exception, rank: int) -> str:

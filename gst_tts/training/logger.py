@@ -96,12 +96,20 @@ class TrainingLogger(EventLogger):
             return
         h: AlignmentHealth | None = sample.get("health")
         fig = plot_inspection(
-            sample["alignment"], sample["mel"], sample["stop_probs"], input_labels=sample.get("labels"),
-            hop_seconds=self.hop_seconds * self.reduction_factor, frames_per_step=self.reduction_factor,
-            title=f"step {step}", health=h, stop_threshold=DecodingConfig.stop_threshold,
+            sample["alignment"],
+            sample["mel"],
+            sample["stop_probs"],
+            input_labels=sample.get("labels"),
+            hop_seconds=self.hop_seconds * self.reduction_factor,
+            frames_per_step=self.reduction_factor,
+            title=f"step {step}",
+            health=h,
+            stop_threshold=DecodingConfig.stop_threshold,
         )
         self.writer.add_image("val/alignment", figure_to_array(fig), step, dataformats="HWC")
-        fig = plot_mel_pair(sample["mel"], sample["target_mel"], title=f"step {step}: predicted (free-running) vs target")
+        fig = plot_mel_pair(
+            sample["mel"], sample["target_mel"], title=f"step {step}: predicted (free-running) vs target"
+        )
         self.writer.add_image("val/mel", figure_to_array(fig), step, dataformats="HWC")
         if sample.get("style_weights") is not None:
             weights = np.asarray(sample["style_weights"])[None]
@@ -121,7 +129,9 @@ class VocoderLogger(EventLogger):
         sample_rate: rate of logged audio.
     """
 
-    def log_training(self, step: int, terms: Mapping[str, float], learning_rate: float, grad_norms: Mapping[str, float]) -> None:
+    def log_training(
+        self, step: int, terms: Mapping[str, float], learning_rate: float, grad_norms: Mapping[str, float]
+    ) -> None:
         """``terms``: e.g. ``generator/mel_l1``, ``discriminator/total``; ``grad_norms`` by network."""
         self.log_scalars("train", {**terms, "learning_rate": learning_rate}, step)
         self.log_scalars("train/grad_norm", grad_norms, step)
@@ -133,7 +143,11 @@ class VocoderLogger(EventLogger):
         self.log_scalars("val", terms, step)
         for i, sample in enumerate(samples):
             self.log_audio(f"val/audio_{i}", sample["audio"], step)
-            fig = plot_mel_pair(sample["mel"], sample["input_mel"], title=f"step {step}: {sample['id']}: of the generated audio vs input")
+            fig = plot_mel_pair(
+                sample["mel"],
+                sample["input_mel"],
+                title=f"step {step}: {sample['id']}: of the generated audio vs input",
+            )
             self.writer.add_image(f"val/mel_{i}", figure_to_array(fig), step, dataformats="HWC")
             if sample.get("target_audio") is not None:
                 self.log_audio(f"val/target_audio_{i}", sample["target_audio"], step)

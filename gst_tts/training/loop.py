@@ -53,8 +53,9 @@ class TrainingLoop:
         bar.close()
         path = self.save(periodic=False, every_rank=False)  # the other ranks need not be at this point
         exact = " (under DDP the ranks other than 0 will continue on fresh random streams)" if self.dist.enabled else ""
-        self.log.warning("interrupted at step %d; saved %s (resume by running the same command%s)", self.state.step,
-                         path, exact)
+        self.log.warning(
+            "interrupted at step %d; saved %s (resume by running the same command%s)", self.state.step, path, exact
+        )
         self.logger.close()
 
     def _finish(self, bar, validated_at: int | None) -> TrainState:
@@ -66,8 +67,13 @@ class TrainingLoop:
         self.logger.close()
         if self.dist.enabled:
             # Ranks other than 0 save nothing: this line is how to see that they agree with it.
-            self.log.info("rank %d of %d finished at step %d: parameters %s", self.dist.rank, self.dist.world_size,
-                          self.state.step, parameter_digest(self.networks))
+            self.log.info(
+                "rank %d of %d finished at step %d: parameters %s",
+                self.dist.rank,
+                self.dist.world_size,
+                self.state.step,
+                parameter_digest(self.networks),
+            )
         self.dist.barrier()
         return self.state
 
@@ -75,12 +81,15 @@ class TrainingLoop:
         """Refuses a checkpoint of other feature settings, or one without the training ``parts``."""
         changed = [key for key, value in asdict(self.audio_config).items() if ckpt["audio_config"].get(key) != value]
         if changed:
-            raise GstTtsError(f"{path}: data.audio differs from this run's ({', '.join(changed)}); "
-                              "use another hydra.run.dir")
+            raise GstTtsError(
+                f"{path}: data.audio differs from this run's ({', '.join(changed)}); use another hydra.run.dir"
+            )
         missing = [k for k in parts if k not in ckpt]
         if missing:
-            raise CheckpointError(f"{path}: holds no training state to resume ({', '.join(missing)} missing); "
-                                  "use it as trainer.init_from in another hydra.run.dir")
+            raise CheckpointError(
+                f"{path}: holds no training state to resume ({', '.join(missing)} missing); "
+                "use it as trainer.init_from in another hydra.run.dir"
+            )
 
     def _checkpoint_rng(self, *, every_rank: bool) -> dict[str, Any]:
         """The checkpoint's ``rng``: this process's random streams (:func:`rng_state`) and, under DDP
@@ -104,8 +113,12 @@ class TrainingLoop:
                 # Written by another number of ranks (or on Ctrl-C): no stream of this rank's own.
                 # A fresh one keeps the ranks' dropout distinct.
                 torch.manual_seed(int(self.cfg.seed) + 100003 * self.dist.rank + self.state.step)
-                self.log.warning("rank %d: %s holds no random state of this rank's own (written by another number "
-                                 "of ranks, or on Ctrl-C); it continues on a fresh stream", self.dist.rank, path)
+                self.log.warning(
+                    "rank %d: %s holds no random state of this rank's own (written by another number "
+                    "of ranks, or on Ctrl-C); it continues on a fresh stream",
+                    self.dist.rank,
+                    path,
+                )
         self.log.info("resumed from %s at step %d", path, self.state.step)
 
 
@@ -148,12 +161,22 @@ def to_device(batch: dict, device: torch.device) -> dict:
 def parameter_digest(networks: Mapping[str, torch.nn.Module]) -> str:
     """``"crc32:<8 hex digits>"`` of every network's parameters (names, dtypes, shapes, values), not
     its buffers: BatchNorm's running statistics are per rank under DDP by design."""
-    return payload_digest({f"{name}.{key}": value.detach().cpu() for name, net in networks.items()
-                           for key, value in net.named_parameters()})
+    return payload_digest(
+        {
+            f"{name}.{key}": value.detach().cpu()
+            for name, net in networks.items()
+            for key, value in net.named_parameters()
+        }
+    )
 
 
 def save_rotating(
-    ckpt_dir: Path, payload: Mapping[str, Any], *, step: int, periodic: bool, keep: int,
+    ckpt_dir: Path,
+    payload: Mapping[str, Any],
+    *,
+    step: int,
+    periodic: bool,
+    keep: int,
     save: Callable[[Path, Mapping[str, Any]], Path],
 ) -> Path:
     """Writes ``last.pt`` with ``save`` and, when ``periodic``, ``step_<step>.pt`` too, keeping the
@@ -172,5 +195,9 @@ def remove_killed_writes(ckpt_dir: Path, log: logging.Logger) -> None:
     as large as a checkpoint; never read: a checkpoint appears only by rename, complete). Only the
     process that writes the checkpoints calls this, before it starts writing."""
     if ckpt_dir.is_dir() and (removed := remove_temporaries(ckpt_dir)):
-        log.info("removed %d temporary file%s of interrupted checkpoint writes from %s", removed,
-                 "s" if removed != 1 else "", ckpt_dir)
+        log.info(
+            "removed %d temporary file%s of interrupted checkpoint writes from %s",
+            removed,
+            "s" if removed != 1 else "",
+            ckpt_dir,
+        )

@@ -86,7 +86,7 @@ class TacotronLoss(nn.Module):
         target = batch["mel"]
         r = self.reduction_factor
         _check_shapes(output, batch, r)
-        frame_mask = (torch.arange(target.shape[1], device=target.device)[None, :] < batch["mel_lengths"][:, None])
+        frame_mask = torch.arange(target.shape[1], device=target.device)[None, :] < batch["mel_lengths"][:, None]
         step_lengths = batch["mel_lengths"] // r
         # The stop loss may count steps past the end too (Collate's stop_steps_past_end).
         stop_lengths = batch.get("stop_lengths", step_lengths)
@@ -105,7 +105,11 @@ class TacotronLoss(nn.Module):
         if weight > 0:
             alignments = output.alignments.float()
             penalty = guided_attention_weights(
-                batch["text_lengths"], step_lengths, alignments.shape[1], alignments.shape[2], self.guided_attention_sigma
+                batch["text_lengths"],
+                step_lengths,
+                alignments.shape[1],
+                alignments.shape[2],
+                self.guided_attention_sigma,
             )
             # Expected penalty under each step's attention distribution, averaged over valid steps.
             terms["guided_attention"] = weight * (alignments * penalty).sum() / step_lengths.sum().clamp(min=1)
@@ -113,7 +117,8 @@ class TacotronLoss(nn.Module):
             raise ValueError(
                 "the model's style_prosody read-out and the batch's prosody targets must come together"
                 f" (model {'has' if output.style_prosody is not None else 'has no'} read-out, batch"
-                f" {'has' if 'prosody' in batch else 'has no'} targets): build the model with style_prosody_dim from the data"
+                f" {'has' if 'prosody' in batch else 'has no'} targets): build the model with style_prosody_dim "
+                "from the data"
             )
         if output.style_prosody is not None and self.prosody_weight > 0:
             terms["prosody"] = self.prosody_weight * F.mse_loss(output.style_prosody.float(), batch["prosody"].float())

@@ -30,8 +30,10 @@ def run(cfg: DictConfig, run_dir: str | Path) -> TrainState:
     """Train with a composed config; the programmatic twin of the CLI."""
     trainer = Trainer(cfg, run_dir)
     state = trainer.fit()
-    print(f"training finished at step {state.step}: checkpoint {trainer.ckpt_dir / 'last.pt'}, "
-          f"TensorBoard: tensorboard --logdir {trainer.run_dir / 'tensorboard'}")
+    print(
+        f"training finished at step {state.step}: checkpoint {trainer.ckpt_dir / 'last.pt'}, "
+        f"TensorBoard: tensorboard --logdir {trainer.run_dir / 'tensorboard'}"
+    )
     return state
 
 
@@ -52,8 +54,9 @@ def own_config_groups() -> str:
 
     loader = GlobalHydra.instance().config_loader()
     groups = sorted(group for group in HydraConfig.get().runtime.choices if group.split("/")[0] != "hydra")
-    return "\n".join(f"{group}: {', '.join(sorted(loader.get_group_options(group, ObjectType.CONFIG)))}"
-                     for group in groups)
+    return "\n".join(
+        f"{group}: {', '.join(sorted(loader.get_group_options(group, ObjectType.CONFIG)))}" for group in groups
+    )
 
 
 def hydra_app(config_name: str, run: Callable[[DictConfig, str], object]) -> None:

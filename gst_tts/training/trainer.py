@@ -54,7 +54,13 @@ from gst_tts.training.data_builders import (
 from gst_tts.training.averaging import WeightAverage
 from gst_tts.training.neutral import NeutralStyleMeter
 from gst_tts.training.transfer_validation import TransferValidation
-from gst_tts.checkpoints.acoustic import checkpoint_parts, checkpoint_payload, load_checkpoint, rng_state, save_checkpoint
+from gst_tts.checkpoints.acoustic import (
+    checkpoint_parts,
+    checkpoint_payload,
+    load_checkpoint,
+    rng_state,
+    save_checkpoint,
+)
 from gst_tts.training.distributed import DistributedContext
 from gst_tts.training.logger import NullLogger, TrainingLogger, symbol_labels
 from gst_tts.training.loop import (
@@ -123,26 +129,37 @@ class Trainer(TrainingLoop):
         resume = find_resume_checkpoint(self.ckpt_dir, self.device) if tr.resume else None
         # A fine-tuning run reads text with its starting checkpoint's table: a phoneme table is the
         # corpus's own, and another corpus's set of phonemes would not fit the embeddings it inherits.
-        start = None if resume is not None or not tr.init_from else (
-            Path(str(tr.init_from)), load_checkpoint(Path(str(tr.init_from)), map_location=self.device))
+        start = (
+            None
+            if resume is not None or not tr.init_from
+            else (Path(str(tr.init_from)), load_checkpoint(Path(str(tr.init_from)), map_location=self.device))
+        )
         corpus = build_corpus(cfg.data, symbols=None if start is None else checkpoint_parts(start[1], start[0])[0])
         self.symbols = corpus.symbols
-        self.cache, n_frames = build_feature_cache(cfg.data, self.audio_config, corpus, self.dist, progress=bool(tr.progress))
+        self.cache, n_frames = build_feature_cache(
+            cfg.data, self.audio_config, corpus, self.dist, progress=bool(tr.progress)
+        )
         split = build_split(cfg, corpus.utterances, n_frames, resume)
         # With data.reference_seconds no training reference is longer than its upper end, and inference
         # encodes longer ones in windows of that length (StyleResolver.reference_weights). A reference
         # that is a share of its utterance carries the utterance's length, which the encoder may use
         # as a rate cue: such a model reads every reference whole, as it learnt to.
         seconds = reference_seconds(cfg.data)
-        reference_range = None if seconds is None else tuple(max(1, round(x * self.audio_config.frames_per_second)) for x in seconds)
+        reference_range = (
+            None if seconds is None else tuple(max(1, round(x * self.audio_config.frames_per_second)) for x in seconds)
+        )
         self.reference_frames = None if reference_range is None else reference_range[1]
         self.stats = build_mel_stats(self.cache, split, self.dist, resume)
         self.prosody_targets, prosody = build_prosody_targets(cfg.data, corpus, split)
         self.train_set, self.val_set = build_datasets(corpus, split, n_frames, self.cache, self.stats, prosody)
 
         self.model, self.model_config = build_model(
-            cfg.model, n_symbols=len(self.symbols), n_mels=self.audio_config.n_mels, pad_id=self.symbols.pad_id,
-            style_prosody_dim=len(self.prosody_targets.columns) if self.prosody_targets else 0)
+            cfg.model,
+            n_symbols=len(self.symbols),
+            n_mels=self.audio_config.n_mels,
+            pad_id=self.symbols.pad_id,
+            style_prosody_dim=len(self.prosody_targets.columns) if self.prosody_targets else 0,
+        )
         self.model.to(self.device)
         # Validation and the checkpoints' weights: the average of the trained weights when asked for
         # (copied before the training pass gets its CUDA graphs: the average only synthesizes).
@@ -157,13 +174,18 @@ class Trainer(TrainingLoop):
         self.r = self.model.reduction_factor
         # Validation keeps each target as its own whole reference; training may crop, tilt and EQ it.
         self.collate = Collate(self.r, self.symbols.pad_id)
-        self.train_collate = Collate(self.r, self.symbols.pad_id, reference_crop=float(cfg.data.get("reference_crop", 1.0)),
-                                     reference_frames=reference_range,
-                                     reference_tilt=float(cfg.data.get("reference_tilt", 0.0)),
-                                     reference_eq=float(cfg.data.get("reference_eq", 0.0)),
-                                     stop_steps_past_end=int(cfg.data.get("stop_steps_past_end", 0)))
-        self.sampler, self.loader = build_train_loader(self.train_set, self.train_collate, cfg.data, seed=seed, dist=self.dist,
-                                                       device=self.device)
+        self.train_collate = Collate(
+            self.r,
+            self.symbols.pad_id,
+            reference_crop=float(cfg.data.get("reference_crop", 1.0)),
+            reference_frames=reference_range,
+            reference_tilt=float(cfg.data.get("reference_tilt", 0.0)),
+            reference_eq=float(cfg.data.get("reference_eq", 0.0)),
+            stop_steps_past_end=int(cfg.data.get("stop_steps_past_end", 0)),
+        )
+        self.sampler, self.loader = build_train_loader(
+            self.train_set, self.train_collate, cfg.data, seed=seed, dist=self.dist, device=self.device
+        )
         self.criterion = build_loss(cfg.loss, reduction_factor=self.r)
         self.optimizer, self.scheduler = build_optimizer(self.model, tr)
         self.amp_dtype = amp_dtype(str(tr.amp), self.device)
@@ -177,10 +199,16 @@ class Trainer(TrainingLoop):
         elif start is not None:
             self._init_from(*start)
         # Only rank 0 writes TensorBoard events and checkpoints.
-        self.logger = TrainingLogger(
-            self.run_dir / "tensorboard", self.audio_config.sample_rate,
-            self.audio_config.hop_length / self.audio_config.sample_rate, self.r,
-        ) if self.dist.is_main else NullLogger()
+        self.logger = (
+            TrainingLogger(
+                self.run_dir / "tensorboard",
+                self.audio_config.sample_rate,
+                self.audio_config.hop_length / self.audio_config.sample_rate,
+                self.r,
+            )
+            if self.dist.is_main
+            else NullLogger()
+        )
 
     # ----------------------------------------------------------------------------------------
     def fit(self) -> TrainState:
@@ -188,18 +216,32 @@ class Trainer(TrainingLoop):
         max_steps = int(tr.max_steps)
         deadline = time.monotonic() + 60 * float(tr.max_minutes) if tr.max_minutes else math.inf
         if self.state.step >= max_steps:
-            log.info("%s is at step %d, trainer.max_steps is %d: nothing to train (raise trainer.max_steps to train on)",
-                     self.run_dir, self.state.step, max_steps)
+            log.info(
+                "%s is at step %d, trainer.max_steps is %d: nothing to train (raise trainer.max_steps to train on)",
+                self.run_dir,
+                self.state.step,
+                max_steps,
+            )
             self.logger.close()
             return self.state
         log.info(
             "training %s parameters on %s (%d CPU thread%s): %d train / %d validation utterances, run dir %s",
-            f"{count_parameters(self.model):,}", self.device, self.threads, "s" if self.threads != 1 else "",
-            len(self.train_set), len(self.val_set), self.run_dir,
+            f"{count_parameters(self.model):,}",
+            self.device,
+            self.threads,
+            "s" if self.threads != 1 else "",
+            len(self.train_set),
+            len(self.val_set),
+            self.run_dir,
         )
         started, start_step = time.monotonic(), self.state.step
-        bar = progress_bar(total=max_steps, initial=self.state.step, desc="train", unit="step",
-                           enabled=bool(tr.progress) and self.dist.is_main)
+        bar = progress_bar(
+            total=max_steps,
+            initial=self.state.step,
+            desc="train",
+            unit="step",
+            enabled=bool(tr.progress) and self.dist.is_main,
+        )
         last_val: dict[str, float] = {}
         validated_at = None
         accumulation = max(1, int(tr.grad_accumulation))
@@ -245,9 +287,13 @@ class Trainer(TrainingLoop):
             self._interrupted(bar)
             raise
         seconds = time.monotonic() - started
-        log.info("trained %d steps in %.0f s (%.1f steps a minute, validations and checkpoints included%s)",
-                 self.state.step - start_step, seconds, 60 * (self.state.step - start_step) / max(seconds, 1e-9),
-                 f"; {self.model.captured_cuda_graphs} CUDA graphs captured" if self.model.cuda_graphs else "")
+        log.info(
+            "trained %d steps in %.0f s (%.1f steps a minute, validations and checkpoints included%s)",
+            self.state.step - start_step,
+            seconds,
+            60 * (self.state.step - start_step) / max(seconds, 1e-9),
+            f"; {self.model.captured_cuda_graphs} CUDA graphs captured" if self.model.cuda_graphs else "",
+        )
         return self._finish(bar, validated_at)
 
     def _train_step(self, batches: list[dict]) -> dict[str, float] | None:
@@ -292,8 +338,12 @@ class Trainer(TrainingLoop):
             if self.scaler.is_enabled():
                 # fp16 loss scaling overflowed: routine while GradScaler finds its scale (update()
                 # just lowered it), not a bad batch; the loss itself was checked above.
-                log.debug("step %d: fp16 gradient overflow at loss scale %g, now %g; update skipped",
-                          self.state.step, scale, self.scaler.get_scale())
+                log.debug(
+                    "step %d: fp16 gradient overflow at loss scale %g, now %g; update skipped",
+                    self.state.step,
+                    scale,
+                    self.scaler.get_scale(),
+                )
                 return None
             return self._skip(f"non-finite gradient norm in batch {batches[-1]['ids'][:3]}…")
         self.scaler.step(self.optimizer)
@@ -310,9 +360,17 @@ class Trainer(TrainingLoop):
         """Teacher-forced loss terms of a batch on the device, under the run's autocast setting, and
         the model's output; ``model`` is the DDP wrapper in training (its forward pass syncs
         gradients), the bare model in validation."""
-        with torch.autocast(self.device.type, dtype=self.amp_dtype or torch.float32, enabled=self.amp_dtype is not None):
-            output = model(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"],
-                           batch.get("reference_mel"), batch.get("reference_lengths"))
+        with torch.autocast(
+            self.device.type, dtype=self.amp_dtype or torch.float32, enabled=self.amp_dtype is not None
+        ):
+            output = model(
+                batch["text"],
+                batch["text_lengths"],
+                batch["mel"],
+                batch["mel_lengths"],
+                batch.get("reference_mel"),
+                batch.get("reference_lengths"),
+            )
             return self.criterion(output, batch, self.state.step), output
 
     def _restore_buffers(self, saved: list[torch.Tensor]) -> None:
@@ -331,8 +389,12 @@ class Trainer(TrainingLoop):
         with torch.random.fork_rng(devices=devices), torch.no_grad():
             torch.manual_seed(int(self.cfg.seed))
             summary = self._validate()
-        log.info("step %d: %s (validation %.1f s)", self.state.step, "  ".join(f"{k} {v:.3f}" for k, v in summary.items()),
-                 time.monotonic() - start)
+        log.info(
+            "step %d: %s (validation %.1f s)",
+            self.state.step,
+            "  ".join(f"{k} {v:.3f}" for k, v in summary.items()),
+            time.monotonic() - start,
+        )
         return summary
 
     @property
@@ -344,7 +406,9 @@ class Trainer(TrainingLoop):
         model = self.inference_model
         model.eval()
         step = self.state.step
-        loader = torch.utils.data.DataLoader(self.val_set, batch_size=int(self.cfg.data.batch_size), collate_fn=self.collate)
+        loader = torch.utils.data.DataLoader(
+            self.val_set, batch_size=int(self.cfg.data.batch_size), collate_fn=self.collate
+        )
         sums: dict[str, float] = {}
         n = 0
         for batch in loader:
@@ -361,10 +425,17 @@ class Trainer(TrainingLoop):
             batch = to_device(self.collate([self.val_set[i] for i in range(count)]), self.device)
             fps = self.audio_config.frames_per_second
             decoding = validation_decoding(int(batch["mel_lengths"].max()), fps)
-            out = model.infer(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"],
-                                   **decoding.model_arguments(frames_per_second=fps))
-            alignments = [out.alignments[i, : int(out.steps[i]), : int(batch["text_lengths"][i])].float().cpu()
-                          for i in range(count)]
+            out = model.infer(
+                batch["text"],
+                batch["text_lengths"],
+                batch["mel"],
+                batch["mel_lengths"],
+                **decoding.model_arguments(frames_per_second=fps),
+            )
+            alignments = [
+                out.alignments[i, : int(out.steps[i]), : int(batch["text_lengths"][i])].float().cpu()
+                for i in range(count)
+            ]
             healths = [alignment_health(alignment) for alignment in alignments]
             frames = int(out.mel_lengths[0])
             log_mel = self.stats.denormalize(out.mel_postnet[0, :frames].float().cpu())
@@ -374,7 +445,9 @@ class Trainer(TrainingLoop):
                 "mel": log_mel.numpy(),
                 "target_mel": self.stats.denormalize(batch["mel"][0, :target_frames].cpu()).numpy(),
                 "stop_probs": out.stop_probs[0, : int(out.steps[0])].cpu().numpy(),
-                "labels": symbol_labels(self.symbols.symbols, batch["text"][0, : int(batch["text_lengths"][0])].tolist()),
+                "labels": symbol_labels(
+                    self.symbols.symbols, batch["text"][0, : int(batch["text_lengths"][0])].tolist()
+                ),
                 "style_weights": out.style_weights[0].float().cpu().numpy() if out.style_weights is not None else None,
                 "audio": self.vocoder(log_mel),
                 "health": healths[0],
@@ -412,13 +485,23 @@ class Trainer(TrainingLoop):
         """This run's checkpoint (the layout is :func:`gst_tts.checkpoints.acoustic.checkpoint_payload`'s);
         ``rng``: its random states (default: this process's, :func:`rng_state`)."""
         return checkpoint_payload(
-            model_state=self.inference_model.state_dict(), model_config=self.model_config, symbols=self.symbols,
-            audio_config=self.audio_config, mel_stats=self.stats, step=self.state.step,
-            reference_frames=self.reference_frames, config=OmegaConf.to_container(self.cfg, resolve=True),
-            val_ids=[u.id for u in self.val_set.utterances], train_ids=[u.id for u in self.train_set.utterances],
-            optimizer=self.optimizer.state_dict(), scheduler=self.scheduler.state_dict(),
-            scaler=self.scaler.state_dict(), train_state=asdict(self.state), rng=rng_state() if rng is None else rng,
-            neutral_style=self.neutral.mean(), neutral_meter=self.neutral.state_dict(),
+            model_state=self.inference_model.state_dict(),
+            model_config=self.model_config,
+            symbols=self.symbols,
+            audio_config=self.audio_config,
+            mel_stats=self.stats,
+            step=self.state.step,
+            reference_frames=self.reference_frames,
+            config=OmegaConf.to_container(self.cfg, resolve=True),
+            val_ids=[u.id for u in self.val_set.utterances],
+            train_ids=[u.id for u in self.train_set.utterances],
+            optimizer=self.optimizer.state_dict(),
+            scheduler=self.scheduler.state_dict(),
+            scaler=self.scaler.state_dict(),
+            train_state=asdict(self.state),
+            rng=rng_state() if rng is None else rng,
+            neutral_style=self.neutral.mean(),
+            neutral_meter=self.neutral.state_dict(),
             training_model_state=None if self.average is None else self.model.state_dict(),
         )
 
@@ -429,8 +512,14 @@ class Trainer(TrainingLoop):
         rng = self._checkpoint_rng(every_rank=every_rank)
         if not self.dist.is_main:
             return path
-        return save_rotating(self.ckpt_dir, self.checkpoint(rng), step=self.state.step, periodic=periodic,
-                             keep=int(self.cfg.trainer.keep_checkpoints), save=save_checkpoint)
+        return save_rotating(
+            self.ckpt_dir,
+            self.checkpoint(rng),
+            step=self.state.step,
+            periodic=periodic,
+            keep=int(self.cfg.trainer.keep_checkpoints),
+            save=save_checkpoint,
+        )
 
     def _resume(self, resume: ResumePoint) -> None:
         """Continue a run from its checkpoint.
@@ -445,12 +534,16 @@ class Trainer(TrainingLoop):
         """
         path, ckpt = resume
         if complete_model_config(ckpt["model_config"]) != self.model_config:
-            raise GstTtsError(f"{path}: the model config differs from this run's ({self._config_changes(ckpt)}); "
-                              "use another hydra.run.dir, or set model.KEY to the checkpoint's values")
+            raise GstTtsError(
+                f"{path}: the model config differs from this run's ({self._config_changes(ckpt)}); "
+                "use another hydra.run.dir, or set model.KEY to the checkpoint's values"
+            )
         # The stored statistics normalise features of the stored settings, and the embeddings index
         # the stored symbol table: resuming with other ones would train on mismatched inputs silently.
         if ckpt["symbols"] != self.symbols.to_dict():
-            raise GstTtsError(f"{path}: the symbol table or text cleaner differs from this run's; use another hydra.run.dir")
+            raise GstTtsError(
+                f"{path}: the symbol table or text cleaner differs from this run's; use another hydra.run.dir"
+            )
         self._check_resumable(path, ckpt, ("optimizer", "scheduler", "train_state", "rng"))
         # With an average, "model" holds it and "training_model" the weights being trained.
         self.model.load_state_dict(ckpt.get("training_model", ckpt["model"]))
@@ -459,8 +552,11 @@ class Trainer(TrainingLoop):
                 self.average.load(ckpt["model"], updates=int(ckpt["train_state"]["step"]))
             else:
                 self.average.load(ckpt["model"], updates=0)
-                log.info("%s holds no weight average: the average starts from its weights at step %d",
-                         path, int(ckpt["train_state"]["step"]))
+                log.info(
+                    "%s holds no weight average: the average starts from its weights at step %d",
+                    path,
+                    int(ckpt["train_state"]["step"]),
+                )
         self.optimizer.load_state_dict(ckpt["optimizer"])
         self.scheduler.load_state_dict(ckpt["scheduler"])
         if "scaler" in ckpt:
@@ -480,8 +576,9 @@ class Trainer(TrainingLoop):
         """Starts from another run's model weights (``ckpt``, read from ``path``: fine-tuning);
         optimizer, schedule and step start fresh."""
         if complete_model_config(ckpt["model_config"]) != self.model_config:
-            raise GstTtsError(f"{path}: trainer.init_from needs the same model config as this run "
-                              f"({self._config_changes(ckpt)})")
+            raise GstTtsError(
+                f"{path}: trainer.init_from needs the same model config as this run ({self._config_changes(ckpt)})"
+            )
         if ckpt.get("symbols") != self.symbols.to_dict():
             raise GstTtsError(f"{path}: trainer.init_from needs the same symbol table and cleaner as this run")
         self.model.load_state_dict(ckpt["model"])

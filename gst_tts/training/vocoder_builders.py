@@ -20,7 +20,11 @@ from gst_tts.audio.vocoders.hifigan import HiFiGANGenerator
 from gst_tts.audio.vocoders.spectral import MagnitudeEstimator, edge_frames
 from gst_tts.errors import GstTtsError, first_line
 from gst_tts.training.config_args import (
-    check_trainer, complete_kwargs, constructor_kwargs, instantiate_target, plain_dict,
+    check_trainer,
+    complete_kwargs,
+    constructor_kwargs,
+    instantiate_target,
+    plain_dict,
 )
 from gst_tts.training.data_builders import build_audio_config
 from gst_tts.training.vocoder_losses import HiFiGANLoss
@@ -31,8 +35,14 @@ ESTIMATOR_FROM_DATA = {k: f"data.audio.{k}" for k in ("sample_rate", "n_fft", "n
 # The class each generator kind builds.
 GENERATOR_CLASSES = {HIFIGAN_KIND: HiFiGANGenerator, SPECTRAL_KIND: MagnitudeEstimator}
 # Vocoder trainer keys that divide or count.
-VOCODER_POSITIVE_TRAINER_KEYS = ("max_steps", "lr_decay_steps", "log_every", "val_every", "checkpoint_every",
-                                 "keep_checkpoints")
+VOCODER_POSITIVE_TRAINER_KEYS = (
+    "max_steps",
+    "lr_decay_steps",
+    "log_every",
+    "val_every",
+    "checkpoint_every",
+    "keep_checkpoints",
+)
 
 
 def check_vocoder_config(cfg: DictConfig) -> AudioConfig:
@@ -59,8 +69,10 @@ def check_vocoder_config(cfg: DictConfig) -> AudioConfig:
         raise GstTtsError(f"data.gta_share must be a number within [0, 1], got {share!r}")
     edges = edge_frames(audio_config)
     if kind == SPECTRAL_KIND and cfg.data.segment_frames <= 2 * edges:
-        raise GstTtsError(f"data.segment_frames must exceed {2 * edges} for the spectral vocoder (the first and last "
-                          f"{edges} frames of a segment are left out of its loss), got {cfg.data.segment_frames}")
+        raise GstTtsError(
+            f"data.segment_frames must exceed {2 * edges} for the spectral vocoder (the first and last "
+            f"{edges} frames of a segment are left out of its loss), got {cfg.data.segment_frames}"
+        )
     return audio_config
 
 
@@ -84,18 +96,22 @@ def generator_arguments(
             that does not make ``data.audio.hop_length``.
     """
     if kind == SPECTRAL_KIND:
-        kwargs = constructor_kwargs(MagnitudeEstimator, plain_dict(generator), "generator",
-                                    from_elsewhere=ESTIMATOR_FROM_DATA)
+        kwargs = constructor_kwargs(
+            MagnitudeEstimator, plain_dict(generator), "generator", from_elsewhere=ESTIMATOR_FROM_DATA
+        )
         from_data = {k: getattr(audio_config, k) for k in ESTIMATOR_FROM_DATA}
         return complete_kwargs(MagnitudeEstimator, {**kwargs, **from_data})
-    kwargs = constructor_kwargs(HiFiGANGenerator, plain_dict(generator), "generator",
-                                from_elsewhere=GENERATOR_FROM_DATA)
+    kwargs = constructor_kwargs(
+        HiFiGANGenerator, plain_dict(generator), "generator", from_elsewhere=GENERATOR_FROM_DATA
+    )
     kwargs = complete_kwargs(HiFiGANGenerator, {**kwargs, "n_mels": audio_config.n_mels})
     hop = math.prod(int(u) for u in kwargs["upsample_rates"]) * int(kwargs["istft_hop_length"] or 1)
     if hop != audio_config.hop_length:
-        raise GstTtsError(f"generator: upsample_rates {kwargs['upsample_rates']}"
-                          + (f" × istft_hop_length {kwargs['istft_hop_length']}" if kwargs["istft_hop_length"] else "")
-                          + f" make {hop} samples per frame, but data.audio.hop_length is {audio_config.hop_length}")
+        raise GstTtsError(
+            f"generator: upsample_rates {kwargs['upsample_rates']}"
+            + (f" × istft_hop_length {kwargs['istft_hop_length']}" if kwargs["istft_hop_length"] else "")
+            + f" make {hop} samples per frame, but data.audio.hop_length is {audio_config.hop_length}"
+        )
     return kwargs
 
 
@@ -136,11 +152,17 @@ def build_vocoder_optimizers(
     multiplying the rate by ``lr_decay`` every ``lr_decay_steps`` steps (continuously), as
     HiFi-GAN's per-epoch decay. Both keyed by the networks' names."""
     optimizers = {
-        name: torch.optim.AdamW(module.parameters(), lr=float(trainer.learning_rate), betas=tuple(trainer.adam_betas),
-                                weight_decay=float(trainer.weight_decay))
+        name: torch.optim.AdamW(
+            module.parameters(),
+            lr=float(trainer.learning_rate),
+            betas=tuple(trainer.adam_betas),
+            weight_decay=float(trainer.weight_decay),
+        )
         for name, module in networks.items()
     }
     decay, every = float(trainer.lr_decay), int(trainer.lr_decay_steps)
-    schedulers = {name: torch.optim.lr_scheduler.LambdaLR(opt, lambda step: decay ** (step / every))
-                  for name, opt in optimizers.items()}
+    schedulers = {
+        name: torch.optim.lr_scheduler.LambdaLR(opt, lambda step: decay ** (step / every))
+        for name, opt in optimizers.items()
+    }
     return optimizers, schedulers

@@ -19,7 +19,9 @@ from gst_tts.audio.features import AudioConfig, MelExtractor
 from gst_tts.audio.vocoders.discriminators import DiscriminatorOutput
 
 
-def discriminator_loss(real_scores: Sequence[torch.Tensor], fake_scores: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+def discriminator_loss(
+    real_scores: Sequence[torch.Tensor], fake_scores: Sequence[torch.Tensor]
+) -> tuple[torch.Tensor, torch.Tensor]:
     """LSGAN: ``Σ_d mean((1 - D(real))²)`` and ``Σ_d mean(D(fake)²)`` over the sub-discriminators."""
     real = sum(torch.mean((1 - r.float()) ** 2) for r in real_scores)
     fake = sum(torch.mean(f.float() ** 2) for f in fake_scores)
@@ -31,10 +33,15 @@ def adversarial_loss(fake_scores: Sequence[torch.Tensor]) -> torch.Tensor:
     return sum(torch.mean((1 - f.float()) ** 2) for f in fake_scores)
 
 
-def feature_matching_loss(real_features: Sequence[Sequence[torch.Tensor]], fake_features: Sequence[Sequence[torch.Tensor]]) -> torch.Tensor:
+def feature_matching_loss(
+    real_features: Sequence[Sequence[torch.Tensor]], fake_features: Sequence[Sequence[torch.Tensor]]
+) -> torch.Tensor:
     """``Σ_d Σ_layer mean|real - fake|`` of the discriminators' activations (the real ones are targets)."""
-    return sum(torch.mean(torch.abs(r.detach().float() - f.float()))
-               for rs, fs in zip(real_features, fake_features) for r, f in zip(rs, fs))
+    return sum(
+        torch.mean(torch.abs(r.detach().float() - f.float()))
+        for rs, fs in zip(real_features, fake_features)
+        for r, f in zip(rs, fs)
+    )
 
 
 class HiFiGANLoss(nn.Module):
@@ -61,8 +68,10 @@ class HiFiGANLoss(nn.Module):
         super().__init__()
         fmax = float(mel_fmax) if mel_fmax is not None else audio_config.sample_rate / 2
         if not audio_config.fmin < fmax <= audio_config.sample_rate / 2:
-            raise ValueError(f"mel_fmax {mel_fmax} must lie above fmin {audio_config.fmin} and at most at "
-                             f"the Nyquist frequency {audio_config.sample_rate / 2}")
+            raise ValueError(
+                f"mel_fmax {mel_fmax} must lie above fmin {audio_config.fmin} and at most at "
+                f"the Nyquist frequency {audio_config.sample_rate / 2}"
+            )
         self.extractor = MelExtractor(dataclasses.replace(audio_config, fmax=fmax))
         self.mel_weight = float(mel_weight)
         self.feature_matching_weight = float(feature_matching_weight)
@@ -78,7 +87,9 @@ class HiFiGANLoss(nn.Module):
             target = self.mel(real)
         return torch.nn.functional.l1_loss(self.mel(fake), target)
 
-    def generator_terms(self, real: torch.Tensor, fake: torch.Tensor, judged: DiscriminatorOutput) -> dict[str, torch.Tensor]:
+    def generator_terms(
+        self, real: torch.Tensor, fake: torch.Tensor, judged: DiscriminatorOutput
+    ) -> dict[str, torch.Tensor]:
         """The generator's terms (unweighted) and their weighted ``total``.
 
         Args:
@@ -90,8 +101,11 @@ class HiFiGANLoss(nn.Module):
             "feature_matching": feature_matching_loss(judged.real_features, judged.fake_features),
             "adversarial": adversarial_loss(judged.fake_scores),
         }
-        terms["total"] = (self.mel_weight * terms["mel_l1"] + self.feature_matching_weight * terms["feature_matching"]
-                          + self.adversarial_weight * terms["adversarial"])
+        terms["total"] = (
+            self.mel_weight * terms["mel_l1"]
+            + self.feature_matching_weight * terms["feature_matching"]
+            + self.adversarial_weight * terms["adversarial"]
+        )
         return terms
 
     def discriminator_terms(self, judged: DiscriminatorOutput) -> dict[str, torch.Tensor]:

@@ -96,14 +96,17 @@ log = logging.getLogger("gst_tts.training.vocoder_trainer")
 #: The generator-only export beside the training checkpoints.
 GENERATOR_EXPORT = "generator.pt"
 #: The progress bar's figures by generator kind: label → training term.
-PROGRESS_TERMS = {HIFIGAN_KIND: {"mel_l1": "generator/mel_l1", "d": "discriminator/total"},
-            SPECTRAL_KIND: {"log_l1": "generator/log_magnitude_l1", "sc": "generator/spectral_convergence"}}
+PROGRESS_TERMS = {
+    HIFIGAN_KIND: {"mel_l1": "generator/mel_l1", "d": "discriminator/total"},
+    SPECTRAL_KIND: {"log_l1": "generator/log_magnitude_l1", "sc": "generator/spectral_convergence"},
+}
 
 
 def load_vocoder_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
     """A gst-tts vocoder checkpoint, read without running code and checked (format, version, parts, kind)."""
-    return check_vocoder_checkpoint(load_weights_only(path, error=VocoderError, what="gst-tts vocoder checkpoint",
-                                                      map_location=map_location), path)
+    return check_vocoder_checkpoint(
+        load_weights_only(path, error=VocoderError, what="gst-tts vocoder checkpoint", map_location=map_location), path
+    )
 
 
 class VocoderTrainer(TrainingLoop):
@@ -126,7 +129,9 @@ class VocoderTrainer(TrainingLoop):
         if not data.root:
             raise GstTtsError("data.root is not set: give data.root=/path/to/corpus (LJSpeech format)")
         utterances = read_corpus(data.root)
-        self.cache = FeatureCache(Path(data.cache_dir) if data.cache_dir else default_cache_dir(data.root), self.audio_config)
+        self.cache = FeatureCache(
+            Path(data.cache_dir) if data.cache_dir else default_cache_dir(data.root), self.audio_config
+        )
         with self.dist.rank_zero_first():  # one process computes features, the others then read them
             n_frames = self.cache.prepare(utterances, progress=bool(tr.progress) and self.dist.is_main)
         self.gta = GtaMels(data.gta_dir, self.audio_config) if data.gta_dir else None
@@ -140,19 +145,32 @@ class VocoderTrainer(TrainingLoop):
         by_id = {u.id: u for u in utterances}
 
         def dataset(ids: list[str]) -> SegmentDataset:
-            return SegmentDataset([by_id[i] for i in ids], self.cache, segment_frames=int(data.segment_frames), mels=self.gta,
-                                  mels_share=float(data.get("gta_share", 1.0)))
+            return SegmentDataset(
+                [by_id[i] for i in ids],
+                self.cache,
+                segment_frames=int(data.segment_frames),
+                mels=self.gta,
+                mels_share=float(data.get("gta_share", 1.0)),
+            )
 
         self.train_set, self.val_set = dataset(split.train_ids), dataset(split.val_ids)
         if not len(self.train_set):
-            raise GstTtsError(f"{data.root}: no training utterances left after holding out data.val_size={data.val_size}")
+            raise GstTtsError(
+                f"{data.root}: no training utterances left after holding out data.val_size={data.val_size}"
+            )
 
-        self.generator, self.generator_config = build_generator(cfg.generator, audio_config=self.audio_config, kind=self.kind)
+        self.generator, self.generator_config = build_generator(
+            cfg.generator, audio_config=self.audio_config, kind=self.kind
+        )
         # The spectral vocoder has no discriminators.
         self.discriminator, self.discriminator_config = (
-            build_discriminator(cfg.discriminator) if self.kind == HIFIGAN_KIND else (None, None))
-        self.networks = {name: net for name, net in (("generator", self.generator), ("discriminator", self.discriminator))
-                         if net is not None}
+            build_discriminator(cfg.discriminator) if self.kind == HIFIGAN_KIND else (None, None)
+        )
+        self.networks = {
+            name: net
+            for name, net in (("generator", self.generator), ("discriminator", self.discriminator))
+            if net is not None
+        }
         for net in self.networks.values():
             net.to(self.device)
         torch.manual_seed(seed + self.dist.rank)
@@ -163,12 +181,18 @@ class VocoderTrainer(TrainingLoop):
         self.features = MelExtractor(self.audio_config).to(self.device)  # mels of generated audio, for the images
         self.optimizers, self.schedulers = build_vocoder_optimizers(self.networks, tr)
         self.amp_dtype = amp_dtype(str(tr.amp), self.device)
-        self.scalers = {name: torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16) for name in self.networks}
+        self.scalers = {
+            name: torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16) for name in self.networks
+        }
         self.grad_clip = float(tr.grad_clip) if tr.grad_clip is not None else math.inf
-        self.sampler = SegmentSampler(len(self.train_set), int(data.batch_size), seed=seed,
-                                      num_replicas=self.dist.world_size, rank=self.dist.rank)
+        self.sampler = SegmentSampler(
+            len(self.train_set), int(data.batch_size), seed=seed, num_replicas=self.dist.world_size, rank=self.dist.rank
+        )
         self.loader = torch.utils.data.DataLoader(
-            self.train_set, batch_sampler=self.sampler, collate_fn=collate_segments, num_workers=int(data.num_workers),
+            self.train_set,
+            batch_sampler=self.sampler,
+            collate_fn=collate_segments,
+            num_workers=int(data.num_workers),
             pin_memory=self.device.type == "cuda",
             # Its own generator, so that worker seeds do not draw from the global stream (resuming would shift it).
             generator=torch.Generator().manual_seed(seed),
@@ -182,7 +206,11 @@ class VocoderTrainer(TrainingLoop):
             with self.dist.rank_zero_first():
                 stats = self.cache.stats(split.train_ids)
             self.generator.set_mel_stats(stats.mean, stats.std)
-        self.logger = VocoderLogger(self.run_dir / "tensorboard", self.audio_config.sample_rate) if self.dist.is_main else NullLogger()
+        self.logger = (
+            VocoderLogger(self.run_dir / "tensorboard", self.audio_config.sample_rate)
+            if self.dist.is_main
+            else NullLogger()
+        )
         self._logged_targets = False
 
     # ----------------------------------------------------------------------------------------
@@ -190,19 +218,39 @@ class VocoderTrainer(TrainingLoop):
         tr = self.cfg.trainer
         max_steps = int(tr.max_steps)
         deadline = time.monotonic() + 60 * float(tr.max_minutes) if tr.max_minutes else math.inf
-        what = (f"a {count_parameters(self.generator):,}-parameter spectral magnitude estimator" if self.kind == SPECTRAL_KIND
-                else f"a {count_parameters(self.generator):,}-parameter generator against "
-                     f"{count_parameters(self.discriminator):,}-parameter discriminators")
+        what = (
+            f"a {count_parameters(self.generator):,}-parameter spectral magnitude estimator"
+            if self.kind == SPECTRAL_KIND
+            else f"a {count_parameters(self.generator):,}-parameter generator against "
+            f"{count_parameters(self.discriminator):,}-parameter discriminators"
+        )
         if self.state.step >= max_steps:
-            log.info("%s is at step %d, trainer.max_steps is %d: nothing to train (raise trainer.max_steps to train on)",
-                     self.run_dir, self.state.step, max_steps)
+            log.info(
+                "%s is at step %d, trainer.max_steps is %d: nothing to train (raise trainer.max_steps to train on)",
+                self.run_dir,
+                self.state.step,
+                max_steps,
+            )
             self.logger.close()
             return self.state
-        log.info("training %s on %s (%d CPU thread%s): %d train / %d validation utterances%s, run dir %s", what, self.device,
-                 self.threads, "s" if self.threads != 1 else "", len(self.train_set), len(self.val_set),
-                 f", GTA mels from {self.gta.dir}" if self.gta else "", self.run_dir)
-        bar = progress_bar(total=max_steps, initial=self.state.step, desc="vocoder", unit="step",
-                           enabled=bool(tr.progress) and self.dist.is_main)
+        log.info(
+            "training %s on %s (%d CPU thread%s): %d train / %d validation utterances%s, run dir %s",
+            what,
+            self.device,
+            self.threads,
+            "s" if self.threads != 1 else "",
+            len(self.train_set),
+            len(self.val_set),
+            f", GTA mels from {self.gta.dir}" if self.gta else "",
+            self.run_dir,
+        )
+        bar = progress_bar(
+            total=max_steps,
+            initial=self.state.step,
+            desc="vocoder",
+            unit="step",
+            enabled=bool(tr.progress) and self.dist.is_main,
+        )
         validated_at = None
 
         def update(batch: dict) -> bool:
@@ -275,7 +323,9 @@ class VocoderTrainer(TrainingLoop):
             return self._skip(f"non-finite discriminator loss in batch {batch['ids'][:3]}…")
         d_norm = self._apply(d_terms["total"], "discriminator")
         if d_norm is None:
-            return self._bad_gradient("discriminator", f"non-finite discriminator gradient in batch {batch['ids'][:3]}…")
+            return self._bad_gradient(
+                "discriminator", f"non-finite discriminator gradient in batch {batch['ids'][:3]}…"
+            )
 
         # Generator, judged by the updated discriminators. They run outside DDP with their weights
         # frozen: this backward pass reaches the generator only.
@@ -290,11 +340,15 @@ class VocoderTrainer(TrainingLoop):
             self.discriminator.requires_grad_(True)
         if self.dist.any(not torch.isfinite(g_terms["total"])):
             optimizer_g.zero_grad(set_to_none=True)
-            return self._skip(f"non-finite generator loss in batch {batch['ids'][:3]}… (the discriminators had stepped)")
+            return self._skip(
+                f"non-finite generator loss in batch {batch['ids'][:3]}… (the discriminators had stepped)"
+            )
         g_norm = self._apply(g_terms["total"], "generator")
         if g_norm is None:
-            return self._bad_gradient("generator", f"non-finite generator gradient in batch {batch['ids'][:3]}… "
-                                      "(the discriminators had stepped)")
+            return self._bad_gradient(
+                "generator",
+                f"non-finite generator gradient in batch {batch['ids'][:3]}… (the discriminators had stepped)",
+            )
         terms = {f"generator/{k}": float(v.detach()) for k, v in g_terms.items()}
         terms.update({f"discriminator/{k}": float(v.detach()) for k, v in d_terms.items()})
         terms.update({"generator/grad_norm": g_norm, "discriminator/grad_norm": d_norm})
@@ -321,8 +375,12 @@ class VocoderTrainer(TrainingLoop):
         terms = magnitude_loss(predicted.float()[:, edge : frames - edge], target)
         if with_pitch:
             pitch_terms = pitch_loss(pitch.float()[:, edge : frames - edge], f0, voiced)
-            terms = {**terms, "log_f0_l1": pitch_terms["log_f0_l1"], "voicing_bce": pitch_terms["voicing_bce"],
-                     "total": terms["total"] + pitch_terms["total"]}
+            terms = {
+                **terms,
+                "log_f0_l1": pitch_terms["log_f0_l1"],
+                "voicing_bce": pitch_terms["voicing_bce"],
+                "total": terms["total"] + pitch_terms["total"],
+            }
         if self.dist.any(not torch.isfinite(terms["total"])):
             return self._skip(f"non-finite magnitude loss in batch {batch['ids'][:3]}…")
         norm = self._apply(terms["total"], "generator")
@@ -350,8 +408,12 @@ class VocoderTrainer(TrainingLoop):
         """A step ended by a non-finite gradient: under fp16 loss scaling an overflow, routine while
         the GradScaler finds its scale (debug log); otherwise a bad batch (skipped, counted)."""
         if self.scalers[name].is_enabled():
-            log.debug("step %d: fp16 gradient overflow of the %s at loss scale %g lowered it; update skipped",
-                      self.state.step, name, self.scalers[name].get_scale())
+            log.debug(
+                "step %d: fp16 gradient overflow of the %s at loss scale %g lowered it; update skipped",
+                self.state.step,
+                name,
+                self.scalers[name].get_scale(),
+            )
             return None
         return self._skip(reason)
 
@@ -377,11 +439,15 @@ class VocoderTrainer(TrainingLoop):
             real = item["audio"][: audio.shape[-1]][None, None].to(self.device)
             total += float(self.criterion.mel_l1(real, audio))
             if i < int(self.cfg.trainer.val_audio):
-                samples.append({
-                    "id": item["id"], "audio": audio.reshape(-1).cpu().numpy(),
-                    "mel": self.features(audio.reshape(-1)).cpu().numpy(), "input_mel": item["mel"].numpy(),
-                    "target_audio": None if self._logged_targets else item["audio"].numpy(),
-                })
+                samples.append(
+                    {
+                        "id": item["id"],
+                        "audio": audio.reshape(-1).cpu().numpy(),
+                        "mel": self.features(audio.reshape(-1)).cpu().numpy(),
+                        "input_mel": item["mel"].numpy(),
+                        "target_audio": None if self._logged_targets else item["audio"].numpy(),
+                    }
+                )
         self._logged_targets = True
         self.generator.train()
         summary = {"mel_l1": total / max(1, len(self.val_set))}
@@ -408,13 +474,21 @@ class VocoderTrainer(TrainingLoop):
         """This run's full checkpoint (layout: :mod:`gst_tts.audio.vocoders.checkpoint`); ``rng``: its
         random states (default: this process's, :func:`rng_state`)."""
         return vocoder_payload(
-            generator_state=self.generator.state_dict(), generator_config=self.generator_config,
-            audio_config=self.audio_config, step=self.state.step, config=OmegaConf.to_container(self.cfg, resolve=True),
+            generator_state=self.generator.state_dict(),
+            generator_config=self.generator_config,
+            audio_config=self.audio_config,
+            step=self.state.step,
+            config=OmegaConf.to_container(self.cfg, resolve=True),
             discriminator_state=self.discriminator.state_dict() if self.discriminator is not None else None,
             discriminator_config=self.discriminator_config,
-            val_ids=[u.id for u in self.val_set.utterances], train_ids=[u.id for u in self.train_set.utterances],
-            optimizer=_states(self.optimizers), scheduler=_states(self.schedulers), scaler=_states(self.scalers),
-            train_state=asdict(self.state), rng=rng_state() if rng is None else rng, generator_kind=self.kind,
+            val_ids=[u.id for u in self.val_set.utterances],
+            train_ids=[u.id for u in self.train_set.utterances],
+            optimizer=_states(self.optimizers),
+            scheduler=_states(self.schedulers),
+            scaler=_states(self.scalers),
+            train_state=asdict(self.state),
+            rng=rng_state() if rng is None else rng,
+            generator_kind=self.kind,
         )
 
     def save(self, periodic: bool, *, every_rank: bool) -> Path:
@@ -425,11 +499,24 @@ class VocoderTrainer(TrainingLoop):
         rng = self._checkpoint_rng(every_rank=every_rank)
         if not self.dist.is_main:
             return path
-        save_rotating(self.ckpt_dir, self.checkpoint(rng), step=self.state.step, periodic=periodic,
-                      keep=int(self.cfg.trainer.keep_checkpoints), save=save_vocoder_checkpoint)
-        save_vocoder_checkpoint(self.ckpt_dir / GENERATOR_EXPORT, vocoder_payload(
-            generator_state=fold_weight_norm(self.generator.state_dict()), generator_config=self.generator_config,
-            audio_config=self.audio_config, step=self.state.step, generator_kind=self.kind))
+        save_rotating(
+            self.ckpt_dir,
+            self.checkpoint(rng),
+            step=self.state.step,
+            periodic=periodic,
+            keep=int(self.cfg.trainer.keep_checkpoints),
+            save=save_vocoder_checkpoint,
+        )
+        save_vocoder_checkpoint(
+            self.ckpt_dir / GENERATOR_EXPORT,
+            vocoder_payload(
+                generator_state=fold_weight_norm(self.generator.state_dict()),
+                generator_config=self.generator_config,
+                audio_config=self.audio_config,
+                step=self.state.step,
+                generator_kind=self.kind,
+            ),
+        )
         return path
 
     def _resume(self, resume: ResumePoint) -> None:
@@ -438,8 +525,10 @@ class VocoderTrainer(TrainingLoop):
         uninterrupted run; see :meth:`gst_tts.training.trainer.Trainer._resume` for CUDA and DDP)."""
         path, ckpt = resume
         if generator_kind(ckpt) != self.kind:
-            raise GstTtsError(f"{path}: a {generator_kind(ckpt)} vocoder's checkpoint, but this run's generator_kind is "
-                              f"{self.kind}; use another hydra.run.dir")
+            raise GstTtsError(
+                f"{path}: a {generator_kind(ckpt)} vocoder's checkpoint, but this run's generator_kind is "
+                f"{self.kind}; use another hydra.run.dir"
+            )
         for name, ours in (("generator", self.generator_config), ("discriminator", self.discriminator_config)):
             if name in self.networks and ckpt.get(f"{name}_config") != ours:
                 raise GstTtsError(f"{path}: the {name} config differs from this run's; use another hydra.run.dir")
@@ -462,17 +551,24 @@ class VocoderTrainer(TrainingLoop):
         stored = load_weights_only(path, error=VocoderError, what="vocoder file")
         if is_vocoder_checkpoint(stored):
             stored = check_vocoder_checkpoint(stored, path)
-            source = (generator_from_checkpoint(stored, path, self.audio_config) if self.kind == HIFIGAN_KIND else
-                      spectral_vocoder_from_checkpoint(stored, path, audio_config=self.audio_config, device="cpu").estimator)
+            source = (
+                generator_from_checkpoint(stored, path, self.audio_config)
+                if self.kind == HIFIGAN_KIND
+                else spectral_vocoder_from_checkpoint(
+                    stored, path, audio_config=self.audio_config, device="cpu"
+                ).estimator
+            )
         elif self.kind == HIFIGAN_KIND:
             stored, source = {}, hifigan_vocoder(stored, path, audio_config=self.audio_config, device="cpu").generator
         else:
-            raise GstTtsError(f"{path}: not a gst-tts vocoder checkpoint; the spectral vocoder's trainer.init_from needs one")
+            raise GstTtsError(
+                f"{path}: not a gst-tts vocoder checkpoint; the spectral vocoder's trainer.init_from needs one"
+            )
         # Folded weights into a plain generator of this run's config (then, for HiFi-GAN, weight norm again).
         plain = GENERATOR_CLASSES[self.kind](**self.generator_config)
         # A spectral estimator without a pitch head may start one with a pitch head (which starts
         # untrained): `make demo` fine-tunes its recordings' vocoder into the GTA one that way.
-        fresh_pitch_head = (self.kind == SPECTRAL_KIND and self.generator.pitch_head and not source.pitch_head)
+        fresh_pitch_head = self.kind == SPECTRAL_KIND and self.generator.pitch_head and not source.pitch_head
         try:
             missing, unexpected = plain.load_state_dict(source.state_dict(), strict=False)
             if unexpected or any(not (fresh_pitch_head and key.startswith("pitch_output.")) for key in missing):
@@ -497,4 +593,3 @@ def _states(parts: dict[str, Any]) -> dict[str, Any]:
 def _load_states(parts: dict[str, Any], states: dict[str, Any]) -> None:
     for name, part in parts.items():
         part.load_state_dict(states[name])
-

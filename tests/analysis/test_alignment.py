@@ -153,9 +153,16 @@ def test_aligned_definition_is_the_readmes_and_the_reports():
     assert f"forward jump over {alignment.MAX_FORWARD_JUMP} symbols" in alignment.ALIGNED_CRITERIA
     assert f"backward jump over {alignment.DEFAULT_JITTER} symbols" in alignment.ALIGNED_CRITERIA
     # At each threshold an alignment passes; just past any one of them it does not.
-    at = dict(focus=alignment.MIN_FOCUS, coverage=alignment.MIN_COVERAGE, backward_jumps=0,
-              max_forward_jump=alignment.MAX_FORWARD_JUMP, reached_end=True, monotonic=True,
-              decoder_steps=60, input_symbols=20)
+    at = dict(
+        focus=alignment.MIN_FOCUS,
+        coverage=alignment.MIN_COVERAGE,
+        backward_jumps=0,
+        max_forward_jump=alignment.MAX_FORWARD_JUMP,
+        reached_end=True,
+        monotonic=True,
+        decoder_steps=60,
+        input_symbols=20,
+    )
     assert AlignmentHealth(**at).ok
     for past in (dict(focus=0.49), dict(coverage=0.84), dict(max_forward_jump=alignment.MAX_FORWARD_JUMP + 1)):
         assert not AlignmentHealth(**{**at, **past}).ok, past

@@ -9,8 +9,14 @@ import numpy as np
 import pytest
 
 from gst_tts.analysis.intelligibility import (
-    ASR_MODEL_ENV, asr_available, check_asr_model, default_asr_model, edit_distance, normalise_for_scoring,
-    score_utterance, summarize,
+    ASR_MODEL_ENV,
+    asr_available,
+    check_asr_model,
+    default_asr_model,
+    edit_distance,
+    normalise_for_scoring,
+    score_utterance,
+    summarize,
 )
 from gst_tts.errors import GstTtsError
 
@@ -99,7 +105,9 @@ def test_clear_speech_scores_low_and_noise_or_a_wrong_text_high(transcriber, esp
     text, samples, rate = espeak_clip
     clear = score_utterance("clear", text, transcriber.transcribe(samples, rate))
     assert clear.cer < 0.1, clear
-    wrong = score_utterance("wrong", "A small red car stopped in front of the library.", transcriber.transcribe(samples, rate))
+    wrong = score_utterance(
+        "wrong", "A small red car stopped in front of the library.", transcriber.transcribe(samples, rate)
+    )
     assert wrong.cer > 0.5, wrong
     noise = np.random.default_rng(0).normal(0, 0.1, size=len(samples)).astype(np.float32)
     noisy = score_utterance("noise", text, transcriber.transcribe(noise, rate))
@@ -124,7 +132,9 @@ def test_a_clip_that_starts_on_speech_keeps_its_first_word(transcriber):
     from gst_tts.demo.espeak import EspeakSynth
 
     synth = EspeakSynth()
-    samples = synth.synthesize("Scientists discovered peculiar fossils beneath desert sand.", "en-us", rate=175, pitch=50)
+    samples = synth.synthesize(
+        "Scientists discovered peculiar fossils beneath desert sand.", "en-us", rate=175, pitch=50
+    )
     loud = np.flatnonzero(np.abs(samples) > 0.01)
-    heard = transcriber.transcribe(samples[loud[0]:], synth.sample_rate)
+    heard = transcriber.transcribe(samples[loud[0] :], synth.sample_rate)
     assert heard.lower().startswith("scientists"), heard

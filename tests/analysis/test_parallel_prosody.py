@@ -68,4 +68,6 @@ def test_voicing_errors_count_over_all_frames_gross_errors_over_both_voiced():
 
 def test_no_frames_give_nan():
     assert np.isnan(mcd_dtw(np.zeros((0, 80)), _log_mel(5))[0])
-    assert np.isnan(pitch_errors(np.zeros(0), np.zeros(0, bool), np.zeros(3), np.ones(3, bool), np.zeros((0, 2), int)).ffe)
+    assert np.isnan(
+        pitch_errors(np.zeros(0), np.zeros(0, bool), np.zeros(3), np.ones(3, bool), np.zeros((0, 2), int)).ffe
+    )

@@ -25,8 +25,7 @@ def alignment(steps=30, symbols=len(TEXT)):
 
 def test_plot_alignment(tmp_path):
     a = alignment()
-    fig = plot_alignment(a, input_labels=list(TEXT), hop_seconds=0.025, title="utt",
-                         health=alignment_health(a))
+    fig = plot_alignment(a, input_labels=list(TEXT), hop_seconds=0.025, title="utt", health=alignment_health(a))
     assert isinstance(fig, Figure)
     assert "\u2423" in [t.get_text() for t in fig.axes[0].get_yticklabels()]
     assert isinstance(plot_alignment(a), Figure)
@@ -67,8 +66,17 @@ def test_plot_inspection_torch_and_save(tmp_path):
     a = torch.tensor(alignment(), dtype=torch.bfloat16)
     mel = torch.randn(60, 20)
     stop = torch.linspace(0, 1, 30)
-    fig = plot_inspection(a, mel, stop, input_labels=TEXT, hop_seconds=0.025,
-                          frames_per_step=2, title="utt", health=alignment_health(a), stop_threshold=0.5)
+    fig = plot_inspection(
+        a,
+        mel,
+        stop,
+        input_labels=TEXT,
+        hop_seconds=0.025,
+        frames_per_step=2,
+        title="utt",
+        health=alignment_health(a),
+        stop_threshold=0.5,
+    )
     assert isinstance(fig, Figure)
     out = save_figure(fig, tmp_path / "sub" / "insp.png")
     assert out.read_bytes()[:8] == PNG_MAGIC
@@ -77,7 +85,7 @@ def test_plot_inspection_torch_and_save(tmp_path):
 
 def _stop_panel_threshold(fig) -> tuple[float, str]:
     ax = fig.axes[1]  # attention, stop, mel
-    line = next(l for l in ax.get_lines() if l.get_linestyle() == "--")
+    line = next(candidate for candidate in ax.get_lines() if candidate.get_linestyle() == "--")
     return float(line.get_ydata()[0]), line.get_label()
 
 

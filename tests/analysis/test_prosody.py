@@ -113,7 +113,7 @@ def test_f0_range_is_the_percentile_spread_in_semitones():
     # An even glide over 12 semitones: its 10th and 90th percentiles are 9.6 semitones apart.
     stats = pitch_stats(glide(110.0, 220.0), RATE)
     assert stats.range_semitones == pytest.approx(9.6, abs=0.6)
-    assert stats.median_hz == pytest.approx(110.0 * 2 ** 0.5, rel=0.03)
+    assert stats.median_hz == pytest.approx(110.0 * 2**0.5, rel=0.03)
     wide = pitch_stats(glide(110.0, 220.0), RATE, percentiles=(0.0, 100.0))
     assert wide.range_semitones > stats.range_semitones
     # A fifth of the frames an octave down (a pyin halving, say) is left out of the range, not of the level.
@@ -176,6 +176,8 @@ def test_highpass_keeps_hum_out_of_the_f0():
     noise = np.random.default_rng(0).normal(0, 0.05, RATE).astype(np.float32)
     clip = np.concatenate([harmonic(180.0), noise]) + sine(60.0, 2.0, 0.25)
     assert pitch_stats(clip, RATE, f0_range_hz=(60.0, 400.0)).median_hz == pytest.approx(60.0, rel=0.03)
-    assert pitch_stats(clip, RATE, f0_range_hz=(60.0, 400.0), highpass_hz=70.0).median_hz == pytest.approx(180.0, rel=0.03)
+    assert pitch_stats(clip, RATE, f0_range_hz=(60.0, 400.0), highpass_hz=70.0).median_hz == pytest.approx(
+        180.0, rel=0.03
+    )
     low = pitch_stats(harmonic(95.0), RATE, highpass_hz=70.0)  # a low voice keeps its F0
     assert low.median_hz == pytest.approx(95.0, rel=0.03) and low.voiced_share > 0.8

@@ -7,7 +7,12 @@ import numpy as np
 import pytest
 
 from gst_tts.analysis.speech_rate import (
-    LETTERS_PER_NUCLEUS, letter_rate_estimate, nucleus_frames, nucleus_rate, prominent_peaks, slaney_mel_centres,
+    LETTERS_PER_NUCLEUS,
+    letter_rate_estimate,
+    nucleus_frames,
+    nucleus_rate,
+    prominent_peaks,
+    slaney_mel_centres,
 )
 from gst_tts.audio.features import AudioConfig, wav_to_logmel
 
@@ -50,7 +55,10 @@ def test_quiet_peaks_and_a_steady_tone_are_not_nuclei():
     steady = (0.2 * np.sin(2 * np.pi * 200 * t)).astype(np.float32)
     assert nucleus_rate(wav_to_logmel(steady, CONFIG), FRAME_S) is None  # too few nuclei: no tempo
     assert nucleus_rate(np.zeros((3, CONFIG.n_mels)), FRAME_S) is None
-    assert len(nucleus_frames(np.zeros((3, CONFIG.n_mels)), FRAME_S)) == 0 and len(nucleus_frames(np.zeros((0, 80)), FRAME_S)) == 0
+    assert (
+        len(nucleus_frames(np.zeros((3, CONFIG.n_mels)), FRAME_S)) == 0
+        and len(nucleus_frames(np.zeros((0, 80)), FRAME_S)) == 0
+    )
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -88,7 +88,9 @@ def test_folder_references_read_an_ljspeech_corpus_and_text_files(tmp_path):
     (root / "wavs").mkdir(parents=True)
     write_wav(root / "wavs" / "B-2.wav", 1.0, 22050, 150.0)
     write_wav(root / "wavs" / "A-1.wav", 1.2, 22050, 200.0)
-    (root / "metadata.csv").write_text("A-1|Dr. Smith paid 5 dollars.|Doctor Smith paid five dollars.\nB-2|Hello there.\n")
+    (root / "metadata.csv").write_text(
+        "A-1|Dr. Smith paid 5 dollars.|Doctor Smith paid five dollars.\nB-2|Hello there.\n"
+    )
     clips = folder_references(root)  # no recording at the top: its wavs/ folder
     assert [c.name for c in clips] == ["A-1", "B-2"]
     assert [c.text for c in clips] == ["Doctor Smith paid five dollars.", "Hello there."]
@@ -159,14 +161,20 @@ def test_espeak_references_read_the_sentences_asked():
 
 def test_selection_figures_count_over_and_undershoot_alike_and_nan_as_worst():
     def report(f0_slope: float, rate_r: float, aligned: list[bool]) -> StyleTransferReport:
-        fits = {ESPEAK_GROUP: {"f0_hz": Fit(0.99, 0.98, f0_slope, 24), "f0_range_st": Fit(0.1, 0.1, 0.1, 24),
-                               "rate_letters_per_s": Fit(rate_r, 0.9, 0.8, 24)}}
+        fits = {
+            ESPEAK_GROUP: {
+                "f0_hz": Fit(0.99, 0.98, f0_slope, 24),
+                "f0_range_st": Fit(0.1, 0.1, 0.1, 24),
+                "rate_letters_per_s": Fit(rate_r, 0.9, 0.8, 24),
+            }
+        }
         rows = [{"groups": (ESPEAK_GROUP,), "outputs": [{"aligned": a} for a in aligned]}]
         return StyleTransferReport(texts=["Hi."], rows=rows, fits=fits, healths=[], stop_reasons=[])
 
     figures = selection_figures(report(1.2, 0.93, [True, True, True, False]))
-    assert figures == pytest.approx({"log F0 r": 0.99, "log F0 slope": 0.8, "log rate r": 0.93, "log rate slope": 0.8,
-                                     "aligned": 0.75})
+    assert figures == pytest.approx(
+        {"log F0 r": 0.99, "log F0 slope": 0.8, "log rate r": 0.93, "log rate slope": 0.8, "aligned": 0.75}
+    )
     assert selection_figures(report(0.8, 0.93, [True]))["log F0 slope"] == pytest.approx(0.8)  # same as 1.2
     assert selection_figures(report(1.0, float("nan"), [True]))["log rate r"] == -math.inf  # F0 range never counts
     with pytest.raises(GstTtsError, match="no reference set 'real'"):

@@ -8,7 +8,14 @@ import numpy as np
 import pytest
 
 from gst_tts.analysis.vocoder_quality import (
-    N_CEPSTRA, VocoderQuality, mcd_from_log_mels, mel_cepstra, pesq_wb, summarize, vocoder_quality, voiced_share,
+    N_CEPSTRA,
+    VocoderQuality,
+    mcd_from_log_mels,
+    mel_cepstra,
+    pesq_wb,
+    summarize,
+    vocoder_quality,
+    voiced_share,
 )
 from gst_tts.audio.features import AudioConfig
 
@@ -106,12 +113,28 @@ def test_other_rates_are_resampled_for_the_features():
 
 
 def test_summary_means_over_the_clips_that_scored():
-    a = VocoderQuality(pesq=4.0, mcd_db=2.0, f0_rmse_cents=10.0, vde=0.1, voiced_share_reference=0.5,
-                       voiced_share_vocoded=0.4, seconds=1.0)
-    b = VocoderQuality(pesq=float("nan"), mcd_db=4.0, f0_rmse_cents=30.0, vde=0.3, voiced_share_reference=0.7,
-                       voiced_share_vocoded=0.6, seconds=2.0)
+    a = VocoderQuality(
+        pesq=4.0,
+        mcd_db=2.0,
+        f0_rmse_cents=10.0,
+        vde=0.1,
+        voiced_share_reference=0.5,
+        voiced_share_vocoded=0.4,
+        seconds=1.0,
+    )
+    b = VocoderQuality(
+        pesq=float("nan"),
+        mcd_db=4.0,
+        f0_rmse_cents=30.0,
+        vde=0.3,
+        voiced_share_reference=0.7,
+        voiced_share_vocoded=0.6,
+        seconds=2.0,
+    )
     s = summarize([a, b])
-    assert s.count == 2 and s.pesq == 4.0 and s.mcd_db == 3.0 and s.f0_rmse_cents == 20.0 and s.vde == pytest.approx(0.2)
+    assert (
+        s.count == 2 and s.pesq == 4.0 and s.mcd_db == 3.0 and s.f0_rmse_cents == 20.0 and s.vde == pytest.approx(0.2)
+    )
     assert s.scored["pesq"] == 1 and s.scored["mcd_db"] == 2 and s.seconds == 3.0
     assert s.to_dict()["scored"]["pesq"] == 1 and a.to_dict()["pesq"] == 4.0
     empty = summarize([])

@@ -24,8 +24,15 @@ CFG = AudioConfig()
 
 
 def test_a_rate_whose_exact_resampling_kernel_is_huge_is_read_as_the_nearest_multiple_of_50_hz():
-    assert [resampling_rate(r, 22_050) for r in (44_100, 11_025, 48_000, 22_051, 44_101)] == [44_100, 11_025, 48_000, 22_050, 44_100]
-    # Exact 22,051 -> 22,050 Hz would build a kernel of about 22,051 x 22,050 values (GBs); read as 22,050 Hz it is a copy.
+    assert [resampling_rate(r, 22_050) for r in (44_100, 11_025, 48_000, 22_051, 44_101)] == [
+        44_100,
+        11_025,
+        48_000,
+        22_050,
+        44_100,
+    ]
+    # Exact 22,051 -> 22,050 Hz would build a kernel of about 22,051 x 22,050 values (GBs); read as
+    # 22,050 Hz it is a copy.
     out = to_mono_resampled(np.ones(22_051, np.float32), 22_051, 22_050)
     assert out.shape == (22_051,)
 
@@ -252,8 +259,16 @@ def test_fingerprint_changes_with_each_field():
     base = AudioConfig()
     assert base.fingerprint() == AudioConfig().fingerprint()
     assert len(base.fingerprint()) == 12
-    changes = dict(sample_rate=16000, n_fft=2048, hop_length=200, win_length=800, n_mels=64,
-                   fmin=50.0, fmax=7600.0, trim_top_db=None)
+    changes = dict(
+        sample_rate=16000,
+        n_fft=2048,
+        hop_length=200,
+        win_length=800,
+        n_mels=64,
+        fmin=50.0,
+        fmax=7600.0,
+        trim_top_db=None,
+    )
     assert set(changes) == {f.name for f in dataclasses.fields(AudioConfig)}
     prints = {base.fingerprint()}
     for name, value in changes.items():

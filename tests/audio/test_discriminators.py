@@ -61,12 +61,15 @@ def test_weight_norm_everywhere_and_spectral_norm_on_the_first_scale():
     assert all(parametrize.is_parametrized(c, "weight") for p in d.mpd.discriminators for c in [*p.convs, p.conv_post])
 
 
-@pytest.mark.parametrize("build, message", [
-    (lambda: ScaleDiscriminator(channels=[16] * 6, groups=[1] * 6), "seven|7 convolutions"),
-    (lambda: ScaleDiscriminator(channels=[8] * 7, groups=[1, 4, 16, 16, 16, 16, 1]), "groups 16 do not divide"),
-    (lambda: PeriodDiscriminator(period=0), "period"),
-    (lambda: HiFiGANDiscriminator(periods=[], n_scales=0), "needs periods or n_scales"),
-])
+@pytest.mark.parametrize(
+    "build, message",
+    [
+        (lambda: ScaleDiscriminator(channels=[16] * 6, groups=[1] * 6), "seven|7 convolutions"),
+        (lambda: ScaleDiscriminator(channels=[8] * 7, groups=[1, 4, 16, 16, 16, 16, 1]), "groups 16 do not divide"),
+        (lambda: PeriodDiscriminator(period=0), "period"),
+        (lambda: HiFiGANDiscriminator(periods=[], n_scales=0), "needs periods or n_scales"),
+    ],
+)
 def test_impossible_sizes_are_refused(build, message):
     with pytest.raises(ValueError, match=message):
         build()

@@ -11,8 +11,15 @@ import torch
 from gst_tts.audio.features import AudioConfig
 from gst_tts.audio.pitch import yin_f0
 from gst_tts.audio.vocoders.harmonic import (
-    BLURRED_RIPPLE, HARMONIC_TAPER_HZ, REFINE_MIN_RIPPLE, band_average, comb_strength, harmonic_ripple, harmonic_share,
-    refine_f0, restore_harmonics,
+    BLURRED_RIPPLE,
+    HARMONIC_TAPER_HZ,
+    REFINE_MIN_RIPPLE,
+    band_average,
+    comb_strength,
+    harmonic_ripple,
+    harmonic_share,
+    refine_f0,
+    restore_harmonics,
 )
 from gst_tts.audio.vocoders.phase import fast_griffin_lim, pghi_phase
 
@@ -43,7 +50,9 @@ def test_a_blurred_voiced_frame_gets_harmonics_with_each_band_energy_kept():
     # Under the taper (from half a harmonic up) the energy is where it was: over the whole range,
     # and band by band up to the sampling of peaks narrower than a bin.
     below = (FREQUENCIES >= 0.5 * f0) & (FREQUENCIES < HARMONIC_TAPER_HZ[0])
-    np.testing.assert_allclose(np.exp(2 * restored[below]).sum(0), np.exp(2 * log_mag[below]).sum(0), rtol=0.05, atol=0.0)
+    np.testing.assert_allclose(
+        np.exp(2 * restored[below]).sum(0), np.exp(2 * log_mag[below]).sum(0), rtol=0.05, atol=0.0
+    )
     for k in (2, 5, 12):
         band = (FREQUENCIES >= (k - 0.5) * f0) & (FREQUENCIES < (k + 0.5) * f0)
         before, after = np.exp(2 * log_mag[band]).sum(0), np.exp(2 * restored[band]).sum(0)
@@ -57,8 +66,9 @@ def test_a_blurred_voiced_frame_gets_harmonics_with_each_band_energy_kept():
 def test_a_magnitude_with_its_harmonics_and_an_unvoiced_frame_are_left_alone():
     frames, f0 = 12, 150.0
     log_mag = rippled(frames, f0)
-    np.testing.assert_allclose(restore_harmonics(log_mag, np.full(frames, f0), np.ones(frames), **RATE), log_mag,
-                               rtol=1e-7, atol=1e-12)
+    np.testing.assert_allclose(
+        restore_harmonics(log_mag, np.full(frames, f0), np.ones(frames), **RATE), log_mag, rtol=1e-7, atol=1e-12
+    )
     blurred = falling(frames)
     voicing = np.ones(frames)
     voicing[:4] = 0.0
@@ -105,7 +115,9 @@ def test_a_magnitude_with_a_sharp_comb_off_the_given_f0_is_left_alone():
     assert harmonic_ripple(log_mag, given, **RATE).max() < 1.0
     assert comb_strength(log_mag, given, **RATE).min() > BLURRED_RIPPLE[1]
     assert np.abs(comb_strength(falling(frames), given, **RATE)).max() < 0.5 * BLURRED_RIPPLE[0]
-    np.testing.assert_allclose(restore_harmonics(log_mag, given, np.ones(frames), **RATE), log_mag, rtol=1e-7, atol=1e-12)
+    np.testing.assert_allclose(
+        restore_harmonics(log_mag, given, np.ones(frames), **RATE), log_mag, rtol=1e-7, atol=1e-12
+    )
 
 
 def test_restored_low_voices_are_periodic_after_pghi():
@@ -120,7 +132,9 @@ def test_restored_low_voices_are_periodic_after_pghi():
     cents = 1200 * np.abs(np.log2(track[inner].numpy() / f0[inner]))
     assert np.median(cents) < 15.0
     # Without restoration the same smooth magnitude is not a voice.
-    flat = fast_griffin_lim(np.exp(falling(frames)), pghi_phase(falling(frames), **stft), **stft, n_iter=32, momentum=0.99)
+    flat = fast_griffin_lim(
+        np.exp(falling(frames)), pghi_phase(falling(frames), **stft), **stft, n_iter=32, momentum=0.99
+    )
     assert yin_f0(torch.from_numpy(flat), CFG)[1][inner].float().mean() < 0.5
 
 

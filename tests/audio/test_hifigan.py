@@ -30,10 +30,26 @@ from gst_tts.errors import VocoderError
 
 CFG = AudioConfig()
 # What else the published config.json files hold (training settings the generator ignores).
-TRAINING_KEYS = dict(num_gpus=0, batch_size=16, learning_rate=0.0002, adam_b1=0.8, adam_b2=0.99, lr_decay=0.999, seed=1234,
-                     segment_size=8192, num_freq=1025, fmax_for_loss=None, num_workers=4)
+TRAINING_KEYS = dict(
+    num_gpus=0,
+    batch_size=16,
+    learning_rate=0.0002,
+    adam_b1=0.8,
+    adam_b2=0.99,
+    lr_decay=0.999,
+    seed=1234,
+    segment_size=8192,
+    num_freq=1025,
+    fmax_for_loss=None,
+    num_workers=4,
+)
 # A generator small enough for many tests, with the LJSpeech features.
-SMALL = dict(HIFIGAN_CONFIGS["v3"], upsample_initial_channel=16, resblock_kernel_sizes=[3, 5], resblock_dilation_sizes=[[1, 2], [2, 6]])
+SMALL = dict(
+    HIFIGAN_CONFIGS["v3"],
+    upsample_initial_channel=16,
+    resblock_kernel_sizes=[3, 5],
+    resblock_dilation_sizes=[[1, 2], [2, 6]],
+)
 
 
 def generator_kwargs(config: dict) -> dict:
@@ -57,10 +73,16 @@ def published_generator(config: dict) -> nn.Module:
         for k, dilations in zip(config["resblock_kernel_sizes"], config["resblock_dilation_sizes"]):
             block = nn.Module()
             if config["resblock"] == "1":
-                block.convs1 = nn.ModuleList(wn(nn.Conv1d(ch, ch, k, 1, dilation=d, padding=(k * d - d) // 2)) for d in dilations)
-                block.convs2 = nn.ModuleList(wn(nn.Conv1d(ch, ch, k, 1, dilation=1, padding=(k - 1) // 2)) for _ in dilations)
+                block.convs1 = nn.ModuleList(
+                    wn(nn.Conv1d(ch, ch, k, 1, dilation=d, padding=(k * d - d) // 2)) for d in dilations
+                )
+                block.convs2 = nn.ModuleList(
+                    wn(nn.Conv1d(ch, ch, k, 1, dilation=1, padding=(k - 1) // 2)) for _ in dilations
+                )
             else:
-                block.convs = nn.ModuleList(wn(nn.Conv1d(ch, ch, k, 1, dilation=d, padding=(k * d - d) // 2)) for d in dilations)
+                block.convs = nn.ModuleList(
+                    wn(nn.Conv1d(ch, ch, k, 1, dilation=d, padding=(k * d - d) // 2)) for d in dilations
+                )
             root.resblocks.append(block)
     root.conv_post = wn(nn.Conv1d(ch, 1, 7, 1, padding=3))
     with torch.no_grad():
@@ -81,7 +103,9 @@ def _quiet_old_weight_norm():
         yield
 
 
-def save_published(folder: Path, config: dict, *, legacy: bool, name: str = "g_02500000", seed: int = 0) -> tuple[Path, dict]:
+def save_published(
+    folder: Path, config: dict, *, legacy: bool, name: str = "g_02500000", seed: int = 0
+) -> tuple[Path, dict]:
     """A generator file in the published format and its config.json in ``folder``; returns (path, state)."""
     torch.manual_seed(seed)
     folder.mkdir(parents=True, exist_ok=True)
@@ -94,8 +118,12 @@ def save_published(folder: Path, config: dict, *, legacy: bool, name: str = "g_0
 
 def unfolded_generator(config: dict, published_state: dict) -> HiFiGANGenerator:
     """gst-tts's generator with weight norm (torch's parametrization) holding the published g and v."""
-    renamed = {k.replace("weight_g", "parametrizations.weight.original0").replace("weight_v", "parametrizations.weight.original1"): v
-               for k, v in published_state.items()}
+    renamed = {
+        k.replace("weight_g", "parametrizations.weight.original0").replace(
+            "weight_v", "parametrizations.weight.original1"
+        ): v
+        for k, v in published_state.items()
+    }
     generator = HiFiGANGenerator(**generator_kwargs(config)).apply_weight_norm()
     generator.load_state_dict(renamed)
     return generator.eval()
@@ -105,7 +133,9 @@ def log_mel(frames: int, seed: int = 1) -> torch.Tensor:
     """A speech-like ``(frames, 80)`` log-mel: a recording's, made by the project's features."""
     t = np.arange(frames * CFG.hop_length) / CFG.sample_rate
     rng = np.random.default_rng(seed)
-    wave = 0.3 * np.sin(2 * np.pi * 180 * t) * (1 + 0.5 * np.sin(2 * np.pi * 4 * t)) + 0.01 * rng.standard_normal(t.size)
+    wave = 0.3 * np.sin(2 * np.pi * 180 * t) * (1 + 0.5 * np.sin(2 * np.pi * 4 * t)) + 0.01 * rng.standard_normal(
+        t.size
+    )
     return MelExtractor(CFG)(torch.from_numpy(wave.astype(np.float32)))[:frames]
 
 
@@ -118,12 +148,21 @@ def test_v1_keys_and_shapes_are_those_of_the_public_files():
     state = published_generator(HIFIGAN_CONFIGS["v1"]).state_dict()
     assert len(state) == 234  # 78 weight-normed convolutions × (bias, weight_g, weight_v)
     table = {
-        "conv_pre.bias": (512,), "conv_pre.weight_g": (512, 1, 1), "conv_pre.weight_v": (512, 80, 7),
-        "ups.0.weight_g": (512, 1, 1), "ups.0.weight_v": (512, 256, 16), "ups.0.bias": (256,),
-        "ups.3.weight_v": (64, 32, 4), "ups.3.bias": (32,),
-        "resblocks.0.convs1.0.weight_v": (256, 256, 3), "resblocks.2.convs2.2.weight_v": (256, 256, 11),
-        "resblocks.11.convs1.2.weight_v": (32, 32, 11), "resblocks.11.convs2.2.bias": (32,),
-        "conv_post.bias": (1,), "conv_post.weight_g": (1, 1, 1), "conv_post.weight_v": (1, 32, 7),
+        "conv_pre.bias": (512,),
+        "conv_pre.weight_g": (512, 1, 1),
+        "conv_pre.weight_v": (512, 80, 7),
+        "ups.0.weight_g": (512, 1, 1),
+        "ups.0.weight_v": (512, 256, 16),
+        "ups.0.bias": (256,),
+        "ups.3.weight_v": (64, 32, 4),
+        "ups.3.bias": (32,),
+        "resblocks.0.convs1.0.weight_v": (256, 256, 3),
+        "resblocks.2.convs2.2.weight_v": (256, 256, 11),
+        "resblocks.11.convs1.2.weight_v": (32, 32, 11),
+        "resblocks.11.convs2.2.bias": (32,),
+        "conv_post.bias": (1,),
+        "conv_post.weight_g": (1, 1, 1),
+        "conv_post.weight_v": (1, 32, 7),
     }
     assert {k: tuple(state[k].shape) for k in table} == table
     assert sum(k.startswith("resblocks.") for k in state) == 12 * 6 * 3
@@ -141,8 +180,12 @@ def test_state_dict_matches_the_published_tree_with_and_without_weight_norm(vers
         k: tuple(v.shape) for k, v in fold_weight_norm({k: torch.empty(s) for k, s in published.items()}).items()
     }
     normed = plain.apply_weight_norm().state_dict()
-    renamed = {k.replace("parametrizations.weight.original0", "weight_g").replace("parametrizations.weight.original1", "weight_v"):
-               tuple(v.shape) for k, v in normed.items()}
+    renamed = {
+        k.replace("parametrizations.weight.original0", "weight_g").replace(
+            "parametrizations.weight.original1", "weight_v"
+        ): tuple(v.shape)
+        for k, v in normed.items()
+    }
     assert renamed == published
 
 
@@ -157,7 +200,9 @@ def test_published_file_loads_runs_and_agrees_with_the_unfolded_generator(tmp_pa
     if legacy:
         assert not path.read_bytes().startswith(b"PK")  # really the old, non-zip format
     vocoder = load_hifigan(path, audio_config=CFG, device="cpu")  # config.json beside it
-    assert isinstance(vocoder, HiFiGANVocoder) and vocoder.sample_rate == 22050 and vocoder.device == torch.device("cpu")
+    assert (
+        isinstance(vocoder, HiFiGANVocoder) and vocoder.sample_rate == 22050 and vocoder.device == torch.device("cpu")
+    )
     assert not vocoder.generator.training and not vocoder.generator.weight_normed
     assert all(not p.requires_grad for p in vocoder.generator.parameters())
     frames = 8 if version == "v1" else 12
@@ -238,13 +283,16 @@ def test_weight_norm_trains_and_folds_to_the_same_function():
     torch.testing.assert_close(via_state, before, atol=1e-5, rtol=0)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(resblock="3"), "resblock must be '1' or '2'"),
-    (dict(upsample_rates=[8, 8], upsample_kernel_sizes=[16]), "same length"),
-    (dict(upsample_rates=[8], upsample_kernel_sizes=[15]), "even number"),
-    (dict(resblock_kernel_sizes=[4], resblock_dilation_sizes=[[1]]), "odd"),
-    (dict(upsample_initial_channel=2), "too small"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(resblock="3"), "resblock must be '1' or '2'"),
+        (dict(upsample_rates=[8, 8], upsample_kernel_sizes=[16]), "same length"),
+        (dict(upsample_rates=[8], upsample_kernel_sizes=[15]), "even number"),
+        (dict(resblock_kernel_sizes=[4], resblock_dilation_sizes=[[1]]), "odd"),
+        (dict(upsample_initial_channel=2), "too small"),
+    ],
+)
 def test_inconsistent_generator_settings_are_refused(kwargs, message):
     with pytest.raises(ValueError, match=message):
         HiFiGANGenerator(**kwargs)
@@ -252,7 +300,9 @@ def test_inconsistent_generator_settings_are_refused(kwargs, message):
 
 # ------------------------------------------------------------------ the iSTFT head
 
-ISTFT = dict(generator_kwargs(SMALL), upsample_rates=[8, 8], upsample_kernel_sizes=[16, 16], istft_n_fft=16, istft_hop_length=4)
+ISTFT = dict(
+    generator_kwargs(SMALL), upsample_rates=[8, 8], upsample_kernel_sizes=[16, 16], istft_n_fft=16, istft_hop_length=4
+)
 
 
 @pytest.mark.parametrize("frames", [1, 7])
@@ -275,7 +325,9 @@ def test_istft_head_inverts_the_stft_with_frames_centred_like_the_features():
     steps, hop, n_fft = 50, 4, 16
     torch.manual_seed(1)
     signal = torch.randn(1, steps * hop)
-    spectrum = torch.stft(signal, n_fft, hop, window=torch.hann_window(n_fft), center=True, return_complex=True)[..., :steps]
+    spectrum = torch.stft(signal, n_fft, hop, window=torch.hann_window(n_fft), center=True, return_complex=True)[
+        ..., :steps
+    ]
     phase = torch.angle(spectrum).clamp(-torch.pi + 1e-6, torch.pi - 1e-6)
     x = torch.cat([spectrum.abs().clamp_min(1e-9).log(), torch.asin(phase / torch.pi)], dim=1)
     out = generator._istft(x)
@@ -284,11 +336,14 @@ def test_istft_head_inverts_the_stft_with_frames_centred_like_the_features():
     torch.testing.assert_close(out[0, 0, : -n_fft // 2], signal[0, : -n_fft // 2], atol=1e-4, rtol=0)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(istft_n_fft=16), "go together"),
-    (dict(istft_n_fft=15, istft_hop_length=4), "even"),
-    (dict(istft_n_fft=16, istft_hop_length=9), "istft_n_fft/2"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(istft_n_fft=16), "go together"),
+        (dict(istft_n_fft=15, istft_hop_length=4), "even"),
+        (dict(istft_n_fft=16, istft_hop_length=9), "istft_n_fft/2"),
+    ],
+)
 def test_inconsistent_istft_settings_are_refused(kwargs, message):
     with pytest.raises(ValueError, match=message):
         HiFiGANGenerator(**kwargs)
@@ -303,22 +358,38 @@ def one_line(exc: pytest.ExceptionInfo) -> str:
     return message
 
 
-@pytest.mark.parametrize("changes, named", [
-    (dict(fmax=7600), ["fmax 7600 (acoustic model fmax 8000.0)"]),
-    (dict(hop_size=300), ["hop_size 300 (acoustic model hop_length 256)", "upsample_rates [8, 8, 4] multiply to 256, not hop_size 300"]),
-    (dict(num_mels=100), ["num_mels 100 (acoustic model n_mels 80)"]),
-    (dict(sampling_rate=24000, n_fft=2048, win_size=2048, fmin=50), ["sampling_rate 24000", "n_fft 2048", "win_size 2048", "fmin 50"]),
-    (dict(upsample_rates=[8, 8, 2], upsample_kernel_sizes=[16, 16, 4]), ["multiply to 128, not hop_size 256"]),
-])
+@pytest.mark.parametrize(
+    "changes, named",
+    [
+        (dict(fmax=7600), ["fmax 7600 (acoustic model fmax 8000.0)"]),
+        (
+            dict(hop_size=300),
+            [
+                "hop_size 300 (acoustic model hop_length 256)",
+                "upsample_rates [8, 8, 4] multiply to 256, not hop_size 300",
+            ],
+        ),
+        (dict(num_mels=100), ["num_mels 100 (acoustic model n_mels 80)"]),
+        (
+            dict(sampling_rate=24000, n_fft=2048, win_size=2048, fmin=50),
+            ["sampling_rate 24000", "n_fft 2048", "win_size 2048", "fmin 50"],
+        ),
+        (dict(upsample_rates=[8, 8, 2], upsample_kernel_sizes=[16, 16, 4]), ["multiply to 128, not hop_size 256"]),
+    ],
+)
 def test_config_mismatch_names_every_key(tmp_path, changes, named):
     path, _ = save_published(tmp_path, dict(SMALL, **changes), legacy=False)
     with pytest.raises(VocoderError) as exc:
         load_hifigan(path, audio_config=CFG)
     message = one_line(exc)
-    assert message.startswith(f"{tmp_path / 'config.json'}: HiFi-GAN config does not match the acoustic model's features")
+    assert message.startswith(
+        f"{tmp_path / 'config.json'}: HiFi-GAN config does not match the acoustic model's features"
+    )
     for text in named:
         assert text in message
-    assert message.count("(acoustic model") == sum(k in changes for k in ("sampling_rate", "n_fft", "hop_size", "win_size", "num_mels", "fmin", "fmax"))
+    assert message.count("(acoustic model") == sum(
+        k in changes for k in ("sampling_rate", "n_fft", "hop_size", "win_size", "num_mels", "fmin", "fmax")
+    )
 
 
 def test_config_checked_against_other_feature_settings(tmp_path):
@@ -328,13 +399,22 @@ def test_config_checked_against_other_feature_settings(tmp_path):
     one_line(exc)
 
 
-@pytest.mark.parametrize("write, message", [
-    (lambda p: p.unlink(), "HiFi-GAN config not found"),
-    (lambda p: p.write_text("{not json"), "not a JSON HiFi-GAN config"),
-    (lambda p: p.write_text("[1, 2]"), "a JSON list, not an object"),
-    (lambda p: p.write_text(json.dumps({k: v for k, v in SMALL.items() if k not in ("resblock", "fmax")})), "missing resblock, fmax"),
-    (lambda p: p.write_text(json.dumps(dict(SMALL, upsample_kernel_sizes=[16, 16, 7]))), "unusable HiFi-GAN generator settings"),
-])
+@pytest.mark.parametrize(
+    "write, message",
+    [
+        (lambda p: p.unlink(), "HiFi-GAN config not found"),
+        (lambda p: p.write_text("{not json"), "not a JSON HiFi-GAN config"),
+        (lambda p: p.write_text("[1, 2]"), "a JSON list, not an object"),
+        (
+            lambda p: p.write_text(json.dumps({k: v for k, v in SMALL.items() if k not in ("resblock", "fmax")})),
+            "missing resblock, fmax",
+        ),
+        (
+            lambda p: p.write_text(json.dumps(dict(SMALL, upsample_kernel_sizes=[16, 16, 7]))),
+            "unusable HiFi-GAN generator settings",
+        ),
+    ],
+)
 def test_bad_config_files(tmp_path, write, message):
     path, _ = save_published(tmp_path, SMALL, legacy=False)
     write(tmp_path / "config.json")
@@ -347,8 +427,18 @@ def test_bad_config_files(tmp_path, write, message):
 def test_discriminator_file_is_refused(tmp_path, legacy):
     _, state = save_published(tmp_path, SMALL, legacy=legacy)
     do = tmp_path / "do_02500000"
-    torch.save({"mpd": state, "msd": state, "optim_g": {"state": {}, "param_groups": []}, "optim_d": {"state": {}, "param_groups": []},
-                "steps": 2500000, "epoch": 3}, do, _use_new_zipfile_serialization=not legacy)
+    torch.save(
+        {
+            "mpd": state,
+            "msd": state,
+            "optim_g": {"state": {}, "param_groups": []},
+            "optim_d": {"state": {}, "param_groups": []},
+            "steps": 2500000,
+            "epoch": 3,
+        },
+        do,
+        _use_new_zipfile_serialization=not legacy,
+    )
     with pytest.raises(VocoderError) as exc:
         load_hifigan(do, audio_config=CFG)
     message = one_line(exc)
@@ -357,9 +447,11 @@ def test_discriminator_file_is_refused(tmp_path, legacy):
 
 def test_file_without_generator_is_refused(tmp_path):
     save_published(tmp_path, SMALL, legacy=False)
-    for name, obj, text in [("plain", {"model": {}}, "no 'generator' entry; keys model"),
-                            ("tensor", torch.zeros(3), "a Tensor"),
-                            ("nested", {"generator": {"conv_pre.weight": [1, 2]}}, "not a state dict of named tensors")]:
+    for name, obj, text in [
+        ("plain", {"model": {}}, "no 'generator' entry; keys model"),
+        ("tensor", torch.zeros(3), "a Tensor"),
+        ("nested", {"generator": {"conv_pre.weight": [1, 2]}}, "not a state dict of named tensors"),
+    ]:
         torch.save(obj, tmp_path / name)
         with pytest.raises(VocoderError, match=text) as exc:
             load_hifigan(tmp_path / name, audio_config=CFG)

@@ -13,7 +13,13 @@ import torch
 from gst_tts.audio.features import AudioConfig
 from gst_tts.audio.pitch import yin_f0
 from gst_tts.audio.vocoders.intonation import (
-    GAIN_LIMITS, MAX_EXCURSION_ST, MIN_VOICED_FRAMES, f0_range_st, range_gain, spread_st, with_f0_range,
+    GAIN_LIMITS,
+    MAX_EXCURSION_ST,
+    MIN_VOICED_FRAMES,
+    f0_range_st,
+    range_gain,
+    spread_st,
+    with_f0_range,
 )
 from gst_tts.audio.vocoders.reconstruction import spectral_audio
 
@@ -102,7 +108,9 @@ def test_runs_of_octave_errors_longer_than_the_median_are_left_out_of_the_spread
     halved = log_f0.copy()
     halved[20:32] -= math.log(2.0)  # twelve frames an octave down: more than a 5-frame median removes
     clean = spread_st(log_f0, median_frames=5)
-    assert spread_st(halved, median_frames=5) == pytest.approx(spread_st(np.delete(log_f0, range(20, 32)), median_frames=5), abs=0.3)
+    assert spread_st(halved, median_frames=5) == pytest.approx(
+        spread_st(np.delete(log_f0, range(20, 32)), median_frames=5), abs=0.3
+    )
     assert spread_st(halved, median_frames=5) < clean + 0.5
     # A wide but true melody (nine semitones either side) keeps its spread.
     wide = np.log(200.0 * 2.0 ** (np.linspace(-0.75, 0.75, 80)))

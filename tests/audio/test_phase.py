@@ -63,8 +63,9 @@ def test_pghi_then_fast_griffin_lim_beats_griffin_lim_from_random_phase(harmonic
     phase = torch.from_numpy(pghi_phase(log_of(magnitude), **STFT))
     ours = convergence(gl(magnitude, phase, **STFT, n_iter=n_iter), magnitude)
     torch.manual_seed(0)
-    griffin_lim = torchaudio.transforms.GriffinLim(n_fft=N_FFT, hop_length=HOP, win_length=N_FFT, power=1.0,
-                                                   n_iter=n_iter, momentum=0.99, rand_init=True)
+    griffin_lim = torchaudio.transforms.GriffinLim(
+        n_fft=N_FFT, hop_length=HOP, win_length=N_FFT, power=1.0, n_iter=n_iter, momentum=0.99, rand_init=True
+    )
     theirs = convergence(griffin_lim(magnitude.float()), magnitude)
     assert ours < 0.7 * theirs, (ours, theirs)
 
@@ -89,8 +90,9 @@ def test_the_phase_follows_torch_stfts_convention(bin_):
     # comes back inverted), a fractional one the integration across bins and frames.
     n, centre = 80 * HOP, 40 * HOP
     t = np.arange(n)
-    tone = torch.from_numpy(0.5 * np.exp(-(((t - centre) / 2500.0) ** 2))
-                            * np.cos(2 * np.pi * bin_ * SR / N_FFT * (t - centre) / SR))
+    tone = torch.from_numpy(
+        0.5 * np.exp(-(((t - centre) / 2500.0) ** 2)) * np.cos(2 * np.pi * bin_ * SR / N_FFT * (t - centre) / SR)
+    )
     magnitude = stft(tone).abs()
     rebuilt = gl(magnitude, torch.from_numpy(pghi_phase(log_of(magnitude), **STFT)), **STFT, n_iter=0)
     assert rebuilt.shape == (n,)
@@ -134,7 +136,9 @@ def test_fast_griffin_lim_equals_a_plain_torch_implementation(harmonic, n_iter):
 
 def both_backends(log_magnitude: np.ndarray, **kwargs) -> tuple[np.ndarray, np.ndarray]:
     settings = {**STFT, **kwargs}
-    return pghi_phase(log_magnitude, **settings, backend="numba"), pghi_phase(log_magnitude, **settings, backend="python")
+    return pghi_phase(log_magnitude, **settings, backend="numba"), pghi_phase(
+        log_magnitude, **settings, backend="python"
+    )
 
 
 def test_compiled_pghi_equals_the_python_reference_on_a_harmonic_signal(harmonic):
@@ -191,4 +195,6 @@ def test_without_numba_the_default_backend_is_the_python_loop(harmonic, monkeypa
     log_magnitude = log_of(stft(harmonic).abs())[:, :20]
     monkeypatch.setattr(phase_module, "_numba_available", lambda: False)
     monkeypatch.setattr(phase_module, "_compiled_integrate", lambda: pytest.fail("numba's kernel was called"))
-    np.testing.assert_array_equal(pghi_phase(log_magnitude, **STFT), pghi_phase(log_magnitude, **STFT, backend="python"))
+    np.testing.assert_array_equal(
+        pghi_phase(log_magnitude, **STFT), pghi_phase(log_magnitude, **STFT, backend="python")
+    )

@@ -82,8 +82,9 @@ def test_it_agrees_with_pyin_on_real_speech(shared_data):
     audio, rate = sf.read(clip, dtype="float64")
     assert rate == CFG.sample_rate
     track, voiced = yin_f0(torch.from_numpy(audio), CFG)
-    reference, ref_voiced, _ = librosa.pyin(audio, fmin=60.0, fmax=500.0, sr=rate, frame_length=CFG.win_length,
-                                            hop_length=CFG.hop_length)
+    reference, ref_voiced, _ = librosa.pyin(
+        audio, fmin=60.0, fmax=500.0, sr=rate, frame_length=CFG.win_length, hop_length=CFG.hop_length
+    )
     n = min(track.numel(), reference.size)
     ours, theirs = voiced.numpy()[:n], ref_voiced[:n]
     both = ours & theirs

@@ -41,8 +41,9 @@ def test_the_untrained_estimator_is_the_mel_pseudo_inverse():
     estimator = MagnitudeEstimator(**TINY)
     estimator.set_mel_stats(torch.randn(80), torch.rand(80) + 0.5)  # the normalisation does not matter yet
     mel = MelExtractor(CFG)(harmonic(0.3, 150.0))
-    filterbank = torchaudio.functional.melscale_fbanks(N_FREQS, CFG.fmin, CFG.fmax, CFG.n_mels, CFG.sample_rate,
-                                                       norm="slaney", mel_scale="slaney").numpy()
+    filterbank = torchaudio.functional.melscale_fbanks(
+        N_FREQS, CFG.fmin, CFG.fmax, CFG.n_mels, CFG.sample_rate, norm="slaney", mel_scale="slaney"
+    ).numpy()
     pinv = np.linalg.pinv(filterbank.T.astype(np.float64))  # (n_freqs, n_mels), computed here independently
     expected = np.log(np.maximum(np.exp(mel.numpy().astype(np.float64)) @ pinv.T, 1e-5))
     with torch.no_grad():
@@ -66,8 +67,9 @@ def test_the_target_lines_up_with_the_features_frame_for_frame():
     target = stft_log_magnitude(audio, CFG)  # (frames, n_freqs)
     mel = MelExtractor(CFG)(audio)
     assert target.shape == (1 + audio.numel() // CFG.hop_length, N_FREQS) and target.shape[0] == mel.shape[0]
-    filterbank = torchaudio.functional.melscale_fbanks(N_FREQS, CFG.fmin, CFG.fmax, CFG.n_mels, CFG.sample_rate,
-                                                       norm="slaney", mel_scale="slaney")
+    filterbank = torchaudio.functional.melscale_fbanks(
+        N_FREQS, CFG.fmin, CFG.fmax, CFG.n_mels, CFG.sample_rate, norm="slaney", mel_scale="slaney"
+    )
     rebuilt = torch.log(torch.clamp(torch.exp(target) @ filterbank, min=1e-5))
     torch.testing.assert_close(rebuilt, mel, atol=1e-3, rtol=1e-3)
     batched = stft_log_magnitude(torch.stack([audio, audio.flip(0)]), CFG)

@@ -12,22 +12,27 @@ from gst_tts.audio.stft import fft_threads, hann_window, istft, stft
 
 def torch_window(win_length: int, n_fft: int) -> torch.Tensor:
     left = (n_fft - win_length) // 2
-    return torch.nn.functional.pad(torch.hann_window(win_length, dtype=torch.float64), (left, n_fft - win_length - left))
+    return torch.nn.functional.pad(
+        torch.hann_window(win_length, dtype=torch.float64), (left, n_fft - win_length - left)
+    )
 
 
-@pytest.mark.parametrize(("n_fft", "hop", "win", "samples"), [(1024, 256, 1024, 22050), (512, 128, 400, 3000),
-                                                             (256, 100, 256, 1777)])
+@pytest.mark.parametrize(
+    ("n_fft", "hop", "win", "samples"), [(1024, 256, 1024, 22050), (512, 128, 400, 3000), (256, 100, 256, 1777)]
+)
 def test_stft_and_istft_match_torch(n_fft, hop, win, samples):
     y = np.random.default_rng(samples).standard_normal(samples)
     window = hann_window(win, n_fft)
-    expected = torch.stft(torch.from_numpy(y), n_fft, hop, window=torch_window(win, n_fft), center=True,
-                          return_complex=True).T.numpy()
+    expected = torch.stft(
+        torch.from_numpy(y), n_fft, hop, window=torch_window(win, n_fft), center=True, return_complex=True
+    ).T.numpy()
     got = stft(y, n_fft=n_fft, hop_length=hop, window=window)
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-9)
     for length in (None, samples, samples - 37):  # different lengths back to back: each its own window sum
         back = istft(got, n_fft=n_fft, hop_length=hop, window=window, length=length)
-        reference = torch.istft(torch.from_numpy(expected.T), n_fft, hop, window=torch_window(win, n_fft), center=True,
-                                length=length).numpy()
+        reference = torch.istft(
+            torch.from_numpy(expected.T), n_fft, hop, window=torch_window(win, n_fft), center=True, length=length
+        ).numpy()
         assert back.shape == reference.shape
         np.testing.assert_allclose(back, reference, rtol=0, atol=1e-9)
 

@@ -26,8 +26,13 @@ def _payload(weight_norm: bool = True, **parts) -> tuple[dict, HiFiGANGenerator]
     generator = HiFiGANGenerator(**TINY_GENERATOR)
     if weight_norm:
         generator.apply_weight_norm()
-    return vocoder_payload(generator_state=generator.state_dict(), generator_config=TINY_GENERATOR,
-                           audio_config=AudioConfig(), step=12, **parts), generator
+    return vocoder_payload(
+        generator_state=generator.state_dict(),
+        generator_config=TINY_GENERATOR,
+        audio_config=AudioConfig(),
+        step=12,
+        **parts,
+    ), generator
 
 
 def _one_line(info: pytest.ExceptionInfo) -> str:
@@ -70,8 +75,12 @@ def test_a_file_without_generator_kind_is_hifigan_and_an_unknown_kind_is_refused
         load_vocoder(tmp_path / "new.pt", audio_config=AudioConfig())
     assert "unknown generator_kind 'wavenet'" in _one_line(info)
     with pytest.raises(ValueError, match="generator_kind"):
-        vocoder_payload(generator_state=generator.state_dict(), generator_config=TINY_GENERATOR, audio_config=AudioConfig(),
-                        generator_kind="wavenet")
+        vocoder_payload(
+            generator_state=generator.state_dict(),
+            generator_config=TINY_GENERATOR,
+            audio_config=AudioConfig(),
+            generator_kind="wavenet",
+        )
 
 
 def test_a_synthesizer_takes_it_as_its_vocoder(tiny_checkpoint, tmp_path):
@@ -91,14 +100,23 @@ def test_other_features_or_a_config_file_are_one_line_errors(tmp_path):
     assert "records its own settings" in _one_line(info)
 
 
-@pytest.mark.parametrize("change, message", [
-    (dict(version=VOCODER_VERSION + 1), f"vocoder checkpoint version {VOCODER_VERSION + 1} was written by a newer gst-tts"),
-    (dict(version="1"), "unknown vocoder checkpoint version '1'"),
-    (dict(generator_config=None), "incomplete vocoder checkpoint, missing generator_config"),
-    (dict(generator_config=dict(TINY_GENERATOR, upsample_initial_channel=32)), "weights do not fit its generator_config"),
-    (dict(generator_config=dict(TINY_GENERATOR, resblock="7")), "unusable generator settings"),
-    (dict(generator={"conv_pre.weight": "not a tensor"}), "not a state dict of named tensors"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            dict(version=VOCODER_VERSION + 1),
+            f"vocoder checkpoint version {VOCODER_VERSION + 1} was written by a newer gst-tts",
+        ),
+        (dict(version="1"), "unknown vocoder checkpoint version '1'"),
+        (dict(generator_config=None), "incomplete vocoder checkpoint, missing generator_config"),
+        (
+            dict(generator_config=dict(TINY_GENERATOR, upsample_initial_channel=32)),
+            "weights do not fit its generator_config",
+        ),
+        (dict(generator_config=dict(TINY_GENERATOR, resblock="7")), "unusable generator settings"),
+        (dict(generator={"conv_pre.weight": "not a tensor"}), "not a state dict of named tensors"),
+    ],
+)
 def test_refused_files_name_the_problem(tmp_path, change, message):
     payload = {k: v for k, v in {**_payload()[0], **change}.items() if v is not None}
     path = tmp_path / "bad.pt"
@@ -120,7 +138,9 @@ def test_save_refuses_a_hand_assembled_payload(tmp_path):
 # ---------------------------------------------------------------------------------------------
 # The spectral vocoder's checkpoints
 
-SPECTRAL = dict(sample_rate=22050, n_fft=1024, n_mels=80, fmin=0.0, fmax=8000.0, channels=16, kernel_size=3, dilations=[1, 2])
+SPECTRAL = dict(
+    sample_rate=22050, n_fft=1024, n_mels=80, fmin=0.0, fmax=8000.0, channels=16, kernel_size=3, dilations=[1, 2]
+)
 
 
 def _spectral(tmp_path, audio_config: AudioConfig = AudioConfig(), **parts):
@@ -129,9 +149,17 @@ def _spectral(tmp_path, audio_config: AudioConfig = AudioConfig(), **parts):
     estimator = MagnitudeEstimator(**SPECTRAL)
     torch.nn.init.normal_(estimator.output_conv.weight, std=0.05)
     estimator.set_mel_stats(torch.full((80,), -5.0), torch.full((80,), 2.0))
-    path = save_vocoder_checkpoint(tmp_path / "spectral.pt", vocoder_payload(
-        generator_state=estimator.state_dict(), generator_config=SPECTRAL, audio_config=audio_config, step=3,
-        generator_kind="spectral", **parts))
+    path = save_vocoder_checkpoint(
+        tmp_path / "spectral.pt",
+        vocoder_payload(
+            generator_state=estimator.state_dict(),
+            generator_config=SPECTRAL,
+            audio_config=audio_config,
+            step=3,
+            generator_kind="spectral",
+            **parts,
+        ),
+    )
     return path, estimator
 
 
@@ -199,11 +227,20 @@ def test_a_flipped_byte_in_a_vocoder_checkpoint_is_a_one_line_error(tmp_path):
     assert "corrupted vocoder checkpoint" in _one_line(info) and str(damaged) in str(info.value)
 
 
-@pytest.mark.parametrize("change, message", [
-    (dict(generator_config=dict(TINY_GENERATOR, upsample_initial_channel=10**7)), "weights do not fit its generator_config"),
-    (dict(generator_config=dict(TINY_GENERATOR, upsample_initial_channel=torch.tensor(16))), "not a dict of plain settings"),
-    (dict(generator_config=dict(TINY_GENERATOR, upsample_initial_channel=-16)), "unusable generator settings"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            dict(generator_config=dict(TINY_GENERATOR, upsample_initial_channel=10**7)),
+            "weights do not fit its generator_config",
+        ),
+        (
+            dict(generator_config=dict(TINY_GENERATOR, upsample_initial_channel=torch.tensor(16))),
+            "not a dict of plain settings",
+        ),
+        (dict(generator_config=dict(TINY_GENERATOR, upsample_initial_channel=-16)), "unusable generator settings"),
+    ],
+)
 def test_hostile_generator_settings_are_refused_before_allocating(tmp_path, change, message):
     # 10**7 channels would ask for terabytes: the generator is built on the meta device first.
     path = save_vocoder_checkpoint(tmp_path / "bad.pt", {**_payload()[0], **change})

@@ -75,12 +75,37 @@ def test_fallback_lengths_match_ljspeech_statistics():
 
 def test_quick_cpu_run_prints_the_tool_lines(tiny_config, tmp_path, capsys):
     corpus = write_corpus(tmp_path / "corpus", n=4)
-    assert bench_gpu_train.main(["--device", "cpu", "--quick", "--corpus", str(corpus), "--model-config", str(tiny_config),
-                                 "--threads", "1", "--batch-sizes", "2", "3", "--precisions", "bf16", "tf32"]) == 0
+    assert (
+        bench_gpu_train.main(
+            [
+                "--device",
+                "cpu",
+                "--quick",
+                "--corpus",
+                str(corpus),
+                "--model-config",
+                str(tiny_config),
+                "--threads",
+                "1",
+                "--batch-sizes",
+                "2",
+                "3",
+                "--precisions",
+                "bf16",
+                "tf32",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     lines = dict(re.findall(r"^(\w+)=(\S+)$", out, re.M))
-    for key in ("train_ops_per_decoder_step_ours", "train_ops_per_decoder_step_torchaudio",
-                "train_ops_per_decoder_step_ratio_vs_torchaudio", "gpu_train_frames_per_s", "gpu_train_ratio_vs_torchaudio"):
+    for key in (
+        "train_ops_per_decoder_step_ours",
+        "train_ops_per_decoder_step_torchaudio",
+        "train_ops_per_decoder_step_ratio_vs_torchaudio",
+        "gpu_train_frames_per_s",
+        "gpu_train_ratio_vs_torchaudio",
+    ):
         assert float(lines[key]) > 0, key
     assert out.rstrip().splitlines()[-1].startswith("gpu_train_ratio_vs_torchaudio=")
     assert "headline: batch 3," in out  # the largest batch run

@@ -8,7 +8,6 @@ from pathlib import Path
 import sys
 
 import numpy as np
-import pytest
 import torch
 import yaml
 
@@ -47,12 +46,21 @@ def test_without_a_file_it_is_the_cpu_small_spectral_vocoder_untrained():
 
 
 def test_a_trained_file_is_loaded_with_its_own_weights(tmp_path):
-    sizes = dict(sample_rate=22050, n_fft=1024, n_mels=80, fmin=0.0, fmax=8000.0, channels=16, kernel_size=3, dilations=[1, 2])
+    sizes = dict(
+        sample_rate=22050, n_fft=1024, n_mels=80, fmin=0.0, fmax=8000.0, channels=16, kernel_size=3, dilations=[1, 2]
+    )
     torch.manual_seed(1)
     estimator = MagnitudeEstimator(**sizes)
     torch.nn.init.normal_(estimator.output_conv.weight, std=0.05)  # not the untrained pseudo-inverse
-    path = save_vocoder_checkpoint(tmp_path / "generator.pt", vocoder_payload(
-        generator_state=estimator.state_dict(), generator_config=sizes, audio_config=CONFIG, generator_kind="spectral"))
+    path = save_vocoder_checkpoint(
+        tmp_path / "generator.pt",
+        vocoder_payload(
+            generator_state=estimator.state_dict(),
+            generator_config=sizes,
+            audio_config=CONFIG,
+            generator_kind="spectral",
+        ),
+    )
     vocoder, what = cpu_vocoder(path, audio_config=CONFIG, seed=0)
     assert str(path) in what and "UNTRAINED" not in what
     assert torch.equal(vocoder.estimator.output_conv.weight, estimator.output_conv.weight)

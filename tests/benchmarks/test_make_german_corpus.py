@@ -25,7 +25,9 @@ N = 6
 
 @pytest.fixture(scope="module")
 def german(tmp_path_factory) -> Path:
-    return make_german_corpus.make_german_corpus(tmp_path_factory.mktemp("de") / "corpus", utterances=N, seed=3, held_out=4)
+    return make_german_corpus.make_german_corpus(
+        tmp_path_factory.mktemp("de") / "corpus", utterances=N, seed=3, held_out=4
+    )
 
 
 def _files(root: Path) -> dict[str, bytes]:
@@ -65,14 +67,20 @@ def test_sentences_are_german_with_umlauts_digits_and_each_kind_of_sentence():
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(ROOT / "benchmarks" / "make_german_corpus.py"), *args],
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "make_german_corpus.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_same_arguments_give_byte_identical_files_in_another_process(german, tmp_path):
     """The command, in a process of its own (another address layout for espeak-ng), writes the
     same bytes as the function did here."""
-    result = _run("--out", str(tmp_path / "again"), "--utterances", str(N), "--seed", "3", "--held-out", "4", "--no-progress")
+    result = _run(
+        "--out", str(tmp_path / "again"), "--utterances", str(N), "--seed", "3", "--held-out", "4", "--no-progress"
+    )
     assert result.returncode == 0, result.stderr
     first, second = _files(german), _files(tmp_path / "again")
     assert sorted(first) == sorted(second) and first == second

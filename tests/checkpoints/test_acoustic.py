@@ -19,7 +19,12 @@ from gst_tts.errors import CheckpointError
 from gst_tts.model import GSTTacotron
 from gst_tts.text.symbols import SymbolTable
 from gst_tts.checkpoints.acoustic import (
-    VERSION, checkpoint_parts, checkpoint_payload, load_checkpoint, model_from_checkpoint, save_checkpoint,
+    VERSION,
+    checkpoint_parts,
+    checkpoint_payload,
+    load_checkpoint,
+    model_from_checkpoint,
+    save_checkpoint,
 )
 
 
@@ -84,8 +89,13 @@ def _parts(seed: int = 0) -> dict:
     torch.manual_seed(seed)
     symbols = SymbolTable()
     config = dict(TINY_MODEL, n_symbols=len(symbols), n_mels=80)
-    return dict(model_state=GSTTacotron(**config).state_dict(), model_config=config, symbols=symbols,
-                audio_config=AudioConfig(), mel_stats=MelStats(torch.zeros(80), torch.ones(80)))
+    return dict(
+        model_state=GSTTacotron(**config).state_dict(),
+        model_config=config,
+        symbols=symbols,
+        audio_config=AudioConfig(),
+        mel_stats=MelStats(torch.zeros(80), torch.ones(80)),
+    )
 
 
 def test_payload_has_format_version_and_only_the_parts_given():
@@ -110,9 +120,12 @@ def test_save_refuses_a_hand_assembled_payload(tmp_path):
 
 def test_a_newer_or_unknown_version_is_a_one_line_checkpoint_error(tmp_path):
     payload = checkpoint_payload(**_parts())
-    for version, message in ((VERSION + 1, f"version {VERSION + 1} was written by a newer gst-tts"),
-                             (None, "unknown checkpoint version None"), ("1", "unknown checkpoint version '1'"),
-                             (0, "unknown checkpoint version 0")):
+    for version, message in (
+        (VERSION + 1, f"version {VERSION + 1} was written by a newer gst-tts"),
+        (None, "unknown checkpoint version None"),
+        ("1", "unknown checkpoint version '1'"),
+        (0, "unknown checkpoint version 0"),
+    ):
         path = tmp_path / f"v{version}.pt"
         torch.save(dict(payload, version=version), path)
         with pytest.raises(CheckpointError) as info:
@@ -127,11 +140,20 @@ def test_a_version_1_checkpoint_as_written_before_the_schema_module_loads(tmp_pa
     config = dict(TINY_MODEL, n_symbols=len(symbols), n_mels=80)
     model = GSTTacotron(**config)
     path = tmp_path / "v1.pt"
-    torch.save({
-        "format": "gst-tts-checkpoint", "version": 1, "model": model.state_dict(), "model_config": config, "step": 0,
-        "config": {}, "symbols": symbols.to_dict(), "audio_config": asdict(AudioConfig()),
-        "mel_stats": MelStats(torch.full((80,), -5.0), torch.full((80,), 2.0)).to_dict(),
-    }, path)
+    torch.save(
+        {
+            "format": "gst-tts-checkpoint",
+            "version": 1,
+            "model": model.state_dict(),
+            "model_config": config,
+            "step": 0,
+            "config": {},
+            "symbols": symbols.to_dict(),
+            "audio_config": asdict(AudioConfig()),
+            "mel_stats": MelStats(torch.full((80,), -5.0), torch.full((80,), 2.0)).to_dict(),
+        },
+        path,
+    )
     ckpt = load_checkpoint(path)
     rebuilt = model_from_checkpoint(ckpt, path)
     for name, value in model.state_dict().items():
@@ -147,8 +169,12 @@ def test_a_version_1_checkpoint_as_written_before_the_schema_module_loads(tmp_pa
 def _identical(a, b) -> bool:
     """Bit for bit: tensors by dtype, shape and bytes; containers item by item."""
     if isinstance(a, torch.Tensor):
-        return (isinstance(b, torch.Tensor) and a.dtype == b.dtype and a.shape == b.shape
-                and a.reshape(-1).view(torch.uint8).tolist() == b.reshape(-1).view(torch.uint8).tolist())
+        return (
+            isinstance(b, torch.Tensor)
+            and a.dtype == b.dtype
+            and a.shape == b.shape
+            and a.reshape(-1).view(torch.uint8).tolist() == b.reshape(-1).view(torch.uint8).tolist()
+        )
     if isinstance(a, dict):
         return isinstance(b, dict) and list(a) == list(b) and all(_identical(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)):
@@ -217,22 +243,55 @@ def _hostile(ckpt: dict) -> dict[str, tuple[dict, str]]:
     inf[first] = weights[first].clone()
     inf[first].view(-1)[3] = float("inf")
     return {
-        "a tensor among the symbols": (dict(ckpt, symbols=dict(ckpt["symbols"], symbols=[torch.zeros(1), *ckpt["symbols"]["symbols"][1:]])), "symbols"),
+        "a tensor among the symbols": (
+            dict(ckpt, symbols=dict(ckpt["symbols"], symbols=[torch.zeros(1), *ckpt["symbols"]["symbols"][1:]])),
+            "symbols",
+        ),
         "the symbols a tensor": (dict(ckpt, symbols=dict(ckpt["symbols"], symbols=torch.zeros(5))), "symbols"),
-        "a tensor in model_config": (dict(ckpt, model_config=dict(config, embedding_dim=torch.tensor(32))), "model_config 'embedding_dim' is a Tensor"),
-        "a string in model_config": (dict(ckpt, model_config=dict(config, embedding_dim="32")), "unusable model_config"),
-        "embedding_dim 10**9": (dict(ckpt, model_config=dict(config, embedding_dim=10**9)), "(40, 32) vs (40, 1000000000)"),
-        "decoder_rnn_dim 10**7": (dict(ckpt, model_config=dict(config, decoder_rnn_dim=10**7)), "do not fit the model config"),
+        "a tensor in model_config": (
+            dict(ckpt, model_config=dict(config, embedding_dim=torch.tensor(32))),
+            "model_config 'embedding_dim' is a Tensor",
+        ),
+        "a string in model_config": (
+            dict(ckpt, model_config=dict(config, embedding_dim="32")),
+            "unusable model_config",
+        ),
+        "embedding_dim 10**9": (
+            dict(ckpt, model_config=dict(config, embedding_dim=10**9)),
+            "(40, 32) vs (40, 1000000000)",
+        ),
+        "decoder_rnn_dim 10**7": (
+            dict(ckpt, model_config=dict(config, decoder_rnn_dim=10**7)),
+            "do not fit the model config",
+        ),
         "a negative size": (dict(ckpt, model_config=dict(config, encoder_dim=-4)), "unusable model_config"),
         "model_config a list": (dict(ckpt, model_config=[1, 2]), "model_config is not a dict"),
-        "a tensor in audio_config": (dict(ckpt, audio_config=dict(ckpt["audio_config"], sample_rate=torch.tensor(22050))), "audio_config 'sample_rate' is a Tensor"),
-        "a string in audio_config": (dict(ckpt, audio_config=dict(ckpt["audio_config"], hop_length="256")), "audio_config hop_length is '256', not a whole number"),
-        "an unknown audio_config field": (dict(ckpt, audio_config=dict(ckpt["audio_config"], hop=3)), "unknown fields hop"),
-        "a string for the mel statistics": (dict(ckpt, mel_stats=dict(ckpt["mel_stats"], mean="zeros")), "unusable mel_stats"),
-        "a string for a weight": (dict(ckpt, model=dict(weights, **{first: "not a tensor"})), "not a state dict of named tensors"),
+        "a tensor in audio_config": (
+            dict(ckpt, audio_config=dict(ckpt["audio_config"], sample_rate=torch.tensor(22050))),
+            "audio_config 'sample_rate' is a Tensor",
+        ),
+        "a string in audio_config": (
+            dict(ckpt, audio_config=dict(ckpt["audio_config"], hop_length="256")),
+            "audio_config hop_length is '256', not a whole number",
+        ),
+        "an unknown audio_config field": (
+            dict(ckpt, audio_config=dict(ckpt["audio_config"], hop=3)),
+            "unknown fields hop",
+        ),
+        "a string for the mel statistics": (
+            dict(ckpt, mel_stats=dict(ckpt["mel_stats"], mean="zeros")),
+            "unusable mel_stats",
+        ),
+        "a string for a weight": (
+            dict(ckpt, model=dict(weights, **{first: "not a tensor"})),
+            "not a state dict of named tensors",
+        ),
         "a string for the weights": (dict(ckpt, model="weights"), "not a state dict of named tensors"),
         "a weight missing": (dict(ckpt, model={k: v for k, v in weights.items() if k != first}), f"missing {first}"),
-        "a weight of another shape": (dict(ckpt, model=dict(weights, **{first: weights[first][:3]})), "shape (file vs config)"),
+        "a weight of another shape": (
+            dict(ckpt, model=dict(weights, **{first: weights[first][:3]})),
+            "shape (file vs config)",
+        ),
         "NaN weights": (dict(ckpt, model=nan), f"weight {first} holds NaN or infinite values"),
         "an infinite weight": (dict(ckpt, model=inf), f"weight {first} holds NaN or infinite values"),
     }
@@ -252,7 +311,9 @@ def test_a_hostile_checkpoint_is_refused_in_one_line_before_allocating(tmp_path,
     assert message in str(info.value) and str(path) in str(info.value) and "\n" not in str(info.value)
 
 
-@pytest.mark.parametrize("case", ["embedding_dim 10**9", "a tensor in audio_config", "NaN weights", "a string for the weights"])
+@pytest.mark.parametrize(
+    "case", ["embedding_dim 10**9", "a tensor in audio_config", "NaN weights", "a string for the weights"]
+)
 def test_gst_tts_synthesize_refuses_a_hostile_checkpoint_with_exit_2_and_one_line(tmp_path, capsys, case):
     bad, message = _hostile(load_checkpoint(write_tiny_checkpoint(tmp_path / "a.pt")))[case]
     path = save_checkpoint(tmp_path / "bad.pt", bad)

@@ -21,8 +21,21 @@ from gst_tts.checkpoints.acoustic import checkpoint_parts, load_checkpoint, mode
 
 def test_writes_teacher_forced_mels_and_a_manifest(tiny_checkpoint, tmp_path, capsys):
     corpus, cache, out = write_corpus(tmp_path / "corpus", n=3), tmp_path / "cache", tmp_path / "gta"
-    args = ["dump-gta-mels", "--checkpoint", str(tiny_checkpoint), "--corpus", str(corpus), "--out", str(out),
-            "--cache-dir", str(cache), "--batch-size", "1", "--device", "cpu"]
+    args = [
+        "dump-gta-mels",
+        "--checkpoint",
+        str(tiny_checkpoint),
+        "--corpus",
+        str(corpus),
+        "--out",
+        str(out),
+        "--cache-dir",
+        str(cache),
+        "--batch-size",
+        "1",
+        "--device",
+        "cpu",
+    ]
     assert main(args) == 0, capsys.readouterr().err
     ckpt = load_checkpoint(tiny_checkpoint)
     symbols, audio_config, stats = checkpoint_parts(ckpt)
@@ -38,13 +51,17 @@ def test_writes_teacher_forced_mels_and_a_manifest(tiny_checkpoint, tmp_path, ca
 
     # The shortest utterance goes first, with the seed fresh: recompute it teacher-forced.
     utterances = read_corpus(corpus)
-    dataset = TTSDataset(utterances, encode_texts(utterances, symbols), features.prepare(utterances, progress=False), features, stats)
+    dataset = TTSDataset(
+        utterances, encode_texts(utterances, symbols), features.prepare(utterances, progress=False), features, stats
+    )
     first = min(range(3), key=lambda i: dataset.lengths[i])
     batch = Collate(2, symbols.pad_id)([dataset[first]])
     model = model_from_checkpoint(ckpt).eval()
     torch.manual_seed(0)  # --seed's default
     with torch.no_grad():
-        expected = stats.denormalize(model(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"]).mel_postnet[0])
+        expected = stats.denormalize(
+            model(batch["text"], batch["text_lengths"], batch["mel"], batch["mel_lengths"]).mel_postnet[0]
+        )
     np.testing.assert_allclose(gta.load(utterances[first].id), expected.numpy(), atol=1e-5)
 
     # The same seed gives the same mels.
@@ -62,8 +79,13 @@ def test_bad_input_is_one_line_exit_2(case, tiny_checkpoint, tmp_path, capsys):
         shutil.copy(corpus / "wavs" / "UT-000.wav", corpus / "evil.wav")
     (tmp_path / "file").write_text("x")
     (tmp_path / "bad.pt").write_bytes(b"not a checkpoint")
-    args = {"--checkpoint": str(tiny_checkpoint), "--corpus": str(corpus), "--out": str(tmp_path / "gta"),
-            "--cache-dir": str(tmp_path / "cache"), "--device": "cpu"}
+    args = {
+        "--checkpoint": str(tiny_checkpoint),
+        "--corpus": str(corpus),
+        "--out": str(tmp_path / "gta"),
+        "--cache-dir": str(tmp_path / "cache"),
+        "--device": "cpu",
+    }
     changed, expected = {
         "no corpus": ({"--corpus": str(tmp_path / "missing")}, "corpus folder not found"),
         "out is a file": ({"--out": str(tmp_path / "file")}, "is a file"),

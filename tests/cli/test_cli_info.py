@@ -52,8 +52,16 @@ def fields(out: str) -> dict[str, str]:
 def tiny_vocoder(path: Path, audio_config: AudioConfig = AudioConfig(), **parts) -> Path:
     torch.manual_seed(0)
     generator = HiFiGANGenerator(**TINY_GENERATOR)
-    return save_vocoder_checkpoint(path, vocoder_payload(generator_state=generator.state_dict(), generator_config=TINY_GENERATOR,
-                                                         audio_config=audio_config, step=12, **parts))
+    return save_vocoder_checkpoint(
+        path,
+        vocoder_payload(
+            generator_state=generator.state_dict(),
+            generator_config=TINY_GENERATOR,
+            audio_config=audio_config,
+            step=12,
+            **parts,
+        ),
+    )
 
 
 @pytest.fixture
@@ -63,8 +71,9 @@ def demo_like(tmp_path) -> dict[str, Path]:
     return {
         "checkpoint": write_tiny_checkpoint(tmp_path / "run" / "checkpoints" / "best.pt", step=7),
         "fits": tiny_vocoder(tmp_path / "run" / "vocoder_gta" / "checkpoints" / "generator.pt"),
-        "other": tiny_vocoder(tmp_path / "run" / "vocoder_16k" / "checkpoints" / "generator.pt",
-                              replace(AudioConfig(), sample_rate=16000)),
+        "other": tiny_vocoder(
+            tmp_path / "run" / "vocoder_16k" / "checkpoints" / "generator.pt", replace(AudioConfig(), sample_rate=16000)
+        ),
     }
 
 
@@ -81,7 +90,9 @@ def test_an_acoustic_checkpoint_in_aligned_lines(capsys, demo_like):
     assert got["model"] == f"GST-Tacotron, {expected_parameters:,} parameters"
     assert got["r (frames per step)"] == str(TINY_MODEL["reduction_factor"])
     assert got["embedding"] == str(TINY_MODEL["embedding_dim"]) and got["prenet"] == str(TINY_MODEL["prenet_dim"])
-    assert got["attention"].startswith("location_sensitive (dim 16, location False, location_filters 4, location_kernel_size 5")
+    assert got["attention"].startswith(
+        "location_sensitive (dim 16, location False, location_filters 4, location_kernel_size 5"
+    )
     assert got["audio"] == "22050 Hz, 80 mels, hop 256, window 1024, n_fft 1024, 0-8000 Hz"
     assert got["symbols"].startswith(f"{n_symbols} (english cleaner): pad '_', end '~'")
     assert got["text frontend"] == "characters"
@@ -94,9 +105,11 @@ def test_an_acoustic_checkpoint_in_aligned_lines(capsys, demo_like):
     assert vocoders[0] == "griffin-lim (always)"
     assert f"{demo_like['fits']} (hifigan; sibling run folder)" in vocoders
     refused = [v for v in vocoders if str(demo_like["other"]) in v]
-    assert len(refused) == 1 and refused[0] == (f"{demo_like['other']} does not fit (sibling run folder): the vocoder was "
-                                               "trained on other features than the acoustic model's: sample_rate 16000 "
-                                               "(acoustic model 22050)")
+    assert len(refused) == 1 and refused[0] == (
+        f"{demo_like['other']} does not fit (sibling run folder): the vocoder was "
+        "trained on other features than the acoustic model's: sample_rate 16000 "
+        "(acoustic model 22050)"
+    )
 
 
 def test_the_recorded_vocoder_is_named_and_the_option_form_works(capsys, demo_like):
@@ -113,18 +126,32 @@ def test_json_holds_the_same(capsys, demo_like):
     assert data["style"] == {"tokens": 5, "heads": 2, "count_from": 0, "token_ids": "0-4", "head_ids": "0-1"}
     assert data["audio"]["n_mels"] == 80 and data["symbols"]["count"] == len(SymbolTable())
     assert (data["symbols"]["frontend"], data["symbols"]["language"], data["symbols"]["espeak_version"]) == (
-        "characters", None, None)
+        "characters",
+        None,
+        None,
+    )
     assert {v["vocoder"]: v["fits"] for v in data["vocoders"]} == {
-        "griffin-lim": True, str(demo_like["fits"]): True, str(demo_like["other"]): False}
+        "griffin-lim": True,
+        str(demo_like["fits"]): True,
+        str(demo_like["other"]): False,
+    }
 
 
 def test_a_phoneme_checkpoint_shows_its_language_and_espeak_versions(capsys, tmp_path):
     # Made with an older espeak-ng than the installed one, as a checkpoint from another machine may be.
     symbols = SymbolTable.for_corpus(PhonemeFrontend("de", espeak_version="1.48.0"), ["Guten Tag, Welt!"])
     config = dict(TINY_MODEL, n_symbols=len(symbols), n_mels=80)
-    path = save_checkpoint(tmp_path / "de.pt", checkpoint_payload(
-        model_state=GSTTacotron(**config).state_dict(), model_config=config, symbols=symbols, audio_config=AudioConfig(),
-        mel_stats=MelStats(torch.full((80,), -5.0), torch.full((80,), 2.0)), step=3))
+    path = save_checkpoint(
+        tmp_path / "de.pt",
+        checkpoint_payload(
+            model_state=GSTTacotron(**config).state_dict(),
+            model_config=config,
+            symbols=symbols,
+            audio_config=AudioConfig(),
+            mel_stats=MelStats(torch.full((80,), -5.0), torch.full((80,), 2.0)),
+            step=3,
+        ),
+    )
     installed = espeak_version()
     assert installed != "1.48.0"
     got = fields(run_info(capsys, str(path)))
@@ -143,7 +170,11 @@ def test_a_vocoder_checkpoint(capsys, tmp_path):
     assert "upsample_rates 8,8,4" in got["sizes"] and got["contents"] == "generator only (for inference)"
     assert got["audio"].startswith("22050 Hz, 80 mels, hop 256")
     data = json.loads(run_info(capsys, str(path), "--json"))
-    assert data["kind"] == "vocoder" and data["sizes"]["upsample_rates"] == [8, 8, 4] and data["audio"]["sample_rate"] == 22050
+    assert (
+        data["kind"] == "vocoder"
+        and data["sizes"]["upsample_rates"] == [8, 8, 4]
+        and data["audio"]["sample_rate"] == 22050
+    )
 
 
 def _corrupted(path: Path) -> Path:
@@ -153,14 +184,17 @@ def _corrupted(path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("make, words", [
-    (lambda d: d / "missing.pt", "not found"),
-    (lambda d: (d / "noise.pt").write_bytes(b"\x00garbage" * 20) and d / "noise.pt", "not a gst-tts checkpoint"),
-    (lambda d: torch.save({"a": 1}, d / "dict.pt") or d / "dict.pt", "not a gst-tts checkpoint"),
-    (lambda d: _corrupted(write_tiny_checkpoint(d / "bad.pt")), "corrupted checkpoint"),
-    (lambda d: _corrupted(tiny_vocoder(d / "generator.pt")), "corrupted vocoder checkpoint"),
-    (lambda d: d, "is a folder"),
-])
+@pytest.mark.parametrize(
+    "make, words",
+    [
+        (lambda d: d / "missing.pt", "not found"),
+        (lambda d: (d / "noise.pt").write_bytes(b"\x00garbage" * 20) and d / "noise.pt", "not a gst-tts checkpoint"),
+        (lambda d: torch.save({"a": 1}, d / "dict.pt") or d / "dict.pt", "not a gst-tts checkpoint"),
+        (lambda d: _corrupted(write_tiny_checkpoint(d / "bad.pt")), "corrupted checkpoint"),
+        (lambda d: _corrupted(tiny_vocoder(d / "generator.pt")), "corrupted vocoder checkpoint"),
+        (lambda d: d, "is a folder"),
+    ],
+)
 def test_bad_files_are_one_line_errors(capsys, tmp_path, make, words):
     path = make(tmp_path)
     parser = argparse.ArgumentParser(prog="gst-tts info")

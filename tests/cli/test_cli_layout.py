@@ -44,14 +44,18 @@ def test_every_command_module_exists():
 
 def test_the_scanner_sees_imports_of_every_form(tmp_path):
     sample = tmp_path / "sample.py"
-    sample.write_text("import gst_tts.cli.synthesize\nfrom gst_tts.cli import evaluate\nfrom . import probe_tokens\n"
-                      "from .plot_style import run\ndef f():\n    from gst_tts.cli.args import load_synthesizer\n")
+    sample.write_text(
+        "import gst_tts.cli.synthesize\nfrom gst_tts.cli import evaluate\nfrom . import probe_tokens\n"
+        "from .plot_style import run\ndef f():\n    from gst_tts.cli.args import load_synthesizer\n"
+    )
     assert imported_cli_modules(sample) == {"synthesize", "evaluate", "probe_tokens", "plot_style", "args"}
 
 
 @pytest.mark.parametrize("path", sorted(CLI_DIR.glob("*.py")), ids=lambda p: p.name)
 def test_no_cli_module_imports_a_command_module(path):
-    assert not imported_cli_modules(path) & COMMAND_MODULES, f"{path.name} imports another command; move the shared part to args.py or outputs.py"
+    assert not imported_cli_modules(path) & COMMAND_MODULES, (
+        f"{path.name} imports another command; move the shared part to args.py or outputs.py"
+    )
 
 
 MINIMAL_ARGS = {
@@ -70,9 +74,21 @@ MINIMAL_ARGS = {
 def test_every_decoding_command_defaults_to_decoding_config(command):
     args = build_parser().parse_args([command, *MINIMAL_ARGS[command]])
     assert decoding_options(args)["decoding"] == DecodingConfig()
-    args = build_parser().parse_args([command, *MINIMAL_ARGS[command], "--stop-threshold", "0.7", "--max-seconds", "9",
-                                      "--max-frames-per-symbol", "3"])
-    assert decoding_options(args)["decoding"] == DecodingConfig(stop_threshold=0.7, max_frames_per_symbol=3.0, max_seconds=9.0)
+    args = build_parser().parse_args(
+        [
+            command,
+            *MINIMAL_ARGS[command],
+            "--stop-threshold",
+            "0.7",
+            "--max-seconds",
+            "9",
+            "--max-frames-per-symbol",
+            "3",
+        ]
+    )
+    assert decoding_options(args)["decoding"] == DecodingConfig(
+        stop_threshold=0.7, max_frames_per_symbol=3.0, max_seconds=9.0
+    )
     args = build_parser().parse_args([command, *MINIMAL_ARGS[command], "--no-split"])
     assert decoding_options(args)["decoding"] == DecodingConfig(max_seconds=UNSPLIT_MAX_SECONDS)
 
@@ -90,17 +106,24 @@ def test_the_old_step_bound_option_is_one_line_naming_max_seconds(command, spell
 
 @pytest.mark.parametrize("value, window", [("none", None), ("1,3", (1, 3)), (" 0 , 2 ", (0, 2))])
 def test_attention_window_option(value, window):
-    args = build_parser().parse_args(["measure-transfer", *MINIMAL_ARGS["measure-transfer"], "--attention-window", value])
+    args = build_parser().parse_args(
+        ["measure-transfer", *MINIMAL_ARGS["measure-transfer"], "--attention-window", value]
+    )
     assert decoding_options(args)["decoding"].attention_window == window
 
 
-@pytest.mark.parametrize("value, message", [
-    ("3", "--attention-window must be BEHIND,AHEAD (two whole numbers) or none, got '3'"),
-    ("a,b", "--attention-window must be BEHIND,AHEAD (two whole numbers) or none, got 'a,b'"),
-    ("1,-2", "--attention-window must be None or (behind, ahead), two whole numbers >= 0, got (1, -2)"),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("3", "--attention-window must be BEHIND,AHEAD (two whole numbers) or none, got '3'"),
+        ("a,b", "--attention-window must be BEHIND,AHEAD (two whole numbers) or none, got 'a,b'"),
+        ("1,-2", "--attention-window must be None or (behind, ahead), two whole numbers >= 0, got (1, -2)"),
+    ],
+)
 def test_bad_attention_window_is_a_one_line_error(value, message):
-    args = build_parser().parse_args(["measure-transfer", *MINIMAL_ARGS["measure-transfer"], "--attention-window", value])
+    args = build_parser().parse_args(
+        ["measure-transfer", *MINIMAL_ARGS["measure-transfer"], "--attention-window", value]
+    )
     with pytest.raises(GstTtsError) as info:
         decoding_options(args)
     assert str(info.value) == message
@@ -108,16 +131,23 @@ def test_bad_attention_window_is_a_one_line_error(value, message):
 
 @pytest.mark.parametrize("value, tolerance", [("none", None), ("0", 0), (" 5 ", 5)])
 def test_stop_end_tolerance_option(value, tolerance):
-    args = build_parser().parse_args(["measure-transfer", *MINIMAL_ARGS["measure-transfer"], "--stop-end-tolerance", value])
+    args = build_parser().parse_args(
+        ["measure-transfer", *MINIMAL_ARGS["measure-transfer"], "--stop-end-tolerance", value]
+    )
     assert decoding_options(args)["decoding"].stop_end_tolerance == tolerance
 
 
-@pytest.mark.parametrize("value, message", [
-    ("x", "--stop-end-tolerance must be a whole number or none, got 'x'"),
-    ("-1", "--stop-end-tolerance must be None or a whole number >= 0, got -1"),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("x", "--stop-end-tolerance must be a whole number or none, got 'x'"),
+        ("-1", "--stop-end-tolerance must be None or a whole number >= 0, got -1"),
+    ],
+)
 def test_bad_stop_end_tolerance_is_a_one_line_error(value, message):
-    args = build_parser().parse_args(["measure-transfer", *MINIMAL_ARGS["measure-transfer"], "--stop-end-tolerance", value])
+    args = build_parser().parse_args(
+        ["measure-transfer", *MINIMAL_ARGS["measure-transfer"], "--stop-end-tolerance", value]
+    )
     with pytest.raises(GstTtsError) as info:
         decoding_options(args)
     assert str(info.value) == message
@@ -154,4 +184,8 @@ def test_threads_are_set_before_the_command_runs_and_a_bad_count_is_one_line(mon
     with pytest.raises(SystemExit) as exit:
         main(["vocode", "--reference", "x.wav", "--out", "y.wav", "--threads", "0"])
     err = capsys.readouterr().err
-    assert exit.value.code == 2 and "--threads: must be a whole number >= 1, got '0'" in err and len(err.strip().splitlines()) == 1
+    assert (
+        exit.value.code == 2
+        and "--threads: must be a whole number >= 1, got '0'" in err
+        and len(err.strip().splitlines()) == 1
+    )

@@ -43,9 +43,26 @@ def echo_asr(monkeypatch):
 def test_teacher_forced_clips_have_the_recordings_length(tiny_checkpoint, tmp_path, echo_asr, capsys):
     corpus = write_corpus(tmp_path / "corpus", n=3)
     out = tmp_path / "asr"
-    rc = main(["measure-intelligibility", "--checkpoint", str(tiny_checkpoint), "--corpus", str(corpus), "--split", "train",
-               "--mode", "teacher-forced", "--cache-dir", str(tmp_path / "cache"), "--vocoder", "griffin-lim",
-               "--out", str(out), *SHORT])
+    rc = main(
+        [
+            "measure-intelligibility",
+            "--checkpoint",
+            str(tiny_checkpoint),
+            "--corpus",
+            str(corpus),
+            "--split",
+            "train",
+            "--mode",
+            "teacher-forced",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--vocoder",
+            "griffin-lim",
+            "--out",
+            str(out),
+            *SHORT,
+        ]
+    )
     assert rc == 0, capsys.readouterr().err
     printed = capsys.readouterr().out
     report = json.loads((out / "intelligibility.json").read_text())
@@ -65,21 +82,38 @@ def test_text_file_is_spoken_neutral_and_in_each_reference_style(tiny_checkpoint
     texts.write_text("Sentence number 0.\n\nA second one.\n")
     reference = tmp_path / "calm.wav"
     sf.write(reference, tone(1.0), 22050)
-    rc = main(["measure-intelligibility", "--checkpoint", str(tiny_checkpoint), "--text-file", str(texts),
-               "--references", str(reference), "--vocoder", "griffin-lim", *SHORT])
+    rc = main(
+        [
+            "measure-intelligibility",
+            "--checkpoint",
+            str(tiny_checkpoint),
+            "--text-file",
+            str(texts),
+            "--references",
+            str(reference),
+            "--vocoder",
+            "griffin-lim",
+            *SHORT,
+        ]
+    )
     assert rc == 0, capsys.readouterr().err
     printed = capsys.readouterr().out
     assert "neutral: CER" in printed and "calm: CER" in printed and "(2 utterances)" in printed
     assert len(echo_asr.heard) == 4
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--limit", "0"], "--limit must be at least 1"),
-    (["--references", "x.wav"], "--references goes with --text-file"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--limit", "0"], "--limit must be at least 1"),
+        (["--references", "x.wav"], "--references goes with --text-file"),
+    ],
+)
 def test_bad_arguments_are_one_line(tiny_checkpoint, tmp_path, echo_asr, capsys, extra, message):
     corpus = write_corpus(tmp_path / "corpus", n=2)
-    rc = main(["measure-intelligibility", "--checkpoint", str(tiny_checkpoint), "--corpus", str(corpus), *extra, *SHORT])
+    rc = main(
+        ["measure-intelligibility", "--checkpoint", str(tiny_checkpoint), "--corpus", str(corpus), *extra, *SHORT]
+    )
     err = capsys.readouterr().err
     assert rc == 2 and message in err and "Traceback" not in err
 

@@ -40,8 +40,18 @@ def checkpoint_with_split(tiny_checkpoint, tmp_path):
 def test_measures_both_conditions_of_the_checkpoints_held_out_utterances(capsys, tmp_path, checkpoint_with_split):
     corpus = write_corpus(tmp_path / "corpus", n=4)
     out = tmp_path / "report" / "parallel.json"
-    rc, stdout, err = run(capsys, "--checkpoint", str(checkpoint_with_split), "--corpus", str(corpus),
-                          "--utterances", "2", "--out", str(out), *FAST)
+    rc, stdout, err = run(
+        capsys,
+        "--checkpoint",
+        str(checkpoint_with_split),
+        "--corpus",
+        str(corpus),
+        "--utterances",
+        "2",
+        "--out",
+        str(out),
+        *FAST,
+    )
     assert rc == 0, err
     report = json.loads(out.read_text())
     same, other = report["utterances"]["same_text"], report["utterances"]["other_text"]
@@ -62,8 +72,20 @@ def test_measures_both_conditions_of_the_checkpoints_held_out_utterances(capsys,
 def test_copies_after_the_model_are_measured_apart(capsys, tmp_path, checkpoint_with_split):
     corpus = write_corpus(tmp_path / "corpus", n=4)
     out = tmp_path / "parallel.json"
-    rc, stdout, err = run(capsys, "--checkpoint", str(checkpoint_with_split), "--corpus", str(corpus),
-                          "--utterances", "2", "--out", str(out), "--tempo", "reference", *FAST)
+    rc, stdout, err = run(
+        capsys,
+        "--checkpoint",
+        str(checkpoint_with_split),
+        "--corpus",
+        str(corpus),
+        "--utterances",
+        "2",
+        "--out",
+        str(out),
+        "--tempo",
+        "reference",
+        *FAST,
+    )
     assert rc == 0, err
     report = json.loads(out.read_text())
     # the headline figures stay the model's own; the retimed outputs are a section of their own
@@ -76,7 +98,9 @@ def test_utterances_from_a_list(capsys, tmp_path, tiny_checkpoint):
     corpus = write_corpus(tmp_path / "corpus", n=3)
     ids = tmp_path / "ids.txt"
     ids.write_text("UT-001\n\nUT-002\n")
-    rc, stdout, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--corpus", str(corpus), "--utterances-from", str(ids), *FAST)
+    rc, stdout, err = run(
+        capsys, "--checkpoint", str(tiny_checkpoint), "--corpus", str(corpus), "--utterances-from", str(ids), *FAST
+    )
     assert rc == 0, err
     assert "same_text" in stdout and "other_text" in stdout
 
@@ -84,13 +108,25 @@ def test_utterances_from_a_list(capsys, tmp_path, tiny_checkpoint):
 def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path, tiny_checkpoint):
     corpus = write_corpus(tmp_path / "corpus", n=3)
     # the fixture checkpoint stores no split
-    assert_one_line_error(*run(capsys, "--checkpoint", str(tiny_checkpoint), "--corpus", str(corpus), *FAST)[::2], "val_ids")
+    assert_one_line_error(
+        *run(capsys, "--checkpoint", str(tiny_checkpoint), "--corpus", str(corpus), *FAST)[::2], "val_ids"
+    )
     ids = tmp_path / "ids.txt"
     ids.write_text("UT-001\nNOPE\n")
-    assert_one_line_error(*run(capsys, "--checkpoint", str(tiny_checkpoint), "--corpus", str(corpus),
-                               "--utterances-from", str(ids), *FAST)[::2], "NOPE")
+    assert_one_line_error(
+        *run(
+            capsys, "--checkpoint", str(tiny_checkpoint), "--corpus", str(corpus), "--utterances-from", str(ids), *FAST
+        )[::2],
+        "NOPE",
+    )
     ids.write_text("UT-001\n")
-    assert_one_line_error(*run(capsys, "--checkpoint", str(tiny_checkpoint), "--corpus", str(corpus),
-                               "--utterances-from", str(ids), *FAST)[::2], "at least 2")
-    assert_one_line_error(*run(capsys, "--checkpoint", str(tiny_checkpoint), "--corpus", str(corpus),
-                               "--utterances", "1", *FAST)[::2], "--utterances")
+    assert_one_line_error(
+        *run(
+            capsys, "--checkpoint", str(tiny_checkpoint), "--corpus", str(corpus), "--utterances-from", str(ids), *FAST
+        )[::2],
+        "at least 2",
+    )
+    assert_one_line_error(
+        *run(capsys, "--checkpoint", str(tiny_checkpoint), "--corpus", str(corpus), "--utterances", "1", *FAST)[::2],
+        "--utterances",
+    )

@@ -16,7 +16,17 @@ from gst_tts.demo import corpus as demo_corpus
 from gst_tts.inference import transfer
 
 # An untrained model rarely stops on its own; a short bound and few Griffin-Lim iterations keep it fast.
-FAST = ["--device", "cpu", "--max-seconds", str(seconds_for_steps(8)), "--griffin-lim-iters", "2", "--no-progress", "--sentences", "2"]
+FAST = [
+    "--device",
+    "cpu",
+    "--max-seconds",
+    str(seconds_for_steps(8)),
+    "--griffin-lim-iters",
+    "2",
+    "--no-progress",
+    "--sentences",
+    "2",
+]
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:
@@ -27,7 +37,9 @@ def run(capsys, *args: str) -> tuple[int, str, str]:
 
 def assert_one_line_error(rc: int, err: str, starts: str = "") -> None:
     assert rc == 2, err
-    assert err.startswith(f"gst-tts measure-transfer: error: {starts}") and err.count("\n") == 1 and "Traceback" not in err, err
+    assert (
+        err.startswith(f"gst-tts measure-transfer: error: {starts}") and err.count("\n") == 1 and "Traceback" not in err
+    ), err
 
 
 def hidden_files(root) -> list:
@@ -42,7 +54,9 @@ def read_csv(path) -> list[dict[str, str]]:
 
 def test_espeak_references_end_to_end(tiny_checkpoint, tmp_path, capsys):
     out = tmp_path / "transfer"
-    rc, stdout, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--out", str(out), "--espeak", "3", "--seed", "4", *FAST)
+    rc, stdout, err = run(
+        capsys, "--checkpoint", str(tiny_checkpoint), "--out", str(out), "--espeak", "3", "--seed", "4", *FAST
+    )
     assert rc == 0, err
     references = sorted(p.name for p in (out / "references").iterdir())
     assert len(references) == 3 and all(name.startswith("espeak-") for name in references)
@@ -57,7 +71,9 @@ def test_espeak_references_end_to_end(tiny_checkpoint, tmp_path, capsys):
     assert set(report["fits"]) == {style_transfer.ESPEAK_GROUP}
     assert set(report["fits"][style_transfer.ESPEAK_GROUP]) == set(style_transfer.MEASURES)
     # Pairs with both sides measured (a random model's output may have no voiced frame).
-    measured = sum(r["reference"]["f0_hz"] is not None and r["output"]["f0_hz"] is not None for r in report["references"])
+    measured = sum(
+        r["reference"]["f0_hz"] is not None and r["output"]["f0_hz"] is not None for r in report["references"]
+    )
     assert report["fits"][style_transfer.ESPEAK_GROUP]["f0_hz"]["n"] == measured
     # The references' measured F0 follows what they were rendered with (the wiring of the measures).
     ref_f0 = [r["reference"]["f0_hz"] for r in report["references"]]
@@ -76,7 +92,9 @@ def test_a_folder_of_recordings(tiny_checkpoint, tmp_path, capsys):
     sf.write(folder / "high.wav", np.stack([tone(1.0, 44100, 240.0)] * 2, 1), 44100)  # stereo, another rate
     (folder / "low.txt").write_text("A short sentence.")
     out = tmp_path / "transfer"
-    rc, stdout, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--out", str(out), "--references", str(folder), *FAST)
+    rc, stdout, err = run(
+        capsys, "--checkpoint", str(tiny_checkpoint), "--out", str(out), "--references", str(folder), *FAST
+    )
     assert rc == 0, err
     assert not (out / "references").exists()  # recordings are used where they are, not copied
     report = json.loads((out / "transfer.json").read_text())
@@ -99,18 +117,37 @@ def test_augmented_recordings_and_texts_file(tiny_checkpoint, tmp_path, capsys):
     texts = tmp_path / "texts.txt"
     texts.write_text("First sentence.\n\n   Second   one.  \n")
     out = tmp_path / "transfer"
-    rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--out", str(out), "--references", str(folder),
-                     "--augment-real", "--max-per-folder", "1", "--text-file", str(texts), "--plots", *FAST)
+    rc, _, err = run(
+        capsys,
+        "--checkpoint",
+        str(tiny_checkpoint),
+        "--out",
+        str(out),
+        "--references",
+        str(folder),
+        "--augment-real",
+        "--max-per-folder",
+        "1",
+        "--text-file",
+        str(texts),
+        "--plots",
+        *FAST,
+    )
     assert rc == 0, err
     report = json.loads((out / "transfer.json").read_text())
     assert report["texts"] == ["First sentence.", "Second one."]
     assert [r["name"] for r in report["references"]] == ["a", "a-pitch-4", "a-pitch+4", "a-speed0.8", "a-speed1.25"]
     assert list(report["fits"]) == [style_transfer.REAL_GROUP, style_transfer.AUGMENTED_GROUP]
-    assert [r["groups"] for r in report["references"]] == [[style_transfer.REAL_GROUP, style_transfer.AUGMENTED_GROUP]] + [
-        [style_transfer.AUGMENTED_GROUP]] * 4
+    assert [r["groups"] for r in report["references"]] == [
+        [style_transfer.REAL_GROUP, style_transfer.AUGMENTED_GROUP]
+    ] + [[style_transfer.AUGMENTED_GROUP]] * 4
     assert report["fits"][style_transfer.REAL_GROUP]["f0_hz"]["n"] <= 1  # one recording: no correlation
     assert sorted(p.name for p in (out / "references").iterdir()) == [
-        "a-pitch+4.wav", "a-pitch-4.wav", "a-speed0.8.wav", "a-speed1.25.wav"]
+        "a-pitch+4.wav",
+        "a-pitch-4.wav",
+        "a-speed0.8.wav",
+        "a-speed1.25.wav",
+    ]
     assert (out / "outputs" / "a-pitch+4" / "01.alignment.png").is_file()
 
 
@@ -134,8 +171,18 @@ def test_an_interrupted_run_leaves_no_report(tiny_checkpoint, tmp_path, capsys, 
 
 def test_the_style_strength_is_recorded(tiny_checkpoint, tmp_path, capsys):
     out = tmp_path / "transfer"
-    rc, stdout, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--out", str(out), "--espeak", "2",
-                          "--style-strength", "0.5", *FAST)
+    rc, stdout, err = run(
+        capsys,
+        "--checkpoint",
+        str(tiny_checkpoint),
+        "--out",
+        str(out),
+        "--espeak",
+        "2",
+        "--style-strength",
+        "0.5",
+        *FAST,
+    )
     assert rc == 0, err
     report = json.loads((out / "transfer.json").read_text())
     assert report["style_strength"] == 0.5
@@ -150,33 +197,54 @@ def test_a_copy_after_the_model_is_measured_apart(tiny_checkpoint, tmp_path, cap
 
     asked = []
     evaluate = transfer.evaluate_style_transfer
-    monkeypatch.setattr(transfer, "evaluate_style_transfer",
-                        lambda *a, **k: asked.append((k.get("transfer_tempo", False), k.get("transfer_f0_range", False)))
-                        or evaluate(*a, **k))
+    monkeypatch.setattr(
+        transfer,
+        "evaluate_style_transfer",
+        lambda *a, **k: (
+            asked.append((k.get("transfer_tempo", False), k.get("transfer_f0_range", False))) or evaluate(*a, **k)
+        ),
+    )
     out = tmp_path / "transfer"
-    rc, stdout, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--out", str(out), "--espeak", "2",
-                          "--tempo", "reference", "--f0-range", "reference", *FAST)
+    rc, stdout, err = run(
+        capsys,
+        "--checkpoint",
+        str(tiny_checkpoint),
+        "--out",
+        str(out),
+        "--espeak",
+        "2",
+        "--tempo",
+        "reference",
+        "--f0-range",
+        "reference",
+        *FAST,
+    )
     assert rc == 0, err
     # the model alone first, then the retimed outputs (Griffin-Lim cannot set an F0 spread: only the tempo is copied)
     assert asked == [(False, False), (True, False)]
     report = json.loads((out / "transfer.json").read_text())
     assert report["tempo"] == "decoded" and report["post_processed"]["copied"] == "tempo"
     assert len(report["post_processed"]["references"]) == len(report["references"]) == 2
-    assert stdout.index("The model alone") < stdout.index("Post-processed: the reference's tempo copied onto the output")
+    assert stdout.index("The model alone") < stdout.index(
+        "Post-processed: the reference's tempo copied onto the output"
+    )
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--espeak", "1"], "--espeak must be at least 2"),
-    (["--espeak", "0"], "--espeak must be at least 2"),
-    (["--references", "{tmp}/missing"], "reference folder"),
-    (["--references", "{tmp}/empty"], "reference folder"),
-    (["--augment-real"], "--augment-real needs --references"),
-    (["--text-file", "{tmp}/no-texts.txt"], "--text-file"),
-    (["--text-file", "{tmp}/blank.txt"], "--text-file"),
-    (["--sentences", "0"], "--sentences"),
-    (["--reference-sentences", "0"], "--reference-sentences must be at least 1"),
-    (["--references", "{tmp}/empty", "--max-per-folder", "0"], "--max-per-folder"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--espeak", "1"], "--espeak must be at least 2"),
+        (["--espeak", "0"], "--espeak must be at least 2"),
+        (["--references", "{tmp}/missing"], "reference folder"),
+        (["--references", "{tmp}/empty"], "reference folder"),
+        (["--augment-real"], "--augment-real needs --references"),
+        (["--text-file", "{tmp}/no-texts.txt"], "--text-file"),
+        (["--text-file", "{tmp}/blank.txt"], "--text-file"),
+        (["--sentences", "0"], "--sentences"),
+        (["--reference-sentences", "0"], "--reference-sentences must be at least 1"),
+        (["--references", "{tmp}/empty", "--max-per-folder", "0"], "--max-per-folder"),
+    ],
+)
 def test_bad_input_is_a_one_line_error(tiny_checkpoint, tmp_path, capsys, monkeypatch, args, message):
     (tmp_path / "empty").mkdir()
     (tmp_path / "empty" / "readme.txt").write_text("no audio here")
@@ -188,11 +256,21 @@ def test_bad_input_is_a_one_line_error(tiny_checkpoint, tmp_path, capsys, monkey
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("value, message", [("4", "style strength must lie in 0..3"),
-                                            ("much", "style strength is not a finite number")])
+@pytest.mark.parametrize(
+    "value, message", [("4", "style strength must lie in 0..3"), ("much", "style strength is not a finite number")]
+)
 def test_a_bad_style_strength_is_argparses_one_line(tiny_checkpoint, tmp_path, capsys, value, message):
     with pytest.raises(SystemExit) as exit_info:
-        run(capsys, "--checkpoint", str(tiny_checkpoint), "--out", str(tmp_path / "out"), "--style-strength", value, *FAST)
+        run(
+            capsys,
+            "--checkpoint",
+            str(tiny_checkpoint),
+            "--out",
+            str(tmp_path / "out"),
+            "--style-strength",
+            value,
+            *FAST,
+        )
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and err.count("\n") == 1 and message in err, err
     assert not (tmp_path / "out").exists()

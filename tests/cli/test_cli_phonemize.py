@@ -43,9 +43,17 @@ def phoneme_checkpoint(tmp_path_factory) -> Path:
     """An untrained tiny model whose symbol table is en-us phonemes of :data:`CORPUS`."""
     symbols = SymbolTable.for_corpus(PhonemeFrontend("en-us"), CORPUS)
     config = dict(TINY_MODEL, n_symbols=len(symbols), n_mels=80)
-    return save_checkpoint(tmp_path_factory.mktemp("phonemes") / "phonemes.pt", checkpoint_payload(
-        model_state=GSTTacotron(**config).state_dict(), model_config=config, symbols=symbols, audio_config=AudioConfig(),
-        mel_stats=MelStats(torch.full((80,), -5.0), torch.full((80,), 2.0)), step=0))
+    return save_checkpoint(
+        tmp_path_factory.mktemp("phonemes") / "phonemes.pt",
+        checkpoint_payload(
+            model_state=GSTTacotron(**config).state_dict(),
+            model_config=config,
+            symbols=symbols,
+            audio_config=AudioConfig(),
+            mel_stats=MelStats(torch.full((80,), -5.0), torch.full((80,), 2.0)),
+            step=0,
+        ),
+    )
 
 
 def test_positional_text_in_english_and_german(capsys):
@@ -74,15 +82,18 @@ def test_the_language_list_names_espeak_ng_voices(capsys):
     assert code == 0 and rows["de"] == "German" and rows["en-us"] == "English (America)"
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["Hi.", "--language", "xx-nowhere"], ["no language 'xx-nowhere'"]),
-    (["a {b"], ["unmatched '{'"]),
-    (["Hi.", "--text", "Ho."], ["TEXT and --text"]),
-    (["   "], ["empty"]),
-    ([], ["give a text"]),
-    (["--text-file", "missing.txt"], ["missing.txt", "not found"]),
-    (["Hi.", "--list-languages"], ["--list-languages takes no text"]),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["Hi.", "--language", "xx-nowhere"], ["no language 'xx-nowhere'"]),
+        (["a {b"], ["unmatched '{'"]),
+        (["Hi.", "--text", "Ho."], ["TEXT and --text"]),
+        (["   "], ["empty"]),
+        ([], ["give a text"]),
+        (["--text-file", "missing.txt"], ["missing.txt", "not found"]),
+        (["Hi.", "--list-languages"], ["--list-languages takes no text"]),
+    ],
+)
 def test_bad_input_is_one_line(capsys, argv, words):
     err = one_line_error(capsys, *argv)
     for word in words:
@@ -119,10 +130,16 @@ def test_without_a_checkpoint_no_torch_is_imported(tmp_path):
     # modules imported through importlib.import_module.
     (tmp_path / "sitecustomize.py").write_text(
         "import atexit, sys\n"
-        "atexit.register(lambda: print('MODULES ' + ' '.join(sorted(sys.modules)), file=sys.stderr))\n")
+        "atexit.register(lambda: print('MODULES ' + ' '.join(sorted(sys.modules)), file=sys.stderr))\n"
+    )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
-    result = subprocess.run([sys.executable, "-m", "gst_tts.cli", "phonemize", "Hello."], capture_output=True,
-                            text=True, timeout=120, env=env)
+    result = subprocess.run(
+        [sys.executable, "-m", "gst_tts.cli", "phonemize", "Hello."],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert result.returncode == 0 and result.stdout == "həlˈoʊ.\n", result.stderr
     modules = {m for line in result.stderr.splitlines() if line.startswith("MODULES ") for m in line.split()[1:]}
     assert "gst_tts.cli.phonemize" in modules and "gst_tts.text.phonemes" in modules

@@ -169,7 +169,11 @@ def test_prepare_subprocess_bad_corpus(tmp_path):
     line_no = _duplicate_small(root)
     proc = subprocess.run(
         [sys.executable, "-m", "gst_tts.cli", "prepare", "--corpus", str(root), "--cache-dir", str(tmp_path / "cache")],
-        capture_output=True, text=True, timeout=120, env=_env(), cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(),
+        cwd=tmp_path,
     )
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.count("\n") == 1, repr(proc.stderr)
@@ -187,9 +191,21 @@ def test_train_subprocess_bad_corpus(tmp_path):
     root = write_corpus(tmp_path / "corpus", n=3)
     _set_line(root, 2, "UT-001|a|b|c|d")
     proc = subprocess.run(
-        [sys.executable, "-m", "gst_tts.training.train", f"data.root={root}", f"data.cache_dir={tmp_path / 'cache'}",
-         f"hydra.run.dir={tmp_path / 'run'}", "model=tiny", "trainer.device=cpu"],
-        capture_output=True, text=True, timeout=180, env=_env(), cwd=tmp_path,
+        [
+            sys.executable,
+            "-m",
+            "gst_tts.training.train",
+            f"data.root={root}",
+            f"data.cache_dir={tmp_path / 'cache'}",
+            f"hydra.run.dir={tmp_path / 'run'}",
+            "model=tiny",
+            "trainer.device=cpu",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=_env(),
+        cwd=tmp_path,
     )
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr + proc.stdout
@@ -231,8 +247,24 @@ def _forked(root: Path, cache: Path) -> _Forked:
 
 
 def _interpreter(root: Path, cache: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "gst_tts.cli", "prepare", "--corpus", str(root), "--cache-dir", str(cache), "--threads", "1"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env(), cwd=root.parent)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gst_tts.cli",
+            "prepare",
+            "--corpus",
+            str(root),
+            "--cache-dir",
+            str(cache),
+            "--threads",
+            "1",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=_env(),
+        cwd=root.parent,
+    )
 
 
 def _kill_at(launch: Callable, root: Path, cache: Path, *, features: int, delay: float) -> tuple[int, bool]:
@@ -266,7 +298,9 @@ def _features(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in folder.glob("*.npy")}
 
 
-def _killed_then_finished(tmp_path: Path, launch: Callable, *, kills: int, seed: int) -> list[tuple[int, float, int, bool]]:
+def _killed_then_finished(
+    tmp_path: Path, launch: Callable, *, kills: int, seed: int
+) -> list[tuple[int, float, int, bool]]:
     """Kills ``gst-tts prepare`` of a 30-clip corpus ``kills`` times at seeded random moments, each
     time checking that every feature file in sight is whole (bit-equal to a clean run's), then
     runs it to the end: the cache must be the clean run's, stray temporary files of killed writes
@@ -312,8 +346,10 @@ def _killed_then_finished(tmp_path: Path, launch: Callable, *, kills: int, seed:
     assert _features(folder) == expected
     assert json.loads((folder / "manifest.json").read_text()) == expected_manifest
     assert sorted(p.name for p in folder.iterdir() if p.name.startswith(".")) == [fresh.name]
-    print(f"kills (after features, delay s, features written, had finished): {moments}; "
-          f"temporary files they left: {len(killed_leftovers)}")
+    print(
+        f"kills (after features, delay s, features written, had finished): {moments}; "
+        f"temporary files they left: {len(killed_leftovers)}"
+    )
     return moments
 
 
@@ -322,8 +358,10 @@ def test_prepare_killed_at_random_moments_then_rerun_equals_a_clean_run(tmp_path
     assert sum(1 for _, _, written, finished in moments if written and not finished) >= 4  # kills among the writes
 
 
-@pytest.mark.slow(reason="test_prepare_killed_at_random_moments_then_rerun_equals_a_clean_run kills the same "
-                         "command, forked from the test rather than started afresh")
+@pytest.mark.slow(
+    reason="test_prepare_killed_at_random_moments_then_rerun_equals_a_clean_run kills the same "
+    "command, forked from the test rather than started afresh"
+)
 def test_prepare_started_afresh_killed_at_random_moments(tmp_path):
     moments = _killed_then_finished(tmp_path, _interpreter, kills=6, seed=1)
     assert sum(1 for _, _, written, finished in moments if written and not finished) >= 3

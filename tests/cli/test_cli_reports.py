@@ -17,6 +17,7 @@ from gst_tts.demo import corpus as demo_corpus
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.checkpoints.acoustic import load_checkpoint, save_checkpoint
 
+
 class CountingASR:
     """A stand-in ASR that hears nothing and counts the clips (the real one: tests/analysis/test_intelligibility.py)."""
 
@@ -62,9 +63,27 @@ def demo_report(checkpoint_16k, tmp_path_factory):
         mp.setattr(intelligibility, "WhisperTranscriber", CountingASR)
         mp.setattr(intelligibility, "asr_available", lambda: True)
         # An untrained model rarely stops on its own; a short bound keeps the run fast.
-        rc = main(["demo-report", "--checkpoint", str(checkpoint_16k), "--corpus", str(corpus), "--out", str(out),
-                   "--sentences", "1", "--espeak", str(N_REFERENCES), "--device", "cpu", "--max-seconds", str(seconds_for_steps(8, sample_rate=MODEL_RATE)),
-                   "--griffin-lim-iters", "2"])
+        rc = main(
+            [
+                "demo-report",
+                "--checkpoint",
+                str(checkpoint_16k),
+                "--corpus",
+                str(corpus),
+                "--out",
+                str(out),
+                "--sentences",
+                "1",
+                "--espeak",
+                str(N_REFERENCES),
+                "--device",
+                "cpu",
+                "--max-seconds",
+                str(seconds_for_steps(8, sample_rate=MODEL_RATE)),
+                "--griffin-lim-iters",
+                "2",
+            ]
+        )
     assert rc == 0
     return out
 
@@ -130,15 +149,32 @@ def test_demo_report_summarises_style_transfer_from_unseen_references(demo_repor
         line = next(line for line in text.splitlines() if line.strip().startswith(label))
         assert " r " in line and " slope " in line, line
     for ref in report["references"]:
-        assert (demo_report / ref["name"] / "01.wav").is_file() and (demo_report / ref["name"] / "01.alignment.png").is_file()
+        assert (demo_report / ref["name"] / "01.wav").is_file() and (
+            demo_report / ref["name"] / "01.alignment.png"
+        ).is_file()
         assert ref["info"]["label"] in text
 
 
 def test_check_alignment_states_the_aligned_definition(checkpoint_16k, tmp_path, capsys):
     corpus = write_corpus(tmp_path / "corpus", n=2, rate=demo_corpus.SAMPLE_RATE)
     out = tmp_path / "eval"
-    rc = main(["check-alignment", "--checkpoint", str(checkpoint_16k), "--corpus", str(corpus), "--split", "train",
-               "--out", str(out), "--device", "cpu", "--max-seconds", str(seconds_for_steps(8, sample_rate=MODEL_RATE))])
+    rc = main(
+        [
+            "check-alignment",
+            "--checkpoint",
+            str(checkpoint_16k),
+            "--corpus",
+            str(corpus),
+            "--split",
+            "train",
+            "--out",
+            str(out),
+            "--device",
+            "cpu",
+            "--max-seconds",
+            str(seconds_for_steps(8, sample_rate=MODEL_RATE)),
+        ]
+    )
     stdout, err = capsys.readouterr()
     assert rc == 0, err
     summary = json.loads((out / "summary.json").read_text())["train"]["summary"]
@@ -147,18 +183,39 @@ def test_check_alignment_states_the_aligned_definition(checkpoint_16k, tmp_path,
     assert summary["count"] == 2 and np.isfinite(summary["focus"])
 
 
-def test_check_alignment_decodes_in_batches_each_sentence_with_its_own_reference(checkpoint_16k, tmp_path, capsys, monkeypatch):
+def test_check_alignment_decodes_in_batches_each_sentence_with_its_own_reference(
+    checkpoint_16k, tmp_path, capsys, monkeypatch
+):
     corpus = write_corpus(tmp_path / "corpus", n=5)
     calls = []
     synthesize = Synthesizer.synthesize
 
     def recording(self, texts, **kwargs):
-        calls.append((list(texts), [str(s.reference) for s in kwargs["styles"]], kwargs["batch_size"], kwargs["vocode"]))
+        calls.append(
+            (list(texts), [str(s.reference) for s in kwargs["styles"]], kwargs["batch_size"], kwargs["vocode"])
+        )
         return synthesize(self, texts, **kwargs)
 
     monkeypatch.setattr(Synthesizer, "synthesize", recording)
-    rc = main(["check-alignment", "--checkpoint", str(checkpoint_16k), "--corpus", str(corpus), "--split", "train",
-               "--device", "cpu", "--max-seconds", str(seconds_for_steps(4, sample_rate=MODEL_RATE)), "--batch-size", "2", "--out", str(tmp_path / "eval")])
+    rc = main(
+        [
+            "check-alignment",
+            "--checkpoint",
+            str(checkpoint_16k),
+            "--corpus",
+            str(corpus),
+            "--split",
+            "train",
+            "--device",
+            "cpu",
+            "--max-seconds",
+            str(seconds_for_steps(4, sample_rate=MODEL_RATE)),
+            "--batch-size",
+            "2",
+            "--out",
+            str(tmp_path / "eval"),
+        ]
+    )
     assert rc == 0, capsys.readouterr().err
     assert [len(texts) for texts, *_ in calls] == [2, 2, 1]
     for texts, references, batch_size, vocode in calls:
@@ -170,11 +227,19 @@ def test_check_alignment_decodes_in_batches_each_sentence_with_its_own_reference
     assert all(r["decoder_steps"] == 4 for r in rows)
 
 
-@pytest.mark.parametrize("args, message", [(["--batch-size", "0"], "--batch-size"), (["--stop-threshold", "2"], "--stop-threshold"),
-                                           (["--max-seconds", "0"], "--max-seconds must be positive")])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--batch-size", "0"], "--batch-size"),
+        (["--stop-threshold", "2"], "--stop-threshold"),
+        (["--max-seconds", "0"], "--max-seconds must be positive"),
+    ],
+)
 def test_check_alignment_bad_decoding_options_are_one_line_errors(checkpoint_16k, tmp_path, capsys, args, message):
     corpus = write_corpus(tmp_path / "corpus", n=1)
-    rc = main(["check-alignment", "--checkpoint", str(checkpoint_16k), "--corpus", str(corpus), "--split", "train", *args])
+    rc = main(
+        ["check-alignment", "--checkpoint", str(checkpoint_16k), "--corpus", str(corpus), "--split", "train", *args]
+    )
     err = capsys.readouterr().err
     assert rc == 2 and err.startswith("gst-tts check-alignment: error: " + message) and err.count("\n") == 1
 
@@ -186,8 +251,20 @@ def test_an_out_that_is_a_file_is_refused_before_any_decoding(checkpoint_16k, tm
     blocker.write_text("a file, not a folder")
     monkeypatch.setattr(Synthesizer, "synthesize", lambda *a, **k: pytest.fail("decoded before checking --out"))
     extra = ["--split", "train"] if command == "check-alignment" else []
-    rc = main([command, "--checkpoint", str(checkpoint_16k), "--corpus", str(corpus), "--device", "cpu",
-               "--out", str(blocker), *extra])
+    rc = main(
+        [
+            command,
+            "--checkpoint",
+            str(checkpoint_16k),
+            "--corpus",
+            str(corpus),
+            "--device",
+            "cpu",
+            "--out",
+            str(blocker),
+            *extra,
+        ]
+    )
     err = capsys.readouterr().err
     assert rc == 2 and err.startswith(f"gst-tts {command}: error: --out") and err.count("\n") == 1
     assert blocker.read_text() == "a file, not a folder"

@@ -11,8 +11,19 @@ from gst_tts.analysis import intelligibility, style_transfer
 from gst_tts.cli import main
 
 # An untrained model rarely stops on its own; a short bound and few Griffin-Lim iterations keep it fast.
-FAST = ["--device", "cpu", "--max-seconds", str(seconds_for_steps(8)), "--griffin-lim-iters", "2", "--no-progress",
-        "--espeak", "2", "--sentences", "1"]
+FAST = [
+    "--device",
+    "cpu",
+    "--max-seconds",
+    str(seconds_for_steps(8)),
+    "--griffin-lim-iters",
+    "2",
+    "--no-progress",
+    "--espeak",
+    "2",
+    "--sentences",
+    "1",
+]
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:
@@ -62,7 +73,9 @@ def test_a_candidate_that_mumbles_is_not_chosen(candidates, tmp_path, capsys, mo
     assert rc == 0, err
     record = json.loads(out.with_suffix(".json").read_text())
     assert [(c["step"], c["weakest"], c["cer"] == 0) for c in record["candidates"]] == [
-        (250, "log F0 r", True), (500, "words (1-CER)", False)]
+        (250, "log F0 r", True),
+        (500, "words (1-CER)", False),
+    ]
     assert record["step"] == 250 and out.read_bytes() == early.read_bytes()
     assert "words: 1 - CER (scripted)" in stdout and not ScriptedASR.script
 
@@ -71,30 +84,38 @@ def test_words_come_first_within_the_margin(tmp_path, capsys, monkeypatch):
     """Three candidates: the best style speaks worse than the margin allows; of the two that speak
     about equally well, the better weakest figure wins, though it is not the lowest CER."""
     paths = [write_tiny_checkpoint(tmp_path / f"step_{s:07d}.pt", seed=s, step=s) for s in (250, 500, 750)]
-    figures = iter([
-        {"log F0 r": 1.0, "log F0 slope": 1.0, "log rate r": 1.0, "log rate slope": 1.0, "aligned": 1.0},
-        {"log F0 r": 0.9, "log F0 slope": 0.8, "log rate r": 0.9, "log rate slope": 0.9, "aligned": 1.0},
-        {"log F0 r": 0.9, "log F0 slope": 0.6, "log rate r": 0.9, "log rate slope": 0.9, "aligned": 1.0},
-    ])
+    figures = iter(
+        [
+            {"log F0 r": 1.0, "log F0 slope": 1.0, "log rate r": 1.0, "log rate slope": 1.0, "aligned": 1.0},
+            {"log F0 r": 0.9, "log F0 slope": 0.8, "log rate r": 0.9, "log rate slope": 0.9, "aligned": 1.0},
+            {"log F0 r": 0.9, "log F0 slope": 0.6, "log rate r": 0.9, "log rate slope": 0.9, "aligned": 1.0},
+        ]
+    )
     monkeypatch.setattr(style_transfer, "selection_figures", lambda report: next(figures))
     monkeypatch.setattr(intelligibility, "asr_available", lambda: True)
     monkeypatch.setattr(intelligibility, "WhisperTranscriber", ScriptedASR)
     sentence = style_transfer.held_out_sentences(1, style_transfer.TEXT_SEED)[0]
     words = sentence.lower().split()
+
     def dropping(n):  # the sentence with its first n words left out: a CER of about n words' share
         return " ".join(words[n:])
+
     ScriptedASR.script = [dropping(2)] * 2 + [dropping(1)] * 2 + [sentence] * 2
     cer = {n: intelligibility.score_utterance("x", sentence, dropping(n)).cer for n in (1, 2)}
     margin = (cer[1] + cer[2]) / 2  # step 500 (one word dropped) within it of step 750's 0, step 250 (two) not
     out = tmp_path / "best.pt"
-    rc, stdout, err = run(capsys, "--checkpoints", *map(str, paths), "--out", str(out), "--words-margin", f"{margin:.6f}", *FAST)
+    rc, stdout, err = run(
+        capsys, "--checkpoints", *map(str, paths), "--out", str(out), "--words-margin", f"{margin:.6f}", *FAST
+    )
     assert rc == 0, err
     record = json.loads(out.with_suffix(".json").read_text())
     assert [(c["step"], c["speaks_best"]) for c in record["candidates"]] == [(250, False), (500, True), (750, True)]
     assert record["step"] == 500, record  # step 250's weakest figure is the highest, but it speaks worse
     assert "(words: CER above the margin)" in stdout and "<- chosen" in stdout.splitlines()[2]
     ScriptedASR.script = [dropping(2)] * 2 + [dropping(1)] * 2 + [sentence] * 2
-    figures = iter([{"log F0 r": 1.0, "log F0 slope": 1.0, "log rate r": 1.0, "log rate slope": 1.0, "aligned": 1.0}] * 3)
+    figures = iter(
+        [{"log F0 r": 1.0, "log F0 slope": 1.0, "log rate r": 1.0, "log rate slope": 1.0, "aligned": 1.0}] * 3
+    )
     rc, _, err = run(capsys, "--checkpoints", *map(str, paths), "--out", str(out), "--words-margin", "0", *FAST)
     assert rc == 0 and json.loads(out.with_suffix(".json").read_text())["step"] == 750, err
 
@@ -112,19 +133,25 @@ def test_the_candidate_with_the_strongest_weakest_figure_is_copied(candidates, t
     early, late, last = candidates
     # Figures by step order: the early checkpoint's weakest figure (rate slope 0.5) is below the
     # late one's weakest (aligned 0.7), though the early one is better on every other figure.
-    figures = iter([
-        {"log F0 r": 1.0, "log F0 slope": 1.0, "log rate r": 1.0, "log rate slope": 0.5, "aligned": 1.0},
-        {"log F0 r": 0.9, "log F0 slope": 0.9, "log rate r": 0.9, "log rate slope": 0.8, "aligned": 0.7},
-    ])
+    figures = iter(
+        [
+            {"log F0 r": 1.0, "log F0 slope": 1.0, "log rate r": 1.0, "log rate slope": 0.5, "aligned": 1.0},
+            {"log F0 r": 0.9, "log F0 slope": 0.9, "log rate r": 0.9, "log rate slope": 0.8, "aligned": 0.7},
+        ]
+    )
     monkeypatch.setattr(style_transfer, "selection_figures", lambda report: next(figures))
     out = tmp_path / "chosen" / "best.pt"
     rc, stdout, err = run(capsys, "--checkpoints", str(early), str(late), str(last), "--out", str(out), *FAST)
     assert rc == 0, err
     assert out.read_bytes() == late.read_bytes()  # last.pt repeats step 500 and comes later: not measured
     record = json.loads(out.with_suffix(".json").read_text())
-    assert record["chosen"] == str(late) and record["step"] == 500 and record["seed"] == 0  # the default; the demo passes SELECTION_SEED itself
+    assert (
+        record["chosen"] == str(late) and record["step"] == 500 and record["seed"] == 0
+    )  # the default; the demo passes SELECTION_SEED itself
     assert [(c["step"], c["weakest"], c["score"]) for c in record["candidates"]] == [
-        (250, "log rate slope", 0.5), (500, "aligned", 0.7)]
+        (250, "log rate slope", 0.5),
+        (500, "aligned", 0.7),
+    ]
     assert "chose step 500" in stdout and stdout.count("<- chosen") == 1
     assert sorted(p.name for p in out.parent.iterdir()) == ["best.json", "best.pt"]  # no temporary file left
 
@@ -153,6 +180,8 @@ def test_errors_are_one_line_and_write_nothing(candidates, tmp_path, capsys):
     assert_one_line_error(rc, err, "is one of the candidates")
     rc, _, err = run(capsys, "--checkpoints", str(early), "--out", str(out.with_suffix(".json")), *FAST)
     assert_one_line_error(rc, err, "give the checkpoint a .pt name")
-    rc, _, err = run(capsys, "--checkpoints", str(early), "--out", str(out), *FAST[:-4], "--espeak", "1", "--sentences", "1")
+    rc, _, err = run(
+        capsys, "--checkpoints", str(early), "--out", str(out), *FAST[:-4], "--espeak", "1", "--sentences", "1"
+    )
     assert_one_line_error(rc, err, "--espeak must be at least 2")
     assert not out.parent.exists()

@@ -52,9 +52,26 @@ def test_served_checkpoint_answers_coqui_get_to_plain_curl(tiny_checkpoint, tmp_
     env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     env.pop("GST_TTS_API_KEY", None)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gst_tts.cli", "serve", "--checkpoint", str(tiny_checkpoint), "--port", "0",
-         "--max-seconds", str(seconds_for_steps(30)), "--griffin-lim-iters", "4"],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        [
+            sys.executable,
+            "-m",
+            "gst_tts.cli",
+            "serve",
+            "--checkpoint",
+            str(tiny_checkpoint),
+            "--port",
+            "0",
+            "--max-seconds",
+            str(seconds_for_steps(30)),
+            "--griffin-lim-iters",
+            "4",
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         port, seen, deadline = None, [], time.monotonic() + 90
         while port is None:
@@ -65,17 +82,37 @@ def test_served_checkpoint_answers_coqui_get_to_plain_curl(tiny_checkpoint, tmp_
             match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
             port = int(match.group(1)) if match else None
         out = tmp_path / "hello.wav"
-        curl = subprocess.run(["curl", "-sS", "--max-time", "60", "-o", str(out), "-w", "%{http_code} %{content_type}",
-                               f"http://127.0.0.1:{port}/api/tts?text=Hello%20there."],
-                              capture_output=True, text=True, timeout=90)
+        curl = subprocess.run(
+            [
+                "curl",
+                "-sS",
+                "--max-time",
+                "60",
+                "-o",
+                str(out),
+                "-w",
+                "%{http_code} %{content_type}",
+                f"http://127.0.0.1:{port}/api/tts?text=Hello%20there.",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=90,
+        )
         assert curl.stdout == "200 audio/wav", curl.stdout + curl.stderr
         info = sf.info(str(out))
         assert info.samplerate == 22050 and info.frames > 0
         # --vocoder auto with nothing recorded beside the checkpoint: Griffin-Lim, said first in the log and by the API.
-        why = "Griffin-Lim (no vocoder recorded beside the checkpoint (vocoder.json); --vocoder PATH to use a trained one)"
+        why = (
+            "Griffin-Lim (no vocoder recorded beside the checkpoint (vocoder.json); --vocoder PATH to use a trained "
+            "one)"
+        )
         assert seen[0] == f"INFO gst_tts.cli: vocoder: {why}\n", "".join(seen)
-        model = subprocess.run(["curl", "-sS", "--max-time", "30", f"http://127.0.0.1:{port}/api/model"],
-                               capture_output=True, text=True, timeout=60)
+        model = subprocess.run(
+            ["curl", "-sS", "--max-time", "30", f"http://127.0.0.1:{port}/api/model"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert json.loads(model.stdout)["vocoder"] == why, model.stdout + model.stderr
     finally:
         proc.terminate()

@@ -37,8 +37,21 @@ MINIMAL = {
     "export": ["--checkpoint", "c.pt", "--out", "exported"],
     "serve": ["--checkpoint", "c.pt"],
 }
-LONG_COMMANDS = ["demo", "make-demo-corpus", "prepare", "synthesize", "check-alignment", "measure-transfer", "measure-intelligibility",
-                 "select-checkpoint", "dump-gta-mels", "demo-report", "probe-tokens", "plot-style", "vocode"]
+LONG_COMMANDS = [
+    "demo",
+    "make-demo-corpus",
+    "prepare",
+    "synthesize",
+    "check-alignment",
+    "measure-transfer",
+    "measure-intelligibility",
+    "select-checkpoint",
+    "dump-gta-mels",
+    "demo-report",
+    "probe-tokens",
+    "plot-style",
+    "vocode",
+]
 
 # Old spelling → (argv with it, attribute, value it must give).
 OLD_SPELLINGS = {
@@ -50,8 +63,11 @@ OLD_SPELLINGS = {
     "--texts": (["measure-transfer", *MINIMAL["measure-transfer"], "--texts", "t.txt"], "text_file", Path("t.txt")),
     "prepare ROOT": (["prepare", "corpus"], "corpus", Path("corpus")),
     "make-demo-corpus OUT_DIR": (["make-demo-corpus", "corpus"], "out", Path("corpus")),
-    "plot-style REFERENCE...": (["plot-style", "--checkpoint", "c.pt", "a.wav", "b.wav", "--out", "x.png"], "references",
-                                [Path("a.wav"), Path("b.wav")]),
+    "plot-style REFERENCE...": (
+        ["plot-style", "--checkpoint", "c.pt", "a.wav", "b.wav", "--out", "x.png"],
+        "references",
+        [Path("a.wav"), Path("b.wav")],
+    ),
 }
 
 
@@ -60,7 +76,10 @@ def parse(argv: list[str]):
 
 
 def test_every_command_is_listed_in_workflow_order_and_parses():
-    assert list(COMMANDS)[:5] == ["demo", "make-demo-corpus", "prepare", "phonemize", "info"] and list(COMMANDS)[-1] == "serve"
+    assert (
+        list(COMMANDS)[:5] == ["demo", "make-demo-corpus", "prepare", "phonemize", "info"]
+        and list(COMMANDS)[-1] == "serve"
+    )
     assert set(MINIMAL) == set(COMMANDS)
     for command, argv in MINIMAL.items():
         assert parse([command, *argv]).command == command
@@ -134,9 +153,12 @@ def modules_after(argv: list[str], tmp_path: Path) -> tuple[subprocess.Completed
     imported when it exited (reported by an exit hook that a sitecustomize on PYTHONPATH installs)."""
     (tmp_path / "sitecustomize.py").write_text(
         "import atexit, sys\n"
-        "atexit.register(lambda: print('MODULES ' + ' '.join(sorted(sys.modules)), file=sys.stderr))\n")
+        "atexit.register(lambda: print('MODULES ' + ' '.join(sorted(sys.modules)), file=sys.stderr))\n"
+    )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
-    result = subprocess.run([sys.executable, "-m", "gst_tts.cli", *argv], capture_output=True, text=True, timeout=120, env=env)
+    result = subprocess.run(
+        [sys.executable, "-m", "gst_tts.cli", *argv], capture_output=True, text=True, timeout=120, env=env
+    )
     lines = [line for line in result.stderr.splitlines() if line.startswith("MODULES ")]
     assert len(lines) == 1, result.stderr  # the hook ran
     return result, set(lines[0].split()[1:])

@@ -53,8 +53,20 @@ def refs(tmp_path) -> dict[str, Path]:
 
 def test_text_writes_wav_sidecar_alignment_and_plot(tiny_checkpoint, tmp_path, capsys):
     out = tmp_path / "out" / "hello.wav"
-    rc, stdout, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--text", "Hello world.", "--out", str(out),
-                          "--plot", "--save-alignment", "--seed", "1", *FAST)
+    rc, stdout, err = run(
+        capsys,
+        "--checkpoint",
+        str(tiny_checkpoint),
+        "--text",
+        "Hello world.",
+        "--out",
+        str(out),
+        "--plot",
+        "--save-alignment",
+        "--seed",
+        "1",
+        *FAST,
+    )
     assert rc == 0, err
     names = sorted(p.name for p in files_under(out.parent))
     assert names == ["hello.alignment.npy", "hello.alignment.png", "hello.json", "hello.wav"]  # no temp files left
@@ -67,8 +79,13 @@ def test_text_writes_wav_sidecar_alignment_and_plot(tiny_checkpoint, tmp_path, c
     assert np.asarray(side["style_weights"]).shape == (2, 5)
     assert {"focus", "coverage", "backward_jumps", "reached_end"} <= side["health"].keys()
     assert len(side["chunks"]) == 1 and side["style"]["source"] == "neutral" and side["seed"] == 1
-    assert side["decoding"] == {"stop_threshold": 0.5, "max_frames_per_symbol": 20.0, "max_seconds": seconds_for_steps(8),
-                                "attention_window": None, "stop_end_tolerance": 3}
+    assert side["decoding"] == {
+        "stop_threshold": 0.5,
+        "max_frames_per_symbol": 20.0,
+        "max_seconds": seconds_for_steps(8),
+        "attention_window": None,
+        "stop_end_tolerance": 3,
+    }
     alignment = np.load(out.parent / "hello.alignment.npy")
     assert alignment.dtype == np.float32 and alignment.shape == (8, len("hello world.") + 1)
     assert "1 stopped on the step bound" in stdout
@@ -79,9 +96,18 @@ def test_text_file_numbered_by_line_with_progress_and_summary(tiny_checkpoint, t
     lines.write_text("First line.\n\nThird line, after a blank one!\nFourth.\n")
     out = tmp_path / "out"
     with caplog.at_level(logging.WARNING):
-        rc, stdout, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--text-file", str(lines), "--out", str(out), *FAST)
+        rc, stdout, err = run(
+            capsys, "--checkpoint", str(tiny_checkpoint), "--text-file", str(lines), "--out", str(out), *FAST
+        )
     assert rc == 0, err
-    assert sorted(p.name for p in files_under(out)) == ["0001.json", "0001.wav", "0003.json", "0003.wav", "0004.json", "0004.wav"]
+    assert sorted(p.name for p in files_under(out)) == [
+        "0001.json",
+        "0001.wav",
+        "0003.json",
+        "0003.wav",
+        "0004.json",
+        "0004.wav",
+    ]
     assert json.loads((out / "0003.json").read_text())["line"] == 3
     assert "wrote 3 utterances" in stdout and "3 stopped on the step bound" in stdout
     assert "3/3" in err  # the progress bar
@@ -91,7 +117,15 @@ def test_text_file_numbered_by_line_with_progress_and_summary(tiny_checkpoint, t
 
 
 def test_seed_makes_output_repeatable(tiny_checkpoint, tmp_path, capsys, refs):
-    common = ["--checkpoint", str(tiny_checkpoint), "--text", "Repeat me.", "--reference", str(refs["stereo48k"]), *FAST]
+    common = [
+        "--checkpoint",
+        str(tiny_checkpoint),
+        "--text",
+        "Repeat me.",
+        "--reference",
+        str(refs["stereo48k"]),
+        *FAST,
+    ]
     for name, seed in (("a", "5"), ("b", "5"), ("c", "6")):
         assert run(capsys, *common, "--out", str(tmp_path / f"{name}.wav"), "--seed", seed)[0] == 0
     a, b, c = (sf.read(tmp_path / f"{n}.wav")[0] for n in "abc")
@@ -101,27 +135,57 @@ def test_seed_makes_output_repeatable(tiny_checkpoint, tmp_path, capsys, refs):
 
 def test_style_weights_per_head_and_style_mix_are_recorded(tiny_checkpoint, tmp_path, capsys, refs):
     out = tmp_path / "w.wav"
-    rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--text", "Styled.", "--out", str(out),
-                     "--style-weights", "3=0.4, 1:2=-0.2", *FAST)
+    rc, _, err = run(
+        capsys,
+        "--checkpoint",
+        str(tiny_checkpoint),
+        "--text",
+        "Styled.",
+        "--out",
+        str(out),
+        "--style-weights",
+        "3=0.4, 1:2=-0.2",
+        *FAST,
+    )
     assert rc == 0, err
     side = json.loads(out.with_suffix(".json").read_text())
     assert side["style_weights"] == [[0.0, 0.0, 0.0, 0.4, 0.0], [0.0, 0.0, -0.2, 0.4, 0.0]]
     # Griffin-Lim sets no F0 spread, and token weights have no tempo: the model's own are recorded.
-    assert side["style"] == {"source": "style_weights", "spec": "3=0.4, 1:2=-0.2", "f0_range": {"source": "decoded"},
-                             "tempo": {"source": "decoded"}}
+    assert side["style"] == {
+        "source": "style_weights",
+        "spec": "3=0.4, 1:2=-0.2",
+        "f0_range": {"source": "decoded"},
+        "tempo": {"source": "decoded"},
+    }
 
     out = tmp_path / "d.wav"
-    rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--text", "Dialled.", "--out", str(out),
-                     "--style-dials", "1:3=0.5", *FAST)
+    rc, _, err = run(
+        capsys,
+        "--checkpoint",
+        str(tiny_checkpoint),
+        "--text",
+        "Dialled.",
+        "--out",
+        str(out),
+        "--style-dials",
+        "1:3=0.5",
+        *FAST,
+    )
     assert rc == 0, err
     side = json.loads(out.with_suffix(".json").read_text())
     np.testing.assert_allclose(side["style_weights"], [[0.2] * 5, [0.1, 0.1, 0.1, 0.6, 0.1]], atol=1e-6)
-    assert side["style"] == {"source": "style_dials", "spec": "1:3=0.5", "f0_range": {"source": "decoded"},
-                             "tempo": {"source": "decoded"}}
+    assert side["style"] == {
+        "source": "style_dials",
+        "spec": "1:3=0.5",
+        "f0_range": {"source": "decoded"},
+        "tempo": {"source": "decoded"},
+    }
 
     out = tmp_path / "m.wav"
     mix = f"{refs['good']}=0.5,{refs['stereo48k']}=0.5"
-    rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--text", "Mixed.", "--out", str(out), "--style-mix", mix, *FAST)
+    rc, _, err = run(
+        capsys, "--checkpoint", str(tiny_checkpoint), "--text", "Mixed.", "--out", str(out), "--style-mix", mix, *FAST
+    )
     assert rc == 0, err
     weights = np.asarray(json.loads(out.with_suffix(".json").read_text())["style_weights"])
     np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-4)  # a mix of softmax weights
@@ -131,8 +195,20 @@ def test_two_thousand_character_paragraph_comes_out_whole(tiny_checkpoint, tmp_p
     sentence = "The old house on the hill, which nobody had visited for years, stood silent; its windows were dark. "
     paragraph = (sentence * 21)[:2000]
     out = tmp_path / "long.wav"
-    rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--text", paragraph, "--out", str(out),
-                     "--max-seconds", str(seconds_for_steps(3)), "--griffin-lim-iters", "2", "--save-alignment")
+    rc, _, err = run(
+        capsys,
+        "--checkpoint",
+        str(tiny_checkpoint),
+        "--text",
+        paragraph,
+        "--out",
+        str(out),
+        "--max-seconds",
+        str(seconds_for_steps(3)),
+        "--griffin-lim-iters",
+        "2",
+        "--save-alignment",
+    )
     assert rc == 0, err
     side = json.loads(out.with_suffix(".json").read_text())
     assert len(side["chunks"]) > 10
@@ -142,12 +218,27 @@ def test_two_thousand_character_paragraph_comes_out_whole(tiny_checkpoint, tmp_p
     assert alignment.shape == (3 * len(side["chunks"]), len(side["input_symbols"]))
 
 
-def test_no_split_reads_a_long_paragraph_as_one_utterance_past_the_default_step_bound(tiny_checkpoint, tmp_path, capsys):
+def test_no_split_reads_a_long_paragraph_as_one_utterance_past_the_default_step_bound(
+    tiny_checkpoint, tmp_path, capsys
+):
     paragraph = ("The old house on the hill stood silent, and its windows were dark. " * 18)[:1200]
     out = tmp_path / "whole.wav"
     # The random model never stops: it runs to ceil(min(max_frames, 3 * symbols) / r) steps.
-    rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--text", paragraph, "--out", str(out),
-                     "--no-split", "--max-frames-per-symbol", "3", "--griffin-lim-iters", "1", "--save-alignment")
+    rc, _, err = run(
+        capsys,
+        "--checkpoint",
+        str(tiny_checkpoint),
+        "--text",
+        paragraph,
+        "--out",
+        str(out),
+        "--no-split",
+        "--max-frames-per-symbol",
+        "3",
+        "--griffin-lim-iters",
+        "1",
+        "--save-alignment",
+    )
     assert rc == 0, err
     side = json.loads(out.with_suffix(".json").read_text())
     assert len(side["chunks"]) == 1
@@ -156,8 +247,21 @@ def test_no_split_reads_a_long_paragraph_as_one_utterance_past_the_default_step_
     steps = -(-3 * symbols // side["frames_per_step"])  # the per-symbol bound, ceil(3 * symbols / r)
     assert alignment.shape == (steps, symbols) and steps > 1000  # past the default absolute bound of 1000
 
-    rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--text", paragraph, "--out", str(out),
-                     "--no-split", "--max-seconds", str(seconds_for_steps(7)), "--griffin-lim-iters", "1", "--save-alignment")
+    rc, _, err = run(
+        capsys,
+        "--checkpoint",
+        str(tiny_checkpoint),
+        "--text",
+        paragraph,
+        "--out",
+        str(out),
+        "--no-split",
+        "--max-seconds",
+        str(seconds_for_steps(7)),
+        "--griffin-lim-iters",
+        "1",
+        "--save-alignment",
+    )
     assert rc == 0, err
     assert len(json.loads(out.with_suffix(".json").read_text())["chunks"]) == 1
     assert np.load(tmp_path / "whole.alignment.npy").shape == (7, symbols)  # an explicit bound still holds
@@ -166,8 +270,20 @@ def test_no_split_reads_a_long_paragraph_as_one_utterance_past_the_default_step_
 def test_no_split_and_max_chunk_chars_exclude_each_other(tiny_checkpoint, tmp_path, capsys):
     out = tmp_path / "x.wav"
     with pytest.raises(SystemExit) as exc:
-        main(["synthesize", "--checkpoint", str(tiny_checkpoint), "--text", "Hi.", "--out", str(out),
-              "--no-split", "--max-chunk-chars", "50"])
+        main(
+            [
+                "synthesize",
+                "--checkpoint",
+                str(tiny_checkpoint),
+                "--text",
+                "Hi.",
+                "--out",
+                str(out),
+                "--no-split",
+                "--max-chunk-chars",
+                "50",
+            ]
+        )
     assert exc.value.code == 2
     assert "not allowed with argument" in capsys.readouterr().err
     assert not out.exists()
@@ -245,7 +361,10 @@ def _bad_cases(tmp_path: Path, refs: dict[str, Path], ckpt: Path) -> dict[str, t
         "non-audio reference": (["--text", "Hi there.", "--reference", str(refs["text"])], "not readable as audio"),
         "silent reference": (["--text", "Hi there.", "--reference", str(refs["silent"])], "silent"),
         "short reference": (["--text", "Hi there.", "--reference", str(refs["short"])], "at least 0.5 s"),
-        "bad reference in a mix": (["--text", "Hi.", "--style-mix", f"{refs['good']}=0.5,{refs['short']}=0.5"], "at least 0.5 s"),
+        "bad reference in a mix": (
+            ["--text", "Hi.", "--style-mix", f"{refs['good']}=0.5,{refs['short']}=0.5"],
+            "at least 0.5 s",
+        ),
         "malformed mix": (["--text", "Hi.", "--style-mix", str(refs["good"])], "FILE=WEIGHT"),
         "mix weight not a number": (["--text", "Hi.", "--style-mix", f"{refs['good']}=lots"], "not a number"),
         "unknown token index": (["--text", "Hi.", "--style-weights", "7=0.4"], "not in 0..4"),
@@ -259,8 +378,14 @@ def _bad_cases(tmp_path: Path, refs: dict[str, Path], ckpt: Path) -> dict[str, t
         "unknown dial head": (["--text", "Hi.", "--style-dials", "5:1=0.4"], "--style-dials: style head 5"),
         "out not a wav": (["--text", "Hi.", "--out-override", str(tmp_path / "out" / "x.mp3")], ".wav"),
         "griffin-lim iterations": (["--text", "Hi.", "--griffin-lim-iters", "0"], "griffin-lim-iters"),
-        "stop threshold out of range": (["--text", "Hi.", "--stop-threshold", "1.5"], "--stop-threshold must be in (0, 1]"),
-        "zero frames per symbol": (["--text", "Hi.", "--max-frames-per-symbol", "0"], "--max-frames-per-symbol must be positive"),
+        "stop threshold out of range": (
+            ["--text", "Hi.", "--stop-threshold", "1.5"],
+            "--stop-threshold must be in (0, 1]",
+        ),
+        "zero frames per symbol": (
+            ["--text", "Hi.", "--max-frames-per-symbol", "0"],
+            "--max-frames-per-symbol must be positive",
+        ),
         "unknown device": (["--text", "Hi.", "--device", "tpu"], "unknown device"),
         "cuda without cuda": (["--text", "Hi.", "--device", "cuda"], "CUDA"),
     }
@@ -272,14 +397,41 @@ def _bad_cases(tmp_path: Path, refs: dict[str, Path], ckpt: Path) -> dict[str, t
 
 
 BAD_CASE_NAMES = [
-    "empty text", "blank text", "no usable symbol", "punctuation only", "empty text file", "blank text file",
-    "text file with a bad line", "missing text file", "missing reference", "non-audio reference", "silent reference",
-    "short reference", "bad reference in a mix", "malformed mix", "mix weight not a number", "unknown token index",
-    "negative token index", "unknown head", "weight not a number", "token not a number", "missing weight", "empty weights",
-    "nan weight", "unknown dial head", "out not a wav", "griffin-lim iterations",
-    "stop threshold out of range", "zero frames per symbol", "unknown device", "cuda without cuda",
-    "checkpoint: random bytes", "checkpoint: config says another symbol count", "checkpoint: symbol table does not match",
-    "checkpoint: weights do not match config", "checkpoint: not a gst-tts checkpoint",
+    "empty text",
+    "blank text",
+    "no usable symbol",
+    "punctuation only",
+    "empty text file",
+    "blank text file",
+    "text file with a bad line",
+    "missing text file",
+    "missing reference",
+    "non-audio reference",
+    "silent reference",
+    "short reference",
+    "bad reference in a mix",
+    "malformed mix",
+    "mix weight not a number",
+    "unknown token index",
+    "negative token index",
+    "unknown head",
+    "weight not a number",
+    "token not a number",
+    "missing weight",
+    "empty weights",
+    "nan weight",
+    "unknown dial head",
+    "out not a wav",
+    "griffin-lim iterations",
+    "stop threshold out of range",
+    "zero frames per symbol",
+    "unknown device",
+    "cuda without cuda",
+    "checkpoint: random bytes",
+    "checkpoint: config says another symbol count",
+    "checkpoint: symbol table does not match",
+    "checkpoint: weights do not match config",
+    "checkpoint: not a gst-tts checkpoint",
 ]
 
 
@@ -315,8 +467,20 @@ def test_style_strength_scales_the_reference_and_is_recorded(tiny_checkpoint, tm
     sides = {}
     for strength in ("0", "1", "0.5"):
         out = tmp_path / f"s{strength}.wav"
-        rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--text", "Strong.", "--out", str(out),
-                         "--reference", str(refs["good"]), "--style-strength", strength, *FAST)
+        rc, _, err = run(
+            capsys,
+            "--checkpoint",
+            str(tiny_checkpoint),
+            "--text",
+            "Strong.",
+            "--out",
+            str(out),
+            "--reference",
+            str(refs["good"]),
+            "--style-strength",
+            strength,
+            *FAST,
+        )
         assert rc == 0, err
         sides[strength] = json.loads(out.with_suffix(".json").read_text())
     assert sides["0.5"]["style"]["strength"] == 0.5
@@ -327,21 +491,26 @@ def test_style_strength_scales_the_reference_and_is_recorded(tiny_checkpoint, tm
     np.testing.assert_allclose(sides["0.5"]["style_weights"], (reference + neutral) / 2, atol=1e-6)
 
 
-@pytest.mark.parametrize("args, expected", [
-    (["--reference", "REF", "--style-strength", "3.5"], "style strength must lie in 0..3"),
-    (["--reference", "REF", "--style-strength", "nan"], "style strength must be finite"),
-    (["--reference", "REF", "--style-strength", "loud"], "style strength is not a finite number"),
-    (["--style-dials", "1=0.4", "--style-strength", "0.5"], "--style-strength needs --reference or --style-mix"),
-    (["--style-strength", "0.5"], "--style-strength needs --reference or --style-mix"),
-    (["--f0-range", "loud"], "F0 range is not a finite number"),
-    (["--f0-range", "30"], "F0 range must lie in 0..24"),
-    (["--tempo", "fast"], "argument --tempo: invalid choice: 'fast'"),
-])
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["--reference", "REF", "--style-strength", "3.5"], "style strength must lie in 0..3"),
+        (["--reference", "REF", "--style-strength", "nan"], "style strength must be finite"),
+        (["--reference", "REF", "--style-strength", "loud"], "style strength is not a finite number"),
+        (["--style-dials", "1=0.4", "--style-strength", "0.5"], "--style-strength needs --reference or --style-mix"),
+        (["--style-strength", "0.5"], "--style-strength needs --reference or --style-mix"),
+        (["--f0-range", "loud"], "F0 range is not a finite number"),
+        (["--f0-range", "30"], "F0 range must lie in 0..24"),
+        (["--tempo", "fast"], "argument --tempo: invalid choice: 'fast'"),
+    ],
+)
 def test_bad_style_strength_is_one_line_and_exit_2(tiny_checkpoint, tmp_path, capsys, refs, args, expected):
     out = tmp_path / "out" / "x.wav"
     args = [str(refs["good"]) if a == "REF" else a for a in args]
     try:
-        rc = main(["synthesize", "--checkpoint", str(tiny_checkpoint), "--text", "Hi.", "--out", str(out), *args, *FAST])
+        rc = main(
+            ["synthesize", "--checkpoint", str(tiny_checkpoint), "--text", "Hi.", "--out", str(out), *args, *FAST]
+        )
     except SystemExit as exit_info:  # argparse's own refusal of the value
         rc = exit_info.code
     err = capsys.readouterr().err
@@ -351,8 +520,19 @@ def test_bad_style_strength_is_one_line_and_exit_2(tiny_checkpoint, tmp_path, ca
 
 def test_two_style_options_are_an_argparse_error(tiny_checkpoint, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
-        run(capsys, "--checkpoint", str(tiny_checkpoint), "--text", "Hi.", "--out", str(tmp_path / "x.wav"),
-            "--style-dials", "1=0.4", "--style-weights", "1=0.4")
+        run(
+            capsys,
+            "--checkpoint",
+            str(tiny_checkpoint),
+            "--text",
+            "Hi.",
+            "--out",
+            str(tmp_path / "x.wav"),
+            "--style-dials",
+            "1=0.4",
+            "--style-weights",
+            "1=0.4",
+        )
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and err.count("\n") == 1 and "not allowed with" in err, err
     assert not (tmp_path / "x.wav").exists()
@@ -360,19 +540,56 @@ def test_two_style_options_are_an_argparse_error(tiny_checkpoint, tmp_path, caps
 
 def test_int8_runs_on_cpu_and_needs_a_quantized_engine(tiny_checkpoint, tmp_path, capsys, monkeypatch):
     out = tmp_path / "int8.wav"
-    rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--text", "Hello world.", "--out", str(out),
-                     "--int8", "--device", "cpu", "--seed", "1", *FAST)
+    rc, _, err = run(
+        capsys,
+        "--checkpoint",
+        str(tiny_checkpoint),
+        "--text",
+        "Hello world.",
+        "--out",
+        str(out),
+        "--int8",
+        "--device",
+        "cpu",
+        "--seed",
+        "1",
+        *FAST,
+    )
     assert rc == 0, err
     assert sf.read(out)[0].size > 0
     synth = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu", int8=True)
     assert synth.model.decoder.int8_inference
-    rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--text", "Hello world.",
-                     "--out", str(tmp_path / "fp32.wav"), "--no-int8", "--device", "cpu", "--seed", "1", *FAST)
+    rc, _, err = run(
+        capsys,
+        "--checkpoint",
+        str(tiny_checkpoint),
+        "--text",
+        "Hello world.",
+        "--out",
+        str(tmp_path / "fp32.wav"),
+        "--no-int8",
+        "--device",
+        "cpu",
+        "--seed",
+        "1",
+        *FAST,
+    )
     assert rc == 0, err
     assert not np.array_equal(sf.read(tmp_path / "fp32.wav")[0], sf.read(out)[0])
     monkeypatch.setattr(int8_weight, "_quantized_engine", lambda: "none")
-    rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--text", "Hello world.",
-                     "--out", str(tmp_path / "no.wav"), "--int8", "--device", "cpu", *FAST)
+    rc, _, err = run(
+        capsys,
+        "--checkpoint",
+        str(tiny_checkpoint),
+        "--text",
+        "Hello world.",
+        "--out",
+        str(tmp_path / "no.wav"),
+        "--int8",
+        "--device",
+        "cpu",
+        *FAST,
+    )
     assert rc == 2 and "quantized" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "no.wav").exists()
 
@@ -387,12 +604,30 @@ def test_the_f0_range_asked_of_a_spectral_vocoder_is_recorded(tiny_checkpoint, t
     sf.write(voice, (0.3 * np.sin(2 * np.pi * np.cumsum(hz) / 22050)).astype(np.float32), 22050)
     recorded = {}
     copy = ["--f0-range", "reference"]
-    for name, extra in (("default", []), ("reference", copy), ("decoded", ["--f0-range", "decoded"]),
-                        ("given", ["--f0-range", "4.5"]), ("strong", [*copy, "--style-strength", "1.5"]),
-                        ("given-strong", ["--f0-range", "4.5", "--style-strength", "1.5"])):
+    for name, extra in (
+        ("default", []),
+        ("reference", copy),
+        ("decoded", ["--f0-range", "decoded"]),
+        ("given", ["--f0-range", "4.5"]),
+        ("strong", [*copy, "--style-strength", "1.5"]),
+        ("given-strong", ["--f0-range", "4.5", "--style-strength", "1.5"]),
+    ):
         out = tmp_path / f"{name}.wav"
-        rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--vocoder", str(vocoder), "--text", "Hi.",
-                         "--out", str(out), "--reference", str(voice), *extra, *FAST)
+        rc, _, err = run(
+            capsys,
+            "--checkpoint",
+            str(tiny_checkpoint),
+            "--vocoder",
+            str(vocoder),
+            "--text",
+            "Hi.",
+            "--out",
+            str(out),
+            "--reference",
+            str(voice),
+            *extra,
+            *FAST,
+        )
         assert rc == 0, err
         recorded[name] = json.loads(out.with_suffix(".json").read_text())["style"]["f0_range"]
     assert recorded["reference"]["source"] == "reference" and 9.0 < recorded["reference"]["semitones"] < 11.5
@@ -407,12 +642,32 @@ def test_the_tempo_of_a_reference_is_recorded_and_sets_the_length(tiny_checkpoin
     lengths, recorded = {}, {}
     for per_second in (3.0, 6.0):  # syllables a second
         swells = tmp_path / f"swells{per_second:g}.wav"
-        sf.write(swells, (0.2 * voice * (0.05 + 0.95 * (0.5 - 0.5 * np.cos(2 * np.pi * per_second * t)))).astype(np.float32), 22050)
+        sf.write(
+            swells,
+            (0.2 * voice * (0.05 + 0.95 * (0.5 - 0.5 * np.cos(2 * np.pi * per_second * t)))).astype(np.float32),
+            22050,
+        )
         for tempo in ("reference", "decoded"):
             out = tmp_path / f"{tempo}{per_second:g}.wav"
-            rc, _, err = run(capsys, "--checkpoint", str(tiny_checkpoint), "--text", "Hello there, my friend.", "--out", str(out),
-                             "--reference", str(swells), "--tempo", tempo, "--seed", "0", "--max-seconds",
-                             str(seconds_for_steps(96)), "--griffin-lim-iters", "2")
+            rc, _, err = run(
+                capsys,
+                "--checkpoint",
+                str(tiny_checkpoint),
+                "--text",
+                "Hello there, my friend.",
+                "--out",
+                str(out),
+                "--reference",
+                str(swells),
+                "--tempo",
+                tempo,
+                "--seed",
+                "0",
+                "--max-seconds",
+                str(seconds_for_steps(96)),
+                "--griffin-lim-iters",
+                "2",
+            )
             assert rc == 0, err
             lengths[tempo, per_second] = sf.info(out).frames
             recorded[tempo, per_second] = json.loads(out.with_suffix(".json").read_text())["style"]["tempo"]

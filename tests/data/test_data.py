@@ -74,7 +74,14 @@ def test_read_corpus_styles(tmp_path):
 def test_read_corpus_partial_styles(corpus):
     (corpus / "styles.csv").write_text("UT-001|angry\n\nUT-004| calm \n")
     styles = {u.id: u.style for u in read_corpus(corpus)}
-    assert styles == {"UT-000": None, "UT-001": "angry", "UT-002": None, "UT-003": None, "UT-004": "calm", "UT-005": None}
+    assert styles == {
+        "UT-000": None,
+        "UT-001": "angry",
+        "UT-002": None,
+        "UT-003": None,
+        "UT-004": "calm",
+        "UT-005": None,
+    }
 
 
 @pytest.mark.parametrize(
@@ -496,8 +503,12 @@ def _item(n_text, n_frames, name, fill=1.0):
 
 def _frames(n_frames, name):
     """An item whose frame ``t`` holds the value ``t`` (so trimming shows which frames stayed)."""
-    return {"id": name, "text": torch.arange(2, 5), "mel": torch.arange(n_frames).float()[:, None].expand(-1, 80),
-            "style": None}
+    return {
+        "id": name,
+        "text": torch.arange(2, 5),
+        "mel": torch.arange(n_frames).float()[:, None].expand(-1, 80),
+        "style": None,
+    }
 
 
 @pytest.mark.parametrize("r", [1, 2, 3])
@@ -553,8 +564,16 @@ def test_collate_text_pad_id():
 
 
 def test_collate_stacks_prosody_targets_when_items_carry_them():
-    items = [{"id": i, "text": torch.tensor([3, 4]), "mel": torch.randn(6, 4), "style": None,
-              "prosody": torch.tensor([float(n), -float(n)])} for n, i in enumerate("ab")]
+    items = [
+        {
+            "id": i,
+            "text": torch.tensor([3, 4]),
+            "mel": torch.randn(6, 4),
+            "style": None,
+            "prosody": torch.tensor([float(n), -float(n)]),
+        }
+        for n, i in enumerate("ab")
+    ]
     batch = Collate(2)(items)
     assert torch.equal(batch["prosody"], torch.tensor([[0.0, -0.0], [1.0, -1.0]]))
     assert "prosody" not in Collate(2)([{k: v for k, v in x.items() if k != "prosody"} for x in items])
@@ -562,8 +581,15 @@ def test_collate_stacks_prosody_targets_when_items_carry_them():
 
 def test_collate_gives_training_references_a_random_stretch_and_tilt():
     torch.manual_seed(0)
-    items = [{"id": i, "text": torch.tensor([3, 4]), "mel": torch.arange(n * 4, dtype=torch.float32).reshape(n, 4),
-              "style": None} for i, n in (("a", 200), ("b", 40))]
+    items = [
+        {
+            "id": i,
+            "text": torch.tensor([3, 4]),
+            "mel": torch.arange(n * 4, dtype=torch.float32).reshape(n, 4),
+            "style": None,
+        }
+        for i, n in (("a", 200), ("b", 40))
+    ]
     assert "reference_mel" not in Collate(2)(items)
     batch = Collate(2, reference_crop=0.5)(items)
     long, short = batch["reference_lengths"].tolist()
@@ -588,12 +614,23 @@ def test_collate_gives_training_references_a_random_stretch_and_tilt():
 
 def test_collate_reference_lengths_can_be_drawn_whatever_the_utterance_length():
     torch.manual_seed(0)
-    items = [{"id": i, "text": torch.tensor([3, 4]), "mel": torch.arange(n * 4, dtype=torch.float32).reshape(n, 4),
-              "style": None} for i, n in (("a", 400), ("b", 200), ("c", 30))]
-    lengths = torch.tensor([Collate(2, reference_frames=(50, 80))(items)["reference_lengths"].tolist() for _ in range(40)])
+    items = [
+        {
+            "id": i,
+            "text": torch.tensor([3, 4]),
+            "mel": torch.arange(n * 4, dtype=torch.float32).reshape(n, 4),
+            "style": None,
+        }
+        for i, n in (("a", 400), ("b", 200), ("c", 30))
+    ]
+    lengths = torch.tensor(
+        [Collate(2, reference_frames=(50, 80))(items)["reference_lengths"].tolist() for _ in range(40)]
+    )
     assert lengths[:, :2].min() >= 50 and lengths[:, :2].max() <= 80 and bool((lengths[:, 2] == 30).all())
     # The long and the short utterance draw from the same range: their references' lengths tell them apart no more.
-    assert abs(lengths[:, 0].float().mean() - lengths[:, 1].float().mean()) < 8 and len(set(lengths[:, 0].tolist())) > 10
+    assert (
+        abs(lengths[:, 0].float().mean() - lengths[:, 1].float().mean()) < 8 and len(set(lengths[:, 0].tolist())) > 10
+    )
     batch = Collate(2, reference_frames=(50, 80))(items)
     ref, n = batch["reference_mel"][0], int(batch["reference_lengths"][0])
     start = int(ref[0, 0]) // 4
@@ -604,8 +641,10 @@ def test_collate_reference_lengths_can_be_drawn_whatever_the_utterance_length():
 
 
 def test_collate_pads_every_utterance_with_stop_steps_past_its_end():
-    items = [{"id": "a", "text": torch.tensor([3, 4]), "mel": torch.randn(13, 4), "style": None},
-             {"id": "b", "text": torch.tensor([3]), "mel": torch.randn(20, 4), "style": None}]
+    items = [
+        {"id": "a", "text": torch.tensor([3, 4]), "mel": torch.randn(13, 4), "style": None},
+        {"id": "b", "text": torch.tensor([3]), "mel": torch.randn(20, 4), "style": None},
+    ]
     plain, padded = Collate(3)(items), Collate(3, stop_steps_past_end=2)(items)
     assert plain["stop_lengths"].tolist() == [4, 6]  # whole steps: 12 and 18 frames
     assert padded["mel"].shape == (2, 24, 4) and padded["mel_lengths"].tolist() == [12, 18]

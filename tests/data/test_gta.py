@@ -20,8 +20,9 @@ def folder(tmp_path):
     gta = tmp_path / "gta"
     write_npy(gta / "a.npy", np.zeros((6, 80), np.float32))
     write_npy(gta / "b.npy", np.zeros((4, 80), np.float32))
-    write_gta_manifest(gta, audio_config=AudioConfig(), checkpoint="ckpt.pt", step=7, reduction_factor=2,
-                       entries={"a": 6, "b": 5})
+    write_gta_manifest(
+        gta, audio_config=AudioConfig(), checkpoint="ckpt.pt", step=7, reduction_factor=2, entries={"a": 6, "b": 5}
+    )
     return gta
 
 
@@ -41,11 +42,14 @@ def test_other_feature_settings_are_named(folder):
     assert "hop_length 256 (this run 200)" in str(info.value) and "trim_top_db 40.0 (this run None)" in str(info.value)
 
 
-@pytest.mark.parametrize("change, message", [
-    (None, "manifest not found"),
-    ({"format": "other"}, "not a GTA mel manifest"),
-    ({"version": GTA_VERSION + 1}, "written by a newer gst-tts"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (None, "manifest not found"),
+        ({"format": "other"}, "not a GTA mel manifest"),
+        ({"version": GTA_VERSION + 1}, "written by a newer gst-tts"),
+    ],
+)
 def test_refused_manifests(folder, change, message):
     path = folder / "manifest.json"
     if change is None:

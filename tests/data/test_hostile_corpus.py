@@ -37,7 +37,12 @@ from gst_tts.errors import DataError
 
 REPO = Path(__file__).resolve().parents[2]
 RATE = AudioConfig().sample_rate
-TEXT_CATEGORY, ID_CATEGORY, LINK_CATEGORY, AUDIO_CATEGORY = "metadata text", "ids and paths", "links and special files", "audio formats"
+TEXT_CATEGORY, ID_CATEGORY, LINK_CATEGORY, AUDIO_CATEGORY = (
+    "metadata text",
+    "ids and paths",
+    "links and special files",
+    "audio formats",
+)
 
 
 @dataclass(frozen=True)
@@ -89,6 +94,7 @@ def _line(line_no: int, text: str) -> Callable[[Path, Path], None]:
 def _id_with_wav(utt_id: str) -> Callable[[Path, Path], None]:
     """Line 2 gets ``utt_id``; a wav at the path the id names, wherever that is, so that only the
     id's check can refuse it."""
+
     def build(root: Path, outside: Path) -> None:
         _set_line(root, 2, f"{utt_id}|Sentence one.|sentence one.")
         target = root / "wavs" / f"{utt_id}.wav"
@@ -96,16 +102,19 @@ def _id_with_wav(utt_id: str) -> Callable[[Path, Path], None]:
             shutil.copy(root / "wavs" / "UT-001.wav", target)
         elif utt_id.startswith("../../outside/"):
             shutil.copy(root / "wavs" / "UT-001.wav", outside / f"{utt_id.rsplit('/', 1)[1]}.wav")
+
     return build
 
 
 def _link(target: Callable[[Path, Path], Path | str]) -> Callable[[Path, Path], None]:
     """wavs/UT-001.wav becomes a symbolic link to ``target(root, outside)``."""
+
     def build(root: Path, outside: Path) -> None:
         wav = root / "wavs" / "UT-001.wav"
         destination = target(root, outside)
         wav.unlink()
         wav.symlink_to(destination)
+
     return build
 
 
@@ -146,11 +155,14 @@ def _replace_wav(kind: str) -> Callable[[Path, Path], None]:
         elif kind == "2 hours":
             _sparse_wav(wav, seconds=2 * 3600)
         elif kind == "mp3":  # an ID3 tag and MPEG-1 layer III frames, as a renamed .mp3 starts
-            wav.write_bytes(b"ID3\x03\x00\x00\x00\x00\x00\x0a" + b"\x00" * 10 + (b"\xff\xfb\x90\x64" + b"\x00" * 413) * 8)
+            wav.write_bytes(
+                b"ID3\x03\x00\x00\x00\x00\x00\x0a" + b"\x00" * 10 + (b"\xff\xfb\x90\x64" + b"\x00" * 413) * 8
+            )
         elif kind == "flac":
             sf.write(wav, samples, RATE, format="FLAC", subtype="PCM_16")
         else:
             raise AssertionError(kind)
+
     return build
 
 
@@ -158,8 +170,15 @@ def _sparse_wav(path: Path, *, seconds: int) -> None:
     """A 16-bit mono WAV of ``seconds`` of silence whose samples are a hole in the file: the file
     system stores the header only, so a 2-hour file costs nothing to make."""
     data_bytes = seconds * RATE * 2
-    header = (b"RIFF" + struct.pack("<I", 36 + data_bytes) + b"WAVE"
-              + b"fmt " + struct.pack("<IHHIIHH", 16, 1, 1, RATE, RATE * 2, 2, 16) + b"data" + struct.pack("<I", data_bytes))
+    header = (
+        b"RIFF"
+        + struct.pack("<I", 36 + data_bytes)
+        + b"WAVE"
+        + b"fmt "
+        + struct.pack("<IHHIIHH", 16, 1, 1, RATE, RATE * 2, 2, 16)
+        + b"data"
+        + struct.pack("<I", data_bytes)
+    )
     with open(path, "wb") as f:
         f.write(header)
         f.truncate(len(header) + data_bytes)
@@ -185,67 +204,194 @@ CASES = [
     Case(TEXT_CATEGORY, "bom", _rewrite(lambda b: BOM + b), "accepted"),
     Case(TEXT_CATEGORY, "bom_and_crlf", _rewrite(lambda b: BOM + b.replace(b"\n", b"\r\n")), "accepted"),
     Case(TEXT_CATEGORY, "bom_in_styles", _styles_with_bom, "accepted"),
-    Case(TEXT_CATEGORY, "bom_mid_file", _rewrite(lambda b: b.replace(b"UT-002", BOM + b"UT-002", 1)), "reader",
-         "metadata.csv:3", "holds the character '\\ufeff'"),
+    Case(
+        TEXT_CATEGORY,
+        "bom_mid_file",
+        _rewrite(lambda b: b.replace(b"UT-002", BOM + b"UT-002", 1)),
+        "reader",
+        "metadata.csv:3",
+        "holds the character '\\ufeff'",
+    ),
     Case(TEXT_CATEGORY, "utf16", _rewrite(lambda b: b.decode().encode("utf-16")), "reader", "metadata.csv:1", "UTF-16"),
-    Case(TEXT_CATEGORY, "utf16_without_bom", _rewrite(lambda b: b.decode().encode("utf-16-le")), "reader",
-         "metadata.csv:1", "control character '\\x00' at column 2"),
-    Case(TEXT_CATEGORY, "nul_in_text", _line(2, "UT-001|Sentence\x00one.|sentence\x00one."), "reader",
-         "metadata.csv:2", "control character '\\x00' at column 16"),
-    Case(TEXT_CATEGORY, "terminal_escape", _line(2, "UT-001|\x1b[2JSentence one.|sentence one."), "reader",
-         "metadata.csv:2", "control character '\\x1b'"),
-    Case(TEXT_CATEGORY, "cr_only_line_ends", _rewrite(lambda b: b.replace(b"\n", b"\r")), "reader",
-         "metadata.csv:1", "control character '\\r'"),
-    Case(TEXT_CATEGORY, "line_of_100k_characters", _line(2, "UT-001|" + "a" * 100_000 + "|" + "a" * 100), "reader",
-         "metadata.csv:2", f"line of 100108 characters; a line holds at most {MAX_LINE_CHARS}"),
+    Case(
+        TEXT_CATEGORY,
+        "utf16_without_bom",
+        _rewrite(lambda b: b.decode().encode("utf-16-le")),
+        "reader",
+        "metadata.csv:1",
+        "control character '\\x00' at column 2",
+    ),
+    Case(
+        TEXT_CATEGORY,
+        "nul_in_text",
+        _line(2, "UT-001|Sentence\x00one.|sentence\x00one."),
+        "reader",
+        "metadata.csv:2",
+        "control character '\\x00' at column 16",
+    ),
+    Case(
+        TEXT_CATEGORY,
+        "terminal_escape",
+        _line(2, "UT-001|\x1b[2JSentence one.|sentence one."),
+        "reader",
+        "metadata.csv:2",
+        "control character '\\x1b'",
+    ),
+    Case(
+        TEXT_CATEGORY,
+        "cr_only_line_ends",
+        _rewrite(lambda b: b.replace(b"\n", b"\r")),
+        "reader",
+        "metadata.csv:1",
+        "control character '\\r'",
+    ),
+    Case(
+        TEXT_CATEGORY,
+        "line_of_100k_characters",
+        _line(2, "UT-001|" + "a" * 100_000 + "|" + "a" * 100),
+        "reader",
+        "metadata.csv:2",
+        f"line of 100108 characters; a line holds at most {MAX_LINE_CHARS}",
+    ),
     # Ids, which name files.
-    Case(ID_CATEGORY, "parent_folders", _id_with_wav("../../outside/evil"), "reader", "metadata.csv:2",
-         "id '../../outside/evil' holds a path separator"),
-    Case(ID_CATEGORY, "backslashes", _id_with_wav("..\\..\\outside\\evil"), "reader", "metadata.csv:2", "a path separator"),
+    Case(
+        ID_CATEGORY,
+        "parent_folders",
+        _id_with_wav("../../outside/evil"),
+        "reader",
+        "metadata.csv:2",
+        "id '../../outside/evil' holds a path separator",
+    ),
+    Case(
+        ID_CATEGORY,
+        "backslashes",
+        _id_with_wav("..\\..\\outside\\evil"),
+        "reader",
+        "metadata.csv:2",
+        "a path separator",
+    ),
     Case(ID_CATEGORY, "absolute", _id_with_wav("/etc/passwd"), "reader", "metadata.csv:2", "a path separator"),
     Case(ID_CATEGORY, "dot_dot", _id_with_wav(".."), "reader", "metadata.csv:2", "starts with '.' or holds '..'"),
     Case(ID_CATEGORY, "hidden", _id_with_wav(".UT-001"), "reader", "metadata.csv:2", "starts with '.'"),
     Case(ID_CATEGORY, "dots_inside", _id_with_wav("UT..001"), "reader", "metadata.csv:2", "holds '..'"),
     Case(ID_CATEGORY, "empty", _line(2, "|Sentence one.|sentence one."), "reader", "metadata.csv:2", "empty id"),
-    Case(ID_CATEGORY, "too_long", _id_with_wav("U" * (MAX_ID_CHARS + 1)), "reader", "metadata.csv:2",
-         f"id of {MAX_ID_CHARS + 1} characters"),
+    Case(
+        ID_CATEGORY,
+        "too_long",
+        _id_with_wav("U" * (MAX_ID_CHARS + 1)),
+        "reader",
+        "metadata.csv:2",
+        f"id of {MAX_ID_CHARS + 1} characters",
+    ),
     Case(ID_CATEGORY, "too_many_bytes", _id_with_wav("語" * 100), "reader", "metadata.csv:2", "300 bytes in UTF-8"),
     Case(ID_CATEGORY, "space", _id_with_wav("UT 001"), "reader", "metadata.csv:2", "the character ' '"),
-    Case(ID_CATEGORY, "delete_character", _id_with_wav("UT\x7f001"), "reader", "metadata.csv:2", "the character '\\x7f'"),
+    Case(
+        ID_CATEGORY, "delete_character", _id_with_wav("UT\x7f001"), "reader", "metadata.csv:2", "the character '\\x7f'"
+    ),
     Case(ID_CATEGORY, "drive_colon", _id_with_wav("C:evil"), "reader", "metadata.csv:2", "the character ':'"),
     Case(ID_CATEGORY, "any_script", _id_with_wav("Ünï-日本語_001.a"), "accepted", frames_of="Ünï-日本語_001.a"),
     # Symbolic links and files that are not regular files.
-    Case(LINK_CATEGORY, "to_etc_passwd", _link(lambda root, outside: "/etc/passwd"), "reader", "metadata.csv:2",
-         "links to /etc/passwd, outside the corpus folder"),
-    Case(LINK_CATEGORY, "to_dev_zero", _link(lambda root, outside: "/dev/zero"), "reader", "metadata.csv:2",
-         "outside the corpus folder"),
+    Case(
+        LINK_CATEGORY,
+        "to_etc_passwd",
+        _link(lambda root, outside: "/etc/passwd"),
+        "reader",
+        "metadata.csv:2",
+        "links to /etc/passwd, outside the corpus folder",
+    ),
+    Case(
+        LINK_CATEGORY,
+        "to_dev_zero",
+        _link(lambda root, outside: "/dev/zero"),
+        "reader",
+        "metadata.csv:2",
+        "outside the corpus folder",
+    ),
     Case(LINK_CATEGORY, "to_wav_outside", _link(_outside_wav), "reader", "metadata.csv:2", "outside the corpus folder"),
-    Case(LINK_CATEGORY, "relative_to_wav_outside", _link(lambda root, outside: Path("../..") / outside.name / _outside_wav(root, outside).name),
-         "reader", "metadata.csv:2", "outside the corpus folder"),
-    Case(LINK_CATEGORY, "chain_leaving_the_corpus", _link(_chain_out), "reader", "metadata.csv:2", "outside the corpus folder"),
-    Case(LINK_CATEGORY, "dangling_outside", _link(lambda root, outside: outside / "missing.wav"), "reader",
-         "metadata.csv:2", "outside the corpus folder"),
+    Case(
+        LINK_CATEGORY,
+        "relative_to_wav_outside",
+        _link(lambda root, outside: Path("../..") / outside.name / _outside_wav(root, outside).name),
+        "reader",
+        "metadata.csv:2",
+        "outside the corpus folder",
+    ),
+    Case(
+        LINK_CATEGORY,
+        "chain_leaving_the_corpus",
+        _link(_chain_out),
+        "reader",
+        "metadata.csv:2",
+        "outside the corpus folder",
+    ),
+    Case(
+        LINK_CATEGORY,
+        "dangling_outside",
+        _link(lambda root, outside: outside / "missing.wav"),
+        "reader",
+        "metadata.csv:2",
+        "outside the corpus folder",
+    ),
     Case(LINK_CATEGORY, "fifo", _fifo, "reader", "metadata.csv:2", "audio file not found"),
     Case(LINK_CATEGORY, "folder", _folder, "reader", "metadata.csv:2", "audio file not found"),
     Case(LINK_CATEGORY, "to_wav_inside", _link(lambda root, outside: "UT-000.wav"), "accepted"),
     Case(LINK_CATEGORY, "wavs_folder_elsewhere", _wavs_folder_elsewhere, "accepted"),
     # Audio formats (the reader only checks that the file is there).
-    Case(AUDIO_CATEGORY, "zero_bytes", _replace_wav("zero bytes"), "features", "metadata.csv:2", "not readable as audio"),
-    Case(AUDIO_CATEGORY, "truncated_header", _replace_wav("truncated header"), "features", "metadata.csv:2",
-         "not readable as audio"),
-    Case(AUDIO_CATEGORY, "nan_samples", _replace_wav("nan"), "features", "metadata.csv:2",
-         "1 NaN or infinite samples (the first at 0.045 s)"),
+    Case(
+        AUDIO_CATEGORY, "zero_bytes", _replace_wav("zero bytes"), "features", "metadata.csv:2", "not readable as audio"
+    ),
+    Case(
+        AUDIO_CATEGORY,
+        "truncated_header",
+        _replace_wav("truncated header"),
+        "features",
+        "metadata.csv:2",
+        "not readable as audio",
+    ),
+    Case(
+        AUDIO_CATEGORY,
+        "nan_samples",
+        _replace_wav("nan"),
+        "features",
+        "metadata.csv:2",
+        "1 NaN or infinite samples (the first at 0.045 s)",
+    ),
     Case(AUDIO_CATEGORY, "inf_samples", _replace_wav("inf"), "features", "metadata.csv:2", "1 NaN or infinite samples"),
-    Case(AUDIO_CATEGORY, "two_hours", _replace_wav("2 hours"), "features", "metadata.csv:2",
-         f"7200.0 s long; clips are at most {MAX_CLIP_SECONDS:.0f} s"),
+    Case(
+        AUDIO_CATEGORY,
+        "two_hours",
+        _replace_wav("2 hours"),
+        "features",
+        "metadata.csv:2",
+        f"7200.0 s long; clips are at most {MAX_CLIP_SECONDS:.0f} s",
+    ),
     Case(AUDIO_CATEGORY, "mp3_named_wav", _replace_wav("mp3"), "features", "metadata.csv:2", "MP3 data, not WAV"),
     Case(AUDIO_CATEGORY, "flac_named_wav", _replace_wav("flac"), "features", "metadata.csv:2", "FLAC data, not WAV"),
-    Case(AUDIO_CATEGORY, "8_bit", _replace_wav("8-bit"), "accepted", phrase="8-bit samples in 1 of 3 files", frames_of="UT-001"),
+    Case(
+        AUDIO_CATEGORY,
+        "8_bit",
+        _replace_wav("8-bit"),
+        "accepted",
+        phrase="8-bit samples in 1 of 3 files",
+        frames_of="UT-001",
+    ),
     Case(AUDIO_CATEGORY, "24_bit", _replace_wav("24-bit"), "accepted", frames_of="UT-001"),
-    Case(AUDIO_CATEGORY, "96_khz", _replace_wav("96 kHz"), "accepted", phrase="96000 Hz resampled in 1 of 3 files",
-         frames_of="UT-001"),
-    Case(AUDIO_CATEGORY, "6_channels", _replace_wav("6 channels"), "accepted", phrase="6 channels averaged in 1 of 3 files",
-         frames_of="UT-001"),
+    Case(
+        AUDIO_CATEGORY,
+        "96_khz",
+        _replace_wav("96 kHz"),
+        "accepted",
+        phrase="96000 Hz resampled in 1 of 3 files",
+        frames_of="UT-001",
+    ),
+    Case(
+        AUDIO_CATEGORY,
+        "6_channels",
+        _replace_wav("6 channels"),
+        "accepted",
+        phrase="6 channels averaged in 1 of 3 files",
+        frames_of="UT-001",
+    ),
 ]
 CASES_PER_CATEGORY = Counter(case.category for case in CASES)
 
@@ -272,7 +418,8 @@ def _audit(event: str, args: tuple) -> None:
     if event == "open":
         mode, flags = args[1], args[2]
         writes = (mode is not None and any(c in mode for c in "wax+")) or (
-            mode is None and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC))
+            mode is None and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC)
+        )
         event = "write" if writes else "read"
     else:
         event = "write"
@@ -305,7 +452,9 @@ def _inside(path: str, *folders: Path) -> bool:
     return any(real.is_relative_to(os.path.realpath(folder)) for folder in folders)
 
 
-def _check_confined(touched: list[tuple[str, str]], case: Case, *, tmp: Path, root: Path, cache: Path, outside: Path) -> None:
+def _check_confined(
+    touched: list[tuple[str, str]], case: Case, *, tmp: Path, root: Path, cache: Path, outside: Path
+) -> None:
     """Nothing was read outside the corpus (or, for a linked wavs folder, the recordings), nothing
     under ``tmp`` outside corpus and cache, and nothing written anywhere but the cache."""
     readable = [root, cache] + ([outside / "recordings"] if case.name == "wavs_folder_elsewhere" else [])
@@ -393,14 +542,21 @@ _IN_A_PROCESS = {"parent_folders"}
 _AS_IN_PROCESS = pytest.mark.slow(reason="test_prepare runs the same case through gst-tts prepare's main() in-process")
 
 
-@pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=() if c.name in _IN_A_PROCESS else _AS_IN_PROCESS)
-                                  for c in CASES])
+@pytest.mark.parametrize(
+    "case", [pytest.param(c, id=c.id, marks=() if c.name in _IN_A_PROCESS else _AS_IN_PROCESS) for c in CASES]
+)
 def test_prepare_in_a_process(tmp_path, case):
     """The real command: exit code 2 and one line on stderr for a refused case; for an accepted
     one, exit 0 and a single warning line where a conversion is documented."""
     root, _ = _broken(tmp_path, case)
-    proc = subprocess.run([sys.executable, "-m", "gst_tts.cli", "prepare", "--corpus", str(root), "--cache-dir", str(tmp_path / "cache")],
-                          capture_output=True, text=True, timeout=300, env=_env(), cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "gst_tts.cli", "prepare", "--corpus", str(root), "--cache-dir", str(tmp_path / "cache")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_env(),
+        cwd=tmp_path,
+    )
     assert "Traceback" not in proc.stdout + proc.stderr
     lines = [line for line in proc.stderr.splitlines() if line.strip() and not line.startswith("features:")]
     if case.stage == "accepted":
@@ -421,8 +577,9 @@ def test_prepare_in_a_process(tmp_path, case):
 def test_ids_never_name_files_outside_their_folder(tmp_path, utt_id):
     cache = FeatureCache(tmp_path / "cache", AudioConfig())
     # A GTA manifest is a file anyone can edit: its ids are checked where they become paths too.
-    write_gta_manifest(tmp_path / "gta", audio_config=AudioConfig(), checkpoint="x.pt", step=0, reduction_factor=2,
-                       entries={utt_id: 4})
+    write_gta_manifest(
+        tmp_path / "gta", audio_config=AudioConfig(), checkpoint="x.pt", step=0, reduction_factor=2, entries={utt_id: 4}
+    )
     gta = GtaMels(tmp_path / "gta", AudioConfig())
     for where in (lambda: id_file(tmp_path, utt_id, ".npy"), lambda: cache.path(utt_id), lambda: gta.load(utt_id)):
         with pytest.raises(DataError) as info:

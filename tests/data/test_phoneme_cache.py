@@ -19,8 +19,11 @@ from gst_tts.text.symbols import DEFAULT_SYMBOLS
 
 pytest.importorskip("espeakng_loader")
 
-TEXTS = ["The birch canoe slid on the smooth planks.", "Glue the sheet to the dark blue background.",
-         "It's easy to tell the depth of a well, isn't it?"]
+TEXTS = [
+    "The birch canoe slid on the smooth planks.",
+    "Glue the sheet to the dark blue background.",
+    "It's easy to tell the depth of a well, isn't it?",
+]
 
 
 def utterances(root: Path, texts: list[str]) -> list[Utterance]:
@@ -45,9 +48,16 @@ def test_phonemes_are_cached_and_read_back_without_espeak(tmp_path: Path, monkey
 
 
 def test_another_language_cleaner_or_espeak_version_reads_another_file(tmp_path: Path) -> None:
-    names = {PhonemeCache(tmp_path, f).path.name for f in (
-        PhonemeFrontend("en-us"), PhonemeFrontend("en-gb"), PhonemeFrontend("en-us", "basic"),
-        PhonemeFrontend("en-us", espeak_version="1.48.0"), PhonemeFrontend("de"))}
+    names = {
+        PhonemeCache(tmp_path, f).path.name
+        for f in (
+            PhonemeFrontend("en-us"),
+            PhonemeFrontend("en-gb"),
+            PhonemeFrontend("en-us", "basic"),
+            PhonemeFrontend("en-us", espeak_version="1.48.0"),
+            PhonemeFrontend("de"),
+        )
+    }
     assert len(names) == 5
     assert PhonemeCache(tmp_path, PhonemeFrontend("de")).path == PhonemeCache(tmp_path, PhonemeFrontend("de")).path
 

@@ -31,15 +31,18 @@ def test_reads_the_named_columns_in_order(tmp_path):
     assert rows == {"A": (100.0, 10.0), "B": (200.0, 12.5), "C": (150.0, 9.0)}
 
 
-@pytest.mark.parametrize("lines, expected", [
-    (("id,f0_hz", "A,100"), "prosody.csv:1: header has no column 'rate'"),
-    (("id,f0_hz,rate", "A,100,10", "B,abc,11", "C,1,1"), "prosody.csv:3: f0_hz must be a finite number, got 'abc'"),
-    (("id,f0_hz,rate", "A,100,10", "B,nan,11"), "prosody.csv:3: f0_hz must be a finite number"),
-    (("id,f0_hz,rate", "A,100,10", "Z,100,11"), "prosody.csv:3: id 'Z' is not in the corpus's metadata.csv"),
-    (("id,f0_hz,rate", "A,100,10", "A,100,11"), "prosody.csv:3: duplicate id 'A'"),
-    (("id,f0_hz,rate", "A,100,10", "B,100"), "prosody.csv:3: expected 3 columns, got 2"),
-    (("id,f0_hz,rate", "A,100,10", "C,100,12"), "no row for 1 utterance(s) of metadata.csv, first 'B'"),
-])
+@pytest.mark.parametrize(
+    "lines, expected",
+    [
+        (("id,f0_hz", "A,100"), "prosody.csv:1: header has no column 'rate'"),
+        (("id,f0_hz,rate", "A,100,10", "B,abc,11", "C,1,1"), "prosody.csv:3: f0_hz must be a finite number, got 'abc'"),
+        (("id,f0_hz,rate", "A,100,10", "B,nan,11"), "prosody.csv:3: f0_hz must be a finite number"),
+        (("id,f0_hz,rate", "A,100,10", "Z,100,11"), "prosody.csv:3: id 'Z' is not in the corpus's metadata.csv"),
+        (("id,f0_hz,rate", "A,100,10", "A,100,11"), "prosody.csv:3: duplicate id 'A'"),
+        (("id,f0_hz,rate", "A,100,10", "B,100"), "prosody.csv:3: expected 3 columns, got 2"),
+        (("id,f0_hz,rate", "A,100,10", "C,100,12"), "no row for 1 utterance(s) of metadata.csv, first 'B'"),
+    ],
+)
 def test_bad_files_name_the_line_and_value(tmp_path, lines, expected):
     assert expected in _error(_write(tmp_path, *lines))
 

@@ -66,7 +66,11 @@ def test_whole_utterances_and_collation(prepared):
     whole = data.utterance(3)
     assert whole["audio"].shape == (whole["mel"].shape[0] * 256,)
     batch = collate_segments([data[(0, 0)], data[(1, 0)]])
-    assert batch["mel"].shape == (2, 80, 8) and batch["audio"].shape == (2, 1, 8 * 256) and batch["ids"] == [u.id for u in utterances[:2]]
+    assert (
+        batch["mel"].shape == (2, 80, 8)
+        and batch["audio"].shape == (2, 1, 8 * 256)
+        and batch["ids"] == [u.id for u in utterances[:2]]
+    )
 
 
 def test_mels_of_other_audio_are_refused(prepared):

@@ -88,7 +88,11 @@ def test_styles_and_prosody_files_describe_every_utterance(corpus: Path) -> None
     for row, (_, label), settings in zip(prosody, labels, expected):
         assert row["label"] == label == settings.label == coarse_label(float(row["f0_hz"]), int(row["rate_wpm"]))
         assert (row["variant"], float(row["f0_hz"]), int(row["rate_wpm"]), int(row["word_gap"])) == (
-            settings.variant, settings.f0_hz, settings.rate_wpm, settings.word_gap)
+            settings.variant,
+            settings.f0_hz,
+            settings.rate_wpm,
+            settings.word_gap,
+        )
         assert (int(row["pitch_base_hz"]), int(row["pitch_top_hz"])) == settings.pitch_line
 
 
@@ -192,7 +196,8 @@ def test_settings_cover_their_ranges() -> None:
     assert len({s.formant_scale for s in timbres}) > 100
     # The other quantities do not depend on the timbres drawn.
     assert [(s.f0_hz, s.rate_wpm, s.intonation, s.word_gap) for s in timbres] == [
-        (s.f0_hz, s.rate_wpm, s.intonation, s.word_gap) for s in settings]
+        (s.f0_hz, s.rate_wpm, s.intonation, s.word_gap) for s in settings
+    ]
     assert {s.label for s in settings} == set(LABELS)
     # Log-uniform: the geometric middle splits the draws about evenly.
     assert 0.4 < np.mean([s.label.startswith("low") for s in settings]) < 0.6
@@ -203,7 +208,7 @@ def test_settings_are_drawn_independently() -> None:
     columns = _columns(settings)
     names = list(columns)
     for i, a in enumerate(names):
-        for b in names[i + 1:]:
+        for b in names[i + 1 :]:
             assert abs(np.corrcoef(columns[a], columns[b])[0, 1]) < 0.2, (a, b)
     # No variant goes with a pitch or a rate: each variant's share of high and fast utterances is
     # near the overall one (the timbre shortcut of the old four-style corpus).
@@ -229,8 +234,9 @@ def test_no_corpus_variant_copies_an_unseen_variants_formants() -> None:
     # iven2-4 share iven's formant lines (only their voicing differs): a corpus with them would
     # have heard the "unseen" timbre.
     def formants(variant: str) -> frozenset[tuple[str, ...]]:
-        return frozenset(tuple(line.split()) for line in builtin_variant(variant).splitlines()
-                         if line.split()[:1] == ["formant"])
+        return frozenset(
+            tuple(line.split()) for line in builtin_variant(variant).splitlines() if line.split()[:1] == ["formant"]
+        )
 
     unseen = {variant: formants(variant) for variant in UNSEEN_VARIANTS}
     for variant in VETTED_VARIANTS:
@@ -268,7 +274,9 @@ def test_variant_text_scales_formants_and_replaces_the_pitch_line() -> None:
     assert sum(line.startswith("formant ") for line in lines) == 9  # every formant, set or not
     # A variant given as text renders like the bundled variant of the same text.
     plain = SHARED_SYNTH.synthesize("Hello there.", "en-us+m3", 175, 50, 50)
-    assert np.array_equal(SHARED_SYNTH.synthesize("Hello there.", "en-us", 175, 50, 50, variant=builtin_variant("m3")), plain)
+    assert np.array_equal(
+        SHARED_SYNTH.synthesize("Hello there.", "en-us", 175, 50, 50, variant=builtin_variant("m3")), plain
+    )
 
 
 def test_unloadable_library_raises_gst_tts_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -309,12 +317,15 @@ def test_settings_set_pitch_and_rate_whatever_the_variant() -> None:
 
 def _determinism_settings() -> list[SpeechSettings]:
     """Every corpus and unseen variant once (and every unseen voice), with varied settings."""
-    drawn = (draw_settings(len(VETTED_VARIANTS), 3, formant_scale_range=FORMANT_SCALE_RANGE)
-             + unseen_settings(len(UNSEEN_VARIANTS) * 2, 3))
+    drawn = draw_settings(len(VETTED_VARIANTS), 3, formant_scale_range=FORMANT_SCALE_RANGE) + unseen_settings(
+        len(UNSEEN_VARIANTS) * 2, 3
+    )
     variants = VETTED_VARIANTS + UNSEEN_VARIANTS * 2
     voices = ("en-us",) * len(VETTED_VARIANTS) + UNSEEN_VOICES * len(UNSEEN_VARIANTS)
-    return [SpeechSettings(v, s.f0_hz, s.intonation, s.rate_wpm, s.word_gap, s.formant_scale, voice)
-            for v, voice, s in zip(variants, voices, drawn)]
+    return [
+        SpeechSettings(v, s.f0_hz, s.intonation, s.rate_wpm, s.word_gap, s.formant_scale, voice)
+        for v, voice, s in zip(variants, voices, drawn)
+    ]
 
 
 def test_rendering_is_the_same_in_other_processes() -> None:
@@ -336,7 +347,9 @@ def test_rendering_is_the_same_in_other_processes() -> None:
         for run, perturb in enumerate(("", "77", "")):
             out = Path(tmp) / f"clips{run}.npz"
             env = {**os.environ, "MALLOC_PERTURB_": perturb}
-            subprocess.run([sys.executable, "-c", script, str(out), str(Path(__file__).parent)], env=env, check=True, timeout=120)
+            subprocess.run(
+                [sys.executable, "-c", script, str(out), str(Path(__file__).parent)], env=env, check=True, timeout=120
+            )
             with np.load(out) as saved:
                 for index, clip in enumerate(expected):
                     assert np.array_equal(saved[f"arr_{index}"], clip), (run, settings[index])
@@ -357,9 +370,19 @@ def test_new_word_sentences_use_no_content_word_of_the_templates():
 def test_a_corpus_of_other_timbres_and_a_sentence_file(corpus: Path, tmp_path: Path) -> None:
     texts = tmp_path / "sentences.txt"
     texts.write_text("The first line is read.\nA second  one, with a comma.\nNot this one.\n", encoding="utf-8")
-    made = make_demo_corpus(tmp_path / "one", utterances=2, seed=3, progress=False, variants=["m2"],
-                            formant_scale_range=(0.95, 1.05), texts=texts)
-    assert [row[1] for row in _read_rows(made / "metadata.csv")] == ["The first line is read.", "A second one, with a comma."]
+    made = make_demo_corpus(
+        tmp_path / "one",
+        utterances=2,
+        seed=3,
+        progress=False,
+        variants=["m2"],
+        formant_scale_range=(0.95, 1.05),
+        texts=texts,
+    )
+    assert [row[1] for row in _read_rows(made / "metadata.csv")] == [
+        "The first line is read.",
+        "A second one, with a comma.",
+    ]
     with open(made / demo_corpus.PROSODY_NAME, newline="") as f:
         rows = list(csv.DictReader(f))
     assert {r["variant"] for r in rows} == {"m2"} and all(0.95 <= float(r["formant_scale"]) <= 1.05 for r in rows)
@@ -371,15 +394,20 @@ def test_a_corpus_of_other_timbres_and_a_sentence_file(corpus: Path, tmp_path: P
     # Another file is another corpus: reusing the folder is refused.
     texts.write_text("Something else entirely.\nAnd more.\n", encoding="utf-8")
     with pytest.raises(GstTtsError, match="is not a demo corpus"):
-        make_demo_corpus(made, utterances=2, seed=3, progress=False, variants=["m2"], formant_scale_range=(0.95, 1.05), texts=texts)
+        make_demo_corpus(
+            made, utterances=2, seed=3, progress=False, variants=["m2"], formant_scale_range=(0.95, 1.05), texts=texts
+        )
 
 
-@pytest.mark.parametrize("content, message", [
-    ("One.\n", "1 sentences, fewer than the 2"),
-    ("One.\n\nThree.\n", ":2: the sentence is empty"),
-    ("One.\nI have 3 cats.\n", ":2: the sentence holds a digit"),
-    ("One.\nA|B\n", ":2: the sentence holds '|'"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("One.\n", "1 sentences, fewer than the 2"),
+        ("One.\n\nThree.\n", ":2: the sentence is empty"),
+        ("One.\nI have 3 cats.\n", ":2: the sentence holds a digit"),
+        ("One.\nA|B\n", ":2: the sentence holds '|'"),
+    ],
+)
 def test_a_bad_sentence_file_is_refused_with_its_line(tmp_path: Path, content: str, message: str) -> None:
     texts = tmp_path / "sentences.txt"
     texts.write_text(content, encoding="utf-8")
@@ -402,12 +430,44 @@ def test_make_demo_corpus_command_takes_variants_formant_scale_and_a_text_file(t
     texts = tmp_path / "sentences.txt"
     texts.write_text("The first line is read.\nThe second line.\n", encoding="utf-8")
     out = tmp_path / "corpus"
-    assert main(["make-demo-corpus", "--out", str(out), "--utterances", "2", "--variants", "m3,m2", "--formant-scale", "1,1",
-                 "--text-file", str(texts), "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "make-demo-corpus",
+                "--out",
+                str(out),
+                "--utterances",
+                "2",
+                "--variants",
+                "m3,m2",
+                "--formant-scale",
+                "1,1",
+                "--text-file",
+                str(texts),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     assert "2 voice variants" in capsys.readouterr().out
     assert (out / "README.txt").read_text().count("m3, m2") == 1
-    assert main(["make-demo-corpus", "--out", str(tmp_path / "vetted"), "--utterances", "2", "--variants", "vetted",
-                 "--formant-scale", "0.92,1.08", "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "make-demo-corpus",
+                "--out",
+                str(tmp_path / "vetted"),
+                "--utterances",
+                "2",
+                "--variants",
+                "vetted",
+                "--formant-scale",
+                "0.92,1.08",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     assert f"{len(VETTED_VARIANTS)} voice variants" in capsys.readouterr().out
     assert main(["make-demo-corpus", "--out", str(tmp_path / "c2"), "--formant-scale", "1", "--no-progress"]) == 2
     assert "--formant-scale: expected LOW,HIGH" in capsys.readouterr().err

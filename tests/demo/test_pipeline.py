@@ -18,7 +18,7 @@ from gst_tts.demo import pipeline
 from gst_tts.demo.pipeline import DemoBudget, plan_demo, run_demo
 from gst_tts.errors import GstTtsError
 
-FAKE_STAGE = r'''
+FAKE_STAGE = r"""
 import json, os, pathlib, signal, sys, time
 name, log, args = sys.argv[1], pathlib.Path(sys.argv[2]), sys.argv[3:]
 with log.open("a") as f:
@@ -76,7 +76,7 @@ elif name in ("gta", "report"):
     (folder / "done").write_text("")
 else:  # corpus (make-demo-corpus --out DIR), features (prepare --corpus DIR)
     after("--out" if "--out" in args else "--corpus").mkdir(parents=True, exist_ok=True)
-'''
+"""
 
 SMALL = dict(steps=500, vocoder_steps=300, vocoder_gta_steps=200, utterances=12)
 
@@ -87,9 +87,14 @@ def fake_stages(tmp_path, monkeypatch):
     script, log = tmp_path / "fake_stage.py", tmp_path / "stages.log"
     script.write_text(FAKE_STAGE)
     log.write_text("")
-    monkeypatch.setattr(pipeline.Stage, "command", lambda self: [sys.executable, str(script), self.name, str(log), *self.args])
-    monkeypatch.setattr(pipeline, "_checkpoint_step",
-                        lambda stage: json.loads(stage.checkpoint.read_text())["step"] if stage.checkpoint.exists() else None)
+    monkeypatch.setattr(
+        pipeline.Stage, "command", lambda self: [sys.executable, str(script), self.name, str(log), *self.args]
+    )
+    monkeypatch.setattr(
+        pipeline,
+        "_checkpoint_step",
+        lambda stage: json.loads(stage.checkpoint.read_text())["step"] if stage.checkpoint.exists() else None,
+    )
     monkeypatch.setattr(pipeline, "available_cores", lambda: 4)
     return log
 
@@ -99,15 +104,19 @@ def run(out: Path, log: Path, **budget) -> tuple[int, list[str], str]:
     before = log.read_text().splitlines()
     printed: list[str] = []
     code = run_demo(out, DemoBudget(**{**SMALL, **budget}), probe=lambda threads: 0.4, say=printed.append)
-    return code, log.read_text().splitlines()[len(before):], "\n".join(printed)
+    return code, log.read_text().splitlines()[len(before) :], "\n".join(printed)
 
 
 def test_a_new_demo_prints_its_plan_then_runs_every_stage_once(fake_stages, tmp_path):
     out = tmp_path / "demo"
     code, ran, printed = run(out, fake_stages)
     assert code == 0
-    assert sorted(ran) == sorted(["corpus", "features", "acoustic", "vocoder", "select", "gta", "vocoder_gta", "report", "dials"])
-    assert ran.index("features") < min(ran.index("acoustic"), ran.index("vocoder")) and ran.index("select") > ran.index("acoustic")
+    assert sorted(ran) == sorted(
+        ["corpus", "features", "acoustic", "vocoder", "select", "gta", "vocoder_gta", "report", "dials"]
+    )
+    assert ran.index("features") < min(ran.index("acoustic"), ran.index("vocoder")) and ran.index("select") > ran.index(
+        "acoustic"
+    )
     plan = printed.split("\n==")[0]
     assert "500 steps" in plan and "estimated total" in plan and "0.40 s a step" in plan
     assert "alongside the acoustic model" in plan and f"{out}/vocoder.log" in printed
@@ -131,8 +140,17 @@ def test_more_steps_resume_training_and_redo_only_what_follows_it(fake_stages, t
     run(out, fake_stages)
     plan = plan_demo(out, DemoBudget(**{**SMALL, "steps": 750}))
     status = {stage.name: stage.status for stage in plan.stages}
-    assert status == {"corpus": "done", "features": "done", "acoustic": "resume", "vocoder": "done", "select": "redo",
-                      "gta": "redo", "vocoder_gta": "redo", "report": "redo", "dials": "redo"}
+    assert status == {
+        "corpus": "done",
+        "features": "done",
+        "acoustic": "resume",
+        "vocoder": "done",
+        "select": "redo",
+        "gta": "redo",
+        "vocoder_gta": "redo",
+        "report": "redo",
+        "dials": "redo",
+    }
     code, ran, _ = run(out, fake_stages, steps=750)
     assert code == 0 and ran == ["acoustic", "select", "gta", "vocoder_gta", "report", "dials"]
     assert json.loads((out / "checkpoints" / "last.pt").read_text())["step"] == 750
@@ -197,7 +215,9 @@ def test_an_interrupt_stops_the_vocoder_alongside_too_and_both_resume(fake_stage
     status = {stage.name: (stage.status, stage.note) for stage in plan_demo(out, DemoBudget(**SMALL)).stages}
     assert status["acoustic"] == ("resume", "from step 40") and status["vocoder"] == ("resume", "from step 40")
     code, ran, _ = run(out, fake_stages)
-    assert code == 0 and sorted(ran) == sorted(["acoustic", "vocoder", "select", "gta", "vocoder_gta", "report", "dials"])
+    assert code == 0 and sorted(ran) == sorted(
+        ["acoustic", "vocoder", "select", "gta", "vocoder_gta", "report", "dials"]
+    )
 
 
 def test_a_failed_stage_alongside_is_reported_with_its_log(fake_stages, tmp_path, monkeypatch):
@@ -247,7 +267,9 @@ def test_the_estimate_scales_the_reference_machine_by_the_probe(tmp_path, monkey
     vocoder = next(s for s in plan.stages if s.name == "vocoder")
     assert acoustic.estimate_s == pytest.approx(3 * 500 * pipeline.REFERENCE_SECONDS["acoustic"])
     # The vocoder trains alongside the acoustic model: the total counts only what outlasts it.
-    assert slower == pytest.approx(sum(s.estimate_s for s in plan.stages) - min(vocoder.estimate_s, acoustic.estimate_s))
+    assert slower == pytest.approx(
+        sum(s.estimate_s for s in plan.stages) - min(vocoder.estimate_s, acoustic.estimate_s)
+    )
 
 
 def test_the_probe_times_a_training_step_of_the_demo_model():
@@ -262,11 +284,14 @@ def test_a_checkpoints_step_is_read_without_loading_the_model(tmp_path):
     assert pipeline._checkpoint_step(stage) == 123
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--steps", "0"], "--steps: must be a whole number >= 1"),
-    (["--threads", "x"], "--threads: must be a whole number >= 1"),
-    (["--minutes", "-3"], "demo minutes must be positive"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--steps", "0"], "--steps: must be a whole number >= 1"),
+        (["--threads", "x"], "--threads: must be a whole number >= 1"),
+        (["--minutes", "-3"], "demo minutes must be positive"),
+    ],
+)
 def test_bad_budgets_are_one_line_errors(argv, message, capsys, tmp_path):
     try:
         code = cli_main(["demo", "--out", str(tmp_path / "demo"), *argv])
@@ -295,7 +320,12 @@ def test_every_gst_tts_stage_parses_with_the_cli_and_passes_the_seeds_it_used_be
     assert set(parsed) == {"corpus", "features", "select", "gta", "report", "dials"}
     assert all(args.no_progress for args in parsed.values())
     # The seeds and batch sizes the stages had as defaults before those became 0 and 16: the same demo.
-    assert (parsed["corpus"].seed, parsed["select"].seed, parsed["gta"].seed, parsed["report"].seed) == (0, SELECTION_SEED, 1, 1)
+    assert (parsed["corpus"].seed, parsed["select"].seed, parsed["gta"].seed, parsed["report"].seed) == (
+        0,
+        SELECTION_SEED,
+        1,
+        1,
+    )
     assert parsed["select"].batch_size == parsed["gta"].batch_size == parsed["report"].batch_size == 16
     # The dials are named beside the chosen checkpoint, where serve finds them, with the vocoder serve speaks with.
     assert parsed["dials"].save_dials and parsed["dials"].checkpoint == tmp_path / "demo" / "checkpoints" / "best.pt"
@@ -337,9 +367,17 @@ def test_torch_in_a_stage_computes_with_avx2_kernels():
 
     import torch
 
-    if platform.machine().lower() not in ("x86_64", "amd64") or torch.backends.cpu.get_cpu_capability() not in ("AVX2", "AVX512"):
+    if platform.machine().lower() not in ("x86_64", "amd64") or torch.backends.cpu.get_cpu_capability() not in (
+        "AVX2",
+        "AVX512",
+    ):
         pytest.skip(f"not an x86-64 CPU with AVX2 ({platform.machine()}, {torch.backends.cpu.get_cpu_capability()})")
     env = pipeline.stage_environment({k: v for k, v in os.environ.items() if k not in pipeline.PINNED_ISA})
-    shown = subprocess.run([sys.executable, "-c", "import torch; print(torch.backends.cpu.get_cpu_capability())"],
-                           env=env, capture_output=True, text=True, check=True).stdout.strip()
+    shown = subprocess.run(
+        [sys.executable, "-c", "import torch; print(torch.backends.cpu.get_cpu_capability())"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert shown == "AVX2"

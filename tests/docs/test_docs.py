@@ -89,7 +89,7 @@ def _trainer_commands() -> list[tuple[str, str, list[str]]]:
                 found.append((where, argv[0], argv[1:]))
             elif argv[0] == "torchrun" and "-m" in argv:
                 module = argv[argv.index("-m") + 1]
-                found.append((where, TRAINER_MODULES[module], argv[argv.index("-m") + 2:]))
+                found.append((where, TRAINER_MODULES[module], argv[argv.index("-m") + 2 :]))
     return found
 
 
@@ -115,7 +115,7 @@ def _split_command(argv: list[str]) -> tuple[list[str], str | None, list[str]]:
     """``gst-tts [global flags] COMMAND ARGS`` → (global flags, command or None, ARGS)."""
     for index, token in enumerate(argv[1:], 1):
         if not token.startswith("-"):
-            return argv[1:index], token, argv[index + 1:]
+            return argv[1:index], token, argv[index + 1 :]
     return argv[1:], None, []
 
 
@@ -128,8 +128,11 @@ def _flags(tokens: list[str]) -> list[str]:
 
 @pytest.mark.parametrize("page", USER_PAGES, ids=_rel)
 def test_user_pages_name_no_private_shared_path(page):
-    hits = [f"{_rel(page)}:{n}: {line.strip()}" for n, line in
-            enumerate(page.read_text(encoding="utf-8").splitlines(), 1) if re.search(r"shared/", line)]
+    hits = [
+        f"{_rel(page)}:{n}: {line.strip()}"
+        for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"shared/", line)
+    ]
     assert not hits, "a path under shared/ is the project's own data, not a user's:\n" + "\n".join(hits)
 
 
@@ -181,8 +184,9 @@ def _config_keys(primary: str) -> set[str]:
     return set(yaml.safe_load((CONF / primary).read_text(encoding="utf-8")) or {})
 
 
-@pytest.mark.parametrize(("where", "trainer", "overrides"), _trainer_commands(),
-                         ids=[w for w, _, _ in _trainer_commands()])
+@pytest.mark.parametrize(
+    ("where", "trainer", "overrides"), _trainer_commands(), ids=[w for w, _, _ in _trainer_commands()]
+)
 def test_documented_trainer_overrides_name_existing_groups_and_keys(where, trainer, overrides):
     if "--config-dir" in overrides or any(o.startswith("hydra.searchpath") for o in overrides):
         pytest.skip("the user's own config folder defines its own groups")
@@ -213,8 +217,13 @@ def test_readme_python_example_runs(tmp_path, monkeypatch):
     from gst_tts import DecodingConfig, Synthesizer
 
     synthesize = Synthesizer.synthesize
-    monkeypatch.setattr(Synthesizer, "synthesize", lambda self, texts, **kwargs: synthesize(
-        self, texts, **{"decoding": DecodingConfig(max_seconds=seconds_for_steps(8)), **kwargs}))
+    monkeypatch.setattr(
+        Synthesizer,
+        "synthesize",
+        lambda self, texts, **kwargs: synthesize(
+            self, texts, **{"decoding": DecodingConfig(max_seconds=seconds_for_steps(8)), **kwargs}
+        ),
+    )
     namespace: dict = {}
     exec(compile(source.replace("demo_out/checkpoints/best.pt", str(checkpoint)), "README.md", "exec"), namespace)
     audio, rate = soundfile.read(tmp_path / "out.wav")

@@ -80,18 +80,22 @@ def test_teacher_forced_steps_match_torch(exported):
         padding = torch.arange(11)[None, :] >= lengths[:, None]
         prepared = decoder.attention.prepare(memory, padding)
         state = decoder.initial_state(memory, prepared)
-        encoded = runtime._sessions["encoder"].run(None, {"text": text.numpy(), "text_lengths": lengths.numpy(),
-                                                           "style": runtime.style_embedding(weights.numpy())})
+        encoded = runtime._sessions["encoder"].run(
+            None,
+            {"text": text.numpy(), "text_lengths": lengths.numpy(), "style": runtime.style_embedding(weights.numpy())},
+        )
         np.testing.assert_allclose(encoded[0], memory.numpy(), atol=1e-5)
         n = len(m["step_graph"]["prepared"])
-        onnx_state = {"attention_hidden": np.zeros((3, decoder.attention_rnn_dim), np.float32),
-                      "attention_cell": np.zeros((3, decoder.attention_rnn_dim), np.float32),
-                      "decoder_hidden": np.zeros((3, decoder.decoder_rnn_dim), np.float32),
-                      "decoder_cell": np.zeros((3, decoder.decoder_rnn_dim), np.float32),
-                      "attention_weights": np.zeros((3, 11), np.float32),
-                      "context": np.zeros((3, m["memory_dim"]), np.float32),
-                      **dict(zip(m["step_graph"]["prepared"], encoded[1 : 1 + n])),
-                      **{f"attention_state_{i}": a for i, a in enumerate(encoded[1 + n :])}}
+        onnx_state = {
+            "attention_hidden": np.zeros((3, decoder.attention_rnn_dim), np.float32),
+            "attention_cell": np.zeros((3, decoder.attention_rnn_dim), np.float32),
+            "decoder_hidden": np.zeros((3, decoder.decoder_rnn_dim), np.float32),
+            "decoder_cell": np.zeros((3, decoder.decoder_rnn_dim), np.float32),
+            "attention_weights": np.zeros((3, 11), np.float32),
+            "context": np.zeros((3, m["memory_dim"]), np.float32),
+            **dict(zip(m["step_graph"]["prepared"], encoded[1 : 1 + n])),
+            **{f"attention_state_{i}": a for i, a in enumerate(encoded[1 + n :])},
+        }
         frame = torch.zeros(3, model.n_mels)
         worst = 0.0
         for s in range(STEPS):
@@ -99,16 +103,40 @@ def test_teacher_forced_steps_match_torch(exported):
             for layer, mask in zip(decoder.prenet.layers, (prenet[0][s], prenet[1][s])):
                 x = F.relu(layer(x)) * mask
             cells = decoder.training_cells()
-            out, stop, state = decoder.step(cells.prenet_gates(x), state, prepared, cells,
-                                            (step_masks[0][s], step_masks[1][s]))
-            feeds = {"frame": frame.numpy(), "prenet_mask_0": prenet[0][s].numpy(), "prenet_mask_1": prenet[1][s].numpy(),
-                     "attention_mask": step_masks[0][s].numpy(), "decoder_mask": step_masks[1][s].numpy(),
-                     "memory": encoded[0], "padding_mask": padding.numpy(), **onnx_state}
+            out, stop, state = decoder.step(
+                cells.prenet_gates(x), state, prepared, cells, (step_masks[0][s], step_masks[1][s])
+            )
+            feeds = {
+                "frame": frame.numpy(),
+                "prenet_mask_0": prenet[0][s].numpy(),
+                "prenet_mask_1": prenet[1][s].numpy(),
+                "attention_mask": step_masks[0][s].numpy(),
+                "decoder_mask": step_masks[1][s].numpy(),
+                "memory": encoded[0],
+                "padding_mask": padding.numpy(),
+                **onnx_state,
+            }
             got = session.run(None, {k: v for k, v in feeds.items() if k in m["step_graph"]["inputs"]})
-            onnx_state.update(zip(["attention_hidden", "attention_cell", "decoder_hidden", "decoder_cell",
-                                   "attention_weights", "context"], got[2:8]))
+            onnx_state.update(
+                zip(
+                    [
+                        "attention_hidden",
+                        "attention_cell",
+                        "decoder_hidden",
+                        "decoder_cell",
+                        "attention_weights",
+                        "context",
+                    ],
+                    got[2:8],
+                )
+            )
             onnx_state.update({f"attention_state_{i}": a for i, a in enumerate(got[8:])})
-            for mine, theirs in [(got[0], out), (got[1], stop), (got[6], state.attention_weights), (got[7], state.context)]:
+            for mine, theirs in [
+                (got[0], out),
+                (got[1], stop),
+                (got[6], state.attention_weights),
+                (got[7], state.context),
+            ]:
                 worst = max(worst, float(np.abs(mine - theirs.numpy()).max()))
             # Teacher forcing: both sides read the target's last frame of this step next.
             frame = target.view(3, STEPS, model.reduction_factor, model.n_mels)[:, s, -1]
@@ -136,12 +164,15 @@ def test_free_running_decoding_with_the_same_masks_matches_torch(exported):
         original = decoder.prenet.forward
         decoder.prenet.forward = masked_prenet
         try:
-            return model.infer(text, lengths, style_weights=weights, **decoding.model_arguments(frames_per_second=22050 / 256))
+            return model.infer(
+                text, lengths, style_weights=weights, **decoding.model_arguments(frames_per_second=22050 / 256)
+            )
         finally:
             decoder.prenet.forward = original
 
-    bound = DecodingConfig(stop_threshold=1.0, max_seconds=seconds_for_steps(STEPS), stop_end_tolerance=None,
-                           attention_window=(2, 4))
+    bound = DecodingConfig(
+        stop_threshold=1.0, max_seconds=seconds_for_steps(STEPS), stop_end_tolerance=None, attention_window=(2, 4)
+    )
     probs = decode_torch(bound).stop_probs[0].numpy()
     # A threshold in the widest gap between item 0's stop logits: item 0 stops on its token (at the
     # first step above it), and a difference of 1e-4 between the paths cannot move that step.
@@ -150,11 +181,20 @@ def test_free_running_decoding_with_the_same_masks_matches_torch(exported):
     k = int(np.argmax(gaps))
     assert gaps[k] > 1e-2
     threshold = 1 / (1 + np.exp(-(logits[k] + logits[k + 1]) / 2))
-    decoding = DecodingConfig(stop_threshold=float(threshold), max_seconds=seconds_for_steps(STEPS),
-                              stop_end_tolerance=None, attention_window=(2, 4))
+    decoding = DecodingConfig(
+        stop_threshold=float(threshold),
+        max_seconds=seconds_for_steps(STEPS),
+        stop_end_tolerance=None,
+        attention_window=(2, 4),
+    )
     expected = decode_torch(decoding)
-    got = runtime.decode(text.numpy(), lengths.numpy(), weights.numpy(), decoding=decoding,
-                         prenet_masks=lambda s, batch: (masks[0][s].numpy(), masks[1][s].numpy()))
+    got = runtime.decode(
+        text.numpy(),
+        lengths.numpy(),
+        weights.numpy(),
+        decoding=decoding,
+        prenet_masks=lambda s, batch: (masks[0][s].numpy(), masks[1][s].numpy()),
+    )
     assert bool(expected.stopped_on_token[0])
     np.testing.assert_array_equal(got.steps, expected.steps.numpy())
     np.testing.assert_array_equal(got.stopped_on_token, expected.stopped_on_token.numpy())
@@ -179,7 +219,8 @@ def test_token_weights_of_a_reference_match_torch(exported):
     with torch.no_grad():
         style, weights = synth.model.gst(mel, mel_lengths)
     _, got_weights, got_style = runtime._sessions["style_reference"].run(
-        None, {"reference_mel": mel.numpy(), "reference_lengths": mel_lengths.numpy()})
+        None, {"reference_mel": mel.numpy(), "reference_lengths": mel_lengths.numpy()}
+    )
     np.testing.assert_allclose(got_weights, weights.numpy(), atol=1e-5)
     np.testing.assert_allclose(got_style, style.numpy(), atol=1e-5)
 
@@ -194,7 +235,8 @@ def test_every_reference_norm_exports_with_the_same_token_weights(norm, tmp_path
     with torch.no_grad():
         _, weights = synth.model.gst(mel, mel_lengths)
     _, got_weights, _ = runtime._sessions["style_reference"].run(
-        None, {"reference_mel": mel.numpy(), "reference_lengths": mel_lengths.numpy()})
+        None, {"reference_mel": mel.numpy(), "reference_lengths": mel_lengths.numpy()}
+    )
     np.testing.assert_allclose(got_weights, weights.numpy(), atol=1e-5)
 
 
@@ -206,7 +248,8 @@ def test_a_kind_that_does_not_export_is_refused_in_one_line(tmp_path):
     synth = _synthesizer("location_sensitive")
     attention = synth.model.decoder.attention
     synth.model.decoder.attention = _UnlistedAttention(
-        query_dim=32, memory_dim=32, attention_dim=16, location_filters=4, location_kernel_size=5)
+        query_dim=32, memory_dim=32, attention_dim=16, location_filters=4, location_kernel_size=5
+    )
     synth.model.decoder.attention.load_state_dict(attention.state_dict())
     with pytest.raises(ExportError) as caught:
         export_synthesizer(synth, tmp_path / "out")
@@ -222,7 +265,9 @@ def test_cli_refuses_an_out_that_is_not_an_export_in_one_line(tiny_checkpoint, t
     (taken / "keep.txt").write_text("mine")
     assert main(["export", "--checkpoint", str(tiny_checkpoint), "--out", str(taken)]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [
-        f"gst-tts export: error: {taken}: exists and is not an earlier export (nor an empty folder); choose another --out"]
+        f"gst-tts export: error: {taken}: exists and is not an earlier export (nor an empty folder); choose "
+        "another --out"
+    ]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes"]  # no staging folder left behind
     assert (taken / "keep.txt").read_text() == "mine"
 
@@ -244,13 +289,27 @@ def test_a_hifigan_vocoder_exports_and_a_griffin_lim_one_is_refused(tmp_path):
     from gst_tts.audio.vocoders.hifigan_io import HiFiGANVocoder
 
     synth = _synthesizer("location_sensitive")
-    with pytest.raises(ExportError, match="exports a HiFi-GAN generator or a spectral vocoder; this one is griffin-lim"):
+    with pytest.raises(
+        ExportError, match="exports a HiFi-GAN generator or a spectral vocoder; this one is griffin-lim"
+    ):
         export_synthesizer(synth, tmp_path / "gl", vocoder=True)
     torch.manual_seed(0)
-    small = dict(HIFIGAN_CONFIGS["v3"], upsample_initial_channel=16, resblock_kernel_sizes=[3], resblock_dilation_sizes=[[1, 2]])
-    generator = HiFiGANGenerator(**{k: small[k] for k in ("resblock", "upsample_rates", "upsample_kernel_sizes",
-                                                         "upsample_initial_channel", "resblock_kernel_sizes",
-                                                         "resblock_dilation_sizes")})
+    small = dict(
+        HIFIGAN_CONFIGS["v3"], upsample_initial_channel=16, resblock_kernel_sizes=[3], resblock_dilation_sizes=[[1, 2]]
+    )
+    generator = HiFiGANGenerator(
+        **{
+            k: small[k]
+            for k in (
+                "resblock",
+                "upsample_rates",
+                "upsample_kernel_sizes",
+                "upsample_initial_channel",
+                "resblock_kernel_sizes",
+                "resblock_dilation_sizes",
+            )
+        }
+    )
     synth.vocoder = HiFiGANVocoder(generator, sample_rate=22050)
     runtime = OnnxSynthesizer.from_dir(export_synthesizer(synth, tmp_path / "hifigan", vocoder=True), threads=1)
     log_mel = torch.randn(37, 80) - 5.0  # another length than the exported sample's
@@ -266,11 +325,15 @@ def test_cli_exports_a_vocoder_file_the_runtime_then_uses(tiny_checkpoint, tmp_p
     from gst_tts.audio.vocoders.hifigan_io import HiFiGANVocoder
 
     torch.manual_seed(0)
-    small = dict(HIFIGAN_CONFIGS["v3"], upsample_initial_channel=16, resblock_kernel_sizes=[3], resblock_dilation_sizes=[[1, 2]])
+    small = dict(
+        HIFIGAN_CONFIGS["v3"], upsample_initial_channel=16, resblock_kernel_sizes=[3], resblock_dilation_sizes=[[1, 2]]
+    )
     config = {k: small[k] for k in GENERATOR_CONFIG_KEYS}
     generator = HiFiGANGenerator(**config).apply_weight_norm()
-    path = save_vocoder_checkpoint(tmp_path / "voc" / "generator.pt", vocoder_payload(
-        generator_state=generator.state_dict(), generator_config=config, audio_config=AudioConfig()))
+    path = save_vocoder_checkpoint(
+        tmp_path / "voc" / "generator.pt",
+        vocoder_payload(generator_state=generator.state_dict(), generator_config=config, audio_config=AudioConfig()),
+    )
     out = tmp_path / "exported"
     assert main(["export", "--checkpoint", str(tiny_checkpoint), "--vocoder", str(path), "--out", str(out)]) == 0
     assert "with its vocoder" in capsys.readouterr().out
@@ -280,8 +343,20 @@ def test_cli_exports_a_vocoder_file_the_runtime_then_uses(tiny_checkpoint, tmp_p
     assert np.abs(runtime.vocode(log_mel.numpy()) - expected).max() < 1e-4
 
     (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
-    assert main(["export", "--checkpoint", str(tiny_checkpoint), "--vocoder", str(tmp_path / "junk.pt"),
-                 "--out", str(tmp_path / "other")]) == 2
+    assert (
+        main(
+            [
+                "export",
+                "--checkpoint",
+                str(tiny_checkpoint),
+                "--vocoder",
+                str(tmp_path / "junk.pt"),
+                "--out",
+                str(tmp_path / "other"),
+            ]
+        )
+        == 2
+    )
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
     assert not (tmp_path / "other").exists()
 

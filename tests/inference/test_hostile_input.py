@@ -71,8 +71,10 @@ def check_result(synth: Synthesizer, r: SynthesisResult, decoding: DecodingConfi
     assert 1 <= len(r.chunks) <= len(r.cleaned_text)
     for c in r.chunks:
         symbols = c.health.input_symbols
-        frames = min(decoding.max_frames(frames_per_second=synth.audio_config.frames_per_second),
-                     math.ceil(decoding.max_frames_per_symbol * symbols))
+        frames = min(
+            decoding.max_frames(frames_per_second=synth.audio_config.frames_per_second),
+            math.ceil(decoding.max_frames_per_symbol * symbols),
+        )
         steps = -(-frames // rf)
         decoded = c.n_frames if c.decoded_frames is None else c.decoded_frames
         assert 0 < decoded <= steps * rf and decoded % rf == 0, (c.text, decoded, steps)
@@ -86,9 +88,55 @@ def check_result(synth: Synthesizer, r: SynthesisResult, decoding: DecodingConfi
 # ------------------------------------------------------------------ texts
 
 HOSTILE_PIECES = [
-    "1", "0", "12", "1,000", "1,00", ",", ".", "$", "£", "%", "'s", "1st", "1990s", "$1.50", " million", "Mr.", "St.",
-    " ", "\t", "\n", "\u2028", "\x00", "\x1b", "\u200b", "\u200d", "\ufeff", "\u0301", "\u202e", "שלום", "مرحبا", "١٢٣",
-    "½", "⣿", "👍🏽", "👨‍👩‍👧", "é", "ß", "!", "?", "...", "—", "-", "\"", "(", "~", "_", "abc", "Hello", "WORLD",
+    "1",
+    "0",
+    "12",
+    "1,000",
+    "1,00",
+    ",",
+    ".",
+    "$",
+    "£",
+    "%",
+    "'s",
+    "1st",
+    "1990s",
+    "$1.50",
+    " million",
+    "Mr.",
+    "St.",
+    " ",
+    "\t",
+    "\n",
+    "\u2028",
+    "\x00",
+    "\x1b",
+    "\u200b",
+    "\u200d",
+    "\ufeff",
+    "\u0301",
+    "\u202e",
+    "שלום",
+    "مرحبا",
+    "١٢٣",
+    "½",
+    "⣿",
+    "👍🏽",
+    "👨‍👩‍👧",
+    "é",
+    "ß",
+    "!",
+    "?",
+    "...",
+    "—",
+    "-",
+    '"',
+    "(",
+    "~",
+    "_",
+    "abc",
+    "Hello",
+    "WORLD",
 ]
 hostile_text = st.one_of(
     st.text(st.characters(exclude_categories=("Cs",)), max_size=120),
@@ -104,8 +152,13 @@ def test_thousand_random_texts_end_within_the_bound_or_are_text_errors(synth):
     counts: Counter[str] = Counter()
     most_frames = [0]
 
-    @settings(max_examples=10, deadline=None, derandomize=True, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example])
+    @settings(
+        max_examples=10,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
+    )
     @given(texts=st.lists(hostile_text, min_size=100, max_size=100))
     def run(texts):
         good = []
@@ -128,17 +181,32 @@ def test_thousand_random_texts_end_within_the_bound_or_are_text_errors(synth):
         counts["succeeded"] += len(results)
 
     run()
-    print(f"1,000 random texts: {dict(counts)}; most frames of a chunk {most_frames[0]}, "
-          f"bound {STEPS * synth.model.reduction_factor}")
+    print(
+        f"1,000 random texts: {dict(counts)}; most frames of a chunk {most_frames[0]}, "
+        f"bound {STEPS * synth.model.reduction_factor}"
+    )
     assert counts["succeeded"] + counts["TextError"] == 1000
     assert counts["succeeded"] > 100 and counts["TextError"] > 10  # both sides really exercised
     assert most_frames[0] == STEPS * synth.model.reduction_factor  # the untrained model runs to the bound
 
 
-@pytest.mark.parametrize("text", [
-    "", " ", "\u2028\u2029\t\n", "\x00" * 50, "\u200b\u200d\ufeff", "\u0301" * 20, "😀👍🏽", "?!...—;:", "@#^&*",
-    "_~_~", "$$$", "%",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        " ",
+        "\u2028\u2029\t\n",
+        "\x00" * 50,
+        "\u200b\u200d\ufeff",
+        "\u0301" * 20,
+        "😀👍🏽",
+        "?!...—;:",
+        "@#^&*",
+        "_~_~",
+        "$$$",
+        "%",
+    ],
+)
 def test_nothing_to_speak_is_one_text_error(synth, text):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DroppedCharacterWarning)
@@ -172,13 +240,26 @@ def test_a_text_at_the_length_limit_is_read_in_bounded_chunks(synth):
     print(f"a {len(text):,}-character text: {len(r.cleaned_text):,} cleaned, {len(r.chunks)} chunks")
 
 
-@pytest.mark.parametrize("texts, kwargs", [
-    (None, {}), (5, {}), ([b"bytes"], {}), (["Fine.", None], {}),
-    ("Fine.", dict(pause_s=float("inf"))), ("Fine.", dict(pause_s=1e12)), ("Fine.", dict(pause_s=float("nan"))),
-    ("Fine.", dict(pause_s=-1.0)), ("Fine.", dict(batch_size=2.5)), ("Fine.", dict(batch_size=0)),
-    ("Fine.", dict(max_chunk_chars=1.5)), ("Fine.", dict(seed=2**64)), ("Fine.", dict(seed=-(2**63) - 1)),
-    ("Fine.", dict(seed=1.5)), ("Fine.", dict(decoding=None)),
-])
+@pytest.mark.parametrize(
+    "texts, kwargs",
+    [
+        (None, {}),
+        (5, {}),
+        ([b"bytes"], {}),
+        (["Fine.", None], {}),
+        ("Fine.", dict(pause_s=float("inf"))),
+        ("Fine.", dict(pause_s=1e12)),
+        ("Fine.", dict(pause_s=float("nan"))),
+        ("Fine.", dict(pause_s=-1.0)),
+        ("Fine.", dict(batch_size=2.5)),
+        ("Fine.", dict(batch_size=0)),
+        ("Fine.", dict(max_chunk_chars=1.5)),
+        ("Fine.", dict(seed=2**64)),
+        ("Fine.", dict(seed=-(2**63) - 1)),
+        ("Fine.", dict(seed=1.5)),
+        ("Fine.", dict(decoding=None)),
+    ],
+)
 def test_bad_texts_and_options_are_one_line_errors(synth, texts, kwargs):
     """Before: pause_s=inf raised OverflowError and 1e12 tried to allocate 88 TB; seed=2**64 a
     ValueError from torch; texts=None a TypeError."""
@@ -202,22 +283,46 @@ class MultiLine:
 
 def weight_cases() -> dict[str, object]:
     return {
-        "nan": {1: float("nan")}, "inf": {1: float("inf")}, "-inf": {1: -float("inf")}, "1e30": {1: 1e30},
-        "-1e30": {1: -1e30}, "1e39 (inf as float32)": {(0, 1): 1e39}, "int past float": {1: BIG},
-        "just past the limit": {1: MAX_STYLE_WEIGHT * 1.0001}, "the limit": {1: MAX_STYLE_WEIGHT},
-        "minus the limit": {(1, 2): -MAX_STYLE_WEIGHT}, "negative": {1: -0.7, 2: -0.3},
-        "all zero": np.zeros(N_TOKENS), "all zero per head": np.zeros((N_HEADS, N_TOKENS)),
+        "nan": {1: float("nan")},
+        "inf": {1: float("inf")},
+        "-inf": {1: -float("inf")},
+        "1e30": {1: 1e30},
+        "-1e30": {1: -1e30},
+        "1e39 (inf as float32)": {(0, 1): 1e39},
+        "int past float": {1: BIG},
+        "just past the limit": {1: MAX_STYLE_WEIGHT * 1.0001},
+        "the limit": {1: MAX_STYLE_WEIGHT},
+        "minus the limit": {(1, 2): -MAX_STYLE_WEIGHT},
+        "negative": {1: -0.7, 2: -0.3},
+        "all zero": np.zeros(N_TOKENS),
+        "all zero per head": np.zeros((N_HEADS, N_TOKENS)),
         "every token at the limit": np.full((N_HEADS, N_TOKENS), MAX_STYLE_WEIGHT),
-        "array with nan": np.array([0.1, np.nan, 0, 0, 0]), "tensor 1e39": torch.tensor([1e39, 0, 0, 0, 0], dtype=torch.float64),
+        "array with nan": np.array([0.1, np.nan, 0, 0, 0]),
+        "tensor 1e39": torch.tensor([1e39, 0, 0, 0, 0], dtype=torch.float64),
         "tensor with grad": torch.ones(N_TOKENS, requires_grad=True),
-        "one head too many": np.zeros((N_HEADS + 1, N_TOKENS)), "one token too many": np.zeros(N_TOKENS + 1),
-        "3-d": np.zeros((1, N_HEADS, N_TOKENS)), "scalar": np.float32(1.0), "empty": np.zeros(0), "empty mapping": {},
+        "one head too many": np.zeros((N_HEADS + 1, N_TOKENS)),
+        "one token too many": np.zeros(N_TOKENS + 1),
+        "3-d": np.zeros((1, N_HEADS, N_TOKENS)),
+        "scalar": np.float32(1.0),
+        "empty": np.zeros(0),
+        "empty mapping": {},
         "huge shape, never allocated": np.broadcast_to(np.float64(0), (10**6, 10**6)),
-        "strings": np.array(["a"] * N_TOKENS), "ragged": [[1.0], [1.0, 2.0]], "a spec string": "1=0.4",
-        "weight a string": {1: "abc"}, "weight None": {1: None}, "weight a list": {1: [1, 2]}, "weight an object": {1: object()},
-        "token out of range": {N_TOKENS: 1.0}, "token -1": {-1: 1.0}, "head out of range": {(N_HEADS, 0): 1.0},
-        "3-tuple key": {(0, 0, 0): 1.0}, "float token": {1.0: 1.0}, "bool token": {True: 1.0}, "str token": {"1": 1.0},
-        "None token": {None: 1.0}, "multi-line repr token": {MultiLine(): 1.0},
+        "strings": np.array(["a"] * N_TOKENS),
+        "ragged": [[1.0], [1.0, 2.0]],
+        "a spec string": "1=0.4",
+        "weight a string": {1: "abc"},
+        "weight None": {1: None},
+        "weight a list": {1: [1, 2]},
+        "weight an object": {1: object()},
+        "token out of range": {N_TOKENS: 1.0},
+        "token -1": {-1: 1.0},
+        "head out of range": {(N_HEADS, 0): 1.0},
+        "3-tuple key": {(0, 0, 0): 1.0},
+        "float token": {1.0: 1.0},
+        "bool token": {True: 1.0},
+        "str token": {"1": 1.0},
+        "None token": {None: 1.0},
+        "multi-line repr token": {MultiLine(): 1.0},
         "all dials at the limit": {t: MAX_STYLE_WEIGHT for t in range(N_TOKENS)},
     }
 
@@ -262,10 +367,21 @@ def test_non_finite_decoding_or_vocoding_is_one_error_not_nan_audio(tiny_checkpo
 def test_per_text_styles_mix_good_and_bad(synth, tmp_path):
     ref = tmp_path / "ref.wav"
     sf.write(ref, tone(1.0), RATE)
-    bad_styles = [["not a style"], [Style(weights={1: float("nan")})], [Style(dials={9: 1.0})],
-                  [Style(mix={ref: float("inf")})], [Style(mix={ref: -1.0})], [Style(mix={ref: 0.0})],
-                  [Style(mix=[])], [Style(mix="a.wav=1")], [Style(mix={ref})], [Style(mix=[(ref, 1.0, 2.0)])],
-                  [Style(reference=np.zeros(100))], [Style(reference=(np.zeros(100),))], [Style(reference=12)]]
+    bad_styles = [
+        ["not a style"],
+        [Style(weights={1: float("nan")})],
+        [Style(dials={9: 1.0})],
+        [Style(mix={ref: float("inf")})],
+        [Style(mix={ref: -1.0})],
+        [Style(mix={ref: 0.0})],
+        [Style(mix=[])],
+        [Style(mix="a.wav=1")],
+        [Style(mix={ref})],
+        [Style(mix=[(ref, 1.0, 2.0)])],
+        [Style(reference=np.zeros(100))],
+        [Style(reference=(np.zeros(100),))],
+        [Style(reference=12)],
+    ]
     for styles in bad_styles:
         with pytest.raises(GstTtsError) as caught:
             synth.synthesize(["Only one."], styles=styles, decoding=BOUND)
@@ -299,14 +415,19 @@ def reference_cases(tmp_path: Path) -> dict[str, object]:
     rng = np.random.default_rng(0)
     noise = (0.3 * rng.standard_normal(RATE)).astype(np.float32)
     files = {
-        "silence.wav": (np.zeros(RATE, np.float32), RATE), "noise.wav": (noise, RATE),
-        "nan.wav": (np.full(RATE, np.nan, np.float32), RATE), "one sample.wav": (np.full(1, 0.5, np.float32), RATE),
-        "no samples.wav": (np.zeros(0, np.float32), RATE), "square int16.wav": (square(1.0, RATE), RATE),
+        "silence.wav": (np.zeros(RATE, np.float32), RATE),
+        "noise.wav": (noise, RATE),
+        "nan.wav": (np.full(RATE, np.nan, np.float32), RATE),
+        "one sample.wav": (np.full(1, 0.5, np.float32), RATE),
+        "no samples.wav": (np.zeros(0, np.float32), RATE),
+        "square int16.wav": (square(1.0, RATE), RATE),
         "six channels.wav": ((0.2 * rng.standard_normal((RATE, 6))).astype(np.float32), RATE),
         "96 kHz.wav": ((0.3 * rng.standard_normal(96_000)).astype(np.float32), 96_000),
-        "22051 Hz.wav": (noise, 22_051), "1 Hz.wav": (noise[:10], 1),
+        "22051 Hz.wav": (noise, 22_051),
+        "1 Hz.wav": (noise[:10], 1),
         "11 minutes at 1 kHz.wav": ((0.3 * rng.standard_normal(660_000)).astype(np.float32), 1_000),
-        "syllables, slow.wav": (syllables(1.5, RATE), RATE), "syllables, fast.wav": (syllables(9.0, RATE), RATE),
+        "syllables, slow.wav": (syllables(1.5, RATE), RATE),
+        "syllables, fast.wav": (syllables(9.0, RATE), RATE),
         "nan, line\nbreak.wav": (np.full(RATE, np.nan, np.float32), RATE),
     }
     cases: dict[str, object] = {}
@@ -316,29 +437,71 @@ def reference_cases(tmp_path: Path) -> dict[str, object]:
         cases[f"file {name!r}"] = path
     (tmp_path / "empty.wav").write_bytes(b"")
     (tmp_path / "text.wav").write_text("RIFF but not really\n")
-    cases.update({
-        "file empty": tmp_path / "empty.wav", "file not audio": tmp_path / "text.wav", "a folder": tmp_path,
-        "missing": tmp_path / "missing.wav", "missing, with a newline": tmp_path / "a\nb.wav", "NUL in the path": "a\x00b.wav",
-        "silence": (np.zeros(RATE, np.float32), RATE), "noise": (noise, RATE), "noise 16 kHz": (noise, 16_000),
-        "clipped float (x10)": (10 * noise, RATE), "nan samples": (np.r_[noise, np.nan], RATE),
-        "inf samples": (np.r_[noise, np.inf], RATE), "1 sample": (np.ones(1, np.float32), RATE),
-        "0 samples": (np.zeros(0, np.float32), RATE), "square int16": (square(1.0, RATE), RATE),
-        "uint8": ((128 + 100 * np.sign(noise)).astype(np.uint8), RATE), "six channels": (rng.standard_normal((RATE, 6)) * 0.2, RATE),
-        "six channels first": (rng.standard_normal((6, RATE)) * 0.2, RATE), "nine channels": (rng.standard_normal((RATE, 9)), RATE),
-        "96 kHz": (rng.standard_normal(96_000) * 0.3, 96_000), "22051 Hz": (noise, 22_051), "44101 Hz": (noise, 44_101),
-        "rate 0": (noise, 0), "rate -8000": (noise, -8000), "rate nan": (noise, float("nan")), "rate None": (noise, None),
-        "rate '22050'": (noise, "22050"), "rate 22050.5": (noise, 22050.5), "rate 1e9": (noise, 10**9), "rate True": (noise, True),
-        "rate 22050.0": (noise, 22050.0), "3-d": (np.zeros((2, 2, 2)), RATE), "strings": (np.array(["a", "b"]), RATE),
-        "complex": (noise.astype(np.complex64), RATE), "bools": (noise > 0, RATE), "ragged": ([[0.1], [0.1, 0.2]], RATE),
-        "a list": (noise.tolist(), RATE), "11 minutes at 1 kHz": (np.zeros(660_000, np.float32), 1_000),
-    })
+    cases.update(
+        {
+            "file empty": tmp_path / "empty.wav",
+            "file not audio": tmp_path / "text.wav",
+            "a folder": tmp_path,
+            "missing": tmp_path / "missing.wav",
+            "missing, with a newline": tmp_path / "a\nb.wav",
+            "NUL in the path": "a\x00b.wav",
+            "silence": (np.zeros(RATE, np.float32), RATE),
+            "noise": (noise, RATE),
+            "noise 16 kHz": (noise, 16_000),
+            "clipped float (x10)": (10 * noise, RATE),
+            "nan samples": (np.r_[noise, np.nan], RATE),
+            "inf samples": (np.r_[noise, np.inf], RATE),
+            "1 sample": (np.ones(1, np.float32), RATE),
+            "0 samples": (np.zeros(0, np.float32), RATE),
+            "square int16": (square(1.0, RATE), RATE),
+            "uint8": ((128 + 100 * np.sign(noise)).astype(np.uint8), RATE),
+            "six channels": (rng.standard_normal((RATE, 6)) * 0.2, RATE),
+            "six channels first": (rng.standard_normal((6, RATE)) * 0.2, RATE),
+            "nine channels": (rng.standard_normal((RATE, 9)), RATE),
+            "96 kHz": (rng.standard_normal(96_000) * 0.3, 96_000),
+            "22051 Hz": (noise, 22_051),
+            "44101 Hz": (noise, 44_101),
+            "rate 0": (noise, 0),
+            "rate -8000": (noise, -8000),
+            "rate nan": (noise, float("nan")),
+            "rate None": (noise, None),
+            "rate '22050'": (noise, "22050"),
+            "rate 22050.5": (noise, 22050.5),
+            "rate 1e9": (noise, 10**9),
+            "rate True": (noise, True),
+            "rate 22050.0": (noise, 22050.0),
+            "3-d": (np.zeros((2, 2, 2)), RATE),
+            "strings": (np.array(["a", "b"]), RATE),
+            "complex": (noise.astype(np.complex64), RATE),
+            "bools": (noise > 0, RATE),
+            "ragged": ([[0.1], [0.1, 0.2]], RATE),
+            "a list": (noise.tolist(), RATE),
+            "11 minutes at 1 kHz": (np.zeros(660_000, np.float32), 1_000),
+        }
+    )
     return cases
 
 
 SUCCEEDS = {
-    "file 'noise.wav'", "file 'square int16.wav'", "file 'six channels.wav'", "file '96 kHz.wav'", "file '22051 Hz.wav'",
-    "noise", "noise 16 kHz", "clipped float (x10)", "square int16", "uint8", "six channels", "six channels first", "96 kHz",
-    "22051 Hz", "44101 Hz", "rate 22050.0", "a list", "file 'syllables, slow.wav'", "file 'syllables, fast.wav'",
+    "file 'noise.wav'",
+    "file 'square int16.wav'",
+    "file 'six channels.wav'",
+    "file '96 kHz.wav'",
+    "file '22051 Hz.wav'",
+    "noise",
+    "noise 16 kHz",
+    "clipped float (x10)",
+    "square int16",
+    "uint8",
+    "six channels",
+    "six channels first",
+    "96 kHz",
+    "22051 Hz",
+    "44101 Hz",
+    "rate 22050.0",
+    "a list",
+    "file 'syllables, slow.wav'",
+    "file 'syllables, fast.wav'",
 }
 
 
@@ -368,14 +531,16 @@ def test_ten_minutes_at_8_khz_are_encoded_in_windows(synth, monkeypatch):
     samples = (0.3 * np.random.default_rng(1).standard_normal(int(seconds * rate))).astype(np.float32)
     monkeypatch.setattr(synth.styles, "reference_window", 200)
     shapes = []
-    hook = synth.model.gst.reference_encoder.register_forward_pre_hook(lambda _, args: shapes.append(tuple(args[0].shape)))
+    hook = synth.model.gst.reference_encoder.register_forward_pre_hook(
+        lambda _, args: shapes.append(tuple(args[0].shape))
+    )
     try:
         weights = synth.styles.reference_weights((samples, rate))
     finally:
         hook.remove()
     assert torch.isfinite(weights).all() and weights.shape == (N_HEADS, N_TOKENS)
     frames = math.ceil(seconds * RATE / synth.audio_config.hop_length)
-    (n_windows, window, n_mels), = shapes
+    ((n_windows, window, n_mels),) = shapes
     assert window == 200 and n_mels == synth.model.n_mels
     assert 2 * (frames - 200) // 200 <= n_windows <= 2 * frames // 200 + 2  # half-overlapping windows
     with pytest.raises(AudioError, match="at most 600 s") as caught:
@@ -391,8 +556,13 @@ CLI_FAST = ["--max-seconds", str(seconds_for_steps(3)), "--griffin-lim-iters", "
 
 def run_cli(checkpoint: Path, out: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
-    return subprocess.run([str(GST_TTS), "synthesize", "--checkpoint", str(checkpoint), "--out", str(out), *CLI_FAST, *args],
-                          capture_output=True, text=True, timeout=300, env=env)
+    return subprocess.run(
+        [str(GST_TTS), "synthesize", "--checkpoint", str(checkpoint), "--out", str(out), *CLI_FAST, *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
 
 
 def check_cli_error(result: subprocess.CompletedProcess, out_dir: Path) -> None:
@@ -405,8 +575,10 @@ def check_cli_error(result: subprocess.CompletedProcess, out_dir: Path) -> None:
 @pytest.mark.parametrize("case", ["hostile but readable", "only punctuation"])
 def test_cli_subprocess_hostile_text(case, tiny_checkpoint, tmp_path):
     out_dir = tmp_path / "out"
-    text = {"hostile but readable": "Ｈｅｌｌｏ 👋🏽 שלום e\u0301\u200b 1,00\u2028$3.50 Mr.\tO'Neil\u202e! ⣿",
-            "only punctuation": "?!...—;: «»"}[case]
+    text = {
+        "hostile but readable": "Ｈｅｌｌｏ 👋🏽 שלום e\u0301\u200b 1,00\u2028$3.50 Mr.\tO'Neil\u202e! ⣿",
+        "only punctuation": "?!...—;: «»",
+    }[case]
     result = run_cli(tiny_checkpoint, out_dir / "x.wav", "--text", text)
     if case == "hostile but readable":
         assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
@@ -422,9 +594,23 @@ def cli_in_process(capsys, *args: str) -> tuple[int, str]:
     return rc, capsys.readouterr().err
 
 
-@pytest.mark.parametrize("case", ["nan reference", "weight 1e30", "dial nan", "dial past the limit", "empty text",
-                                  "whitespace text", "past the length limit", "punctuation line 20", "invalid UTF-8",
-                                  "1 Hz reference", "pause inf", "seed past 64 bits"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "nan reference",
+        "weight 1e30",
+        "dial nan",
+        "dial past the limit",
+        "empty text",
+        "whitespace text",
+        "past the length limit",
+        "punctuation line 20",
+        "invalid UTF-8",
+        "1 Hz reference",
+        "pause inf",
+        "seed past 64 bits",
+    ],
+)
 def test_cli_in_process_hostile_input_is_one_line_exit_2(case, tiny_checkpoint, tmp_path, capsys):
     out_dir = tmp_path / "out"
     nan_wav, slow_wav, lines = tmp_path / "nan.wav", tmp_path / "1hz.wav", tmp_path / "lines.txt"
@@ -432,17 +618,25 @@ def test_cli_in_process_hostile_input_is_one_line_exit_2(case, tiny_checkpoint, 
     sf.write(slow_wav, np.ones(10, np.float32) * 0.5, 1)
     lines.write_text("Fine line.\n" * 19 + "?!?\n")
     (tmp_path / "bad.txt").write_bytes(b"Fine.\n\xff\xfe bad bytes\n")
-    args = {"nan reference": ["--text", "Hi.", "--reference", str(nan_wav)],
-            "weight 1e30": ["--text", "Hi.", "--style-weights", "1=1e30"], "dial nan": ["--text", "Hi.", "--style-dials", "1:2=nan"],
-            "past the length limit": ["--text", "a" * (MAX_TEXT_CHARS + 1)],
-            "dial past the limit": ["--text", "Hi.", "--style-dials", "1:2=1000"],
-            "empty text": ["--text", ""], "whitespace text": ["--text", " \u2028\t "],
-            "punctuation line 20": ["--text-file", str(lines)], "invalid UTF-8": ["--text-file", str(tmp_path / "bad.txt")],
-            "1 Hz reference": ["--text", "Hi.", "--reference", str(slow_wav)], "pause inf": ["--text", "Hi.", "--pause", "inf"],
-            "seed past 64 bits": ["--text", "Hi.", "--seed", str(2**64)]}[case]
+    args = {
+        "nan reference": ["--text", "Hi.", "--reference", str(nan_wav)],
+        "weight 1e30": ["--text", "Hi.", "--style-weights", "1=1e30"],
+        "dial nan": ["--text", "Hi.", "--style-dials", "1:2=nan"],
+        "past the length limit": ["--text", "a" * (MAX_TEXT_CHARS + 1)],
+        "dial past the limit": ["--text", "Hi.", "--style-dials", "1:2=1000"],
+        "empty text": ["--text", ""],
+        "whitespace text": ["--text", " \u2028\t "],
+        "punctuation line 20": ["--text-file", str(lines)],
+        "invalid UTF-8": ["--text-file", str(tmp_path / "bad.txt")],
+        "1 Hz reference": ["--text", "Hi.", "--reference", str(slow_wav)],
+        "pause inf": ["--text", "Hi.", "--pause", "inf"],
+        "seed past 64 bits": ["--text", "Hi.", "--seed", str(2**64)],
+    }[case]
     out = out_dir if "--text-file" in args else out_dir / "x.wav"
     rc, err = cli_in_process(capsys, "--checkpoint", str(tiny_checkpoint), "--out", str(out), *args)
-    assert rc == 2 and err.count("\n") == 1 and err.startswith("gst-tts synthesize: error:") and "Traceback" not in err, err
+    assert (
+        rc == 2 and err.count("\n") == 1 and err.startswith("gst-tts synthesize: error:") and "Traceback" not in err
+    ), err
     if case == "punctuation line 20":
         assert "lines.txt:20:" in err  # refused up front: the 16 lines of the first batch were not written
     assert not out_dir.exists() or not any(out_dir.iterdir())
@@ -452,7 +646,8 @@ def test_cli_text_file_lines_are_newline_lines(tiny_checkpoint, tmp_path, capsys
     """A form feed or U+2028 inside a line does not start a new utterance: wav N is line N."""
     lines = tmp_path / "lines.txt"
     lines.write_text("First\u2028still first.\r\nSecond\x0cstill second.\n\nFourth.\n")
-    rc, err = cli_in_process(capsys, "--checkpoint", str(tiny_checkpoint), "--out", str(tmp_path / "out"),
-                             "--text-file", str(lines))
+    rc, err = cli_in_process(
+        capsys, "--checkpoint", str(tiny_checkpoint), "--out", str(tmp_path / "out"), "--text-file", str(lines)
+    )
     assert rc == 0, err
     assert sorted(p.name for p in (tmp_path / "out").glob("*.wav")) == ["0001.wav", "0002.wav", "0004.wav"]

@@ -39,7 +39,9 @@ def hifigan() -> HiFiGANVocoder:
     streamed samples can be compared with its one-shot ones. Torch's default initialisation, not
     the published small one, so that far frames weigh enough for a short context to show."""
     torch.manual_seed(0)
-    generator = HiFiGANGenerator(upsample_rates=(8, 8, 4), upsample_kernel_sizes=(16, 16, 8), upsample_initial_channel=32)
+    generator = HiFiGANGenerator(
+        upsample_rates=(8, 8, 4), upsample_kernel_sizes=(16, 16, 8), upsample_initial_channel=32
+    )
     for module in generator.modules():
         if isinstance(module, (torch.nn.Conv1d, torch.nn.ConvTranspose1d)):
             module.reset_parameters()
@@ -108,12 +110,16 @@ def test_first_chunk_comes_before_decoding_ends(synth):
 
 def _spectral(audio_config) -> SpectralVocoder:
     torch.manual_seed(0)
-    estimator = MagnitudeEstimator(channels=16, kernel_size=3, dilations=(1, 2))  # untrained: the pseudo-inverse's magnitude
+    estimator = MagnitudeEstimator(
+        channels=16, kernel_size=3, dilations=(1, 2)
+    )  # untrained: the pseudo-inverse's magnitude
     return SpectralVocoder(estimator, audio_config=audio_config, n_iter=4)
 
 
 @pytest.mark.parametrize("kind", ["griffin-lim", "spectral"])
-def test_phase_building_vocoders_stream_the_one_shot_length_and_level_and_leave_the_callers_rng(synth, with_vocoder, kind):
+def test_phase_building_vocoders_stream_the_one_shot_length_and_level_and_leave_the_callers_rng(
+    synth, with_vocoder, kind
+):
     if kind == "spectral":
         synth = with_vocoder(_spectral(synth.audio_config))
     one_shot = synth.synthesize(TEXT, seed=2, decoding=DECODING).audio
@@ -135,6 +141,7 @@ def test_phase_building_vocoders_stream_the_one_shot_length_and_level_and_leave_
     # Same spectrum, another phase: the frame energies agree (in dB) where the samples need not.
     def level(audio):
         return 10 * np.log10(np.square(audio[: len(audio) // 256 * 256].reshape(-1, 256)).mean(1) + 1e-8)
+
     assert np.median(np.abs(level(joined) - level(one_shot))) < 2.0
 
 
@@ -154,16 +161,19 @@ def test_split_text_streams_its_chunks_in_order_with_the_pause(synth, hifigan, w
     assert np.abs(joined - one_shot.audio).max() <= HIFIGAN_STREAM_TOLERANCE
 
 
-@pytest.mark.parametrize("call, error, message", [
-    (dict(text=""), TextError, "empty"),
-    (dict(text="?!"), TextError, "nothing to speak"),
-    (dict(text=["two", "texts"]), TextError, "one text"),
-    (dict(text="ok", chunk_frames=0), GstTtsError, "chunk_frames"),
-    (dict(text="ok", pause_s=-1), GstTtsError, "pause_s"),
-    (dict(text="ok", seed=2**70), GstTtsError, "seed"),
-    (dict(text="ok", style=Style(weights={99: 1.0})), GstTtsError, "99"),
-    (dict(text="ok", style={"weights": {0: 1.0}}), GstTtsError, "Style"),
-])
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (dict(text=""), TextError, "empty"),
+        (dict(text="?!"), TextError, "nothing to speak"),
+        (dict(text=["two", "texts"]), TextError, "one text"),
+        (dict(text="ok", chunk_frames=0), GstTtsError, "chunk_frames"),
+        (dict(text="ok", pause_s=-1), GstTtsError, "pause_s"),
+        (dict(text="ok", seed=2**70), GstTtsError, "seed"),
+        (dict(text="ok", style=Style(weights={99: 1.0})), GstTtsError, "99"),
+        (dict(text="ok", style={"weights": {0: 1.0}}), GstTtsError, "Style"),
+    ],
+)
 def test_bad_input_is_refused_when_the_stream_is_made(synth, call, error, message):
     steps = []
     handle = synth.model.decoder.stop_projection.register_forward_hook(lambda *_: steps.append(1))

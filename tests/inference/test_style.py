@@ -56,8 +56,13 @@ def test_synthesis_without_a_style_uses_the_checkpoints_stored_neutral(synth, ne
     assert torch.equal(synth.styles.neutral(), stored)
     neutral = synth.synthesize("Hello there.", seed=3, decoding=FAST, vocode=False)
     as_weights = synth.synthesize("Hello there.", seed=3, decoding=FAST, vocode=False, style_weights=stored)
-    uniform = synth.synthesize("Hello there.", seed=3, decoding=FAST, vocode=False,
-                               style_weights=np.full(tuple(stored.shape), 1 / stored.shape[1], np.float32))
+    uniform = synth.synthesize(
+        "Hello there.",
+        seed=3,
+        decoding=FAST,
+        vocode=False,
+        style_weights=np.full(tuple(stored.shape), 1 / stored.shape[1], np.float32),
+    )
     np.testing.assert_array_equal(neutral.mel, as_weights.mel)
     assert not np.allclose(neutral.mel, uniform.mel)  # the stored neutral is not the uniform one under another name
     # Dials start from the stored neutral: a dial of 0 is it.
@@ -191,20 +196,27 @@ def test_synthesis_asks_the_vocoder_for_the_references_yin_spread(new_path, tmp_
     read = synth.reference_f0_range
     monkeypatch.setattr(synth, "reference_f0_range", lambda ref: reads.append(ref) or read(ref))
 
-    synth.synthesize(["One.", "Two."], reference=voice, style_strength=0.5, transfer_f0_range=True, decoding=FAST, seed=0)
+    synth.synthesize(
+        ["One.", "Two."], reference=voice, style_strength=0.5, transfer_f0_range=True, decoding=FAST, seed=0
+    )
     assert len(reads) == 1 and len(vocoder.asked) == 2 and vocoder.asked[0] == vocoder.asked[1]
     spread, strength = vocoder.asked[0]
     assert 9.0 < spread < 11.5 and strength == 0.5
 
     vocoder.asked.clear()
-    synth.synthesize(["One.", "Two.", "Three."], styles=[Style(reference=voice), Style(weights={0: 1.0}),
-                                                         Style(dials={0: 0.5}, f0_range=3.0)], transfer_f0_range=True,
-                     decoding=FAST, seed=0)
+    synth.synthesize(
+        ["One.", "Two.", "Three."],
+        styles=[Style(reference=voice), Style(weights={0: 1.0}), Style(dials={0: 0.5}, f0_range=3.0)],
+        transfer_f0_range=True,
+        decoding=FAST,
+        seed=0,
+    )
     assert vocoder.asked == [(spread, 1.0), None, (3.0, 1.0)]
 
     vocoder.asked.clear()  # by default the reference's spread is not copied; a spread given outright still applies
-    synth.synthesize(["One.", "Two."], styles=[Style(reference=voice), Style(dials={0: 0.5}, f0_range=3.0)],
-                     decoding=FAST, seed=0)
+    synth.synthesize(
+        ["One.", "Two."], styles=[Style(reference=voice), Style(dials={0: 0.5}, f0_range=3.0)], decoding=FAST, seed=0
+    )
     synth.synthesize("One.", reference=voice, decoding=FAST, seed=0)
     assert vocoder.asked == [None, (3.0, 1.0), None] and len(reads) == 2  # no reading without the copy
 

@@ -95,19 +95,29 @@ def test_batched_equals_one_by_one_when_texts_end_at_different_steps(synth, monk
     texts = ["Short.", "A rather longer sentence, with a clause.", "Mid size text."]
     decoder = synth.model.decoder
     monkeypatch.setattr(decoder.prenet, "dropout_at_inference", False)
-    options = dict(decoding=DecodingConfig(max_frames_per_symbol=1.0))  # the step bound: about half a step per symbol at r=2
+    options = dict(
+        decoding=DecodingConfig(max_frames_per_symbol=1.0)
+    )  # the step bound: about half a step per symbol at r=2
     if end == "stop_token":
         # The random model never stops; make its stop token fire after a number of steps that
         # depends on the text (its symbol count, read off the padding mask).
         schedule = {}
         infer_steps = decoder.infer_steps
 
-        def infer_with_schedule(memory, padding_mask, max_steps, *, stop_threshold, attention_window, stop_end_tolerance):
+        def infer_with_schedule(
+            memory, padding_mask, max_steps, *, stop_threshold, attention_window, stop_end_tolerance
+        ):
             symbols = torch.full(memory.shape[:1], memory.shape[1]) if padding_mask is None else (~padding_mask).sum(1)
             schedule.update(step=0, stop_at=symbols.cpu() // 3 + 1)
             # The schedule alone decides when the token fires: the end tolerance would hold it back.
-            return infer_steps(memory, padding_mask, max_steps, stop_threshold=stop_threshold,
-                               attention_window=attention_window, stop_end_tolerance=None)
+            return infer_steps(
+                memory,
+                padding_mask,
+                max_steps,
+                stop_threshold=stop_threshold,
+                attention_window=attention_window,
+                stop_end_tolerance=None,
+            )
 
         def stop_hook(module, inputs, output):
             schedule["step"] += 1
@@ -150,7 +160,10 @@ def test_style_weights_mapping_per_head_and_array(synth):
     expected[:, 1] = 0.5
     expected[0, 2] = -0.3
     assert torch.equal(w, expected)
-    assert torch.equal(synth.styles.weights_tensor(np.arange(synth.n_tokens)), torch.arange(synth.n_tokens).float().expand(synth.n_heads, -1))
+    assert torch.equal(
+        synth.styles.weights_tensor(np.arange(synth.n_tokens)),
+        torch.arange(synth.n_tokens).float().expand(synth.n_heads, -1),
+    )
     r = synth.synthesize("Styled.", style_weights={3: 1.0}, decoding=FAST)
     assert r.style_weights[:, 3].tolist() == [1.0] * synth.n_heads and r.style_weights.sum() == synth.n_heads
     # Different weights give a different output with the same seed.
@@ -159,7 +172,9 @@ def test_style_weights_mapping_per_head_and_array(synth):
     assert not np.allclose(n.mel, s.mel)
 
 
-@pytest.mark.parametrize("bad", [{9: 1.0}, {-1: 1.0}, {(5, 0): 1.0}, {"x": 1.0}, {1: "abc"}, {1: float("nan")}, {}, np.zeros(3)])
+@pytest.mark.parametrize(
+    "bad", [{9: 1.0}, {-1: 1.0}, {(5, 0): 1.0}, {"x": 1.0}, {1: "abc"}, {1: float("nan")}, {}, np.zeros(3)]
+)
 @pytest.mark.parametrize("option", ["style_weights", "style_dials"])
 def test_bad_style_weights_and_dials(synth, bad, option):
     with pytest.raises(GstTtsError):
@@ -179,7 +194,9 @@ def test_style_dials_move_one_head_from_neutral_toward_the_token(synth):
     # Every head, and several dials adding their moves (here cancelling out).
     every = synth.styles.dial_weights({3: 1.0})
     torch.testing.assert_close(every, onehot.expand(synth.n_heads, -1))
-    torch.testing.assert_close(synth.styles.dial_weights({3: 0.5, 2: 0.5})[0], 0.5 * torch.eye(synth.n_tokens)[[2, 3]].sum(0))
+    torch.testing.assert_close(
+        synth.styles.dial_weights({3: 0.5, 2: 0.5})[0], 0.5 * torch.eye(synth.n_tokens)[[2, 3]].sum(0)
+    )
     r = synth.synthesize("Dialled.", style_dials={(1, 3): 0.5}, decoding=FAST, vocode=False)
     np.testing.assert_allclose(r.style_weights, half.numpy())
     with pytest.raises(GstTtsError, match="at most one"):
@@ -192,8 +209,12 @@ def test_reference_path_and_stereo_array_at_any_rate(synth, ref_wav):
     torch.testing.assert_close(from_path.sum(-1), torch.ones(synth.n_heads))  # softmax per head
     mono = tone(1.0, 44100, 180.0)
     stereo = np.stack([mono, mono], axis=1)
-    torch.testing.assert_close(synth.styles.reference_weights((stereo, 44100)), synth.styles.reference_weights((mono, 44100)))
-    torch.testing.assert_close(synth.styles.reference_weights((stereo.T, 44100)), synth.styles.reference_weights((mono, 44100)))
+    torch.testing.assert_close(
+        synth.styles.reference_weights((stereo, 44100)), synth.styles.reference_weights((mono, 44100))
+    )
+    torch.testing.assert_close(
+        synth.styles.reference_weights((stereo.T, 44100)), synth.styles.reference_weights((mono, 44100))
+    )
     r = synth.synthesize(["One.", "Two."], reference=ref_wav, decoding=FAST)
     for x in r:
         np.testing.assert_allclose(x.style_weights, from_path.numpy(), atol=1e-6)
@@ -225,7 +246,9 @@ def test_long_references_are_encoded_in_windows_of_the_checkpoints_length(tmp_pa
     assert not torch.allclose(expected[0], whole_expected[0])
     # A reference no longer than the window is encoded whole either way.
     short = samples[: 55 * 256]
-    torch.testing.assert_close(windowed.styles.reference_weights((short, 22050)), whole.styles.reference_weights((short, 22050)))
+    torch.testing.assert_close(
+        windowed.styles.reference_weights((short, 22050)), whole.styles.reference_weights((short, 22050))
+    )
     ckpt["reference_frames"] = 0
     save_checkpoint(tmp_path / "bad.pt", ckpt)
     with pytest.raises(CheckpointError, match="reference_frames"):
@@ -250,8 +273,13 @@ def test_bad_references(synth, tmp_path):
     sf.write(silent, np.zeros(22050, dtype=np.float32), 22050)
     sf.write(short, tone(0.3), 22050)
     notaudio.write_text("not audio at all")
-    for ref, message in [(silent, "silent"), (short, "at least 0.5 s"), (notaudio, "not readable as audio"),
-                         (tmp_path / "missing.wav", "not found"), ((np.zeros(8000), 16000), "silent")]:
+    for ref, message in [
+        (silent, "silent"),
+        (short, "at least 0.5 s"),
+        (notaudio, "not readable as audio"),
+        (tmp_path / "missing.wav", "not found"),
+        ((np.zeros(8000), 16000), "silent"),
+    ]:
         with pytest.raises(AudioError, match=message):
             synth.synthesize("Hello.", reference=ref, decoding=FAST)
 
@@ -267,7 +295,9 @@ def test_unusable_text(synth, text):
 def test_long_text_is_split_batched_and_joined_whole(synth):
     sentence = "The old house on the hill, which nobody had visited for years, stood silent; its windows were dark. "
     paragraph = (sentence * 21)[:2000]
-    r = synth.synthesize(paragraph, decoding=DecodingConfig(max_seconds=seconds_for_steps(4)), max_chunk_chars=150, pause_s=0.1)
+    r = synth.synthesize(
+        paragraph, decoding=DecodingConfig(max_seconds=seconds_for_steps(4)), max_chunk_chars=150, pause_s=0.1
+    )
     assert len(r.chunks) > 10
     assert all(len(c.text) <= 150 for c in r.chunks)
     assert " ".join(c.text for c in r.chunks) == r.cleaned_text  # nothing lost
@@ -293,7 +323,12 @@ def test_per_text_styles_batched_equal_one_by_one_without_dropout(synth, ref_wav
     other = tmp_path / "other.wav"
     sf.write(other, tone(1.2, 22050, 300.0, amplitude=0.6), 22050)
     texts = ["Short.", "A rather longer sentence, with a clause.", "Mid size text.", "Four."]
-    styles = [Style(reference=ref_wav), Style(weights={3: 1.0, (0, 1): -0.5}), None, Style(mix={ref_wav: 1.0, other: 3.0})]
+    styles = [
+        Style(reference=ref_wav),
+        Style(weights={3: 1.0, (0, 1): -0.5}),
+        None,
+        Style(mix={ref_wav: 1.0, other: 3.0}),
+    ]
     monkeypatch.setattr(synth.model.decoder.prenet, "dropout_at_inference", False)
     batched = synth.synthesize(texts, styles=styles, decoding=FAST, vocode=False)
     single = [synth.synthesize(t, styles=[s], decoding=FAST, vocode=False) for t, s in zip(texts, styles)]
@@ -314,18 +349,23 @@ def test_per_text_styles_encode_a_shared_reference_once(synth, ref_wav, monkeypa
     calls = []
     encode = synth.styles.reference_mel
     monkeypatch.setattr(synth.styles, "reference_mel", lambda ref: calls.append(ref) or encode(ref))
-    results = synth.synthesize(["One.", "Two.", "Three."], styles=[Style(reference=ref_wav)] * 3, decoding=FAST, vocode=False)
+    results = synth.synthesize(
+        ["One.", "Two.", "Three."], styles=[Style(reference=ref_wav)] * 3, decoding=FAST, vocode=False
+    )
     assert len(calls) == 1 and len(results) == 3
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(styles=[None]), "one style per text: 1 for 2"),
-    (dict(styles=Style()), "one style per text"),
-    (dict(styles=[None, None], style_weights={1: 1.0}), "either styles"),
-    (dict(styles=[None, {1: 1.0}]), "must be a gst_tts.inference.style.Style"),
-    (dict(names=["only one"]), "1 names for 2 texts"),
-    (dict(decoding={"max_seconds": 3}), "DecodingConfig"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(styles=[None]), "one style per text: 1 for 2"),
+        (dict(styles=Style()), "one style per text"),
+        (dict(styles=[None, None], style_weights={1: 1.0}), "either styles"),
+        (dict(styles=[None, {1: 1.0}]), "must be a gst_tts.inference.style.Style"),
+        (dict(names=["only one"]), "1 names for 2 texts"),
+        (dict(decoding={"max_seconds": 3}), "DecodingConfig"),
+    ],
+)
 def test_bad_per_text_styles_and_options(synth, kwargs, message):
     with pytest.raises(GstTtsError, match=message):
         synth.synthesize(["First.", "Second."], **{"decoding": FAST, **kwargs})
@@ -340,16 +380,22 @@ def test_decoding_config_bounds_the_output_and_is_recorded(synth):
     r = synth.synthesize("Bounded text here.", decoding=DecodingConfig(max_seconds=seconds_for_steps(5)), vocode=False)
     assert r.alignment.shape[0] == 5 and r.stop_reason == "max_steps"
     assert r.decoding == DecodingConfig(max_seconds=seconds_for_steps(5))
-    assert r.to_dict()["decoding"] == {"stop_threshold": 0.5, "max_frames_per_symbol": 20.0, "max_seconds": seconds_for_steps(5),
-                                       "attention_window": None, "stop_end_tolerance": 3}
+    assert r.to_dict()["decoding"] == {
+        "stop_threshold": 0.5,
+        "max_frames_per_symbol": 20.0,
+        "max_seconds": seconds_for_steps(5),
+        "attention_window": None,
+        "stop_end_tolerance": 3,
+    }
     # A per-symbol bound below the absolute cap wins: ceil(1.0 * symbols / r) steps.
     n_symbols = len(synth.symbols.encode("Bounded text here."))
     r = synth.synthesize("Bounded text here.", decoding=DecodingConfig(max_frames_per_symbol=1.0), vocode=False)
     assert r.alignment.shape[0] == -(-n_symbols // synth.model.reduction_factor)
     # A threshold the random model's stop probability always exceeds ends every text after one step,
     # where the stop token may count anywhere; by default it waits for the attention to near the end.
-    r = synth.synthesize("Bounded text here.", decoding=DecodingConfig(stop_threshold=1e-9, stop_end_tolerance=None),
-                         vocode=False)
+    r = synth.synthesize(
+        "Bounded text here.", decoding=DecodingConfig(stop_threshold=1e-9, stop_end_tolerance=None), vocode=False
+    )
     assert r.alignment.shape[0] == 1 and r.stop_reason == "stop_token"
     r = synth.synthesize("Bounded text here.", decoding=DecodingConfig(stop_threshold=1e-9), vocode=False)
     peaks = r.alignment.argmax(1)

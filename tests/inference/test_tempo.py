@@ -50,7 +50,9 @@ def chunk(text: str, speech_frames: int, rng: np.random.Generator) -> DecodedChu
     """A decoded chunk: ``speech_frames`` of speech between 20 silent frames on each side."""
     log_mel = np.full((speech_frames + 40, 8), -11.0, np.float32)
     log_mel[20:-20] = rng.normal(0.0, 0.5, (speech_frames, 8))
-    return DecodedChunk(text, [1] * (len(text) + 1), log_mel, np.eye(4, dtype=np.float32), np.zeros(4, np.float32), True)
+    return DecodedChunk(
+        text, [1] * (len(text) + 1), log_mel, np.eye(4, dtype=np.float32), np.zeros(4, np.float32), True
+    )
 
 
 def test_a_split_text_is_retimed_by_one_factor_to_the_targets_letter_rate():
@@ -70,7 +72,9 @@ def test_a_split_text_is_retimed_by_one_factor_to_the_targets_letter_rate():
 def test_a_slower_tempo_never_stretches_a_chunk_past_its_bound():
     rng = np.random.default_rng(1)
     parts = [chunk("a" * 28, 160, rng), chunk("b" * 28, 160, rng)]
-    out = retime_text(parts, TempoTarget(0.6 * text_rate(parts, FRAME_S), 1.0), frame_seconds=FRAME_S, max_frames=[300, 220])
+    out = retime_text(
+        parts, TempoTarget(0.6 * text_rate(parts, FRAME_S), 1.0), frame_seconds=FRAME_S, max_frames=[300, 220]
+    )
     assert [len(p.log_mel) for p in out] == [300, 220]  # 200 / 0.6 = 333 frames asked for, each bound kept
 
 
@@ -87,10 +91,19 @@ def test_whose_tempo_a_style_asks_for():
     # A mix: its references' geometric mean by their shares, over those read; a share of 0 is not read.
     target = style_tempo(Style(mix={"slow.wav": 1.0, "fast.wav": 1.0, "unused.wav": 0.0}), read)
     assert target.letters_per_s == pytest.approx(12.0) and target.strength == 1.0 and "unused.wav" not in reads
-    assert style_tempo(Style(mix={"fast.wav": 1.0, "music.wav": 3.0, "broken.wav": 1.0}), read) == (pytest.approx(16.0), 1.0)
+    assert style_tempo(Style(mix={"fast.wav": 1.0, "music.wav": 3.0, "broken.wav": 1.0}), read) == (
+        pytest.approx(16.0),
+        1.0,
+    )
     reads.clear()
-    for style in (None, Style(), Style(weights={1: 1.0}), Style(dials={1: 0.5}), Style(reference="music.wav"),
-                  Style(reference="slow.wav", strength=0.0)):
+    for style in (
+        None,
+        Style(),
+        Style(weights={1: 1.0}),
+        Style(dials={1: 0.5}),
+        Style(reference="music.wav"),
+        Style(reference="slow.wav", strength=0.0),
+    ):
         assert style_tempo(style, read) is None  # the tempo as decoded
     assert reads == ["music.wav"]  # strength 0 reads nothing
 
@@ -100,14 +113,18 @@ def test_whose_tempo_a_style_asks_for():
 
 @pytest.fixture(scope="module")
 def synth(tmp_path_factory):
-    return Synthesizer.from_checkpoint(write_tiny_checkpoint(tmp_path_factory.mktemp("tempo") / "tiny.pt"), device="cpu")
+    return Synthesizer.from_checkpoint(
+        write_tiny_checkpoint(tmp_path_factory.mktemp("tempo") / "tiny.pt"), device="cpu"
+    )
 
 
 def swelling_voice(path, per_second: float, seconds: float = 3.0, rate: int = 22050):
     """A voice swelling ``per_second`` times a second (syllables at that rate), written to ``path``."""
     t = np.arange(int(seconds * rate)) / rate
     voice = sum(np.sin(2 * np.pi * 150.0 * k * t) / k for k in range(1, 16))
-    sf.write(path, (0.2 * voice * (0.05 + 0.95 * (0.5 - 0.5 * np.cos(2 * np.pi * per_second * t)))).astype(np.float32), rate)
+    sf.write(
+        path, (0.2 * voice * (0.05 + 0.95 * (0.5 - 0.5 * np.cos(2 * np.pi * per_second * t)))).astype(np.float32), rate
+    )
     return path
 
 
@@ -120,37 +137,71 @@ def test_a_references_tempo_is_read_off_its_syllables(synth, tmp_path):
 def test_outputs_are_retimed_to_their_references_tempo_by_strength(synth, tmp_path, monkeypatch):
     slow, fast = swelling_voice(tmp_path / "slow.wav", 3.0), swelling_voice(tmp_path / "fast.wav", 6.0)
     text = "Hello there, my friend."
-    as_decoded = {ref: synth.synthesize(text, reference=ref, transfer_tempo=False, decoding=DECODING, seed=0, vocode=False)
-                  for ref in (slow, fast)}
+    as_decoded = {
+        ref: synth.synthesize(text, reference=ref, transfer_tempo=False, decoding=DECODING, seed=0, vocode=False)
+        for ref in (slow, fast)
+    }
     decoded_rate = articulation_rate(as_decoded[slow].cleaned_text, as_decoded[slow].mel, FRAME_S)
     reads = []
     rates = {slow: 1.25 * decoded_rate, fast: 1.6 * decoded_rate}
     monkeypatch.setattr(synth, "reference_tempo", lambda ref: reads.append(ref) or rates[ref])
 
-    results = synth.synthesize([text, text, text], styles=[Style(reference=slow), Style(reference=fast),
-                                                           Style(reference=fast, strength=0.5)],
-                               transfer_tempo=True, decoding=DECODING, seed=0, vocode=False)
+    results = synth.synthesize(
+        [text, text, text],
+        styles=[Style(reference=slow), Style(reference=fast), Style(reference=fast, strength=0.5)],
+        transfer_tempo=True,
+        decoding=DECODING,
+        seed=0,
+        vocode=False,
+    )
     assert sorted(map(str, reads)) == [str(fast), str(slow)]  # each reference read once
     for result, ref, wanted in zip(results, (slow, fast, fast), (1.25, 1.6, math.sqrt(1.6))):
-        decoded = as_decoded[ref] if ref == slow else synth.synthesize(
-            text, reference=ref, style_strength=0.5 if wanted < 1.6 else None, transfer_tempo=False, decoding=DECODING,
-            seed=0, vocode=False)
+        decoded = (
+            as_decoded[ref]
+            if ref == slow
+            else synth.synthesize(
+                text,
+                reference=ref,
+                style_strength=0.5 if wanted < 1.6 else None,
+                transfer_tempo=False,
+                decoding=DECODING,
+                seed=0,
+                vocode=False,
+            )
+        )
         rate = articulation_rate(decoded.cleaned_text, decoded.mel, FRAME_S)
         assert articulation_rate(result.cleaned_text, result.mel, FRAME_S) == pytest.approx(
-            float(np.clip(wanted * decoded_rate / rate, *GAIN_LIMITS)) * rate, rel=0.05)
+            float(np.clip(wanted * decoded_rate / rate, *GAIN_LIMITS)) * rate, rel=0.05
+        )
         assert result.alignment.shape == decoded.alignment.shape  # the decoder's own steps
         assert result.chunks[0].decoded_frames == decoded.n_frames
         assert result.chunks[0].tempo_gain == pytest.approx(decoded.n_frames / result.n_frames)
     # A caller that read the references itself passes checked targets.
-    given = synth.synthesize(text, style_weights={0: 1.0}, tempo_targets=[TempoTarget(1.6 * decoded_rate, 1.0)],
-                             decoding=DECODING, seed=0, vocode=False)
+    given = synth.synthesize(
+        text,
+        style_weights={0: 1.0},
+        tempo_targets=[TempoTarget(1.6 * decoded_rate, 1.0)],
+        decoding=DECODING,
+        seed=0,
+        vocode=False,
+    )
     plain = synth.synthesize(text, style_weights={0: 1.0}, decoding=DECODING, seed=0, vocode=False)
     assert given.n_frames < 0.8 * plain.n_frames and plain.chunks[0].tempo_gain == 1.0
-    slower = synth.synthesize(text, style_weights={0: 1.0}, tempo_targets=[TempoTarget(0.5 * decoded_rate, 1.0)],
-                              decoding=DECODING, seed=0, vocode=False)
+    slower = synth.synthesize(
+        text,
+        style_weights={0: 1.0},
+        tempo_targets=[TempoTarget(0.5 * decoded_rate, 1.0)],
+        decoding=DECODING,
+        seed=0,
+        vocode=False,
+    )
     assert slower.n_frames == plain.n_frames  # held to the decoding bound it already reached
-    for bad, message in [([None, None], "one target"), ([TempoTarget(math.nan, 1.0)], "letters_per_s"),
-                         ([TempoTarget(10.0, -1.0)], "style strength"), ([(10.0, 1.0)], "TempoTarget")]:
+    for bad, message in [
+        ([None, None], "one target"),
+        ([TempoTarget(math.nan, 1.0)], "letters_per_s"),
+        ([TempoTarget(10.0, -1.0)], "style strength"),
+        ([(10.0, 1.0)], "TempoTarget"),
+    ]:
         with pytest.raises(GstTtsError, match=message):
             synth.synthesize(text, tempo_targets=bad, decoding=DECODING, seed=0, vocode=False)
 
@@ -160,15 +211,21 @@ def test_an_unreadable_references_tempo_is_the_models_with_a_warning(synth, tmp_
     steady = tmp_path / "steady.wav"
     sf.write(steady, (0.3 * np.sin(2 * np.pi * 200.0 * t)).astype(np.float32), 22050)
     with caplog.at_level(logging.WARNING):
-        out = synth.synthesize("Hi there.", reference=steady, transfer_tempo=True, decoding=DECODING, seed=0, vocode=False)
+        out = synth.synthesize(
+            "Hi there.", reference=steady, transfer_tempo=True, decoding=DECODING, seed=0, vocode=False
+        )
     assert f"tempo of {steady} could not be read" in caplog.text and out.chunks[0].tempo_gain == 1.0
 
 
 def test_a_stream_is_the_one_shot_output_at_the_models_tempo(synth, tmp_path):
     fast = swelling_voice(tmp_path / "fast.wav", 6.0)
     text = "Hello there, my friend."
-    streamed = np.concatenate(list(synth.stream(text, style=Style(reference=fast), decoding=DECODING, seed=0, vocode=False)))
-    own = synth.synthesize(text, reference=fast, decoding=DECODING, seed=0, vocode=False)  # the model's tempo by default
+    streamed = np.concatenate(
+        list(synth.stream(text, style=Style(reference=fast), decoding=DECODING, seed=0, vocode=False))
+    )
+    own = synth.synthesize(
+        text, reference=fast, decoding=DECODING, seed=0, vocode=False
+    )  # the model's tempo by default
     retimed_out = synth.synthesize(text, reference=fast, transfer_tempo=True, decoding=DECODING, seed=0, vocode=False)
     np.testing.assert_allclose(streamed, own.mel, atol=1e-5)
     assert own.chunks[0].tempo_gain == 1.0
@@ -177,10 +234,13 @@ def test_a_stream_is_the_one_shot_output_at_the_models_tempo(synth, tmp_path):
 
 def test_a_retimed_results_plot_draws_the_mel_at_the_decoders_tempo(synth, tmp_path):
     fast = swelling_voice(tmp_path / "fast.wav", 6.0)
-    result = synth.synthesize("Hello there, my friend.", reference=fast, transfer_tempo=True, decoding=DECODING, seed=0,
-                              vocode=False)
+    result = synth.synthesize(
+        "Hello there, my friend.", reference=fast, transfer_tempo=True, decoding=DECODING, seed=0, vocode=False
+    )
     assert result.chunks[0].tempo_gain != 1.0
     figure = result.figure(title="t")
-    image = next(ax.images[0] for ax in figure.axes if ax.images and ax.images[0].get_array().shape[0] == synth.model.n_mels)
+    image = next(
+        ax.images[0] for ax in figure.axes if ax.images and ax.images[0].get_array().shape[0] == synth.model.n_mels
+    )
     assert image.get_array().shape[1] == result.chunks[0].decoded_frames
     assert any("decoder's tempo" in ax.get_title() for ax in figure.axes)

@@ -9,7 +9,6 @@ import torch
 
 from gst_tts.analysis.style_transfer import REAL_GROUP, ReferenceClip
 from gst_tts.errors import AudioError, GstTtsError
-from gst_tts.inference.style_spec import Style
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.inference.transfer import evaluate_style_transfer
 
@@ -35,7 +34,10 @@ class _Captured(Exception):
 @pytest.mark.parametrize("strength", [None, 0.0, 0.5, 1.5])
 def test_a_style_strength_moves_each_references_weights_from_neutral(tiny_checkpoint, strength):
     synth = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu")
-    clips = [ReferenceClip(name, tone(1.0, 22050, f0), 22050, None, (REAL_GROUP,)) for name, f0 in (("a", 110.0), ("b", 260.0))]
+    clips = [
+        ReferenceClip(name, tone(1.0, 22050, f0), 22050, None, (REAL_GROUP,))
+        for name, f0 in (("a", 110.0), ("b", 260.0))
+    ]
     seen = []
 
     def capture(texts, styles, **kwargs):
@@ -73,7 +75,8 @@ def test_an_untrained_model_scores_near_zero_on_every_default_figure(tiny_checkp
     for name, fit in alone.fits[ESPEAK_GROUP].items():  # a fit of two or three points says nothing
         assert fit.n < 4 or (abs(fit.slope) < 0.2 and (math.isnan(fit.r) or abs(fit.r) < 0.6)), (name, fit)
     assert alone.fits[ESPEAK_GROUP]["rate_letters_per_s"].n >= 4
-    copied = evaluate_style_transfer(synth, references, ["Hello there."], progress=False, decoding=decoding,
-                                     transfer_tempo=True)
+    copied = evaluate_style_transfer(
+        synth, references, ["Hello there."], progress=False, decoding=decoding, transfer_tempo=True
+    )
     # only shortened here (the untrained model runs to the decoding bound, which retiming never passes)
     assert copied.fits[ESPEAK_GROUP]["rate_letters_per_s"].r > 0.5

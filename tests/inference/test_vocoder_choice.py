@@ -27,8 +27,12 @@ def tiny_vocoder(path: Path, audio_config: AudioConfig = AudioConfig()) -> Path:
     """A tiny random HiFi-GAN generator.pt made for ``audio_config``'s mels."""
     torch.manual_seed(0)
     generator = HiFiGANGenerator(**TINY_GENERATOR)
-    return save_vocoder_checkpoint(path, vocoder_payload(generator_state=generator.state_dict(),
-                                                         generator_config=TINY_GENERATOR, audio_config=audio_config, step=3))
+    return save_vocoder_checkpoint(
+        path,
+        vocoder_payload(
+            generator_state=generator.state_dict(), generator_config=TINY_GENERATOR, audio_config=audio_config, step=3
+        ),
+    )
 
 
 @pytest.fixture
@@ -50,7 +54,9 @@ def test_the_record_holds_a_relative_path_and_survives_moving_the_run(run, tmp_p
     assert found == tmp_path / "run" / "vocoder_gta" / "checkpoints" / "generator.pt"  # no "checkpoints/.." detour
     assert recorded_vocoder(checkpoint.parent) == found  # the folder names it too
     moved = shutil.move(tmp_path / "run", tmp_path / "elsewhere")
-    assert recorded_vocoder(Path(moved) / "checkpoints" / "best.pt").samefile(Path(moved) / "vocoder_gta" / "checkpoints" / "generator.pt")
+    assert recorded_vocoder(Path(moved) / "checkpoints" / "best.pt").samefile(
+        Path(moved) / "vocoder_gta" / "checkpoints" / "generator.pt"
+    )
 
 
 def test_no_record_is_none_and_recording_a_missing_file_is_refused(run):
@@ -70,14 +76,17 @@ def test_a_record_naming_a_missing_file_is_a_warning_and_none(run, caplog):
     assert any(RECORD_NAME in r.getMessage() and "not a file" in r.getMessage() for r in caplog.records)
 
 
-@pytest.mark.parametrize("content, words", [
-    ("{not json", "not a vocoder record"),
-    ("[1, 2]", "a JSON list"),
-    ('{"vocoder": 3}', "'vocoder' is 3"),
-    ('{"other": "g.pt"}', "'vocoder' is None"),
-    ('{"vocoder": "  "}', "'vocoder' is '  '"),
-    (b"\xff\xfe\x00", "not a vocoder record"),
-])
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        ("{not json", "not a vocoder record"),
+        ("[1, 2]", "a JSON list"),
+        ('{"vocoder": 3}', "'vocoder' is 3"),
+        ('{"other": "g.pt"}', "'vocoder' is None"),
+        ('{"vocoder": "  "}', "'vocoder' is '  '"),
+        (b"\xff\xfe\x00", "not a vocoder record"),
+    ],
+)
 def test_a_malformed_record_is_one_line_naming_it(run, content, words):
     checkpoint, _ = run
     record = checkpoint.parent / RECORD_NAME
@@ -93,13 +102,19 @@ def test_auto_speaks_with_the_recorded_vocoder_and_says_why(run):
     record_vocoder(checkpoint.parent, generator)
     vocoder, line = resolve_vocoder("auto", checkpoint=checkpoint, audio_config=AudioConfig(), device="cpu")
     assert isinstance(vocoder, HiFiGANVocoder)
-    assert line == f"HiFi-GAN {recorded_vocoder(checkpoint)} (recorded beside the checkpoint; --vocoder griffin-lim to use Griffin-Lim)"
+    assert (
+        line
+        == f"HiFi-GAN {recorded_vocoder(checkpoint)} (recorded beside the checkpoint; --vocoder griffin-lim to use "
+        "Griffin-Lim)"
+    )
 
 
 def test_auto_without_a_record_and_griffin_lim_asked_for_speak_with_griffin_lim(run):
     checkpoint, generator = run
     vocoder, line = resolve_vocoder("auto", checkpoint=checkpoint, audio_config=AudioConfig(), n_iter=4)
-    assert isinstance(vocoder, GriffinLimVocoder) and line.startswith("Griffin-Lim (no vocoder recorded beside the checkpoint")
+    assert isinstance(vocoder, GriffinLimVocoder) and line.startswith(
+        "Griffin-Lim (no vocoder recorded beside the checkpoint"
+    )
     record_vocoder(checkpoint.parent, generator)
     vocoder, line = resolve_vocoder("griffin-lim", checkpoint=checkpoint, audio_config=AudioConfig(), n_iter=4)
     assert isinstance(vocoder, GriffinLimVocoder) and line == "Griffin-Lim (--vocoder griffin-lim)"

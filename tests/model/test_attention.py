@@ -14,8 +14,9 @@ VARIANT_IDS = [f"{kind}{'+location' if location else ''}" for kind, location in 
 
 
 def test_kind_names_that_scripts_depend_on():
-    assert {"location_sensitive", "additive", "dot", "general", "scaled_dot", "forward",
-            "dynamic_convolution"} <= set(ATTENTION_KINDS)
+    assert {"location_sensitive", "additive", "dot", "general", "scaled_dot", "forward", "dynamic_convolution"} <= set(
+        ATTENTION_KINDS
+    )
     assert all(issubclass(cls, DecoderAttention) for cls in ATTENTION_KINDS.values())
 
 
@@ -27,8 +28,15 @@ def test_unknown_kind_is_a_one_line_error_listing_the_known_ones():
 
 
 def _attention(kind, location, query_dim=16, memory_dim=8):
-    return build_attention(kind, query_dim=query_dim, memory_dim=memory_dim, attention_dim=12, location=location,
-                           location_filters=4, location_kernel_size=5)
+    return build_attention(
+        kind,
+        query_dim=query_dim,
+        memory_dim=memory_dim,
+        attention_dim=12,
+        location=location,
+        location_filters=4,
+        location_kernel_size=5,
+    )
 
 
 def _run_steps(att, dtype, n_steps=4, memory_scale=1.0):
@@ -108,7 +116,7 @@ def test_forward_attention_moves_at_most_one_symbol_per_step_and_never_back(loca
     for t in range(8):
         # Random queries: the content attention is free to point anywhere, also behind.
         _, weights, state = att.step(torch.randn(3, 16) * 4, state, prepared)
-        assert torch.all(weights[:, t + 2:] == 0)  # one symbol on per step at most (a_0 is on symbol 0)
+        assert torch.all(weights[:, t + 2 :] == 0)  # one symbol on per step at most (a_0 is on symbol 0)
         reach.append((weights > 0).float().cumsum(-1).argmax(-1))  # last symbol with weight
         torch.testing.assert_close(weights.sum(-1), torch.ones(3))
     assert all(torch.all(later >= earlier) for earlier, later in zip(reach, reach[1:]))
@@ -148,7 +156,7 @@ def test_dynamic_convolution_prior_only_moves_forward():
             # and no jump past the prior filter's reach.
             _, weights, _ = att.step(torch.randn(3, 16) * 4, (previous, cumulative), prepared)
             assert torch.all(weights[:, :position].sum(-1) < 1e-3)
-            assert torch.all(weights[:, position + 11:].sum(-1) < 1e-3)
+            assert torch.all(weights[:, position + 11 :].sum(-1) < 1e-3)
             torch.testing.assert_close(weights.sum(-1), torch.ones(3))
 
 
@@ -196,8 +204,15 @@ def test_every_kind_trains_and_synthesizes_within_the_bound(kind, location):
         assert model.encoder.embedding.weight.grad.abs().sum() > 0  # through the attention's context
         optimizer.step()
     model.eval()
-    out = model.infer(batch["text"], batch["text_lengths"], stop_threshold=0.99, max_frames_per_symbol=2.0,
-                      max_frames=100, attention_window=None, stop_end_tolerance=None)
+    out = model.infer(
+        batch["text"],
+        batch["text_lengths"],
+        stop_threshold=0.99,
+        max_frames_per_symbol=2.0,
+        max_frames=100,
+        attention_window=None,
+        stop_end_tolerance=None,
+    )
     bound = torch.ceil(batch["text_lengths"] * 2.0 / 2).long()
     assert torch.all(out.steps <= bound) and torch.all(out.steps >= 1)
     assert torch.isfinite(out.mel_postnet).all()
@@ -208,7 +223,9 @@ def test_every_kind_trains_and_synthesizes_within_the_bound(kind, location):
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
 def test_padding_gets_zero_weight_in_half_precision(dtype):
     torch.manual_seed(0)
-    att = LocationSensitiveAttention(query_dim=16, memory_dim=8, attention_dim=12, location_filters=4, location_kernel_size=5).to(dtype)
+    att = LocationSensitiveAttention(
+        query_dim=16, memory_dim=8, attention_dim=12, location_filters=4, location_kernel_size=5
+    ).to(dtype)
     memory = torch.randn(2, 7, 8, dtype=dtype)
     mask = torch.zeros(2, 7, dtype=torch.bool)
     mask[0, 4:] = True
@@ -224,7 +241,9 @@ def test_padding_gets_zero_weight_in_half_precision(dtype):
 
 def test_location_sensitive_step_carries_previous_and_cumulative_weights():
     torch.manual_seed(0)
-    att = LocationSensitiveAttention(query_dim=6, memory_dim=5, attention_dim=7, location_filters=3, location_kernel_size=5)
+    att = LocationSensitiveAttention(
+        query_dim=6, memory_dim=5, attention_dim=7, location_filters=3, location_kernel_size=5
+    )
     prepared = att.prepare(torch.randn(2, 9, 5), None)
     state = att.initial_state(prepared)
     total = torch.zeros(2, 9)
@@ -240,7 +259,9 @@ def test_location_sensitive_step_carries_previous_and_cumulative_weights():
 
 def test_merged_location_layer_equals_conv_then_dense():
     torch.manual_seed(0)
-    att = LocationSensitiveAttention(query_dim=6, memory_dim=5, attention_dim=7, location_filters=3, location_kernel_size=5)
+    att = LocationSensitiveAttention(
+        query_dim=6, memory_dim=5, attention_dim=7, location_filters=3, location_kernel_size=5
+    )
     weights = torch.softmax(torch.randn(2, 9), -1)
     stacked = torch.stack([weights, weights.cumsum(-1)], 1)
     reference = att.location_dense(att.location_conv(stacked).transpose(1, 2))
@@ -256,10 +277,24 @@ def test_attention_window_keeps_each_step_near_the_last_peak(kind, location, win
     torch.manual_seed(0)
     model = tiny_model(20, n_mels=10, attention=kind, attention_location=location).eval()
     batch = _batch()
-    free = model.infer(batch["text"], batch["text_lengths"], stop_threshold=1.0, max_frames_per_symbol=4.0,
-                       max_frames=60, attention_window=None, stop_end_tolerance=None)
-    out = model.infer(batch["text"], batch["text_lengths"], stop_threshold=1.0, max_frames_per_symbol=4.0,
-                      max_frames=60, attention_window=window, stop_end_tolerance=None)
+    free = model.infer(
+        batch["text"],
+        batch["text_lengths"],
+        stop_threshold=1.0,
+        max_frames_per_symbol=4.0,
+        max_frames=60,
+        attention_window=None,
+        stop_end_tolerance=None,
+    )
+    out = model.infer(
+        batch["text"],
+        batch["text_lengths"],
+        stop_threshold=1.0,
+        max_frames_per_symbol=4.0,
+        max_frames=60,
+        attention_window=window,
+        stop_end_tolerance=None,
+    )
     behind, ahead = window
     symbols = batch["text"].shape[1]
     positions = torch.arange(symbols)

@@ -26,7 +26,12 @@ def test_training_gradients_match_plain_per_step_products(monkeypatch) -> None:
         (out.mel_postnet.square().mean() + out.stop_logits.square().mean()).backward()
         grads.append({name: p.grad.clone() for name, p in model.decoder.named_parameters() if p.grad is not None})
     assert grads[0].keys() == grads[1].keys()
-    for name in ("attention_rnn.weight_hh", "attention_rnn.weight_ih", "decoder_rnn.weight_ih", "decoder_rnn.weight_hh"):
+    for name in (
+        "attention_rnn.weight_hh",
+        "attention_rnn.weight_ih",
+        "decoder_rnn.weight_ih",
+        "decoder_rnn.weight_hh",
+    ):
         torch.testing.assert_close(grads[0][name], grads[1][name], rtol=1e-4, atol=1e-6)
         assert grads[0][name].abs().sum() > 0
 
@@ -69,7 +74,8 @@ def test_inference_cells_compute_the_training_cells_prenet_gates() -> None:
     prenet_out = torch.randn(3, 5, decoder.prenet.layers[-1].out_features)
     sliced = decoder.training_cells().prenet_gates(prenet_out)
     with torch.no_grad():
-        # The inference cells' contiguous copy is the same product as the strided slice of the cell's weight, to the bit.
+        # The inference cells' contiguous copy is the same product as the strided slice of the
+        # cell's weight, to the bit.
         assert torch.equal(decoder.pass_cells(torch.zeros(1, 1, 1)).prenet_gates(prenet_out), sliced)
         decoder.set_int8_inference(True)
         int8 = decoder.pass_cells(torch.zeros(1, 1, 1)).prenet_gates(prenet_out)

@@ -12,10 +12,22 @@ def _decoder(reduction_factor: int, attention: str = "location_sensitive", dropo
     """In eval mode: no dropout anywhere, so every path computes one function."""
     torch.manual_seed(0)
     return Decoder(
-        n_mels=6, reduction_factor=reduction_factor, memory_dim=12, prenet_dim=8, prenet_dropout=5 * dropout,
-        prenet_dropout_at_inference=False, attention_rnn_dim=16, decoder_rnn_dim=20, attention=attention,
-        attention_location=True, attention_dim=8, location_filters=4, location_kernel_size=5, attention_dropout=dropout,
-        decoder_dropout=dropout, decoder_dropout_recurrent=False,
+        n_mels=6,
+        reduction_factor=reduction_factor,
+        memory_dim=12,
+        prenet_dim=8,
+        prenet_dropout=5 * dropout,
+        prenet_dropout_at_inference=False,
+        attention_rnn_dim=16,
+        decoder_rnn_dim=20,
+        attention=attention,
+        attention_location=True,
+        attention_dim=8,
+        location_filters=4,
+        location_kernel_size=5,
+        attention_dropout=dropout,
+        decoder_dropout=dropout,
+        decoder_dropout_recurrent=False,
     ).eval()
 
 
@@ -26,12 +38,17 @@ def _inputs(reduction_factor: int):
     return memory, mask, torch.randn(3, 4 * reduction_factor, 6, generator=g)
 
 
-@pytest.mark.parametrize("reduction_factor,attention", [(1, "location_sensitive"), (3, "location_sensitive"), (2, "forward")])
+@pytest.mark.parametrize(
+    "reduction_factor,attention", [(1, "location_sensitive"), (3, "location_sensitive"), (2, "forward")]
+)
 def test_teacher_forced_pass_matches_the_textbook_steps(reduction_factor, attention) -> None:
     decoder = _decoder(reduction_factor, attention)
     memory, mask, mel = _inputs(reduction_factor)
     expected = reference_teacher_forcing(decoder, memory, mask, mel)
-    for got in (decoder(memory, mask, mel), decoder(memory.requires_grad_(True), mask, mel)):  # plain, and building a graph
+    for got in (
+        decoder(memory, mask, mel),
+        decoder(memory.requires_grad_(True), mask, mel),
+    ):  # plain, and building a graph
         for name, a, b in zip(expected._fields, expected, got):
             torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6, msg=name)
 
@@ -39,7 +56,11 @@ def test_teacher_forced_pass_matches_the_textbook_steps(reduction_factor, attent
 def test_gradients_match_the_textbook_steps() -> None:
     decoder = _decoder(2, dropout=0.0).train()  # training mode (the graphs serve training passes only), no dropout
     grads = []
-    for run in (lambda *x: reference_teacher_forcing(decoder, *x), decoder, GraphedDecoder(decoder, recorder=_EagerRecorder)):
+    for run in (
+        lambda *x: reference_teacher_forcing(decoder, *x),
+        decoder,
+        GraphedDecoder(decoder, recorder=_EagerRecorder),
+    ):
         decoder.zero_grad(set_to_none=True)
         memory, mask, mel = _inputs(2)
         out = run(memory.requires_grad_(True), mask, mel)
@@ -109,9 +130,21 @@ def test_inference_steps_match_the_textbook_steps(int8) -> None:
 def _training_decoder(recurrent: bool) -> Decoder:
     torch.manual_seed(0)
     return Decoder(
-        n_mels=6, reduction_factor=1, memory_dim=12, prenet_dim=8, prenet_dropout=0.0, prenet_dropout_at_inference=False,
-        attention_rnn_dim=16, decoder_rnn_dim=20, attention="location_sensitive", attention_location=True, attention_dim=8,
-        location_filters=4, location_kernel_size=5, attention_dropout=0.2, decoder_dropout=0.3,
+        n_mels=6,
+        reduction_factor=1,
+        memory_dim=12,
+        prenet_dim=8,
+        prenet_dropout=0.0,
+        prenet_dropout_at_inference=False,
+        attention_rnn_dim=16,
+        decoder_rnn_dim=20,
+        attention="location_sensitive",
+        attention_location=True,
+        attention_dim=8,
+        location_filters=4,
+        location_kernel_size=5,
+        attention_dropout=0.2,
+        decoder_dropout=0.3,
         decoder_dropout_recurrent=recurrent,
     ).train()
 

@@ -16,10 +16,22 @@ def _decoder(reduction_factor: int = 1) -> Decoder:
     torch.manual_seed(0)
     # No dropout: both paths must compute the same numbers in training mode.
     return Decoder(
-        n_mels=6, reduction_factor=reduction_factor, memory_dim=12, prenet_dim=8, prenet_dropout=0.0,
-        prenet_dropout_at_inference=False, attention_rnn_dim=16, decoder_rnn_dim=16, attention="location_sensitive",
-        attention_location=True, attention_dim=8, location_filters=4, location_kernel_size=5, attention_dropout=0.0,
-        decoder_dropout=0.0, decoder_dropout_recurrent=False,
+        n_mels=6,
+        reduction_factor=reduction_factor,
+        memory_dim=12,
+        prenet_dim=8,
+        prenet_dropout=0.0,
+        prenet_dropout_at_inference=False,
+        attention_rnn_dim=16,
+        decoder_rnn_dim=16,
+        attention="location_sensitive",
+        attention_location=True,
+        attention_dim=8,
+        location_filters=4,
+        location_kernel_size=5,
+        attention_dropout=0.0,
+        decoder_dropout=0.0,
+        decoder_dropout_recurrent=False,
     ).train()
 
 
@@ -31,10 +43,16 @@ def _inputs(symbols: int, frames: int, masked: bool, seed: int = 1):
 
 
 def _loss(out) -> torch.Tensor:
-    return out.mel.square().mean() + out.stop_logits.sin().mean() + (out.alignments * torch.linspace(0, 1, out.alignments.shape[-1])).sum()
+    return (
+        out.mel.square().mean()
+        + out.stop_logits.sin().mean()
+        + (out.alignments * torch.linspace(0, 1, out.alignments.shape[-1])).sum()
+    )
 
 
-@pytest.mark.parametrize("reduction_factor,symbols,frames,masked", [(1, 7, 11, True), (2, 8, 12, False), (3, 5, 9, True)])
+@pytest.mark.parametrize(
+    "reduction_factor,symbols,frames,masked", [(1, 7, 11, True), (2, 8, 12, False), (3, 5, 9, True)]
+)
 def test_graphed_pass_matches_the_plain_decoder(reduction_factor, symbols, frames, masked) -> None:
     decoder = _decoder(reduction_factor)
     graphed = GraphedDecoder(decoder, symbol_bucket=4, step_bucket=4, recorder=_EagerRecorder)

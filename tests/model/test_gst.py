@@ -6,8 +6,16 @@ from gst_tts.model.gst import REFERENCE_NORMS, GlobalStyleTokens, MaskedBatchNor
 
 def test_token_weights_sum_to_one_per_head():
     torch.manual_seed(0)
-    gst = GlobalStyleTokens(n_mels=20, reference_channels=(4, 4, 8), reference_dim=16, reference_time_strides=(2, 2, 2),
-                            reference_norm="batch", n_tokens=6, token_dim=24, n_heads=3)
+    gst = GlobalStyleTokens(
+        n_mels=20,
+        reference_channels=(4, 4, 8),
+        reference_dim=16,
+        reference_time_strides=(2, 2, 2),
+        reference_norm="batch",
+        n_tokens=6,
+        token_dim=24,
+        n_heads=3,
+    )
     style, weights = gst(torch.randn(5, 40, 20))
     assert style.shape == (5, 24) and weights.shape == (5, 3, 6)
     assert torch.allclose(weights.sum(-1), torch.ones(5, 3), atol=1e-6)

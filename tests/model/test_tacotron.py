@@ -41,7 +41,9 @@ def test_concat_style_combination():
 
 
 def test_reference_time_strides_default_to_the_papers_and_are_configurable():
-    conv = lambda model, i: model.gst.reference_encoder.blocks[i][0]
+    def conv(model, i):
+        return model.gst.reference_encoder.blocks[i][0]
+
     default = tiny_model(20, n_mels=10)
     assert all(conv(default, i).stride == (2, 2) for i in range(len(default.gst.reference_encoder.blocks)))
     strided = tiny_model(20, n_mels=10, gst_reference_time_strides=[2, 2, 1, 1, 1, 1])
@@ -209,26 +211,54 @@ def test_building_blocks_take_keyword_arguments_only():
     from gst_tts.model import Decoder, Encoder, GlobalStyleTokens, Postnet
     from gst_tts.model.attention.location_sensitive import LocationSensitiveAttention
 
-    for build in (lambda: Decoder(80, 2), lambda: GSTTacotron(40), lambda: Encoder(40), lambda: Postnet(80),
-                  lambda: GlobalStyleTokens(80), lambda: LocationSensitiveAttention(16, 8)):
+    for build in (
+        lambda: Decoder(80, 2),
+        lambda: GSTTacotron(40),
+        lambda: Encoder(40),
+        lambda: Postnet(80),
+        lambda: GlobalStyleTokens(80),
+        lambda: LocationSensitiveAttention(16, 8),
+    ):
         with pytest.raises(TypeError, match="positional"):
             build()
-    decoder = Decoder(n_mels=10, reduction_factor=2, memory_dim=8, prenet_dim=4, prenet_dropout=0.5,
-                      prenet_dropout_at_inference=True, attention_rnn_dim=6, decoder_rnn_dim=6,
-                      attention="location_sensitive", attention_location=False, attention_dim=5,
-                      location_filters=3, location_kernel_size=3, attention_dropout=0.1, decoder_dropout=0.1,
-                      decoder_dropout_recurrent=False)
+    decoder = Decoder(
+        n_mels=10,
+        reduction_factor=2,
+        memory_dim=8,
+        prenet_dim=4,
+        prenet_dropout=0.5,
+        prenet_dropout_at_inference=True,
+        attention_rnn_dim=6,
+        decoder_rnn_dim=6,
+        attention="location_sensitive",
+        attention_location=False,
+        attention_dim=5,
+        location_filters=3,
+        location_kernel_size=3,
+        attention_dropout=0.1,
+        decoder_dropout=0.1,
+        decoder_dropout_recurrent=False,
+    )
     assert decoder.mel_projection.out_features == 20 and decoder.attention_rnn.input_size == 4 + 8
 
 
 def test_state_dict_names_that_checkpoints_hold():
     keys = set(tiny_model(20).state_dict())
     assert {
-        "encoder.embedding.weight", "encoder.convs.0.0.weight", "encoder.lstm.weight_ih_l0",
-        "gst.reference_encoder.blocks.0.0.weight", "gst.reference_encoder.gru.weight_ih_l0", "gst.token_layer.style_tokens",
-        "decoder.prenet.layers.0.weight", "decoder.attention_rnn.weight_ih", "decoder.attention.location_conv.weight",
-        "decoder.attention.memory_layer.weight", "decoder.decoder_rnn.weight_hh", "decoder.mel_projection.weight",
-        "decoder.stop_projection.bias", "postnet.layers.0.0.weight",
+        "encoder.embedding.weight",
+        "encoder.convs.0.0.weight",
+        "encoder.lstm.weight_ih_l0",
+        "gst.reference_encoder.blocks.0.0.weight",
+        "gst.reference_encoder.gru.weight_ih_l0",
+        "gst.token_layer.style_tokens",
+        "decoder.prenet.layers.0.weight",
+        "decoder.attention_rnn.weight_ih",
+        "decoder.attention.location_conv.weight",
+        "decoder.attention.memory_layer.weight",
+        "decoder.decoder_rnn.weight_hh",
+        "decoder.mel_projection.weight",
+        "decoder.stop_projection.bias",
+        "postnet.layers.0.0.weight",
     } <= keys
 
 

@@ -68,8 +68,9 @@ print(json.dumps({
     "style_weights": [r.style_weights.tolist() for r in results],
     "stream_samples": [int(c.size) for c in synth.stream("Hello there.", seed=3, decoding=bound, chunk_frames=6)],
     "one_shot_samples": int(synth.synthesize("Hello there.", seed=3, decoding=bound).audio.size),
-    "stream_mel_error": float(abs(np.concatenate(list(synth.stream("Hello there.", seed=3, decoding=bound, vocode=False)))
-                                  - synth.synthesize("Hello there.", seed=3, decoding=bound, vocode=False).mel).max()),
+    "stream_mel_error": float(abs(
+        np.concatenate(list(synth.stream("Hello there.", seed=3, decoding=bound, vocode=False)))
+        - synth.synthesize("Hello there.", seed=3, decoding=bound, vocode=False).mel).max()),
     **spectral(sys.argv[3]),
 }))
 """
@@ -94,11 +95,19 @@ def _voice(path: Path, rate: int = 22050) -> Path:
 def test_synthesizes_with_torch_not_importable(export_dir, runtime, tiny_checkpoint, tmp_path):
     reference = _voice(tmp_path / "voice.wav")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-    spectral_dir = export_checkpoint(tiny_checkpoint, tmp_path / "spectral", vocoder=write_spectral_vocoder(
-        tmp_path / "spectral.pt", pitch_head=True))
-    run = subprocess.run([sys.executable, "-c", _TORCH_FREE_RUN, str(export_dir), str(reference), str(spectral_dir)],
-                         env=env, cwd=tmp_path,
-                         capture_output=True, text=True, timeout=300)
+    spectral_dir = export_checkpoint(
+        tiny_checkpoint,
+        tmp_path / "spectral",
+        vocoder=write_spectral_vocoder(tmp_path / "spectral.pt", pitch_head=True),
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", _TORCH_FREE_RUN, str(export_dir), str(reference), str(spectral_dir)],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr
     out = json.loads(run.stdout.strip().splitlines()[-1])
     assert out["torch_loaded"] == []
@@ -119,7 +128,12 @@ def test_synthesizes_with_torch_not_importable(export_dir, runtime, tiny_checkpo
 
 def test_styles_follow_the_torch_paths_rules(runtime, tiny_checkpoint):
     synth = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu")
-    for style in [None, Style(weights={1: 0.4, (0, 2): -0.2}), Style(weights=np.arange(5) / 10), Style(dials={(1, 3): 0.7})]:
+    for style in [
+        None,
+        Style(weights={1: 0.4, (0, 2): -0.2}),
+        Style(weights=np.arange(5) / 10),
+        Style(dials={(1, 3): 0.7}),
+    ]:
         np.testing.assert_allclose(runtime.styles.resolve(style), synth.styles.resolve(style).numpy(), atol=1e-7)
     # A mix of two references (as samples): the numpy mel and the style graphs against torchaudio and the model.
     rate = 22050
@@ -140,34 +154,53 @@ def test_outputs_are_retimed_to_a_references_tempo_as_the_torch_path_does(runtim
     rate = 22050
     t = np.arange(3 * rate) / rate
     voice = sum(np.sin(2 * np.pi * 150.0 * k * t) / k for k in range(1, 16))
-    fast, slow = ((0.2 * voice * (0.05 + 0.95 * (0.5 - 0.5 * np.cos(2 * np.pi * hz * t)))).astype(np.float32)
-                  for hz in (6.0, 2.5))  # syllables a second
+    fast, slow = (
+        (0.2 * voice * (0.05 + 0.95 * (0.5 - 0.5 * np.cos(2 * np.pi * hz * t)))).astype(np.float32) for hz in (6.0, 2.5)
+    )  # syllables a second
     for samples in (fast, slow):
-        assert runtime.reference_tempo((samples, rate)) == pytest.approx(synth.reference_tempo((samples, rate)), rel=1e-3)
-    bound = DecodingConfig(max_seconds=seconds_for_steps(96))  # the random model's own rate is slow: references speed it up
+        assert runtime.reference_tempo((samples, rate)) == pytest.approx(
+            synth.reference_tempo((samples, rate)), rel=1e-3
+        )
+    bound = DecodingConfig(
+        max_seconds=seconds_for_steps(96)
+    )  # the random model's own rate is slow: references speed it up
     text = "Hello there, my friend."
-    frames = {name: runtime.synthesize(text, reference=(samples, rate), seed=0, decoding=bound, vocode=False,
-                                       transfer_tempo=True).n_frames
-              for name, samples in (("fast", fast), ("slow", slow))}
-    own = runtime.synthesize(text, reference=(fast, rate), seed=0, decoding=bound, vocode=False)  # the model's by default
+    frames = {
+        name: runtime.synthesize(
+            text, reference=(samples, rate), seed=0, decoding=bound, vocode=False, transfer_tempo=True
+        ).n_frames
+        for name, samples in (("fast", fast), ("slow", slow))
+    }
+    own = runtime.synthesize(
+        text, reference=(fast, rate), seed=0, decoding=bound, vocode=False
+    )  # the model's by default
     assert frames["fast"] < frames["slow"] and own.n_frames == own.alignment.shape[0] * synth.model.reduction_factor
 
 
 def test_the_exports_neutral_style_and_style_strength_are_the_checkpoints(tiny_checkpoint, tmp_path):
     ckpt = load_checkpoint(tiny_checkpoint)
-    stored = torch.softmax(torch.arange(10, dtype=torch.float32).reshape(2, 5) * 0.6, -1)  # a trained neutral, not uniform
+    stored = torch.softmax(
+        torch.arange(10, dtype=torch.float32).reshape(2, 5) * 0.6, -1
+    )  # a trained neutral, not uniform
     ckpt["neutral_style"] = stored
     path = save_checkpoint(tmp_path / "neutral.pt", ckpt)
     folder = export_checkpoint(path, tmp_path / "export")
-    np.testing.assert_allclose(json.loads((folder / "model.json").read_text())["neutral_style"], stored.numpy(), atol=1e-7)
+    np.testing.assert_allclose(
+        json.loads((folder / "model.json").read_text())["neutral_style"], stored.numpy(), atol=1e-7
+    )
     runtime, synth = OnnxSynthesizer.from_dir(folder, threads=1), Synthesizer.from_checkpoint(path, device="cpu")
     np.testing.assert_allclose(runtime.styles.neutral(), stored.numpy(), atol=1e-7)
     rate = 22050
     voice = (0.3 * np.sin(2 * np.pi * 180.0 * np.arange(int(0.8 * rate)) / rate)).astype(np.float32)
-    for style in [Style(dials={(1, 3): 0.7}), Style(reference=(voice, rate), strength=0.0),
-                  Style(reference=(voice, rate), strength=1.5)]:
+    for style in [
+        Style(dials={(1, 3): 0.7}),
+        Style(reference=(voice, rate), strength=0.0),
+        Style(reference=(voice, rate), strength=1.5),
+    ]:
         np.testing.assert_allclose(runtime.styles.resolve(style), synth.styles.resolve(style).numpy(), atol=1e-5)
-    np.testing.assert_allclose(runtime.styles.resolve(Style(reference=(voice, rate), strength=0.0)), stored.numpy(), atol=1e-6)
+    np.testing.assert_allclose(
+        runtime.styles.resolve(Style(reference=(voice, rate), strength=0.0)), stored.numpy(), atol=1e-6
+    )
     with pytest.raises(GstTtsError, match="style strength must lie in 0..3"):
         runtime.synthesize("Hi.", reference=(voice, rate), style_strength=4.0)
     manifest = json.loads((folder / "model.json").read_text())
@@ -253,6 +286,7 @@ def test_streamed_mel_is_the_one_shot_mel_and_audio_its_length_and_level(runtime
 
     def level(samples):  # frame energies in dB: the same spectrum, another phase
         return 10 * np.log10(np.square(samples[: len(samples) // 256 * 256].reshape(-1, 256)).mean(1) + 1e-8)
+
     assert np.median(np.abs(level(audio) - level(one_shot.audio))) < 2.0
 
 
@@ -276,8 +310,13 @@ def test_an_exported_hifigan_streams_the_one_shot_samples(tiny_checkpoint, tmp_p
 
     synth = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu")
     torch.manual_seed(0)
-    generator = HiFiGANGenerator(upsample_rates=(8, 8, 4), upsample_kernel_sizes=(16, 16, 8), upsample_initial_channel=16,
-                                 resblock_kernel_sizes=(3,), resblock_dilation_sizes=((1, 2),))
+    generator = HiFiGANGenerator(
+        upsample_rates=(8, 8, 4),
+        upsample_kernel_sizes=(16, 16, 8),
+        upsample_initial_channel=16,
+        resblock_kernel_sizes=(3,),
+        resblock_dilation_sizes=((1, 2),),
+    )
     for module in generator.modules():  # torch's initialisation, so that far frames weigh enough to show
         if isinstance(module, (torch.nn.Conv1d, torch.nn.ConvTranspose1d)):
             module.reset_parameters()
@@ -293,20 +332,27 @@ def test_an_exported_hifigan_streams_the_one_shot_samples(tiny_checkpoint, tmp_p
     # Windows with less than its reach (1 frame) no longer give the whole mel's samples: the test can fail.
     runtime.manifest["vocoder_reach_frames"] = 1
     short = np.concatenate(list(runtime.stream(TEXT, seed=3, decoding=DECODING, chunk_frames=10)))
-    assert generator.reach_frames > 1 and short.shape == one_shot.shape and np.abs(short - one_shot).max() > 10 * HIFIGAN_STREAM_TOLERANCE
+    assert (
+        generator.reach_frames > 1
+        and short.shape == one_shot.shape
+        and np.abs(short - one_shot).max() > 10 * HIFIGAN_STREAM_TOLERANCE
+    )
 
 
-@pytest.mark.parametrize("call, error, message", [
-    (dict(text=""), TextError, "empty"),
-    (dict(text="?!"), TextError, "nothing to speak"),
-    (dict(text=["two", "texts"]), TextError, "one text"),
-    (dict(text="ok", chunk_frames=0), GstTtsError, "chunk_frames"),
-    (dict(text="ok", chunk_frames=2.5), GstTtsError, "chunk_frames"),
-    (dict(text="ok", pause_s=-1), GstTtsError, "pause_s"),
-    (dict(text="ok", seed=-1), GstTtsError, "seed"),
-    (dict(text="ok", style=Style(weights={99: 1.0})), GstTtsError, "99"),
-    (dict(text="ok", style={"weights": {0: 1.0}}), GstTtsError, "Style"),
-])
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (dict(text=""), TextError, "empty"),
+        (dict(text="?!"), TextError, "nothing to speak"),
+        (dict(text=["two", "texts"]), TextError, "one text"),
+        (dict(text="ok", chunk_frames=0), GstTtsError, "chunk_frames"),
+        (dict(text="ok", chunk_frames=2.5), GstTtsError, "chunk_frames"),
+        (dict(text="ok", pause_s=-1), GstTtsError, "pause_s"),
+        (dict(text="ok", seed=-1), GstTtsError, "seed"),
+        (dict(text="ok", style=Style(weights={99: 1.0})), GstTtsError, "99"),
+        (dict(text="ok", style={"weights": {0: 1.0}}), GstTtsError, "Style"),
+    ],
+)
 def test_bad_stream_input_is_refused_when_the_stream_is_made(runtime, counted_steps, call, error, message):
     with pytest.raises(error, match=message) as caught:
         runtime.stream(**call)  # no iteration: refused before any chunk, as synthesize refuses it
@@ -336,11 +382,17 @@ def test_a_broken_vocoder_entry_is_refused_in_one_line(tmp_path, export_dir):
     shutil.copy(folder / "postnet.onnx", folder / "vocoder.onnx")  # any file: the entry is checked first
     manifest = json.loads((folder / "model.json").read_text())
     manifest["files"]["vocoder"] = "vocoder.onnx"
-    for entry, message in [({"kind": "wavenet"}, "vocoder must name its kind, one of hifigan, spectral"),
-                           ({"kind": "spectral", "pitch_head": True, "magnitude_power": 1.15, "n_iter": "16",
-                             "momentum": 0.99}, "spectral vocoder's n_iter is missing or not valid"),
-                           ({"kind": "spectral", "pitch_head": 1, "magnitude_power": 1.15, "n_iter": 16},
-                            "spectral vocoder's pitch_head, momentum is missing or not valid")]:
+    for entry, message in [
+        ({"kind": "wavenet"}, "vocoder must name its kind, one of hifigan, spectral"),
+        (
+            {"kind": "spectral", "pitch_head": True, "magnitude_power": 1.15, "n_iter": "16", "momentum": 0.99},
+            "spectral vocoder's n_iter is missing or not valid",
+        ),
+        (
+            {"kind": "spectral", "pitch_head": 1, "magnitude_power": 1.15, "n_iter": 16},
+            "spectral vocoder's pitch_head, momentum is missing or not valid",
+        ),
+    ]:
         (folder / "model.json").write_text(json.dumps({**manifest, "vocoder": entry}))
         with pytest.raises(ExportError) as caught:
             OnnxSynthesizer.from_dir(folder)

@@ -26,8 +26,13 @@ def _speechlike(seconds: float, rate: int = 22050, seed: int = 0) -> np.ndarray:
 def test_log_mel_matches_the_mel_extractor():
     samples = _speechlike(1.0)
     expected = MelExtractor(CONFIG)(torch.from_numpy(samples)).numpy()
-    got = audio.log_mel(samples, filters=mel_filters(CONFIG), n_fft=CONFIG.n_fft, hop_length=CONFIG.hop_length,
-                        win_length=CONFIG.win_length)
+    got = audio.log_mel(
+        samples,
+        filters=mel_filters(CONFIG),
+        n_fft=CONFIG.n_fft,
+        hop_length=CONFIG.hop_length,
+        win_length=CONFIG.win_length,
+    )
     assert got.shape == expected.shape
     assert np.abs(got - expected).max() < 1e-3  # log-mel; float32 FFTs differ in the last bits
     assert audio.LOG_MEL_FLOOR == features.LOG_MEL_FLOOR
@@ -47,10 +52,22 @@ def test_istft_inverts_stft_and_griffin_lim_gives_hop_samples_a_frame():
     spectrum = audio.stft(samples, n_fft=CONFIG.n_fft, hop_length=CONFIG.hop_length, window=window)
     back = audio.istft(spectrum, n_fft=CONFIG.n_fft, hop_length=CONFIG.hop_length, window=window, length=samples.size)
     assert np.abs(back - samples).max() < 1e-9
-    log_mel = audio.log_mel(samples, filters=mel_filters(CONFIG), n_fft=CONFIG.n_fft, hop_length=CONFIG.hop_length,
-                            win_length=CONFIG.win_length)
-    wave = audio.griffin_lim(log_mel, filters=mel_filters(CONFIG), n_fft=CONFIG.n_fft, hop_length=CONFIG.hop_length,
-                             win_length=CONFIG.win_length, n_iter=8, rng=np.random.default_rng(0))
+    log_mel = audio.log_mel(
+        samples,
+        filters=mel_filters(CONFIG),
+        n_fft=CONFIG.n_fft,
+        hop_length=CONFIG.hop_length,
+        win_length=CONFIG.win_length,
+    )
+    wave = audio.griffin_lim(
+        log_mel,
+        filters=mel_filters(CONFIG),
+        n_fft=CONFIG.n_fft,
+        hop_length=CONFIG.hop_length,
+        win_length=CONFIG.win_length,
+        n_iter=8,
+        rng=np.random.default_rng(0),
+    )
     assert wave.dtype == np.float32 and wave.size == (log_mel.shape[0] - 1) * CONFIG.hop_length
     assert abs(float(np.abs(wave).max()) - 0.95) < 1e-6
 

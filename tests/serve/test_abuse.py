@@ -21,7 +21,15 @@ pytest.importorskip("uvicorn", reason="the serve extra is not installed: pip ins
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from abuse_server import (  # noqa: E402
-    BODY_TIMEOUT_S, MAX_JSON_BYTES, MAX_UPLOAD_BYTES, MULTIPART_OVERHEAD, SERVER_OPTIONS, AttackSize, Server, attack, report,
+    BODY_TIMEOUT_S,
+    MAX_JSON_BYTES,
+    MAX_UPLOAD_BYTES,
+    MULTIPART_OVERHEAD,
+    SERVER_OPTIONS,
+    AttackSize,
+    Server,
+    attack,
+    report,
 )
 
 SIZE = AttackSize(slow_clients=4, concurrent=64, oversize_bytes=16 << 20, flood_bytes=64 << 20)
@@ -75,8 +83,11 @@ def test_concurrent_synthesis_is_answered_200_or_503(attacked):
 def test_bad_requests_get_the_4xx_that_names_them(attacked):
     tally = attacked[0]
     expected = {
-        "text at the limit": {200, 503}, "text one past the limit": {422}, "closed after the status line": {200, 503},
-        "multipart not multipart": {415}, "body longer than declared (no key)": {401},
+        "text at the limit": {200, 503},
+        "text one past the limit": {422},
+        "closed after the status line": {200, 503},
+        "multipart not multipart": {415},
+        "body longer than declared (no key)": {401},
         "body longer than declared (with key)": {422},
     }
     for kind in ("without boundary", "wrong boundary", "truncated", "no file field", "200 fields"):
@@ -90,7 +101,10 @@ def test_bad_requests_get_the_4xx_that_names_them(attacked):
 def test_oversized_bodies_are_refused_before_much_of_them_is_read(attacked):
     tally = attacked[0]
     mib = SIZE.oversize_bytes >> 20
-    for path, limit in (("/api/synthesize", MAX_JSON_BYTES), ("/api/references", MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD)):
+    for path, limit in (
+        ("/api/synthesize", MAX_JSON_BYTES),
+        ("/api/references", MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD),
+    ):
         for how in ("declared", "chunked"):
             no_key, with_key = f"{how} {mib} MiB {path} (no key)", f"{how} {mib} MiB {path} (with key)"
             assert outcomes(tally, no_key) == {401} and outcomes(tally, with_key) == {413}, (no_key, with_key)

@@ -45,8 +45,9 @@ def synth(tiny_checkpoint) -> Synthesizer:
     return s
 
 
-def make_client(synth: Synthesizer, *, limits: ServeLimits = ServeLimits(), api_key: str | None = None,
-                **queue_options) -> TestClient:
+def make_client(
+    synth: Synthesizer, *, limits: ServeLimits = ServeLimits(), api_key: str | None = None, **queue_options
+) -> TestClient:
     queue = BatchingQueue(synth, decoding=DECODING, **queue_options)
     return TestClient(create_app(queue, limits=limits, api_key=api_key))
 
@@ -120,7 +121,9 @@ def test_json_variant_links_audio_and_alignment_png(client, synth):
     summary = r.json()
     assert summary["seed"] == 3 and summary["vocoder"] == "griffin-lim"
     assert summary["stop_reason"] in ("stop_token", "max_steps") and "coverage" in summary["health"]
-    np.testing.assert_allclose(summary["style_weights"], np.full((synth.n_heads, synth.n_tokens), 1 / synth.n_tokens), atol=1e-6)
+    np.testing.assert_allclose(
+        summary["style_weights"], np.full((synth.n_heads, synth.n_tokens), 1 / synth.n_tokens), atol=1e-6
+    )
     audio = client.get(summary["audio_url"])
     assert audio.status_code == 200 and audio.headers["content-type"] == "audio/wav"
     assert read_wav(audio.content)[0].size / synth.sample_rate == pytest.approx(summary["duration_s"], abs=1e-3)
@@ -138,7 +141,9 @@ def test_same_seed_gives_the_same_audio(client):
 
 
 def test_coqui_style_get(client, synth):
-    r = client.get("/api/tts", params={"text": "Hello from the old client.", "speaker_id": "", "style_wav": "", "language_id": ""})
+    r = client.get(
+        "/api/tts", params={"text": "Hello from the old client.", "speaker_id": "", "style_wav": "", "language_id": ""}
+    )
     assert r.status_code == 200, r.text
     assert r.headers["content-type"] == "audio/wav"
     assert read_wav(r.content)[1] == synth.sample_rate
@@ -152,14 +157,20 @@ def test_model_and_health(client, synth):
     assert m["tokens"] == list(range(synth.n_tokens)) and m["heads"] == list(range(synth.n_heads))
     assert m["vocoders"] == ["griffin-lim"] and m["frontend"]["cleaner"] == synth.symbols.cleaner
     assert "a" in m["frontend"]["characters"] and m["limits"]["max_text_chars"] == 500
-    assert (m["frontend"]["frontend"], m["frontend"]["language"], m["frontend"]["espeak_version"]) == ("characters", None, None)
+    assert (m["frontend"]["frontend"], m["frontend"]["language"], m["frontend"]["espeak_version"]) == (
+        "characters",
+        None,
+        None,
+    )
     h = client.get("/api/health").json()
     assert h["status"] == "ok" and h["queue"]["max_queue"] == 32
 
 
 def test_model_says_which_vocoder_speaks_and_why(client, synth):
     assert client.get("/api/model").json()["vocoder"] == "Griffin-Lim"  # none described: the default vocoder's name
-    line = "HiFi-GAN run/vocoder/generator.pt (recorded beside the checkpoint; --vocoder griffin-lim to use Griffin-Lim)"
+    line = (
+        "HiFi-GAN run/vocoder/generator.pt (recorded beside the checkpoint; --vocoder griffin-lim to use Griffin-Lim)"
+    )
     with TestClient(create_app(BatchingQueue(synth, decoding=DECODING), vocoder_description=line)) as described:
         assert described.get("/api/model").json()["vocoder"] == line
 
@@ -177,12 +188,28 @@ def test_model_offers_the_named_dials_strongest_first(client, synth):
 def test_openapi_documents_the_request_fields(client):
     schema = client.get("/openapi.json").json()
     paths = schema["paths"]
-    for path in ("/api/synthesize", "/api/tts", "/api/references", "/api/model", "/api/health",
-                 "/api/syntheses/{syn_id}/alignment.png"):
+    for path in (
+        "/api/synthesize",
+        "/api/tts",
+        "/api/references",
+        "/api/model",
+        "/api/health",
+        "/api/syntheses/{syn_id}/alignment.png",
+    ):
         assert path in paths, path
     body = schema["components"]["schemas"]["SynthesizeRequest"]
-    assert set(body["properties"]) == {"text", "style_weights", "style_dials", "reference_id", "mix", "seed", "vocoder",
-                                       "style_strength", "tempo", "f0_range"}
+    assert set(body["properties"]) == {
+        "text",
+        "style_weights",
+        "style_dials",
+        "reference_id",
+        "mix",
+        "seed",
+        "vocoder",
+        "style_strength",
+        "tempo",
+        "f0_range",
+    }
     assert body["additionalProperties"] is False
     # The copies after the model: off (the model's own) unless asked for, as the schema says.
     tempo, f0_range = body["properties"]["tempo"], body["properties"]["f0_range"]
@@ -192,7 +219,10 @@ def test_openapi_documents_the_request_fields(client):
     assert number == [{"type": "number", "minimum": 0, "maximum": 24.0}]
     assert {"decoded", "reference"} <= {v for branch in f0_range["anyOf"] for v in branch.get("enum", [])}
     assert body["properties"]["text"]["maxLength"] == 500
-    assert "file" in paths["/api/references"]["post"]["requestBody"]["content"]["multipart/form-data"]["schema"]["properties"]
+    assert (
+        "file"
+        in paths["/api/references"]["post"]["requestBody"]["content"]["multipart/form-data"]["schema"]["properties"]
+    )
 
 
 # ---------------------------------------------------------------- references and mixes
@@ -228,21 +258,30 @@ def test_style_strength_moves_a_reference_from_neutral_and_bad_strengths_are_ref
     weights, neutral = np.array(ref["weights"]), synth.styles.neutral().numpy()
     model = client.get("/api/model").json()
     np.testing.assert_allclose(model["neutral_weights"], neutral)
-    for strength, expected in ((0.0, neutral), (1.0, weights), (0.5, (weights + neutral) / 2),
-                               (1.5, neutral + 1.5 * (weights - neutral))):
+    for strength, expected in (
+        (0.0, neutral),
+        (1.0, weights),
+        (0.5, (weights + neutral) / 2),
+        (1.5, neutral + 1.5 * (weights - neutral)),
+    ):
         for style in ({"reference_id": ref["id"]}, {"mix": {ref["id"]: 1.0}}):
             r = client.post("/api/synthesize", json={"text": "Scaled.", **style, "style_strength": strength})
             assert r.status_code == 200, r.text
             np.testing.assert_allclose(json.loads(r.headers["x-style-weights"]), expected, atol=1e-4)
     for bad in (-0.5, 3.5, "loud", None, float("inf")):
         body = {"text": "Hi.", "reference_id": ref["id"], "style_strength": bad}
-        r = client.post("/api/synthesize", content=json.dumps(body, allow_nan=True), headers={"content-type": "application/json"})
+        r = client.post(
+            "/api/synthesize", content=json.dumps(body, allow_nan=True), headers={"content-type": "application/json"}
+        )
         if bad is None:  # null: no strength given, the reference as it is
             assert r.status_code == 200, r.text
             continue
         assert_error(r, 422, "style_strength")
-    assert_error(client.post("/api/synthesize", json={"text": "Hi.", "style_strength": 0.5}), 422,
-                 "style_strength needs reference_id or mix")
+    assert_error(
+        client.post("/api/synthesize", json={"text": "Hi.", "style_strength": 0.5}),
+        422,
+        "style_strength needs reference_id or mix",
+    )
 
 
 # ---------------------------------------------------------------- bad input
@@ -292,13 +331,17 @@ def test_non_finite_weights_are_refused(client, literal):
 
 
 def test_malformed_json_and_wrong_content_type(client):
-    assert_error(client.post("/api/synthesize", content="{not json", headers={"content-type": "application/json"}), 422, "JSON")
+    assert_error(
+        client.post("/api/synthesize", content="{not json", headers={"content-type": "application/json"}), 422, "JSON"
+    )
     r = client.post("/api/synthesize", content="text=Hi", headers={"content-type": "application/x-www-form-urlencoded"})
     assert 400 <= r.status_code < 500 and "error" in r.json()
 
 
 def test_coqui_get_refuses_a_server_path_and_empty_text(client):
-    assert_error(client.get("/api/tts", params={"text": "Hi.", "style_wav": "/etc/passwd"}), 422, "style_wav", "never read")
+    assert_error(
+        client.get("/api/tts", params={"text": "Hi.", "style_wav": "/etc/passwd"}), 422, "style_wav", "never read"
+    )
     assert_error(client.get("/api/tts"), 422, "text")
     assert_error(client.get("/api/tts", params={"text": ""}), 422, "text is empty")
 
@@ -322,7 +365,9 @@ def no_disk_writes(tmp_path, monkeypatch):
 def test_bad_uploads_are_named_4xx_and_nothing_is_written(synth, no_disk_writes):
     limits = ServeLimits(max_upload_bytes=200_000, max_reference_s=3.0)
     with make_client(synth, limits=limits) as client:
-        assert_error(upload(client, b"this is not audio at all" * 20, "notes.txt"), 422, "notes.txt", "not readable as audio")
+        assert_error(
+            upload(client, b"this is not audio at all" * 20, "notes.txt"), 422, "notes.txt", "not readable as audio"
+        )
         assert_error(upload(client, wav(np.zeros(22050, dtype=np.float32))), 422, "silent")
         assert_error(upload(client, wav(tone(0.1))), 422, "at least 0.5 s")
         assert_error(upload(client, wav(tone(4.0, 8000), 8000)), 422, "4.0 s long", "limit is 3 s")
@@ -335,17 +380,26 @@ def test_bad_uploads_are_named_4xx_and_nothing_is_written(synth, no_disk_writes)
         # A path instead of an upload: the field is text, and the server never opens it.
         assert_error(client.post("/api/references", files={"file": (None, b"/etc/hostname")}), 422, "not a file")
         assert_error(client.post("/api/references", data={"file": "/etc/hostname"}), 415, "multipart/form-data")
-        assert_error(client.post("/api/references", files={"other": ("a.wav", wav(tone(1.0)), "audio/wav")}), 422, "file: missing")
+        assert_error(
+            client.post("/api/references", files={"other": ("a.wav", wav(tone(1.0)), "audio/wav")}),
+            422,
+            "file: missing",
+        )
         assert_error(client.post("/api/references", json={"file": "/etc/hostname"}), 415, "multipart/form-data")
-        assert_error(client.post("/api/references", content=b"--x\r\n", headers={"content-type": "multipart/form-data"}), 422, "multipart")
+        assert_error(
+            client.post("/api/references", content=b"--x\r\n", headers={"content-type": "multipart/form-data"}),
+            422,
+            "multipart",
+        )
         # A good upload (over Starlette's 1 MiB spooling size would be the same code path) writes nothing either.
         assert upload(client, wav(tone(2.0))).status_code == 200
 
 
 def test_too_large_bodies_are_refused_from_their_declared_length(synth):
     with make_client(synth, limits=ServeLimits(max_upload_bytes=1000)) as client:
-        r = client.post("/api/references", content=b"x" * 100_000,
-                        headers={"content-type": "multipart/form-data; boundary=b"})
+        r = client.post(
+            "/api/references", content=b"x" * 100_000, headers={"content-type": "multipart/form-data; boundary=b"}
+        )
         assert_error(r, 413, "100000 bytes")
         r = client.post("/api/synthesize", content=b" " * 300_000, headers={"content-type": "application/json"})
         assert_error(r, 413, "300000 bytes")
@@ -461,10 +515,12 @@ def test_page_and_its_files_are_local(client):
     assert client.get("/docs").status_code == 404  # FastAPI's docs page loads from a CDN: off
 
 
-# ---------------------------------------------------------------- the guard: key and body limits before the body is read
+# --------------------------------------------------------------- the guard: key and body limits before the body is read
 
 
-def asgi_post(app, path: str, chunks: list[bytes], *, headers: dict[str, str], delay_s: float = 0.0) -> tuple[int, dict, int]:
+def asgi_post(
+    app, path: str, chunks: list[bytes], *, headers: dict[str, str], delay_s: float = 0.0
+) -> tuple[int, dict, int]:
     """POST ``chunks`` as a chunked body (no Content-Length unless in ``headers``) straight to the
     ASGI app, ``delay_s`` before each → (status, answer (parsed when JSON), body bytes the app pulled)."""
     import asyncio
@@ -489,9 +545,20 @@ def asgi_post(app, path: str, chunks: list[bytes], *, headers: dict[str, str], d
             answer["body"] += message.get("body", b"")
 
     raw = [(k.lower().encode(), v.encode()) for k, v in {"content-type": "application/json", **headers}.items()]
-    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
-             "path": path, "raw_path": path.encode(), "root_path": "", "query_string": b"", "headers": raw,
-             "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 2)}
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": "",
+        "query_string": b"",
+        "headers": raw,
+        "client": ("127.0.0.1", 1),
+        "server": ("127.0.0.1", 2),
+    }
     asyncio.run(asyncio.wait_for(app(scope, receive, send), 30))
     if answer["status"] in (401, 408, 413):  # the guard's answers close the connection: the rest is never read
         assert answer["headers"]["connection"] == "close", answer
@@ -516,12 +583,15 @@ def test_a_chunked_body_is_cut_once_it_passes_the_limit(synth):
     app = create_app(BatchingQueue(synth, decoding=DECODING), limits=ServeLimits(max_upload_bytes=100_000))
     piece = 65536
     for path, limit in (("/api/synthesize", 256 * 1024), ("/api/references", 100_000 + 64 * 1024)):
-        status, body, pulled = asgi_post(app, path, [b"x" * piece] * 1000,
-                                         headers={"content-type": "multipart/form-data; boundary=b"})
+        status, body, pulled = asgi_post(
+            app, path, [b"x" * piece] * 1000, headers={"content-type": "multipart/form-data; boundary=b"}
+        )
         assert status == 413 and f"larger than the limit of {limit} bytes" in body["error"], body
         assert limit < pulled <= limit + piece  # not one piece more than it took to pass the limit
     # A Content-Length past the limit is refused before anything is read, and so is one that lies.
-    status, body, pulled = asgi_post(app, "/api/synthesize", [b"x" * piece] * 10, headers={"content-length": str(10**9)})
+    status, body, pulled = asgi_post(
+        app, "/api/synthesize", [b"x" * piece] * 10, headers={"content-length": str(10**9)}
+    )
     assert (status, pulled) == (413, 0) and "1000000000 bytes" in body["error"]
     status, body, pulled = asgi_post(app, "/api/synthesize", [b"x" * piece] * 10, headers={"content-length": "10"})
     assert status == 413 and pulled == 5 * piece  # declared 10, counted as it came
@@ -529,7 +599,9 @@ def test_a_chunked_body_is_cut_once_it_passes_the_limit(synth):
 
 def test_a_body_slower_than_the_body_timeout_is_408(synth):
     app = create_app(BatchingQueue(synth, decoding=DECODING), limits=ServeLimits(body_timeout_s=1.0))
-    status, body, pulled = asgi_post(app, "/api/synthesize", [b'{"text": '] + [b" "] * 100 + [b'"Hi."}'], headers={}, delay_s=0.1)
+    status, body, pulled = asgi_post(
+        app, "/api/synthesize", [b'{"text": '] + [b" "] * 100 + [b'"Hi."}'], headers={}, delay_s=0.1
+    )
     assert status == 408 and "within 1 s" in body["error"], body
     assert pulled < 60  # about 1 s of 0.1 s pieces, not the 10 s the whole body takes
     status, audio, _ = asgi_post(app, "/api/synthesize", [b'{"text": ', b'"Hi."}'], headers={}, delay_s=0.05)
@@ -581,9 +653,17 @@ def phoneme_synth(tmp_path_factory) -> Synthesizer:
     """An untrained tiny model reading en-us phonemes of :data:`PHONEME_CORPUS`."""
     symbols = SymbolTable.for_corpus(PhonemeFrontend("en-us"), PHONEME_CORPUS)
     config = dict(TINY_MODEL, n_symbols=len(symbols), n_mels=80)
-    path = save_checkpoint(tmp_path_factory.mktemp("phonemes") / "phonemes.pt", checkpoint_payload(
-        model_state=GSTTacotron(**config).state_dict(), model_config=config, symbols=symbols, audio_config=AudioConfig(),
-        mel_stats=MelStats(torch.full((80,), -5.0), torch.full((80,), 2.0)), step=0))
+    path = save_checkpoint(
+        tmp_path_factory.mktemp("phonemes") / "phonemes.pt",
+        checkpoint_payload(
+            model_state=GSTTacotron(**config).state_dict(),
+            model_config=config,
+            symbols=symbols,
+            audio_config=AudioConfig(),
+            mel_stats=MelStats(torch.full((80,), -5.0), torch.full((80,), 2.0)),
+            step=0,
+        ),
+    )
     s = Synthesizer.from_checkpoint(path, device="cpu")
     s.vocoder = GriffinLimVocoder(s.audio_config, n_iter=4)
     return s
@@ -592,7 +672,11 @@ def phoneme_synth(tmp_path_factory) -> Synthesizer:
 def test_a_phoneme_model_reports_its_language(phoneme_synth):
     with make_client(phoneme_synth) as client:
         frontend = client.get("/api/model").json()["frontend"]
-    assert (frontend["frontend"], frontend["language"], frontend["espeak_version"]) == ("phonemes", "en-us", espeak_version())
+    assert (frontend["frontend"], frontend["language"], frontend["espeak_version"]) == (
+        "phonemes",
+        "en-us",
+        espeak_version(),
+    )
     assert frontend["characters"] == "".join(phoneme_synth.symbols.symbols[2:]) and "ˈ" in frontend["characters"]
 
 
@@ -610,8 +694,12 @@ def test_a_phoneme_model_speaks_a_pronunciation_override(phoneme_synth):
 def test_a_phoneme_model_names_what_it_cannot_read(phoneme_synth):
     assert "ʃ" in phonemize("shush", "en-us") and "ʃ" not in phoneme_synth.symbols.symbols
     with make_client(phoneme_synth) as client:
-        assert_error(client.post("/api/synthesize", json={"text": "I met {ʃ} today."}), 422,
-                     "unknown phoneme 'ʃ' in {ʃ}", "phonemes (en-us)")
+        assert_error(
+            client.post("/api/synthesize", json={"text": "I met {ʃ} today."}),
+            422,
+            "unknown phoneme 'ʃ' in {ʃ}",
+            "phonemes (en-us)",
+        )
         assert_error(client.post("/api/synthesize", json={"text": "Hello {wˈɜːld"}), 422, "unmatched '{'")
         # A word whose phonemes the corpus lacks is refused as characters are, naming the phoneme.
         assert_error(client.post("/api/synthesize", json={"text": "shush"}), 422, "phonemes the model cannot read: 'ʃ'")
@@ -620,13 +708,17 @@ def test_a_phoneme_model_names_what_it_cannot_read(phoneme_synth):
 def _small_hifigan() -> HiFiGANVocoder:
     """A small random HiFi-GAN (hop 256): deterministic, so a stream can be compared sample for sample."""
     torch.manual_seed(0)
-    return HiFiGANVocoder(HiFiGANGenerator(upsample_rates=(8, 8, 4), upsample_kernel_sizes=(16, 16, 8),
-                                           upsample_initial_channel=32), sample_rate=22050)
+    return HiFiGANVocoder(
+        HiFiGANGenerator(upsample_rates=(8, 8, 4), upsample_kernel_sizes=(16, 16, 8), upsample_initial_channel=32),
+        sample_rate=22050,
+    )
 
 
 def test_streamed_wav_has_streaming_sizes_and_decodes_to_the_one_shot_audio(synth, monkeypatch):
     monkeypatch.setattr(synth, "vocoder", synth.vocoder)  # the worker sets the synthesizer's vocoder: put back after
-    with TestClient(create_app(BatchingQueue(synth, decoding=DECODING, vocoders={"hifigan": _small_hifigan()}))) as client:
+    with TestClient(
+        create_app(BatchingQueue(synth, decoding=DECODING, vocoders={"hifigan": _small_hifigan()}))
+    ) as client:
         request = {"text": "Streamed over HTTP.", "seed": 5}
         with client.stream("POST", "/api/synthesize?stream=true", json=request) as r:
             assert r.status_code == 200 and r.headers["content-type"] == "audio/wav"
@@ -642,16 +734,27 @@ def test_streamed_wav_has_streaming_sizes_and_decodes_to_the_one_shot_audio(synt
     assert np.abs(streamed - one_shot).max() <= 2 / 32768
 
 
-@pytest.mark.parametrize("query, request_body, words", [
-    ("stream=true&format=json", {"text": "Hi."}, ["WAV only"]),
-    ("stream=true", {"text": "Mail me @ home"}, ["cannot read", "'@'"]),
-    ("stream=true", {"text": "Hi.", "vocoder": "wavenet"}, ["vocoder", "wavenet"]),
-    ("stream=true", {"text": "Hi.", "reference_id": "nope"}, ["reference_id", "not an uploaded reference"]),
-    # A stream keeps the model's tempo and F0 range: asking for a copy after the model is refused.
-    ("stream=true", {"text": "Hi.", "reference_id": "nope", "tempo": "reference"}, ["streams keep the model's tempo and F0 range"]),
-    ("stream=true", {"text": "Hi.", "mix": {"nope": 1.0}, "f0_range": "reference"}, ["streams keep", "without stream=true"]),
-    ("stream=true", {"text": "Hi.", "f0_range": 6}, ["streams keep the model's tempo and F0 range"]),
-])
+@pytest.mark.parametrize(
+    "query, request_body, words",
+    [
+        ("stream=true&format=json", {"text": "Hi."}, ["WAV only"]),
+        ("stream=true", {"text": "Mail me @ home"}, ["cannot read", "'@'"]),
+        ("stream=true", {"text": "Hi.", "vocoder": "wavenet"}, ["vocoder", "wavenet"]),
+        ("stream=true", {"text": "Hi.", "reference_id": "nope"}, ["reference_id", "not an uploaded reference"]),
+        # A stream keeps the model's tempo and F0 range: asking for a copy after the model is refused.
+        (
+            "stream=true",
+            {"text": "Hi.", "reference_id": "nope", "tempo": "reference"},
+            ["streams keep the model's tempo and F0 range"],
+        ),
+        (
+            "stream=true",
+            {"text": "Hi.", "mix": {"nope": 1.0}, "f0_range": "reference"},
+            ["streams keep", "without stream=true"],
+        ),
+        ("stream=true", {"text": "Hi.", "f0_range": 6}, ["streams keep the model's tempo and F0 range"]),
+    ],
+)
 def test_a_bad_streamed_request_is_a_4xx_before_any_audio(client, query, request_body, words):
     assert_error(client.post(f"/api/synthesize?{query}", json=request_body), 422, *words)
     assert client.app.state.queue.stats()["streams"] == 0  # refused before it reached the worker
@@ -679,10 +782,15 @@ def test_an_uploaded_references_f0_spread_goes_to_a_vocoder_that_can_set_it_when
     hz = 120.0 * 2.0 ** (0.5 - 0.5 * np.cos(2 * np.pi * t / 1.5))  # one octave up and back: about 10 st
     glide = (0.3 * np.sin(2 * np.pi * np.cumsum(hz) / 22050)).astype(np.float32)
     with make_client(synth) as client:
-        lively, flat = (upload(client, wav(x), name).json()["id"] for x, name in ((glide, "lively.wav"),
-                                                                               (tone(1.5, 22050, 140.0), "flat.wav")))
-        for body in ({"reference_id": lively, "style_strength": 0.5, "f0_range": "reference"},
-                     {"mix": {lively: 1.0, flat: 3.0}, "f0_range": "reference"}, {"style_dials": {"1": 0.5}}):
+        lively, flat = (
+            upload(client, wav(x), name).json()["id"]
+            for x, name in ((glide, "lively.wav"), (tone(1.5, 22050, 140.0), "flat.wav"))
+        )
+        for body in (
+            {"reference_id": lively, "style_strength": 0.5, "f0_range": "reference"},
+            {"mix": {lively: 1.0, flat: 3.0}, "f0_range": "reference"},
+            {"style_dials": {"1": 0.5}},
+        ):
             r = client.post("/api/synthesize?format=json", json={"text": "In that style.", **body})
             assert r.status_code == 200, r.text
             said.append(r.json()["f0_range"])
@@ -699,15 +807,23 @@ def test_an_uploaded_references_tempo_retimes_one_shot_outputs_when_asked(tiny_c
     asked = []
     said = []
     synthesize = synth.synthesize
-    monkeypatch.setattr(synth, "synthesize", lambda *a, **k: asked.append(k.get("tempo_targets")) or synthesize(*a, **k))
+    monkeypatch.setattr(
+        synth, "synthesize", lambda *a, **k: asked.append(k.get("tempo_targets")) or synthesize(*a, **k)
+    )
     t = np.arange(3 * 22050) / 22050
     voice = sum(np.sin(2 * np.pi * 150.0 * k * t) / k for k in range(1, 16))
-    fast, slow = ((0.2 * voice * (0.05 + 0.95 * (0.5 - 0.5 * np.cos(2 * np.pi * hz * t)))).astype(np.float32)
-                  for hz in (5.0, 2.5))  # syllables a second
+    fast, slow = (
+        (0.2 * voice * (0.05 + 0.95 * (0.5 - 0.5 * np.cos(2 * np.pi * hz * t)))).astype(np.float32) for hz in (5.0, 2.5)
+    )  # syllables a second
     with make_client(synth) as client:
-        fast_id, slow_id = (upload(client, wav(x), name).json()["id"] for x, name in ((fast, "fast.wav"), (slow, "slow.wav")))
-        for body in ({"reference_id": fast_id, "style_strength": 0.5, "tempo": "reference"},
-                     {"mix": {fast_id: 1.0, slow_id: 3.0}, "tempo": "reference"}, {"style_dials": {"1": 0.5}}):
+        fast_id, slow_id = (
+            upload(client, wav(x), name).json()["id"] for x, name in ((fast, "fast.wav"), (slow, "slow.wav"))
+        )
+        for body in (
+            {"reference_id": fast_id, "style_strength": 0.5, "tempo": "reference"},
+            {"mix": {fast_id: 1.0, slow_id: 3.0}, "tempo": "reference"},
+            {"style_dials": {"1": 0.5}},
+        ):
             r = client.post("/api/synthesize?format=json", json={"text": "In that style.", **body})
             assert r.status_code == 200, r.text
             said.append(r.json()["tempo"])
@@ -715,7 +831,7 @@ def test_an_uploaded_references_tempo_retimes_one_shot_outputs_when_asked(tiny_c
     fast_rate, slow_rate = synth.reference_tempo((fast, 22050)), synth.reference_tempo((slow, 22050))
     assert one.letters_per_s == pytest.approx(fast_rate, rel=1e-6) and one.strength == 0.5
     # A mix: the geometric mean of its references' rates, weighted 1 to 3.
-    assert mixed.letters_per_s == pytest.approx(fast_rate ** 0.25 * slow_rate ** 0.75, rel=1e-6) and mixed.strength == 1.0
+    assert mixed.letters_per_s == pytest.approx(fast_rate**0.25 * slow_rate**0.75, rel=1e-6) and mixed.strength == 1.0
     assert slow_rate < 0.6 * fast_rate
     assert dials is None  # token styles keep the model's tempo
     assert said[0] == {"source": "reference", "letters_per_s": round(one.letters_per_s, 2), "strength": 0.5}
@@ -756,9 +872,13 @@ def test_by_default_a_reference_keeps_the_models_tempo_and_f0_range(spread_synth
             assert summary["tempo"] == summary["f0_range"] == {"source": "decoded"}
             assert client.get(f"/api/syntheses/{summary['id']}").json()["tempo"] == {"source": "decoded"}
             audio = client.get(summary["audio_url"])
-            assert json.loads(audio.headers["x-tempo"]) == json.loads(audio.headers["x-f0-range"]) == {"source": "decoded"}
+            assert (
+                json.loads(audio.headers["x-tempo"]) == json.loads(audio.headers["x-f0-range"]) == {"source": "decoded"}
+            )
         # Said in the plain WAV answer's headers too; "decoded" given explicitly is the same.
-        r = client.post("/api/synthesize", json={"text": "Plain.", "reference_id": ref, "tempo": "decoded", "f0_range": "decoded"})
+        r = client.post(
+            "/api/synthesize", json={"text": "Plain.", "reference_id": ref, "tempo": "decoded", "f0_range": "decoded"}
+        )
         assert r.status_code == 200 and json.loads(r.headers["x-tempo"]) == {"source": "decoded"}
     # What reached the model: no target (given targets are applied as given), so the output is the model's own.
     assert len(synth.calls) == 3
@@ -771,12 +891,19 @@ def test_tempo_reference_retimes_to_the_references_letter_rate(spread_synth):
     synth, fast = spread_synth, _voiced(5.0)
     with make_client(synth) as client:
         ref = upload(client, wav(fast), "fast.wav").json()["id"]
-        r = client.post("/api/synthesize?format=json", json={"text": "In that tempo.", "reference_id": ref, "tempo": "reference"})
+        r = client.post(
+            "/api/synthesize?format=json", json={"text": "In that tempo.", "reference_id": ref, "tempo": "reference"}
+        )
         assert r.status_code == 200, r.text
         summary = r.json()
-        assert_error(client.post("/api/synthesize", json={"text": "Hi.", "style_weights": {"1": 0.5}, "tempo": "reference"}),
-                     422, "tempo: 'reference' needs reference_id or mix")
-        assert_error(client.post("/api/synthesize", json={"text": "Hi.", "reference_id": ref, "tempo": "fast"}), 422, "tempo")
+        assert_error(
+            client.post("/api/synthesize", json={"text": "Hi.", "style_weights": {"1": 0.5}, "tempo": "reference"}),
+            422,
+            "tempo: 'reference' needs reference_id or mix",
+        )
+        assert_error(
+            client.post("/api/synthesize", json={"text": "Hi.", "reference_id": ref, "tempo": "fast"}), 422, "tempo"
+        )
     rate = synth.reference_tempo((fast, 22050))
     (target,) = synth.calls[0]["tempo_targets"]
     assert target.letters_per_s == pytest.approx(rate, rel=1e-6) and target.strength == 1.0
@@ -790,27 +917,51 @@ def test_f0_range_reference_or_semitones_and_bad_values(spread_synth, client):
     synth, fast = spread_synth, _voiced(5.0)
     with make_client(synth) as spread_client:
         ref = upload(spread_client, wav(fast), "fast.wav").json()["id"]
-        given = spread_client.post("/api/synthesize?format=json", json={"text": "Wide.", "style_dials": {"1": 0.5}, "f0_range": 6})
+        given = spread_client.post(
+            "/api/synthesize?format=json", json={"text": "Wide.", "style_dials": {"1": 0.5}, "f0_range": 6}
+        )
         assert given.status_code == 200, given.text
-        assert given.json()["f0_range"] == {"source": "given", "semitones": 6.0} and given.json()["tempo"] == {"source": "decoded"}
-        copied = spread_client.post("/api/synthesize", json={"text": "Copied.", "reference_id": ref, "f0_range": "reference",
-                                                             "style_strength": 0.5})
+        assert given.json()["f0_range"] == {"source": "given", "semitones": 6.0} and given.json()["tempo"] == {
+            "source": "decoded"
+        }
+        copied = spread_client.post(
+            "/api/synthesize",
+            json={"text": "Copied.", "reference_id": ref, "f0_range": "reference", "style_strength": 0.5},
+        )
         assert copied.status_code == 200, copied.text
-        assert_error(spread_client.post("/api/synthesize", json={"text": "Hi.", "f0_range": "reference"}), 422,
-                     "f0_range: 'reference' needs reference_id or mix")
+        assert_error(
+            spread_client.post("/api/synthesize", json={"text": "Hi.", "f0_range": "reference"}),
+            422,
+            "f0_range: 'reference' needs reference_id or mix",
+        )
     (wide, one), (spread, half) = synth.vocoder.asked
     assert (wide, one, half) == (6.0, 1.0, 0.5)
     assert spread == pytest.approx(synth.reference_f0_range(read_wav(wav(fast))), abs=1e-5)  # the clip as uploaded
-    assert json.loads(copied.headers["x-f0-range"]) == {"source": "reference", "semitones": round(spread, 2), "strength": 0.5}
+    assert json.loads(copied.headers["x-f0-range"]) == {
+        "source": "reference",
+        "semitones": round(spread, 2),
+        "strength": 0.5,
+    }
     # Griffin-Lim cannot set an F0 spread: a number is taken, and the answer says the model's was kept.
     r = client.post("/api/synthesize?format=json", json={"text": "Narrow.", "f0_range": 2.5})
     assert r.status_code == 200 and r.json()["f0_range"] == {"source": "decoded"}
-    for bad, words in ((30, "F0 range must lie in 0..24 semitones, got 30"), (-1, "must lie in 0..24"),
-                       ("loud", "'loud' is not 'decoded', 'reference' or a number of semitones"), ("6", "not 'decoded'"),
-                       (True, "not 'decoded'"), (None, "not 'decoded'"), ([6], "not 'decoded'"), (float("nan"), "F0 range")):
+    for bad, words in (
+        (30, "F0 range must lie in 0..24 semitones, got 30"),
+        (-1, "must lie in 0..24"),
+        ("loud", "'loud' is not 'decoded', 'reference' or a number of semitones"),
+        ("6", "not 'decoded'"),
+        (True, "not 'decoded'"),
+        (None, "not 'decoded'"),
+        ([6], "not 'decoded'"),
+        (float("nan"), "F0 range"),
+    ):
         raw = json.dumps({"text": "Hi.", "f0_range": bad}, allow_nan=True)
-        message = assert_error(client.post("/api/synthesize", content=raw, headers={"content-type": "application/json"}),
-                               422, "f0_range: ", words)
+        message = assert_error(
+            client.post("/api/synthesize", content=raw, headers={"content-type": "application/json"}),
+            422,
+            "f0_range: ",
+            words,
+        )
         assert len(message) < 200
 
 
@@ -832,24 +983,27 @@ def test_coqui_style_wav_of_json_token_weights_is_spoken_as_style_weights(client
     expected = np.zeros((synth.n_heads, synth.n_tokens))
     expected[:, 0], expected[1, 2] = 0.3, -0.2
     np.testing.assert_allclose(weights, expected, atol=1e-4)
-    assert client.get("/api/tts?text=hi&style_wav={\"0\":0.3}").status_code == 200  # as a client writes it in a URL
+    assert client.get('/api/tts?text=hi&style_wav={"0":0.3}').status_code == 200  # as a client writes it in a URL
 
 
-@pytest.mark.parametrize("style_wav, words", [
-    ("/path/x.wav", ["style_wav", "never read"]),
-    ("[1,2]", ["style_wav", "must be an object", "got a list"]),
-    ("3", ["style_wav", "must be an object", "got a number"]),
-    ('"x.wav"', ["style_wav", "must be an object", "got a string"]),
-    ("{bad", ["style_wav is not valid JSON"]),
-    ('{"99": 0.1}', ["style_wav: style token 99"]),
-    ('{"9:0": 0.1}', ["style_wav: style head 9"]),
-    ('{"0": "loud"}', ["style_wav.0", "must be a number", "a string"]),
-    ('{"0": true}', ["style_wav.0", "must be a number"]),
-    ('{"0": 99}', ["style_wav.0"]),
-    ('{"0": NaN}', ["style_wav.0"]),
-    ('{"x": 0.1}', ["style_wav.x"]),
-    ("{}", ["style_wav: ", "name no token"]),
-])
+@pytest.mark.parametrize(
+    "style_wav, words",
+    [
+        ("/path/x.wav", ["style_wav", "never read"]),
+        ("[1,2]", ["style_wav", "must be an object", "got a list"]),
+        ("3", ["style_wav", "must be an object", "got a number"]),
+        ('"x.wav"', ["style_wav", "must be an object", "got a string"]),
+        ("{bad", ["style_wav is not valid JSON"]),
+        ('{"99": 0.1}', ["style_wav: style token 99"]),
+        ('{"9:0": 0.1}', ["style_wav: style head 9"]),
+        ('{"0": "loud"}', ["style_wav.0", "must be a number", "a string"]),
+        ('{"0": true}', ["style_wav.0", "must be a number"]),
+        ('{"0": 99}', ["style_wav.0"]),
+        ('{"0": NaN}', ["style_wav.0"]),
+        ('{"x": 0.1}', ["style_wav.x"]),
+        ("{}", ["style_wav: ", "name no token"]),
+    ],
+)
 def test_coqui_style_wav_that_is_not_token_weights_is_a_named_422(client, style_wav, words):
     message = assert_error(client.get("/api/tts", params={"text": "hi", "style_wav": style_wav}), 422, *words)
     assert len(message) < 300

@@ -128,10 +128,15 @@ def test_a_cancelled_job_is_skipped(synth, calls):
     assert calls == [(["Kept."], None)]
 
 
-@pytest.mark.parametrize("options, message", [
-    (dict(max_batch=0), "max_batch"), (dict(max_queue=True), "max_queue"),
-    (dict(batch_window_s=float("nan")), "batch_window_s"), (dict(vocoders={"x": None}, max_batch=1.5), "max_batch"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (dict(max_batch=0), "max_batch"),
+        (dict(max_queue=True), "max_queue"),
+        (dict(batch_window_s=float("nan")), "batch_window_s"),
+        (dict(vocoders={"x": None}, max_batch=1.5), "max_batch"),
+    ],
+)
 def test_bad_options(synth, options, message):
     with pytest.raises(GstTtsError, match=message):
         BatchingQueue(synth, **options)

@@ -38,8 +38,7 @@ def test_fuzz_from_the_openapi_schema_finds_no_5xx(app, mode):
     schema = schemathesis.openapi.from_asgi("/openapi.json", app)
     answered: dict[int, int] = {}
 
-    @settings(max_examples=200, deadline=None, derandomize=True, database=None,
-              suppress_health_check=list(HealthCheck))
+    @settings(max_examples=200, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
     @given(case=schema.as_strategy(generation_mode=mode))
     def check(case):
         started = time.monotonic()

@@ -17,7 +17,9 @@ import torch
 
 pytest.importorskip("fastapi", reason="the serve extra is not installed: pip install 'gst-tts[serve]'")
 uvicorn = pytest.importorskip("uvicorn", reason="the serve extra is not installed: pip install 'gst-tts[serve]'")
-playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (it comes with the dev extra)")
+playwright_api = pytest.importorskip(
+    "playwright.sync_api", reason="playwright is not installed (it comes with the dev extra)"
+)
 
 from conftest import TINY_MODEL, seconds_for_steps, tone  # noqa: E402
 from gst_tts.audio.features import AudioConfig, MelStats  # noqa: E402
@@ -33,12 +35,22 @@ from gst_tts.text.frontends import PhonemeFrontend  # noqa: E402
 from gst_tts.text.symbols import SymbolTable  # noqa: E402
 
 CHROMIUM = Path("/usr/bin/chromium")
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} not found: apt-get install chromium (.ci/run does)")
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(), reason=f"{CHROMIUM} not found: apt-get install chromium (.ci/run does)"
+)
 
-BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--no-first-run", "--autoplay-policy=no-user-gesture-required",
-                # A fake microphone that needs no permission prompt, for the recording button.
-                "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream"]
+BROWSER_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--autoplay-policy=no-user-gesture-required",
+    # A fake microphone that needs no permission prompt, for the recording button.
+    "--use-fake-ui-for-media-stream",
+    "--use-fake-device-for-media-stream",
+]
 
 
 @contextlib.contextmanager
@@ -72,11 +84,21 @@ def server(tiny_checkpoint):
 @pytest.fixture(scope="module")
 def phoneme_server(tmp_path_factory):
     """A server of an untrained tiny model reading en-us phonemes of two sentences."""
-    symbols = SymbolTable.for_corpus(PhonemeFrontend("en-us"), ["Hello, world!", "The quick brown fox jumps over the lazy dog."])
+    symbols = SymbolTable.for_corpus(
+        PhonemeFrontend("en-us"), ["Hello, world!", "The quick brown fox jumps over the lazy dog."]
+    )
     config = dict(TINY_MODEL, n_symbols=len(symbols), n_mels=80)
-    path = save_checkpoint(tmp_path_factory.mktemp("phonemes") / "phonemes.pt", checkpoint_payload(
-        model_state=GSTTacotron(**config).state_dict(), model_config=config, symbols=symbols, audio_config=AudioConfig(),
-        mel_stats=MelStats(torch.full((80,), -5.0), torch.full((80,), 2.0)), step=0))
+    path = save_checkpoint(
+        tmp_path_factory.mktemp("phonemes") / "phonemes.pt",
+        checkpoint_payload(
+            model_state=GSTTacotron(**config).state_dict(),
+            model_config=config,
+            symbols=symbols,
+            audio_config=AudioConfig(),
+            mel_stats=MelStats(torch.full((80,), -5.0), torch.full((80,), 2.0)),
+            step=0,
+        ),
+    )
     with serving(Synthesizer.from_checkpoint(path, device="cpu")) as url:
         yield url
 
@@ -87,8 +109,11 @@ def page(server, tmp_path):
     microphone = tmp_path / "microphone.wav"
     sf.write(microphone, tone(3.0, 48000, 200.0), 48000, subtype="PCM_16")
     with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True,
-                                    args=[*BROWSER_ARGS, f"--use-file-for-fake-audio-capture={microphone}"])
+        browser = p.chromium.launch(
+            executable_path=str(CHROMIUM),
+            headless=True,
+            args=[*BROWSER_ARGS, f"--use-file-for-fake-audio-capture={microphone}"],
+        )
         try:
             context = browser.new_context(viewport={"width": 1100, "height": 900})
             yield context.new_page()
@@ -133,12 +158,16 @@ def test_page_speaks_with_a_slider_a_reference_and_shows_the_alignment(server, p
     body = sent.value.post_data_json
     assert body["text"] == "Hello from the browser." and body["style_weights"]["1"] == pytest.approx(moved)
     page.wait_for_selector("#alignment-box:not([hidden])")
-    page.wait_for_function("document.getElementById('alignment').complete && document.getElementById('alignment').naturalWidth > 100")
+    page.wait_for_function(
+        "document.getElementById('alignment').complete && document.getElementById('alignment').naturalWidth > 100"
+    )
     health = page.inner_text("#health")
     assert "Focus" in health and "Coverage" in health and "Stop" in health
 
     page.click("#play")
-    page.wait_for_function("(() => { const a = document.getElementById('audio'); return a.ended || a.currentTime > 0; })()", timeout=15000)
+    page.wait_for_function(
+        "(() => { const a = document.getElementById('audio'); return a.ended || a.currentTime > 0; })()", timeout=15000
+    )
     download = page.get_attribute("#download", "href")
     assert download.startswith("blob:")
 
@@ -205,8 +234,11 @@ def test_page_asks_for_a_references_tempo_only_when_told_and_then_synthesizes_wh
 
 def test_page_offers_named_dials_and_speaks_with_one(tiny_checkpoint, page):
     synth = Synthesizer.from_checkpoint(tiny_checkpoint, device="cpu")
-    dials = [NamedDial(1, 3, "lower pitch", 1.0, -2.5, 1.0, 0.2), NamedDial(0, 2, "faster", 1.0, 0.1, 1.3, None),
-             NamedDial(0, 1, "little change", 1.0, 0.1, 1.01, 0.0)]
+    dials = [
+        NamedDial(1, 3, "lower pitch", 1.0, -2.5, 1.0, 0.2),
+        NamedDial(0, 2, "faster", 1.0, 0.1, 1.3, None),
+        NamedDial(0, 1, "little change", 1.0, 0.1, 1.01, 0.0),
+    ]
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     with serving(synth, dials=dials) as url:

@@ -61,13 +61,16 @@ def test_a_pronunciation_in_braces_is_taken_as_written(table: SymbolTable) -> No
     assert "{ðə}" in cleaned and table.to_symbols(cleaned) == table.to_symbols("I paid {ðə} 2 dollars.")
 
 
-@pytest.mark.parametrize("text, message", [
-    ("Hello {wˈɜːldX}.", "unknown phoneme 'X' in {wˈɜːldX}"),
-    ("Hello {ʒ}.", "unknown phoneme 'ʒ'"),
-    ("Hello {world.", "unmatched '{'"),
-    ("Hello world}.", "unmatched '}'"),
-    ("{}", "empty"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("Hello {wˈɜːldX}.", "unknown phoneme 'X' in {wˈɜːldX}"),
+        ("Hello {ʒ}.", "unknown phoneme 'ʒ'"),
+        ("Hello {world.", "unmatched '{'"),
+        ("Hello world}.", "unmatched '}'"),
+        ("{}", "empty"),
+    ],
+)
 def test_a_bad_pronunciation_is_one_line_naming_it(table: SymbolTable, text: str, message: str) -> None:
     with pytest.raises(TextError) as caught:
         table.encode(text)

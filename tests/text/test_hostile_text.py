@@ -32,19 +32,89 @@ TABLES = {name: SymbolTable(cleaner=name) for name in ("english", "basic")}
 
 # Pieces that hit the cleaners' special cases, joined at random.
 HOSTILE_PIECES = [
-    "1", "0", "9", "12", "1,000", "1,00", ",", ".", "$", "£", "€", "%", "'s", "s", "st", "nd", "th", "1st", "1990s",
-    "$1.50", " million", "Mr.", "Dr.", "St.", "etc.", "mp3", "4x4", " ", "  ", "\t", "\n", "\r\n", "\u2028", "\u2029",
-    "\x00", "\x07", "\x1b", "\x7f", "\x85", "\u200b", "\u200c", "\u200d", "\ufeff", "\u0301", "\u0300\u0301\u0302",
-    "\u202e", "\u200f", "שלום", "مرحبا", "١٢٣", "²", "½", "⣿", "👍🏽", "👨‍👩‍👧", "🇫🇷", "é", "ß", "ﬁ", "Ⅻ", "㍻", "!", "?",
-    "...", "—", "-", "\"", "(", ")", "~", "_", "abc", "Hello", "WORLD",
+    "1",
+    "0",
+    "9",
+    "12",
+    "1,000",
+    "1,00",
+    ",",
+    ".",
+    "$",
+    "£",
+    "€",
+    "%",
+    "'s",
+    "s",
+    "st",
+    "nd",
+    "th",
+    "1st",
+    "1990s",
+    "$1.50",
+    " million",
+    "Mr.",
+    "Dr.",
+    "St.",
+    "etc.",
+    "mp3",
+    "4x4",
+    " ",
+    "  ",
+    "\t",
+    "\n",
+    "\r\n",
+    "\u2028",
+    "\u2029",
+    "\x00",
+    "\x07",
+    "\x1b",
+    "\x7f",
+    "\x85",
+    "\u200b",
+    "\u200c",
+    "\u200d",
+    "\ufeff",
+    "\u0301",
+    "\u0300\u0301\u0302",
+    "\u202e",
+    "\u200f",
+    "שלום",
+    "مرحبا",
+    "١٢٣",
+    "²",
+    "½",
+    "⣿",
+    "👍🏽",
+    "👨‍👩‍👧",
+    "🇫🇷",
+    "é",
+    "ß",
+    "ﬁ",
+    "Ⅻ",
+    "㍻",
+    "!",
+    "?",
+    "...",
+    "—",
+    "-",
+    '"',
+    "(",
+    ")",
+    "~",
+    "_",
+    "abc",
+    "Hello",
+    "WORLD",
 ]
 hostile_text = st.one_of(
     st.text(st.characters(exclude_categories=("Cs",)), max_size=200),  # the full range but lone surrogates
     st.text(st.characters(categories=("Mn", "Me", "Cc", "Cf", "Zl", "Zp", "Zs", "So", "Nd", "No")), max_size=100),
     st.lists(st.sampled_from(HOSTILE_PIECES), max_size=60).map("".join),
 )
-SETTINGS = settings(max_examples=300, deadline=None, derandomize=True, database=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=300, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def encode_or_text_error(table: SymbolTable, text: str) -> torch.Tensor | None:
@@ -95,10 +165,23 @@ def test_random_unicode_encodes_or_is_one_text_error():
     assert all(outcomes[f"{name}: {kind}"] > 20 for name in TABLES for kind in ("encoded", "TextError"))
 
 
-@pytest.mark.parametrize("text", [
-    "", " ", " " * 100_000, "\t\n\r\u2028\u2029\x0b\x0c\x85\u00a0\u3000" * 1_000, "\x00" * 100_000, "\u200b\u200d\ufeff" * 30_000,
-    "\u0301" * 100_000, "!?.,;:-" * 10_000, "\"'()" * 10_000, "😀" * 100_000, "_~" * 1_000, "@#^&*" * 1_000,
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        " ",
+        " " * 100_000,
+        "\t\n\r\u2028\u2029\x0b\x0c\x85\u00a0\u3000" * 1_000,
+        "\x00" * 100_000,
+        "\u200b\u200d\ufeff" * 30_000,
+        "\u0301" * 100_000,
+        "!?.,;:-" * 10_000,
+        "\"'()" * 10_000,
+        "😀" * 100_000,
+        "_~" * 1_000,
+        "@#^&*" * 1_000,
+    ],
+)
 def test_nothing_to_read_is_a_text_error_or_punctuation(text):
     """No letter survives: the table refuses it, or (punctuation) encodes it and leaves the
     "nothing to speak" error to the synthesizer (tests/inference/test_hostile_input.py)."""
@@ -140,12 +223,15 @@ def test_long_adversarial_input_cleans_encodes_and_splits(name):
     check_split(cleaned, 180)
 
 
-@pytest.mark.parametrize("number, expected", [
-    ("1" * 37, "one " * 36 + "one"),  # past inflect's range: digit by digit
-    ("$" + "2" * 40, "two " * 40 + "dollars"),
-    ("7" * 5_000 + "%", ("seven " * 5_000) + "percent"),
-    ("1,000,000,000,000,000,000,000,000,000,000,000,000,000", None),  # 13 groups: read as two numbers
-])
+@pytest.mark.parametrize(
+    "number, expected",
+    [
+        ("1" * 37, "one " * 36 + "one"),  # past inflect's range: digit by digit
+        ("$" + "2" * 40, "two " * 40 + "dollars"),
+        ("7" * 5_000 + "%", ("seven " * 5_000) + "percent"),
+        ("1,000,000,000,000,000,000,000,000,000,000,000,000,000", None),  # 13 groups: read as two numbers
+    ],
+)
 def test_numbers_past_inflects_range_read_digit_by_digit(number, expected):
     cleaned = english_cleaners(number)
     assert not re.search("[0-9]", cleaned)

@@ -18,20 +18,23 @@ from gst_tts.text.phonemes import CLAUSE_PUNCTUATION, espeak_version, phonemize
 pytest.importorskip("espeakng_loader")
 
 
-@pytest.mark.parametrize("language, text, expected", [
-    ("en-us", "hello", "həlˈoʊ"),
-    ("en-us", "world", "wˈɜːld"),
-    ("en-us", "thanks", "θˈæŋks"),
-    ("en-us", "bath", "bˈæθ"),
-    ("en-gb", "bath", "bˈaθ"),  # the accent is the language's, not the spelling's
-    ("en-gb", "half", "hˈɑːf"),
-    ("de", "ich", "ɪç"),
-    ("de", "Müller", "mˈʏlɜ"),
-    ("de", "Uhr", "ˈuːɾ"),
-    ("fr", "bonjour", "bɔ̃ʒˈuʁ"),
-    ("es", "dónde", "dˈonde"),
-    ("es", "aquí", "akˈi"),
-])
+@pytest.mark.parametrize(
+    "language, text, expected",
+    [
+        ("en-us", "hello", "həlˈoʊ"),
+        ("en-us", "world", "wˈɜːld"),
+        ("en-us", "thanks", "θˈæŋks"),
+        ("en-us", "bath", "bˈæθ"),
+        ("en-gb", "bath", "bˈaθ"),  # the accent is the language's, not the spelling's
+        ("en-gb", "half", "hˈɑːf"),
+        ("de", "ich", "ɪç"),
+        ("de", "Müller", "mˈʏlɜ"),
+        ("de", "Uhr", "ˈuːɾ"),
+        ("fr", "bonjour", "bɔ̃ʒˈuʁ"),
+        ("es", "dónde", "dˈonde"),
+        ("es", "aquí", "akˈi"),
+    ],
+)
 def test_known_words_give_their_ipa(language: str, text: str, expected: str) -> None:
     assert phonemize(text, language) == expected
 
@@ -79,8 +82,11 @@ def test_a_text_phonemizes_the_same_whatever_came_before() -> None:
 
 
 def test_threads_get_what_one_thread_gets() -> None:
-    texts = [(f"Sentence number {i}, said {name}.", language) for i in range(12)
-             for name, language in (("Anna", "en-us"), ("Jürgen", "de"), ("Amélie", "fr"))]
+    texts = [
+        (f"Sentence number {i}, said {name}.", language)
+        for i in range(12)
+        for name, language in (("Anna", "en-us"), ("Jürgen", "de"), ("Amélie", "fr"))
+    ]
     expected = [phonemize(t, lang) for t, lang in texts]
     with ThreadPoolExecutor(max_workers=6) as pool:
         got = list(pool.map(lambda pair: phonemize(*pair), texts * 3))
@@ -89,8 +95,10 @@ def test_threads_get_what_one_thread_gets() -> None:
 
 def test_another_process_gets_the_same_phonemes() -> None:
     text, language = "Herr Dr. Müller kam um 3.000 Uhr, oder?", "de"
-    code = ("import sys; from gst_tts.text.phonemes import phonemize; "
-            f"sys.stdout.buffer.write(phonemize({text!r}, {language!r}).encode())")
+    code = (
+        "import sys; from gst_tts.text.phonemes import phonemize; "
+        f"sys.stdout.buffer.write(phonemize({text!r}, {language!r}).encode())"
+    )
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, timeout=60).stdout.decode()
     assert other == phonemize(text, language)
 

@@ -35,8 +35,13 @@ class ScaledLoss(TacotronLoss):
 
 
 def _model_cfg(**changes):
-    return OmegaConf.create(dict({"_target_": "gst_tts.model.GSTTacotron"},
-                                 **{k: list(v) if isinstance(v, tuple) else v for k, v in TINY_MODEL.items()}, **changes))
+    return OmegaConf.create(
+        dict(
+            {"_target_": "gst_tts.model.GSTTacotron"},
+            **{k: list(v) if isinstance(v, tuple) else v for k, v in TINY_MODEL.items()},
+            **changes,
+        )
+    )
 
 
 def test_model_target_is_instantiated_with_the_data_derived_sizes():
@@ -61,7 +66,9 @@ def test_unknown_model_key_is_one_line_naming_it():
 def test_model_keys_that_the_data_decides_are_refused():
     with pytest.raises(GstTtsError, match=r"model\.n_mels comes from data\.audio\.n_mels"):
         build_model(_model_cfg(n_mels=40), **SIZES)
-    with pytest.raises(GstTtsError, match=r"model\.style_prosody_dim comes from the prosody measures \(data\.prosody\)"):
+    with pytest.raises(
+        GstTtsError, match=r"model\.style_prosody_dim comes from the prosody measures \(data\.prosody\)"
+    ):
         build_model(_model_cfg(style_prosody_dim=2), **SIZES)
 
 
@@ -138,8 +145,18 @@ def test_trainer_refuses_an_unknown_model_key_before_reading_the_corpus(make_cfg
     assert not (tmp_path / "cache").exists()
 
 
-@pytest.mark.parametrize("key, value", [("lr_decay_steps", 0), ("val_every", 0), ("log_every", -1), ("checkpoint_every", 0),
-                                        ("keep_checkpoints", 0), ("amp", "fp8"), ("max_minutes", 0)])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("lr_decay_steps", 0),
+        ("val_every", 0),
+        ("log_every", -1),
+        ("checkpoint_every", 0),
+        ("keep_checkpoints", 0),
+        ("amp", "fp8"),
+        ("max_minutes", 0),
+    ],
+)
 def test_trainer_settings_that_would_crash_later_are_refused_first(make_cfg, tmp_path, key, value):
     cfg = make_cfg(tmp_path / "no-corpus-here", tmp_path / "cache", max_steps=1)
     cfg.trainer[key] = value
@@ -152,9 +169,19 @@ def test_trainer_settings_that_would_crash_later_are_refused_first(make_cfg, tmp
 def test_train_command_reports_an_unknown_model_key_in_one_line_with_exit_code_2(tmp_path):
     corpus = write_corpus(tmp_path / "corpus", n=4)
     result = subprocess.run(
-        [sys.executable, "-m", "gst_tts.training.train", f"data.root={corpus}", f"data.cache_dir={tmp_path / 'cache'}",
-         f"hydra.run.dir={tmp_path / 'run'}", "+model.encoder_dimm=64"],
-        capture_output=True, text=True, cwd=REPO, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "gst_tts.training.train",
+            f"data.root={corpus}",
+            f"data.cache_dir={tmp_path / 'cache'}",
+            f"hydra.run.dir={tmp_path / 'run'}",
+            "+model.encoder_dimm=64",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=300,
     )
     assert result.returncode == 2, result.stderr[-2000:]
     lines = result.stderr.strip().splitlines()
@@ -163,9 +190,11 @@ def test_train_command_reports_an_unknown_model_key_in_one_line_with_exit_code_2
 
 
 def _defaults(cls, leave_out=()) -> dict:
-    return {name: list(p.default) if isinstance(p.default, tuple) else p.default
-            for name, p in inspect.signature(cls).parameters.items()
-            if p.default is not inspect.Parameter.empty and name not in leave_out}
+    return {
+        name: list(p.default) if isinstance(p.default, tuple) else p.default
+        for name, p in inspect.signature(cls).parameters.items()
+        if p.default is not inspect.Parameter.empty and name not in leave_out
+    }
 
 
 def test_presets_that_list_every_key_restate_the_constructor_defaults():

@@ -33,8 +33,9 @@ def _free_port() -> int:
 
 
 def _worker(rank: int, world_size: int, port: int, cfg_dict: dict, run_dir: str, out_dir: str) -> None:
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(world_size),
-                      RANK=str(rank), LOCAL_RANK=str(rank))
+    os.environ.update(
+        MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(world_size), RANK=str(rank), LOCAL_RANK=str(rank)
+    )
     torch.set_num_threads(1)
     trainer = Trainer(OmegaConf.create(cfg_dict), run_dir)
     trainer.fit()
@@ -47,10 +48,18 @@ def test_ddp_ranks_stay_identical_and_checkpoint_resumes_on_one_process(make_cfg
     corpus = write_corpus(tmp_path / "corpus", n=10)
     cfg = make_cfg(corpus, tmp_path / "cache", max_steps=3, val_every=1000, grad_accumulation=2)
     run_dir = tmp_path / "run"
-    mp.spawn(_worker, args=(2, _free_port(), OmegaConf.to_container(cfg, resolve=True), str(run_dir), str(tmp_path)),
-             nprocs=2, join=True)
+    mp.spawn(
+        _worker,
+        args=(2, _free_port(), OmegaConf.to_container(cfg, resolve=True), str(run_dir), str(tmp_path)),
+        nprocs=2,
+        join=True,
+    )
     rank0, rank1 = torch.load(tmp_path / "rank0.pt"), torch.load(tmp_path / "rank1.pt")
-    initial = dict(Trainer(make_cfg(corpus, tmp_path / "cache", max_steps=3, resume=False), tmp_path / "fresh").model.named_parameters())
+    initial = dict(
+        Trainer(
+            make_cfg(corpus, tmp_path / "cache", max_steps=3, resume=False), tmp_path / "fresh"
+        ).model.named_parameters()
+    )
     moved = 0
     for name, value in rank0.items():
         assert torch.equal(value, rank1[name]), name
@@ -97,8 +106,9 @@ def _report(rank: int, world_size: int, out_dir: str, message: str) -> None:
 
 
 def _trainer_error_worker(rank: int, world_size: int, port: int, cfg_dict: dict, out_dir: str) -> None:
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(world_size),
-                      RANK=str(rank), LOCAL_RANK=str(rank))
+    os.environ.update(
+        MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(world_size), RANK=str(rank), LOCAL_RANK=str(rank)
+    )
     torch.set_num_threads(1)
     try:
         Trainer(OmegaConf.create(cfg_dict), Path(out_dir) / "run")
@@ -109,8 +119,9 @@ def _trainer_error_worker(rank: int, world_size: int, port: int, cfg_dict: dict,
 
 
 def _block_error_worker(rank: int, world_size: int, port: int, failing_rank: int, out_dir: str) -> None:
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(world_size),
-                      RANK=str(rank), LOCAL_RANK=str(rank))
+    os.environ.update(
+        MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(world_size), RANK=str(rank), LOCAL_RANK=str(rank)
+    )
     try:
         with DistributedContext.from_environment("cpu").rank_zero_first():
             if rank == failing_rank:
@@ -123,8 +134,9 @@ def _block_error_worker(rank: int, world_size: int, port: int, failing_rank: int
 
 def _shared_folder_worker(rank: int, world_size: int, port: int, out_dir: str) -> None:
     """Each rank's own run folder, as on nodes without a shared file system."""
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(world_size),
-                      RANK=str(rank), LOCAL_RANK=str(rank))
+    os.environ.update(
+        MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(world_size), RANK=str(rank), LOCAL_RANK=str(rank)
+    )
     try:
         DistributedContext.from_environment("cpu").check_shared_folder(Path(out_dir) / f"node{rank}" / "run")
         message = "no error"
@@ -186,7 +198,9 @@ def test_a_run_folder_named_from_the_clock_is_refused_under_torchrun(monkeypatch
 
 
 @pytest.mark.parametrize("entry", ["gst_tts.training.train", "gst_tts.training.train_vocoder"])
-def test_torchrun_without_hydra_run_dir_ends_each_rank_in_one_line_before_training(entry, tmp_path, monkeypatch, capsys):
+def test_torchrun_without_hydra_run_dir_ends_each_rank_in_one_line_before_training(
+    entry, tmp_path, monkeypatch, capsys
+):
     """The entry points as torchrun starts them (WORLD_SIZE, RANK set), in this process: the
     default folder is refused before a trainer exists; a given one is passed on."""
     module = importlib.import_module(entry)
@@ -202,7 +216,9 @@ def test_torchrun_without_hydra_run_dir_ends_each_rank_in_one_line_before_traini
             module.main()
         assert info.value.code == 2 and started == []
         err = capsys.readouterr().err
-        assert err.count("\n") == 1 and err.startswith("error: 2 processes (WORLD_SIZE)") and "hydra.run.dir=PATH" in err, err
+        assert (
+            err.count("\n") == 1 and err.startswith("error: 2 processes (WORLD_SIZE)") and "hydra.run.dir=PATH" in err
+        ), err
 
         monkeypatch.setattr(sys, "argv", [entry, "data.root=corpus", f"hydra.run.dir={tmp_path / 'run'}", *quiet])
         module.main()
@@ -216,13 +232,16 @@ def test_torchrun_without_hydra_run_dir_ends_each_rank_in_one_line_before_traini
 
 
 def _vocoder_worker(rank: int, world_size: int, port: int, cfg_dict: dict, run_dir: str, out_dir: str) -> None:
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(world_size),
-                      RANK=str(rank), LOCAL_RANK=str(rank))
+    os.environ.update(
+        MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(world_size), RANK=str(rank), LOCAL_RANK=str(rank)
+    )
     torch.set_num_threads(1)
     trainer = VocoderTrainer(OmegaConf.create(cfg_dict), run_dir)
     trainer.fit()
-    torch.save({f"{name}.{k}": v.detach().cpu() for name, net in trainer.networks.items()
-                for k, v in net.named_parameters()}, Path(out_dir) / f"rank{rank}.pt")
+    torch.save(
+        {f"{name}.{k}": v.detach().cpu() for name, net in trainer.networks.items() for k, v in net.named_parameters()},
+        Path(out_dir) / f"rank{rank}.pt",
+    )
     torch.distributed.destroy_process_group()
 
 
@@ -230,10 +249,16 @@ def _vocoder_worker(rank: int, world_size: int, port: int, cfg_dict: dict, run_d
 VOCODER_KINDS = {"hifigan": ((), {}), "spectral": (("vocoder=cpu_small", "generator.channels=16"), {"tiny": False})}
 
 
-@pytest.mark.parametrize("kind", [
-    "hifigan",
-    pytest.param("spectral", marks=pytest.mark.slow(reason="the DDP loop is hifigan's too; the spectral step has its own tests")),
-])
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "hifigan",
+        pytest.param(
+            "spectral",
+            marks=pytest.mark.slow(reason="the DDP loop is hifigan's too; the spectral step has its own tests"),
+        ),
+    ],
+)
 def test_vocoder_ddp_ranks_stay_identical_and_checkpoint_resumes_on_one_process(make_vocoder_cfg, tmp_path, kind):
     overrides, options = VOCODER_KINDS[kind]
 
@@ -243,8 +268,12 @@ def test_vocoder_ddp_ranks_stay_identical_and_checkpoint_resumes_on_one_process(
     corpus = write_corpus(tmp_path / "corpus", n=5)
     cfg = make_vocoder_cfg_of_kind(corpus, tmp_path / "cache", max_steps=2)
     run_dir = tmp_path / "run"
-    mp.spawn(_vocoder_worker, args=(2, _free_port(), OmegaConf.to_container(cfg, resolve=True), str(run_dir), str(tmp_path)),
-             nprocs=2, join=True)
+    mp.spawn(
+        _vocoder_worker,
+        args=(2, _free_port(), OmegaConf.to_container(cfg, resolve=True), str(run_dir), str(tmp_path)),
+        nprocs=2,
+        join=True,
+    )
     rank0, rank1 = torch.load(tmp_path / "rank0.pt"), torch.load(tmp_path / "rank1.pt")
     for name, value in rank0.items():
         assert torch.equal(value, rank1[name]), name

@@ -35,7 +35,7 @@ REPO = TESTS.parent
 # prints its pid, then each phase as it enters it; a checkpoint is written in two halves with a
 # pause between (and start-up and validation begin with one), so that a kill timed on the marker
 # lands inside. Forking saves each restart the imports (seconds); the trainer starts from disk.
-ZYGOTE = r'''
+ZYGOTE = r"""
 import io, json, os, sys, time, traceback
 run_dir, overrides = sys.argv[1], json.loads(sys.argv[2])
 pause = 0.0
@@ -91,7 +91,7 @@ for line in sys.stdin:
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     mark(f"exit {status}")
-'''
+"""
 
 PHASES = ("start-up", "training step", "validation", "writing checkpoint")
 
@@ -104,12 +104,32 @@ def small_corpus(tmp_path):
 def _overrides(corpus: Path, cache: Path, **trainer) -> list[str]:
     """The tiny model's run as Hydra overrides, which the child and this process compose alike;
     one thread (bit-equal runs need the same thread count), no loader workers."""
-    model = [f"model.{k}=[{','.join(map(str, v))}]" if isinstance(v, (tuple, list)) else f"model.{k}={v}"
-             for k, v in TINY_MODEL.items()]
-    settings = dict({"device": "cpu", "threads": 1, "learning_rate": 3e-3, "warmup_steps": 1, "log_every": 1,
-                     "val_inference_utterances": 0}, **trainer)
-    return ["model=tiny", f"data.root={corpus}", f"data.cache_dir={cache}", "data.batch_size=2", "data.val_size=2",
-            "data.num_workers=0", "trainer.progress=false", *model, *(f"trainer.{k}={v}" for k, v in settings.items())]
+    model = [
+        f"model.{k}=[{','.join(map(str, v))}]" if isinstance(v, (tuple, list)) else f"model.{k}={v}"
+        for k, v in TINY_MODEL.items()
+    ]
+    settings = dict(
+        {
+            "device": "cpu",
+            "threads": 1,
+            "learning_rate": 3e-3,
+            "warmup_steps": 1,
+            "log_every": 1,
+            "val_inference_utterances": 0,
+        },
+        **trainer,
+    )
+    return [
+        "model=tiny",
+        f"data.root={corpus}",
+        f"data.cache_dir={cache}",
+        "data.batch_size=2",
+        "data.val_size=2",
+        "data.num_workers=0",
+        "trainer.progress=false",
+        *model,
+        *(f"trainer.{k}={v}" for k, v in settings.items()),
+    ]
 
 
 def _compose(overrides: list[str]):
@@ -124,8 +144,15 @@ class _Zygote:
         env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
         self.stderr = stderr
         with stderr.open("w") as err:
-            self.process = subprocess.Popen([sys.executable, "-c", ZYGOTE, str(run), json.dumps(overrides)], text=True,
-                                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=env, cwd=REPO)
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", ZYGOTE, str(run), json.dumps(overrides)],
+                text=True,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                env=env,
+                cwd=REPO,
+            )
 
     def run(self, pause: float, kill_at: tuple[str, int] | None = None) -> str:
         """Trains until the run ends or enters phase ``kill_at[0]`` for the ``kill_at[1]``-th time,
@@ -159,12 +186,15 @@ def _every_checkpoint_loads(ckpt_dir: Path) -> None:
         load_checkpoint(path)
 
 
-def _kill_and_restart(tmp_path, corpus, plan: list[tuple[str, int]], pause: float, max_steps: int, val_every: int) -> dict[str, int]:
+def _kill_and_restart(
+    tmp_path, corpus, plan: list[tuple[str, int]], pause: float, max_steps: int, val_every: int
+) -> dict[str, int]:
     """Runs the plan of kills, restarting after each, then to ``max_steps``; checks the final
     parameters against an uninterrupted run; returns the kills per phase they landed in."""
     cache, run = tmp_path / "cache", tmp_path / "killed"
-    overrides = _overrides(corpus, cache, max_steps=max_steps, checkpoint_every=2, val_every=val_every,
-                           keep_checkpoints=2)
+    overrides = _overrides(
+        corpus, cache, max_steps=max_steps, checkpoint_every=2, val_every=val_every, keep_checkpoints=2
+    )
     reference = Trainer(_compose(overrides), tmp_path / "uninterrupted")  # also fills the feature cache
     reference.fit()
     landed: dict[str, int] = {}
@@ -179,7 +209,10 @@ def _kill_and_restart(tmp_path, corpus, plan: list[tuple[str, int]], pause: floa
         zygote.close()
     assert "resuming from" not in (tmp_path / "zygote.err").read_text()  # last.pt itself loaded: never a fallback
     assert not list((run / "checkpoints").glob(".*.tmp"))  # the restarts removed what the kills left
-    ours, theirs = load_checkpoint(run / "checkpoints" / "last.pt"), load_checkpoint(tmp_path / "uninterrupted" / "checkpoints" / "last.pt")
+    ours, theirs = (
+        load_checkpoint(run / "checkpoints" / "last.pt"),
+        load_checkpoint(tmp_path / "uninterrupted" / "checkpoints" / "last.pt"),
+    )
     assert ours["step"] == theirs["step"] == max_steps and ours["train_state"] == theirs["train_state"]
     for part in ("model", "optimizer"):
         for name, value in _tensors(theirs[part]):
@@ -199,7 +232,9 @@ def _tensors(tree, prefix: str = ""):
             yield from _tensors(v, f"{prefix}.{i}")
 
 
-def test_kills_in_a_checkpoint_write_and_a_step_then_restarts_end_bit_equal_to_an_uninterrupted_run(tmp_path, small_corpus):
+def test_kills_in_a_checkpoint_write_and_a_step_then_restarts_end_bit_equal_to_an_uninterrupted_run(
+    tmp_path, small_corpus
+):
     rng = random.Random(28)
     # At seeded occurrences; a write's pause holds the kill inside the file.
     plan = [("writing checkpoint", rng.randint(1, 2)), ("training step", rng.randint(2, 3))]
@@ -221,9 +256,12 @@ def test_many_seeded_kills_in_every_phase_and_restarts_end_bit_equal_to_an_unint
 # A corrupted last.pt
 
 
-def test_a_corrupted_last_checkpoint_falls_back_to_the_newest_periodic_one_that_verifies(tmp_path, small_corpus, caplog):
-    overrides = _overrides(small_corpus, tmp_path / "cache", max_steps=4, checkpoint_every=2, keep_checkpoints=2,
-                           val_every=1000)
+def test_a_corrupted_last_checkpoint_falls_back_to_the_newest_periodic_one_that_verifies(
+    tmp_path, small_corpus, caplog
+):
+    overrides = _overrides(
+        small_corpus, tmp_path / "cache", max_steps=4, checkpoint_every=2, keep_checkpoints=2, val_every=1000
+    )
     run = tmp_path / "run"
     Trainer(_compose(overrides), run).fit()
     ckpts = run / "checkpoints"
@@ -247,6 +285,7 @@ def test_a_corrupted_last_checkpoint_falls_back_to_the_newest_periodic_one_that_
 def _refused_write(code: int):
     """``atomic_write`` on a file system that refuses a checkpoint with ``OSError(code)`` after its
     first kilobyte (a full disk takes some bytes first)."""
+
     def atomic_write(path, write):
         def refused(f):
             f.write(b"\0" * 1024)
@@ -257,9 +296,12 @@ def _refused_write(code: int):
     return atomic_write
 
 
-@pytest.mark.parametrize("code, reason", [(errno.ENOSPC, "no space left on device"), (errno.EROFS, "read-only file system")])
-def test_a_refused_checkpoint_write_ends_training_in_one_line_and_keeps_last_pt(tmp_path, small_corpus, monkeypatch,
-                                                                                 code, reason):
+@pytest.mark.parametrize(
+    "code, reason", [(errno.ENOSPC, "no space left on device"), (errno.EROFS, "read-only file system")]
+)
+def test_a_refused_checkpoint_write_ends_training_in_one_line_and_keeps_last_pt(
+    tmp_path, small_corpus, monkeypatch, code, reason
+):
     overrides = _overrides(small_corpus, tmp_path / "cache", max_steps=1, val_every=1000)
     run = tmp_path / "run"
     Trainer(_compose(overrides), run).fit()
@@ -277,14 +319,24 @@ def test_a_refused_checkpoint_write_ends_training_in_one_line_and_keeps_last_pt(
 
 def test_gst_tts_train_on_a_full_disk_exits_2_with_one_line(tmp_path, small_corpus, monkeypatch, capsys):
     run = tmp_path / "run"
-    monkeypatch.setattr(sys, "argv", ["gst-tts-train", *_overrides(small_corpus, tmp_path / "cache", max_steps=1,
-                                                                      val_every=1000), f"hydra.run.dir={run}"])
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        [
+            "gst-tts-train",
+            *_overrides(small_corpus, tmp_path / "cache", max_steps=1, val_every=1000),
+            f"hydra.run.dir={run}",
+        ],
+    )
     monkeypatch.setattr(gst_tts.checkpoints.weights, "atomic_write", _refused_write(errno.ENOSPC))  # checkpoints only
     with pytest.raises(SystemExit) as info:
         train_main()
     assert info.value.code == 2
     err = capsys.readouterr().err
-    assert err.strip().splitlines()[-1] == f"error: {run / 'checkpoints' / 'last.pt'}: cannot write: no space left on device"
+    assert (
+        err.strip().splitlines()[-1]
+        == f"error: {run / 'checkpoints' / 'last.pt'}: cannot write: no space left on device"
+    )
     assert "Traceback" not in err
     assert not list((run / "checkpoints").iterdir())
 

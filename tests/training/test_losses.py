@@ -15,8 +15,11 @@ def _batch_and_output(r=2, stop_steps_past_end=0):
     batch = Collate(r, stop_steps_past_end=stop_steps_past_end)(items)
     frames, steps = batch["mel"].shape[1], batch["mel"].shape[1] // r
     output = TacotronOutput(
-        mel=torch.randn(2, frames, 4), mel_postnet=torch.randn(2, frames, 4), stop_logits=torch.randn(2, steps),
-        alignments=torch.softmax(torch.randn(2, steps, 4), -1), style_weights=None,
+        mel=torch.randn(2, frames, 4),
+        mel_postnet=torch.randn(2, frames, 4),
+        stop_logits=torch.randn(2, steps),
+        alignments=torch.softmax(torch.randn(2, steps, 4), -1),
+        style_weights=None,
     )
     return batch, output
 
@@ -26,10 +29,14 @@ def test_padding_does_not_change_any_term():
     loss = TacotronLoss(reduction_factor=2)
     base = loss(output, batch)
     # Change predictions and targets only where they are padding.
-    mel = output.mel.clone(); mel[1, 4:] += 100
-    post = output.mel_postnet.clone(); post[1, 4:] -= 100
-    stop = output.stop_logits.clone(); stop[1, 2:] += 100
-    align = output.alignments.clone(); align[1, :, 2:] = 5.0
+    mel = output.mel.clone()
+    mel[1, 4:] += 100
+    post = output.mel_postnet.clone()
+    post[1, 4:] -= 100
+    stop = output.stop_logits.clone()
+    stop[1, 2:] += 100
+    align = output.alignments.clone()
+    align[1, :, 2:] = 5.0
     changed = loss(output._replace(mel=mel, mel_postnet=post, stop_logits=stop, alignments=align), batch)
     for name in ("mel", "mel_postnet", "stop", "guided_attention", "total"):
         assert torch.allclose(base[name], changed[name]), name
@@ -44,8 +51,11 @@ def test_stop_loss_counts_the_steps_past_the_end_that_the_batch_gives_it():
     expected = torch.nn.functional.binary_cross_entropy_with_logits(*counted)
     assert torch.allclose(loss(output, batch)["stop"], expected)
     # Steps past those still do not count; the mel terms never count past-end steps.
-    stop = logits.clone(); stop[1, 4] += 100
-    mel = output.mel.clone(); mel[:, 6:] += 100; mel[1, 4:] += 100
+    stop = logits.clone()
+    stop[1, 4] += 100
+    mel = output.mel.clone()
+    mel[:, 6:] += 100
+    mel[1, 4:] += 100
     changed = loss(output._replace(stop_logits=stop, mel=mel), batch)
     base = loss(output, batch)
     for name in ("stop", "mel"):
@@ -55,7 +65,8 @@ def test_stop_loss_counts_the_steps_past_the_end_that_the_batch_gives_it():
 def test_terms_react_to_real_frames_and_l1_option():
     batch, output = _batch_and_output()
     base = TacotronLoss(reduction_factor=2)(output, batch)
-    mel = output.mel.clone(); mel[0, 0] += 10
+    mel = output.mel.clone()
+    mel[0, 0] += 10
     assert TacotronLoss(reduction_factor=2)(output._replace(mel=mel), batch)["mel"] > base["mel"]
     l1 = TacotronLoss(reduction_factor=2, mel_loss="l1")(output, batch)
     assert not torch.allclose(l1["mel"], base["mel"])
@@ -117,7 +128,8 @@ def test_prosody_term_needs_the_read_out_and_the_targets_together():
     assert torch.isclose(terms["total"], sum(v for k, v in terms.items() if k != "total"))
     assert "prosody" not in loss(output, batch)
     assert "prosody" not in TacotronLoss(reduction_factor=2, prosody_weight=0.0)(
-        output._replace(style_prosody=targets), {**batch, "prosody": targets})
+        output._replace(style_prosody=targets), {**batch, "prosody": targets}
+    )
     with pytest.raises(ValueError, match="must come together"):
         loss(output, {**batch, "prosody": targets})
     with pytest.raises(ValueError, match="must come together"):

@@ -15,8 +15,17 @@ from gst_tts.training.loop import parameter_digest
 
 REPO = Path(__file__).resolve().parents[2]
 # The packaged tiny model on the CPU, 2 steps; one validation synthesis at the end (rank 0's).
-OVERRIDES = ["model=tiny", "trainer.max_steps=2", "trainer.device=cpu", "trainer.progress=false", "trainer.threads=1",
-             "trainer.log_every=1", "trainer.val_inference_utterances=1", "data.batch_size=2", "data.val_size=2"]
+OVERRIDES = [
+    "model=tiny",
+    "trainer.max_steps=2",
+    "trainer.device=cpu",
+    "trainer.progress=false",
+    "trainer.threads=1",
+    "trainer.log_every=1",
+    "trainer.val_inference_utterances=1",
+    "data.batch_size=2",
+    "data.val_size=2",
+]
 
 
 def _free_port() -> int:
@@ -29,16 +38,36 @@ def test_two_nodes_through_the_c10d_rendezvous_train_one_model_that_only_rank_ze
     corpus = write_corpus(tmp_path / "corpus", n=6)
     run_dir = tmp_path / "run"  # one folder for both "nodes", as a shared file system gives them
     port = _free_port()
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
-               OMP_NUM_THREADS="1")
-    nodes = [subprocess.Popen(
-        # No --node_rank: c10d hands out ranks in the order the agents join, ignoring it (torch
-        # says so in a warning); node_rank is the static rendezvous's.
-        [sys.executable, "-m", "torch.distributed.run", "--nnodes=2", "--nproc_per_node=1",
-         "--rdzv_backend=c10d", f"--rdzv_endpoint=127.0.0.1:{port}", "--rdzv_id=test-multinode",
-         "-m", "gst_tts.training.train", f"data.root={corpus}", f"data.cache_dir={tmp_path / 'cache'}",
-         f"hydra.run.dir={run_dir}", *OVERRIDES],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env) for _ in range(2)]
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]), OMP_NUM_THREADS="1"
+    )
+    nodes = [
+        subprocess.Popen(
+            # No --node_rank: c10d hands out ranks in the order the agents join, ignoring it (torch
+            # says so in a warning); node_rank is the static rendezvous's.
+            [
+                sys.executable,
+                "-m",
+                "torch.distributed.run",
+                "--nnodes=2",
+                "--nproc_per_node=1",
+                "--rdzv_backend=c10d",
+                f"--rdzv_endpoint=127.0.0.1:{port}",
+                "--rdzv_id=test-multinode",
+                "-m",
+                "gst_tts.training.train",
+                f"data.root={corpus}",
+                f"data.cache_dir={tmp_path / 'cache'}",
+                f"hydra.run.dir={run_dir}",
+                *OVERRIDES,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+        )
+        for _ in range(2)
+    ]
     outputs = []
     try:
         for node in nodes:

@@ -4,7 +4,6 @@ references of the batches the model was updated on, per epoch, stored in every c
 from __future__ import annotations
 
 from conftest import write_corpus
-import pytest
 import torch
 
 from gst_tts.checkpoints.acoustic import load_checkpoint

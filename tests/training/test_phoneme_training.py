@@ -46,8 +46,11 @@ def test_a_german_corpus_trains_with_phonemes_and_the_checkpoint_reads_german(ma
     trainer = Trainer(_german_cfg(make_cfg, corpus, cache), tmp_path / "run")
     logged: list[dict[str, float]] = []
     log_training = trainer.logger.log_training
-    monkeypatch.setattr(trainer.logger, "log_training",
-                        lambda step, terms, *rest: (logged.append(dict(terms)), log_training(step, terms, *rest)))
+    monkeypatch.setattr(
+        trainer.logger,
+        "log_training",
+        lambda step, terms, *rest: (logged.append(dict(terms)), log_training(step, terms, *rest)),
+    )
     state = trainer.fit()
     assert state.step == STEPS and state.skipped_batches == 0
     assert len(logged) == STEPS and all(math.isfinite(v) for terms in logged for v in terms.values())
@@ -67,8 +70,11 @@ def test_a_german_corpus_trains_with_phonemes_and_the_checkpoint_reads_german(ma
     assert synthesizer.symbols.language == "de"
     # Sentences of the held-out stream (not trained on, same vocabulary); the first that holds a
     # German-only symbol.
-    sentence = next(s for s in german_sentences(50, seed=5, exclude=texts, stream="heldout")
-                    if set(expected.to_symbols(s)) & german_only)
+    sentence = next(
+        s
+        for s in german_sentences(50, seed=5, exclude=texts, stream="heldout")
+        if set(expected.to_symbols(s)) & german_only
+    )
     ids = synthesizer.symbols.encode(sentence)
     assert torch.equal(ids, expected.encode(sentence))
     assert set(synthesizer.symbols.decode(ids)) & german_only
@@ -89,7 +95,9 @@ def test_a_german_corpus_trains_with_phonemes_and_the_checkpoint_reads_german(ma
     tuned = Trainer(tuned_cfg, tmp_path / "tuned")
     assert tuned.symbols.to_dict() == stored
     other_texts = [line.split("|")[1] for line in (other / "metadata.csv").read_text(encoding="utf-8").splitlines()]
-    assert SymbolTable.for_corpus(make_frontend("phonemes", "de", "english"), other_texts) != expected  # a table of its own
+    assert (
+        SymbolTable.for_corpus(make_frontend("phonemes", "de", "english"), other_texts) != expected
+    )  # a table of its own
     english_cfg = _german_cfg(make_cfg, other, cache, language="en-us")
     english_cfg.trainer.init_from = tuned_cfg.trainer.init_from
     with pytest.raises(GstTtsError, match="starting checkpoint reads phonemes in de; this run reads phonemes in en-us"):

@@ -36,8 +36,10 @@ def test_loss_falls_when_overfitting(make_cfg, small_corpus, tmp_path):
 
 def test_fit_writes_checkpoints_and_tensorboard(make_cfg, small_corpus, tmp_path):
     run = tmp_path / "run"
-    state = Trainer(make_cfg(small_corpus, tmp_path / "cache", max_steps=4, checkpoint_every=2, val_every=2,
-                             keep_checkpoints=1), run).fit()
+    state = Trainer(
+        make_cfg(small_corpus, tmp_path / "cache", max_steps=4, checkpoint_every=2, val_every=2, keep_checkpoints=1),
+        run,
+    ).fit()
     assert state.step == 4
     ckpts = sorted(p.name for p in (run / "checkpoints").glob("*.pt"))
     assert ckpts == ["last.pt", "step_0000004.pt"]
@@ -152,7 +154,9 @@ def test_resume_after_changing_val_size_keeps_the_stored_split_and_statistics(ma
     assert not torch.equal(fresh.stats.mean, resumed.stats.mean)
 
 
-@pytest.mark.parametrize("change, named", [(("audio", "hop_length", 200), "hop_length"), ((None, "cleaner", "basic"), "symbol table")])
+@pytest.mark.parametrize(
+    "change, named", [(("audio", "hop_length", 200), "hop_length"), ((None, "cleaner", "basic"), "symbol table")]
+)
 def test_resume_refuses_other_features_or_symbols(make_cfg, small_corpus, tmp_path, change, named):
     cache, run = tmp_path / "cache", tmp_path / "run"
     Trainer(make_cfg(small_corpus, cache, max_steps=1), run).fit()
@@ -172,7 +176,10 @@ def test_resume_refuses_another_model_config_naming_the_setting(make_cfg, small_
     with pytest.raises(GstTtsError) as info:
         Trainer(cfg, run)
     message = str(info.value)
-    assert f"gst_reference_norm: {load_checkpoint(run / 'checkpoints' / 'last.pt')['model_config']['gst_reference_norm']!r}" in message
+    assert (
+        "gst_reference_norm: "
+        f"{load_checkpoint(run / 'checkpoints' / 'last.pt')['model_config']['gst_reference_norm']!r}" in message
+    )
     assert f"{cfg.model.gst_reference_norm!r} here" in message and "hydra.run.dir" in message and "\n" not in message
 
 
@@ -185,7 +192,9 @@ def test_resume_names_validation_utterances_missing_from_the_corpus(make_cfg, sm
     def drop(utt_id):
         for name in ("metadata.csv", "styles.csv"):
             path = small_corpus / name
-            path.write_text("".join(line + "\n" for line in path.read_text().splitlines() if not line.startswith(utt_id)))
+            path.write_text(
+                "".join(line + "\n" for line in path.read_text().splitlines() if not line.startswith(utt_id))
+            )
 
     drop(train_id)
     with caplog.at_level(logging.WARNING, logger="gst_tts.training.data_builders"):
@@ -216,9 +225,17 @@ def test_resume_from_a_checkpoint_without_training_state_is_a_clear_error(make_c
     cache, run = tmp_path / "cache", tmp_path / "run"
     trainer = Trainer(make_cfg(small_corpus, cache, max_steps=1), run)
     ckpt = trainer.checkpoint()
-    save_checkpoint(trainer.ckpt_dir / "last.pt", checkpoint_payload(
-        model_state=ckpt["model"], model_config=ckpt["model_config"], symbols=trainer.symbols,
-        audio_config=trainer.audio_config, mel_stats=trainer.stats, val_ids=ckpt["val_ids"]))
+    save_checkpoint(
+        trainer.ckpt_dir / "last.pt",
+        checkpoint_payload(
+            model_state=ckpt["model"],
+            model_config=ckpt["model_config"],
+            symbols=trainer.symbols,
+            audio_config=trainer.audio_config,
+            mel_stats=trainer.stats,
+            val_ids=ckpt["val_ids"],
+        ),
+    )
     with pytest.raises(GstTtsError) as info:
         Trainer(make_cfg(small_corpus, cache, max_steps=2), run)
     assert "no training state" in str(info.value) and "optimizer" in str(info.value) and "\n" not in str(info.value)
@@ -302,7 +319,9 @@ def test_validation_decodes_at_most_twice_the_longest_recording():
     fps = AudioConfig().frames_per_second
     assert validation_decoding(target_frames=300, frames_per_second=fps).max_frames(frames_per_second=fps) == 600
     assert validation_decoding(target_frames=5000, frames_per_second=fps).max_seconds == DecodingConfig().max_seconds
-    assert validation_decoding(target_frames=300, frames_per_second=fps).stop_threshold == DecodingConfig().stop_threshold
+    assert (
+        validation_decoding(target_frames=300, frames_per_second=fps).stop_threshold == DecodingConfig().stop_threshold
+    )
 
 
 def test_an_untrained_models_validation_stops_at_the_cap(make_cfg, small_corpus, tmp_path, monkeypatch):
@@ -319,7 +338,7 @@ def test_an_untrained_models_validation_stops_at_the_cap(make_cfg, small_corpus,
     trainer.validate()
     count = min(len(trainer.val_set), trainer.cfg.trainer.val_inference_utterances)
     longest = int(trainer.collate([trainer.val_set[i] for i in range(count)])["mel_lengths"].max())
-    (ran, max_frames), = steps
+    ((ran, max_frames),) = steps
     assert max_frames == 2 * longest and ran <= math.ceil(max_frames / trainer.r)
 
 
@@ -386,7 +405,9 @@ def test_fp16_overflow_lowers_the_scale_without_counting_a_bad_batch(make_cfg, s
 # A damaged last.pt
 
 
-def test_truncated_last_checkpoint_resumes_from_the_newest_periodic_one_that_loads(make_cfg, small_corpus, tmp_path, caplog):
+def test_truncated_last_checkpoint_resumes_from_the_newest_periodic_one_that_loads(
+    make_cfg, small_corpus, tmp_path, caplog
+):
     cache, run = tmp_path / "cache", tmp_path / "run"
     Trainer(make_cfg(small_corpus, cache, max_steps=4, checkpoint_every=2, keep_checkpoints=2), run).fit()
     ckpts = run / "checkpoints"
@@ -459,7 +480,9 @@ def test_training_references_are_cropped_but_validation_keeps_them_whole(make_cf
     assert seen[0] is True and not any(seen[1:])
 
 
-def test_reference_seconds_set_the_training_reference_lengths_and_the_inference_window(make_cfg, small_corpus, tmp_path):
+def test_reference_seconds_set_the_training_reference_lengths_and_the_inference_window(
+    make_cfg, small_corpus, tmp_path
+):
     cfg = make_cfg(small_corpus, tmp_path / "cache", max_steps=1)
     cfg.data.reference_seconds = [0.5, 0.75]
     trainer = Trainer(cfg, tmp_path / "run")
@@ -469,16 +492,19 @@ def test_reference_seconds_set_the_training_reference_lengths_and_the_inference_
     assert trainer.checkpoint()["reference_frames"] == round(0.75 * fps)
 
 
-@pytest.mark.parametrize("key, value, message", [
-    ("reference_crop", 0.0, r"data.reference_crop must be a number in \(0, 1\], got 0.0"),
-    ("reference_tilt", -1.0, r"data.reference_tilt must be a number >= 0, got -1.0"),
-    ("reference_eq", "loud", r"data.reference_eq must be a number >= 0, got 'loud'"),
-    ("stop_steps_past_end", 1.5, r"data.stop_steps_past_end must be an integer >= 0, got 1.5"),
-    ("reference_seconds", [2.0, 1.0], r"data.reference_seconds must be \[shortest, longest\] in seconds"),
-    ("reference_seconds", [1.0], r"data.reference_seconds must be \[shortest, longest\] in seconds"),
-    ("reference_seconds", "long", r"data.reference_seconds must be \[shortest, longest\] in seconds"),
-    ("stop_steps_past_end", -2, r"data.stop_steps_past_end must be an integer >= 0, got -2"),
-])
+@pytest.mark.parametrize(
+    "key, value, message",
+    [
+        ("reference_crop", 0.0, r"data.reference_crop must be a number in \(0, 1\], got 0.0"),
+        ("reference_tilt", -1.0, r"data.reference_tilt must be a number >= 0, got -1.0"),
+        ("reference_eq", "loud", r"data.reference_eq must be a number >= 0, got 'loud'"),
+        ("stop_steps_past_end", 1.5, r"data.stop_steps_past_end must be an integer >= 0, got 1.5"),
+        ("reference_seconds", [2.0, 1.0], r"data.reference_seconds must be \[shortest, longest\] in seconds"),
+        ("reference_seconds", [1.0], r"data.reference_seconds must be \[shortest, longest\] in seconds"),
+        ("reference_seconds", "long", r"data.reference_seconds must be \[shortest, longest\] in seconds"),
+        ("stop_steps_past_end", -2, r"data.stop_steps_past_end must be an integer >= 0, got -2"),
+    ],
+)
 def test_bad_reference_augmentation_settings_are_one_line_errors(make_cfg, small_corpus, tmp_path, key, value, message):
     cfg = make_cfg(small_corpus, tmp_path / "cache", max_steps=1)
     cfg.data[key] = value
@@ -507,11 +533,15 @@ def test_cuda_graphs_setting_is_on_only_with_cuda() -> None:
 # The weight average (trainer.weight_average_decay)
 
 
-def test_weight_average_is_validated_and_saved_and_the_trained_weights_travel_beside_it(make_cfg, small_corpus, tmp_path):
+def test_weight_average_is_validated_and_saved_and_the_trained_weights_travel_beside_it(
+    make_cfg, small_corpus, tmp_path
+):
     cache = tmp_path / "cache"
     plain = Trainer(make_cfg(small_corpus, cache, max_steps=4, val_every=2), tmp_path / "plain")
     plain.fit()
-    averaged = Trainer(make_cfg(small_corpus, cache, max_steps=4, val_every=2, weight_average_decay=0.5), tmp_path / "avg")
+    averaged = Trainer(
+        make_cfg(small_corpus, cache, max_steps=4, val_every=2, weight_average_decay=0.5), tmp_path / "avg"
+    )
     averaged.fit()
     # The average only watches: the weights being trained follow the same path as without it.
     for name, value in plain.model.state_dict().items():
@@ -531,7 +561,9 @@ def test_resume_with_a_weight_average_matches_an_uninterrupted_run(make_cfg, sma
     full = Trainer(make_cfg(small_corpus, cache, max_steps=6, val_every=3, weight_average_decay=0.9), tmp_path / "full")
     full.fit()
     Trainer(make_cfg(small_corpus, cache, max_steps=3, val_every=3, weight_average_decay=0.9), tmp_path / "split").fit()
-    resumed = Trainer(make_cfg(small_corpus, cache, max_steps=6, val_every=3, weight_average_decay=0.9), tmp_path / "split")
+    resumed = Trainer(
+        make_cfg(small_corpus, cache, max_steps=6, val_every=3, weight_average_decay=0.9), tmp_path / "split"
+    )
     assert resumed.average.updates == 3
     resumed.fit()
     for mine, theirs in ((resumed.model, full.model), (resumed.average.module, full.average.module)):
@@ -539,7 +571,9 @@ def test_resume_with_a_weight_average_matches_an_uninterrupted_run(make_cfg, sma
             assert torch.allclose(a.float(), b.float(), atol=1e-6), name
 
 
-def test_a_weight_average_turned_on_at_resume_starts_from_the_checkpoints_weights(make_cfg, small_corpus, tmp_path, caplog):
+def test_a_weight_average_turned_on_at_resume_starts_from_the_checkpoints_weights(
+    make_cfg, small_corpus, tmp_path, caplog
+):
     cache = tmp_path / "cache"
     Trainer(make_cfg(small_corpus, cache, max_steps=2), tmp_path / "run").fit()
     saved = load_checkpoint(tmp_path / "run" / "checkpoints" / "last.pt")["model"]
@@ -559,10 +593,15 @@ def test_a_bad_weight_average_decay_is_a_one_line_error(make_cfg, small_corpus, 
 def test_validation_measures_style_transfer_unless_turned_off(make_cfg, small_corpus, tmp_path, monkeypatch):
     seen = {}
     for on in (True, False):
-        trainer = Trainer(make_cfg(small_corpus, tmp_path / "cache", max_steps=1, val_transfer=on), tmp_path / f"run{on}")
+        trainer = Trainer(
+            make_cfg(small_corpus, tmp_path / "cache", max_steps=1, val_transfer=on), tmp_path / f"run{on}"
+        )
         log_validation = trainer.logger.log_validation
-        monkeypatch.setattr(trainer.logger, "log_validation",
-                            lambda *args, on=on, f=log_validation: seen.setdefault(on, args[4]) or f(*args))
+        monkeypatch.setattr(
+            trainer.logger,
+            "log_validation",
+            lambda *args, on=on, f=log_validation: seen.setdefault(on, args[4]) or f(*args),
+        )
         trainer.validate()
     assert set(seen[True]) == {f"{m}_{k}" for m in ("log_f0", "f0_range", "log_rate") for k in ("r", "slope")}
     assert seen[False] is None

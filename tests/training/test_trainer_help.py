@@ -30,8 +30,9 @@ FORBIDDEN = re.compile(r"\b20\d\d-\d\d|ablation|format \d|measured", re.IGNORECA
 
 
 def _help(command: str, override: str) -> str:
-    result = subprocess.run([str(BIN / command), "--help", override], cwd=REPO, capture_output=True, text=True,
-                            timeout=120)
+    result = subprocess.run(
+        [str(BIN / command), "--help", override], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr
     return result.stdout
 
@@ -79,13 +80,14 @@ def uncommented_keys(text: str) -> list[int]:
 
 def comments(text: str) -> list[str]:
     """The comment text of each line of YAML ``text`` (line comments and inline ones)."""
-    return [line.split("#", 1)[1] for line in text.splitlines()
-            if line.lstrip().startswith("#") or " #" in line]
+    return [line.split("#", 1)[1] for line in text.splitlines() if line.lstrip().startswith("#") or " #" in line]
 
 
 def test_the_comment_check_sees_a_bare_key_and_skips_block_text():
-    text = ("# header\nroot: null\n\nbare: 1\nnested:  # why\n  inner: 2\n"
-            "help: |  # text\n  looks_like_a_key: but is text\nafter: 3  # why\n")
+    text = (
+        "# header\nroot: null\n\nbare: 1\nnested:  # why\n  inner: 2\n"
+        "help: |  # text\n  looks_like_a_key: but is text\nafter: 3  # why\n"
+    )
     assert uncommented_keys(text) == [4, 6]
 
 

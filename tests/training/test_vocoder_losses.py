@@ -13,8 +13,9 @@ from gst_tts.training.vocoder_losses import HiFiGANLoss, adversarial_loss, discr
 
 def _judged(real: float, fake: float, features: tuple[float, float] = (0.0, 0.0)) -> DiscriminatorOutput:
     ones = torch.ones(2, 5)
-    return DiscriminatorOutput([real * ones] * 2, [fake * ones] * 2, [[features[0] * ones] * 3] * 2,
-                               [[features[1] * ones] * 3] * 2)
+    return DiscriminatorOutput(
+        [real * ones] * 2, [fake * ones] * 2, [[features[0] * ones] * 3] * 2, [[features[1] * ones] * 3] * 2
+    )
 
 
 def test_least_squares_terms():

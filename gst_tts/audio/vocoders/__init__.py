@@ -57,7 +57,12 @@ def load_vocoder(
             does not load (:func:`~gst_tts.audio.vocoders.hifigan_io.load_hifigan`,
             :func:`~gst_tts.audio.vocoders.spectral.spectral_vocoder_from_checkpoint`).
     """
-    from gst_tts.audio.vocoders.checkpoint import SPECTRAL_KIND, check_vocoder_checkpoint, generator_kind, is_vocoder_checkpoint
+    from gst_tts.audio.vocoders.checkpoint import (
+        SPECTRAL_KIND,
+        check_vocoder_checkpoint,
+        generator_kind,
+        is_vocoder_checkpoint,
+    )
     from gst_tts.checkpoints.weights import load_weights_only
 
     if isinstance(vocoder, str) and vocoder == GRIFFIN_LIM:

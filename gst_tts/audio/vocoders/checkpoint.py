@@ -47,11 +47,30 @@ from torch import nn
 
 from gst_tts.audio.features import AudioConfig
 from gst_tts.errors import VocoderError, first_line
-from gst_tts.checkpoints.weights import check_fitting_state, check_versioned, named_tensor_state, run_parts, save_versioned
+from gst_tts.checkpoints.weights import (
+    check_fitting_state,
+    check_versioned,
+    named_tensor_state,
+    run_parts,
+    save_versioned,
+)
 
-__all__ = ["VOCODER_FORMAT", "VOCODER_VERSION", "HIFIGAN_KIND", "SPECTRAL_KIND", "GENERATOR_KINDS", "FEATURE_FIELDS",
-           "vocoder_payload", "save_vocoder_checkpoint", "check_vocoder_checkpoint", "is_vocoder_checkpoint",
-           "generator_kind", "check_vocoder_features", "rebuild_generator", "same_number"]
+__all__ = [
+    "VOCODER_FORMAT",
+    "VOCODER_VERSION",
+    "HIFIGAN_KIND",
+    "SPECTRAL_KIND",
+    "GENERATOR_KINDS",
+    "FEATURE_FIELDS",
+    "vocoder_payload",
+    "save_vocoder_checkpoint",
+    "check_vocoder_checkpoint",
+    "is_vocoder_checkpoint",
+    "generator_kind",
+    "check_vocoder_features",
+    "rebuild_generator",
+    "same_number",
+]
 
 VOCODER_FORMAT = "gst-tts-vocoder"
 VOCODER_VERSION = 1
@@ -123,15 +142,31 @@ def vocoder_payload(
         payload["discriminator"] = discriminator_state
     if discriminator_config is not None:
         payload["discriminator_config"] = _lists(discriminator_config)
-    payload.update(run_parts(config=config, val_ids=val_ids, train_ids=train_ids, optimizer=optimizer, scheduler=scheduler,
-                             scaler=scaler, train_state=train_state, rng=rng))
+    payload.update(
+        run_parts(
+            config=config,
+            val_ids=val_ids,
+            train_ids=train_ids,
+            optimizer=optimizer,
+            scheduler=scheduler,
+            scaler=scaler,
+            train_state=train_state,
+            rng=rng,
+        )
+    )
     return payload
 
 
 def save_vocoder_checkpoint(path: str | os.PathLike, payload: Mapping[str, Any]) -> Path:
     """Write a :func:`vocoder_payload` to ``path`` via a temp file + rename."""
-    return save_versioned(path, payload, marker=VOCODER_FORMAT, required=REQUIRED, kind="vocoder",
-                          builder="gst_tts.audio.vocoders.checkpoint.vocoder_payload")
+    return save_versioned(
+        path,
+        payload,
+        marker=VOCODER_FORMAT,
+        required=REQUIRED,
+        kind="vocoder",
+        builder="gst_tts.audio.vocoders.checkpoint.vocoder_payload",
+    )
 
 
 def is_vocoder_checkpoint(stored: Any) -> bool:
@@ -145,14 +180,23 @@ def check_vocoder_checkpoint(
     """``stored`` itself when it is a vocoder checkpoint this code reads (format, version, parts, a
     known ``generator_kind``); otherwise a one-line VocoderError. ``config_path``: a vocoder config
     given with it, which is refused (the checkpoint records its own settings)."""
-    ckpt = check_versioned(stored, path, marker=VOCODER_FORMAT, version=VOCODER_VERSION, required=REQUIRED,
-                           error=VocoderError, what="gst-tts vocoder checkpoint", kind="vocoder checkpoint")
+    ckpt = check_versioned(
+        stored,
+        path,
+        marker=VOCODER_FORMAT,
+        version=VOCODER_VERSION,
+        required=REQUIRED,
+        error=VocoderError,
+        what="gst-tts vocoder checkpoint",
+        kind="vocoder checkpoint",
+    )
     kind = generator_kind(ckpt)
     if kind not in GENERATOR_KINDS:
         raise VocoderError(f"{path}: unknown generator_kind {kind!r} (this gst-tts reads {', '.join(GENERATOR_KINDS)})")
     if config_path is not None:
-        raise VocoderError(f"{path}: a gst-tts vocoder checkpoint records its own settings; "
-                           f"give no vocoder config ({config_path})")
+        raise VocoderError(
+            f"{path}: a gst-tts vocoder checkpoint records its own settings; give no vocoder config ({config_path})"
+        )
     return ckpt
 
 
@@ -165,10 +209,15 @@ def check_vocoder_features(ckpt: Mapping[str, Any], path: str | os.PathLike, aud
     """A one-line VocoderError naming every feature setting (:data:`FEATURE_FIELDS`) of the
     checkpoint's ``audio_config`` that differs from ``audio_config``, with both values."""
     stored, ours = ckpt["audio_config"], asdict(audio_config)
-    problems = [f"{field} {stored.get(field)!r} (acoustic model {ours[field]!r})" for field in FEATURE_FIELDS
-                if not same_number(stored.get(field), ours[field])]
+    problems = [
+        f"{field} {stored.get(field)!r} (acoustic model {ours[field]!r})"
+        for field in FEATURE_FIELDS
+        if not same_number(stored.get(field), ours[field])
+    ]
     if problems:
-        raise VocoderError(f"{path}: the vocoder was trained on other features than the acoustic model's: {'; '.join(problems)}")
+        raise VocoderError(
+            f"{path}: the vocoder was trained on other features than the acoustic model's: {'; '.join(problems)}"
+        )
 
 
 def rebuild_generator(
@@ -229,6 +278,7 @@ def same_number(a: Any, b: Any) -> bool:
 
 def _lists(config: Mapping[str, Any]) -> dict[str, Any]:
     """Tuples as lists (nested too): the stored config compares equal to one read from a config file."""
+
     def plain(v: Any) -> Any:
         return [plain(x) for x in v] if isinstance(v, (list, tuple)) else v
 

@@ -20,8 +20,14 @@ from torch import nn
 import torch.nn.functional as F
 from torch.nn.utils.parametrizations import spectral_norm, weight_norm
 
-__all__ = ["HiFiGANDiscriminator", "DiscriminatorOutput", "PeriodDiscriminator", "ScaleDiscriminator",
-           "MultiPeriodDiscriminator", "MultiScaleDiscriminator"]
+__all__ = [
+    "HiFiGANDiscriminator",
+    "DiscriminatorOutput",
+    "PeriodDiscriminator",
+    "ScaleDiscriminator",
+    "MultiPeriodDiscriminator",
+    "MultiScaleDiscriminator",
+]
 
 #: Slope of the leaky ReLUs inside the discriminators.
 LRELU_SLOPE = 0.1
@@ -53,7 +59,9 @@ class PeriodDiscriminator(nn.Module):
     def __init__(self, *, period: int, channels: Sequence[int] = (32, 128, 512, 1024, 1024)) -> None:
         super().__init__()
         if period < 1 or not channels:
-            raise ValueError(f"a period discriminator needs a period >= 1 and channels, got {period} and {list(channels)}")
+            raise ValueError(
+                f"a period discriminator needs a period >= 1 and channels, got {period} and {list(channels)}"
+            )
         self.period = int(period)
         ins = (1, *channels[:-1])
         strides = [3] * (len(channels) - 1) + [1]
@@ -94,8 +102,10 @@ class ScaleDiscriminator(nn.Module):
         super().__init__()
         n = len(_SCALE_KERNELS)
         if len(channels) != n or len(groups) != n:
-            raise ValueError(f"a scale discriminator has {n} convolutions: give {n} channels and {n} groups, "
-                             f"got {list(channels)} and {list(groups)}")
+            raise ValueError(
+                f"a scale discriminator has {n} convolutions: give {n} channels and {n} groups, "
+                f"got {list(channels)} and {list(groups)}"
+            )
         ins = (1, *channels[:-1])
         for i, o, g in zip(ins, channels, groups):
             if g < 1 or i % g or o % g:
@@ -132,7 +142,9 @@ class MultiPeriodDiscriminator(nn.Module):
         channels: each one's convolution channels. Default (32, 128, 512, 1024, 1024).
     """
 
-    def __init__(self, *, periods: Sequence[int] = (2, 3, 5, 7, 11), channels: Sequence[int] = (32, 128, 512, 1024, 1024)) -> None:
+    def __init__(
+        self, *, periods: Sequence[int] = (2, 3, 5, 7, 11), channels: Sequence[int] = (32, 128, 512, 1024, 1024)
+    ) -> None:
         super().__init__()
         self.discriminators = nn.ModuleList(PeriodDiscriminator(period=p, channels=channels) for p in periods)
 
@@ -194,8 +206,10 @@ class HiFiGANDiscriminator(nn.Module):
     def forward(self, real: torch.Tensor, fake: torch.Tensor) -> DiscriminatorOutput:
         """``real`` and ``fake`` ``(batch, 1, samples)`` waveforms → a :class:`DiscriminatorOutput`."""
         if real.shape != fake.shape or real.dim() != 3 or real.shape[1] != 1:
-            raise ValueError(f"expected real and generated (batch, 1, samples) waveforms of one shape, "
-                             f"got {tuple(real.shape)} and {tuple(fake.shape)}")
+            raise ValueError(
+                f"expected real and generated (batch, 1, samples) waveforms of one shape, "
+                f"got {tuple(real.shape)} and {tuple(fake.shape)}"
+            )
         n = real.shape[0]
         both = torch.cat([real, fake.to(real.dtype)])
         out = DiscriminatorOutput([], [], [], [])

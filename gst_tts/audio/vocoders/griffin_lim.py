@@ -51,7 +51,8 @@ class GriffinLimVocoder:
     output_peak = 0.95
 
     def __call__(self, log_mel: torch.Tensor | np.ndarray) -> np.ndarray:
-        """``(frames, n_mels)`` log-mel (not normalised) → ``(n_samples,)`` float32 in [-1, 1], its peak at :attr:`output_peak`."""
+        """``(frames, n_mels)`` log-mel (not normalised) → ``(n_samples,)`` float32 in [-1, 1], its
+        peak at :attr:`output_peak`."""
         audio = self.invert(log_mel)
         peak = float(np.max(np.abs(audio))) if audio.size else 0.0
         return (audio / peak * self.output_peak).astype(np.float32) if peak > 0 else audio

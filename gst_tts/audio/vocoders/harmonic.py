@@ -44,9 +44,23 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["BLURRED_RIPPLE", "COMB_SEARCH_CENTS", "COMB_SEARCH_STEP_CENTS", "HARMONIC_TAPER_HZ", "MIN_F0_HZ", "RIPPLE_FULL", "REFINE_CENTS",
-           "REFINE_MIN_RIPPLE", "RIPPLE_MAX_HZ", "band_average", "comb_strength", "harmonic_share", "harmonic_ripple",
-           "refine_f0", "restore_harmonics"]
+__all__ = [
+    "BLURRED_RIPPLE",
+    "COMB_SEARCH_CENTS",
+    "COMB_SEARCH_STEP_CENTS",
+    "HARMONIC_TAPER_HZ",
+    "MIN_F0_HZ",
+    "RIPPLE_FULL",
+    "REFINE_CENTS",
+    "REFINE_MIN_RIPPLE",
+    "RIPPLE_MAX_HZ",
+    "band_average",
+    "comb_strength",
+    "harmonic_share",
+    "harmonic_ripple",
+    "refine_f0",
+    "restore_harmonics",
+]
 
 #: The restored share falls linearly from full to none between these frequencies (Hz).
 HARMONIC_TAPER_HZ = (3000.0, 5000.0)
@@ -76,7 +90,9 @@ BLURRED_RIPPLE = (1.0, 2.0)
 RIPPLE_MAX_HZ = 1500.0
 
 
-def harmonic_share(frequencies: np.ndarray, voicing: np.ndarray, taper_hz: tuple[float, float] = HARMONIC_TAPER_HZ) -> np.ndarray:
+def harmonic_share(
+    frequencies: np.ndarray, voicing: np.ndarray, taper_hz: tuple[float, float] = HARMONIC_TAPER_HZ
+) -> np.ndarray:
     """``voicing · taper(f)``: the share of the power at frequency ``f`` (Hz) that is harmonic.
     ``frequencies`` and ``voicing`` broadcast against each other."""
     low, high = taper_hz
@@ -138,12 +154,21 @@ def harmonic_ripple(log_magnitude: np.ndarray, f0: np.ndarray, *, sample_rate: i
     count = max(1, int(RIPPLE_MAX_HZ / float(f0.min())))
     harmonics = f0[..., None] * np.arange(1, count + 1, dtype=np.float64)
     inside = (harmonics < RIPPLE_MAX_HZ).astype(np.float64)
-    rise = _log_magnitude_at(log_magnitude, harmonics, bin_hz) - _log_magnitude_at(log_magnitude, harmonics + 0.5 * f0[..., None], bin_hz)
+    rise = _log_magnitude_at(log_magnitude, harmonics, bin_hz) - _log_magnitude_at(
+        log_magnitude, harmonics + 0.5 * f0[..., None], bin_hz
+    )
     return (rise * inside).sum(-1) / np.maximum(inside.sum(-1), 1.0)
 
 
-def comb_strength(log_magnitude: np.ndarray, f0: np.ndarray, *, sample_rate: int, n_fft: int,
-                  cents: int = COMB_SEARCH_CENTS, step_cents: int = COMB_SEARCH_STEP_CENTS) -> np.ndarray:
+def comb_strength(
+    log_magnitude: np.ndarray,
+    f0: np.ndarray,
+    *,
+    sample_rate: int,
+    n_fft: int,
+    cents: int = COMB_SEARCH_CENTS,
+    step_cents: int = COMB_SEARCH_STEP_CENTS,
+) -> np.ndarray:
     """Each frame's strongest :func:`harmonic_ripple` over F0s within ``cents`` of ``f0``
     ``(frames,)``, in steps of ``step_cents``: how sharp a comb the magnitude has of its own,
     whether or not at the given F0. ``(frames,)`` nepers."""
@@ -153,8 +178,9 @@ def comb_strength(log_magnitude: np.ndarray, f0: np.ndarray, *, sample_rate: int
     return harmonic_ripple(log_magnitude, candidates, sample_rate=sample_rate, n_fft=n_fft).max(0)
 
 
-def refine_f0(log_magnitude: np.ndarray, f0: np.ndarray, *, sample_rate: int, n_fft: int,
-              cents: int = REFINE_CENTS) -> tuple[np.ndarray, np.ndarray]:
+def refine_f0(
+    log_magnitude: np.ndarray, f0: np.ndarray, *, sample_rate: int, n_fft: int, cents: int = REFINE_CENTS
+) -> tuple[np.ndarray, np.ndarray]:
     """Each frame's F0 moved, within ``cents`` in 10-cent steps, to where :func:`harmonic_ripple`
     is largest, where that reaches :data:`REFINE_MIN_RIPPLE`; returns ``(f0, ripple)`` (the ripple
     at the F0 returned), each ``(frames,)``. ``cents`` is a multiple of 10."""
@@ -200,7 +226,9 @@ def restore_harmonics(
     if float(voicing.max()) <= 0.0:
         return log_mag
     low, high = BLURRED_RIPPLE
-    blurred = np.clip((high - comb_strength(log_mag, f0, sample_rate=sample_rate, n_fft=n_fft)) / (high - low), 0.0, 1.0)
+    blurred = np.clip(
+        (high - comb_strength(log_mag, f0, sample_rate=sample_rate, n_fft=n_fft)) / (high - low), 0.0, 1.0
+    )
     f0, ripple = refine_f0(log_mag, f0, sample_rate=sample_rate, n_fft=n_fft)
     bin_hz = sample_rate / n_fft
     # From the taper's top up the share is 0 and the magnitude stays as it is: only the bins below

@@ -46,30 +46,55 @@ MAX_LOG_MAGNITUDE = 10.0
 
 #: The ``config.json`` keys that shape the generator (the published configs' names).
 GENERATOR_CONFIG_KEYS = (
-    "resblock", "upsample_rates", "upsample_kernel_sizes", "upsample_initial_channel",
-    "resblock_kernel_sizes", "resblock_dilation_sizes",
+    "resblock",
+    "upsample_rates",
+    "upsample_kernel_sizes",
+    "upsample_initial_channel",
+    "resblock_kernel_sizes",
+    "resblock_dilation_sizes",
 )
 #: The ``config.json`` keys of the features the generator was trained on.
 FEATURE_CONFIG_KEYS = ("sampling_rate", "n_fft", "hop_size", "win_size", "num_mels", "fmin", "fmax")
 
 _LJSPEECH_FEATURES: dict[str, Any] = dict(
-    sampling_rate=22050, n_fft=1024, hop_size=256, win_size=1024, num_mels=80, fmin=0, fmax=8000,
+    sampling_rate=22050,
+    n_fft=1024,
+    hop_size=256,
+    win_size=1024,
+    num_mels=80,
+    fmin=0,
+    fmax=8000,
 )
 
 #: The published LJSpeech configurations (``config_v1.json`` … ``config_v3.json`` upstream): the
 #: generator keys and the feature keys, named as in the ``config.json`` that ships with the weights.
 HIFIGAN_CONFIGS: dict[str, dict[str, Any]] = {
     "v1": dict(
-        resblock="1", upsample_rates=[8, 8, 2, 2], upsample_kernel_sizes=[16, 16, 4, 4], upsample_initial_channel=512,
-        resblock_kernel_sizes=[3, 7, 11], resblock_dilation_sizes=[[1, 3, 5], [1, 3, 5], [1, 3, 5]], **_LJSPEECH_FEATURES,
+        resblock="1",
+        upsample_rates=[8, 8, 2, 2],
+        upsample_kernel_sizes=[16, 16, 4, 4],
+        upsample_initial_channel=512,
+        resblock_kernel_sizes=[3, 7, 11],
+        resblock_dilation_sizes=[[1, 3, 5], [1, 3, 5], [1, 3, 5]],
+        **_LJSPEECH_FEATURES,
     ),
     "v2": dict(
-        resblock="1", upsample_rates=[8, 8, 2, 2], upsample_kernel_sizes=[16, 16, 4, 4], upsample_initial_channel=128,
-        resblock_kernel_sizes=[3, 7, 11], resblock_dilation_sizes=[[1, 3, 5], [1, 3, 5], [1, 3, 5]], **_LJSPEECH_FEATURES,
+        resblock="1",
+        upsample_rates=[8, 8, 2, 2],
+        upsample_kernel_sizes=[16, 16, 4, 4],
+        upsample_initial_channel=128,
+        resblock_kernel_sizes=[3, 7, 11],
+        resblock_dilation_sizes=[[1, 3, 5], [1, 3, 5], [1, 3, 5]],
+        **_LJSPEECH_FEATURES,
     ),
     "v3": dict(
-        resblock="2", upsample_rates=[8, 8, 4], upsample_kernel_sizes=[16, 16, 8], upsample_initial_channel=256,
-        resblock_kernel_sizes=[3, 5, 7], resblock_dilation_sizes=[[1, 2], [2, 6], [3, 12]], **_LJSPEECH_FEATURES,
+        resblock="2",
+        upsample_rates=[8, 8, 4],
+        upsample_kernel_sizes=[16, 16, 8],
+        upsample_initial_channel=256,
+        resblock_kernel_sizes=[3, 5, 7],
+        resblock_dilation_sizes=[[1, 2], [2, 6], [3, 12]],
+        **_LJSPEECH_FEATURES,
     ),
 }
 
@@ -168,24 +193,37 @@ class HiFiGANGenerator(nn.Module):
         if block is None:
             raise ValueError(f"resblock must be '1' or '2', got {resblock!r}")
         if not upsample_rates or len(upsample_rates) != len(upsample_kernel_sizes):
-            raise ValueError(f"upsample_rates {list(upsample_rates)} and upsample_kernel_sizes "
-                             f"{list(upsample_kernel_sizes)} must be non-empty and of the same length")
+            raise ValueError(
+                f"upsample_rates {list(upsample_rates)} and upsample_kernel_sizes "
+                f"{list(upsample_kernel_sizes)} must be non-empty and of the same length"
+            )
         for u, k in zip(upsample_rates, upsample_kernel_sizes):
             if u < 1 or k < u or (k - u) % 2:  # otherwise a stage does not give exactly u samples per input step
-                raise ValueError(f"upsample kernel {k} for rate {u}: the kernel must be at least the rate and differ from it by an even number")
+                raise ValueError(
+                    f"upsample kernel {k} for rate {u}: the kernel must be at least the rate and differ from it "
+                    "by an even number"
+                )
         if not resblock_kernel_sizes or len(resblock_kernel_sizes) != len(resblock_dilation_sizes):
-            raise ValueError(f"resblock_kernel_sizes {list(resblock_kernel_sizes)} and resblock_dilation_sizes "
-                             f"{[list(d) for d in resblock_dilation_sizes]} must be non-empty and of the same length")
+            raise ValueError(
+                f"resblock_kernel_sizes {list(resblock_kernel_sizes)} and resblock_dilation_sizes "
+                f"{[list(d) for d in resblock_dilation_sizes]} must be non-empty and of the same length"
+            )
         if any(k % 2 == 0 for k in resblock_kernel_sizes):
             raise ValueError(f"resblock_kernel_sizes must be odd, got {list(resblock_kernel_sizes)}")
         if upsample_initial_channel >> len(upsample_rates) < 1:
-            raise ValueError(f"upsample_initial_channel {upsample_initial_channel} is too small to halve {len(upsample_rates)} times")
+            raise ValueError(
+                f"upsample_initial_channel {upsample_initial_channel} is too small to halve {len(upsample_rates)} times"
+            )
         if (istft_n_fft is None) != (istft_hop_length is None):
             raise ValueError("istft_n_fft and istft_hop_length go together: give both (an iSTFT head) or neither")
         # A hop above n_fft / 2 leaves samples that no (periodic Hann) window covers.
-        if istft_n_fft is not None and (istft_n_fft < 2 or istft_n_fft % 2 or not 1 <= istft_hop_length <= istft_n_fft // 2):
-            raise ValueError(f"iSTFT head: istft_n_fft must be even and istft_hop_length in 1..istft_n_fft/2, "
-                             f"got {istft_n_fft} and {istft_hop_length}")
+        if istft_n_fft is not None and (
+            istft_n_fft < 2 or istft_n_fft % 2 or not 1 <= istft_hop_length <= istft_n_fft // 2
+        ):
+            raise ValueError(
+                f"iSTFT head: istft_n_fft must be even and istft_hop_length in 1..istft_n_fft/2, "
+                f"got {istft_n_fft} and {istft_hop_length}"
+            )
         self.n_mels = int(n_mels)
         self.istft_n_fft = istft_n_fft
         self.istft_hop_length = istft_hop_length
@@ -237,8 +275,15 @@ class HiFiGANGenerator(nn.Module):
             reach += math.ceil(up.kernel_size[0] / up.stride[0]) / rate  # input steps a transposed output reads
             rate *= up.stride[0]
             blocks = self.resblocks[i * self.n_kernels : (i + 1) * self.n_kernels]
-            reach += max(sum((c.kernel_size[0] - 1) // 2 * c.dilation[0] for c in block.modules() if isinstance(c, nn.Conv1d))
-                         for block in blocks) / rate
+            reach += (
+                max(
+                    sum(
+                        (c.kernel_size[0] - 1) // 2 * c.dilation[0] for c in block.modules() if isinstance(c, nn.Conv1d)
+                    )
+                    for block in blocks
+                )
+                / rate
+            )
         reach += 3 / rate  # conv_post: kernel 7
         if self.istft_n_fft is not None:
             reach += self.istft_n_fft / 2 / self.hop_length
@@ -252,8 +297,15 @@ class HiFiGANGenerator(nn.Module):
         phase = math.pi * torch.sin(x[:, bins:])  # as iSTFTNet: a bounded phase
         spectrum = torch.polar(magnitude, phase)
         # Frame t centred on sample t · hop, as the features: every output sample lies under a window.
-        audio = torch.istft(spectrum, self.istft_n_fft, hop_length=self.istft_hop_length, win_length=self.istft_n_fft,
-                            window=self.istft_window, center=True, length=x.shape[-1] * self.istft_hop_length)
+        audio = torch.istft(
+            spectrum,
+            self.istft_n_fft,
+            hop_length=self.istft_hop_length,
+            win_length=self.istft_n_fft,
+            window=self.istft_window,
+            center=True,
+            length=x.shape[-1] * self.istft_hop_length,
+        )
         return audio.unsqueeze(1)
 
     def _convs(self) -> list[nn.Module]:
@@ -282,8 +334,10 @@ class HiFiGANGenerator(nn.Module):
 
 # The names weight norm gives a weight's two halves → which half.
 _NORM_PARTS = {
-    "weight_g": "g", "weight_v": "v",  # torch.nn.utils.weight_norm (the published checkpoints)
-    "parametrizations.weight.original0": "g", "parametrizations.weight.original1": "v",  # torch's parametrization
+    "weight_g": "g",
+    "weight_v": "v",  # torch.nn.utils.weight_norm (the published checkpoints)
+    "parametrizations.weight.original0": "g",
+    "parametrizations.weight.original1": "v",  # torch's parametrization
 }
 
 

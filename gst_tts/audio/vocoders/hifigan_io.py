@@ -41,13 +41,24 @@ from gst_tts.audio.vocoders.checkpoint import (
     rebuild_generator,
     same_number,
 )
-from gst_tts.audio.vocoders.hifigan import FEATURE_CONFIG_KEYS, GENERATOR_CONFIG_KEYS, HiFiGANGenerator, fold_weight_norm
+from gst_tts.audio.vocoders.hifigan import (
+    FEATURE_CONFIG_KEYS,
+    GENERATOR_CONFIG_KEYS,
+    HiFiGANGenerator,
+    fold_weight_norm,
+)
 from gst_tts.compute import resolve_device
 from gst_tts.errors import VocoderError, first_line
 from gst_tts.checkpoints.weights import load_fitting_state, load_weights_only, named_tensor_state
 
-__all__ = ["HiFiGANVocoder", "load_hifigan", "hifigan_vocoder", "check_hifigan_config", "generator_from_checkpoint",
-           "DEFAULT_CONFIG_NAME"]
+__all__ = [
+    "HiFiGANVocoder",
+    "load_hifigan",
+    "hifigan_vocoder",
+    "check_hifigan_config",
+    "generator_from_checkpoint",
+    "DEFAULT_CONFIG_NAME",
+]
 
 #: The config file looked for beside the weights when none is named.
 DEFAULT_CONFIG_NAME = "config.json"
@@ -139,7 +150,9 @@ def hifigan_vocoder(
     path = Path(path)
     dev = resolve_device(device)
     if is_vocoder_checkpoint(stored):
-        generator = generator_from_checkpoint(check_vocoder_checkpoint(stored, path, config_path=config_path), path, audio_config)
+        generator = generator_from_checkpoint(
+            check_vocoder_checkpoint(stored, path, config_path=config_path), path, audio_config
+        )
         return HiFiGANVocoder(generator, sample_rate=audio_config.sample_rate, device=dev)
     config_path = Path(config_path) if config_path is not None else path.parent / DEFAULT_CONFIG_NAME
     state = _generator_state(stored, path)
@@ -153,7 +166,9 @@ def hifigan_vocoder(
     return HiFiGANVocoder(generator, sample_rate=audio_config.sample_rate, device=dev)
 
 
-def generator_from_checkpoint(ckpt: Mapping[str, Any], path: str | os.PathLike, audio_config: AudioConfig | None = None) -> HiFiGANGenerator:
+def generator_from_checkpoint(
+    ckpt: Mapping[str, Any], path: str | os.PathLike, audio_config: AudioConfig | None = None
+) -> HiFiGANGenerator:
     """The HiFi-GAN generator of a checked gst-tts vocoder checkpoint, weight norm folded.
 
     Args:
@@ -165,13 +180,21 @@ def generator_from_checkpoint(ckpt: Mapping[str, Any], path: str | os.PathLike, 
         VocoderError: a spectral vocoder's checkpoint, other feature settings (every differing
             field named, with both values), unusable generator settings, or weights that do not fit them.
     """
-    return rebuild_generator(ckpt, path, HiFiGANGenerator, kind=HIFIGAN_KIND, audio_config=audio_config,
-                             prepare=lambda state: _fold(state, path))
+    return rebuild_generator(
+        ckpt,
+        path,
+        HiFiGANGenerator,
+        kind=HIFIGAN_KIND,
+        audio_config=audio_config,
+        prepare=lambda state: _fold(state, path),
+    )
 
 
 def _read_config(config_path: Path) -> dict[str, Any]:
     if not config_path.is_file():
-        raise VocoderError(f"{config_path}: HiFi-GAN config not found (give the config.json that came with the weights)")
+        raise VocoderError(
+            f"{config_path}: HiFi-GAN config not found (give the config.json that came with the weights)"
+        )
     try:
         config = json.loads(config_path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -181,7 +204,9 @@ def _read_config(config_path: Path) -> dict[str, Any]:
     return config
 
 
-def check_hifigan_config(config: Mapping[str, Any], audio_config: AudioConfig, config_path: str | os.PathLike = "config.json") -> None:
+def check_hifigan_config(
+    config: Mapping[str, Any], audio_config: AudioConfig, config_path: str | os.PathLike = "config.json"
+) -> None:
     """Raises a one-line :class:`VocoderError` naming every key of ``config`` (a HiFi-GAN
     ``config.json``) that is missing, or whose feature setting differs from ``audio_config``, and
     an upsampling whose product is not the hop."""
@@ -205,17 +230,25 @@ def check_hifigan_config(config: Mapping[str, Any], audio_config: AudioConfig, c
         if not same_number(config["hop_size"], product):
             problems.append(f"upsample_rates {rates} multiply to {product}, not hop_size {config['hop_size']!r}")
     if problems:
-        raise VocoderError(f"{config_path}: HiFi-GAN config does not match the acoustic model's features: {'; '.join(problems)}")
+        raise VocoderError(
+            f"{config_path}: HiFi-GAN config does not match the acoustic model's features: {'; '.join(problems)}"
+        )
 
 
 def _generator_state(stored: Any, path: Path) -> dict[str, torch.Tensor]:
     """The generator's state dict, weight norm folded, from a published file's contents."""
     if isinstance(stored, dict) and "generator" not in stored and any(k in stored for k in _DISCRIMINATOR_KEYS):
         held = ", ".join(str(k) for k in list(stored)[:6])
-        raise VocoderError(f"{path}: a HiFi-GAN discriminator/optimizer file (holds {held}), not a generator: "
-                           "give the g_XXXXXXXX or generator_* file")
+        raise VocoderError(
+            f"{path}: a HiFi-GAN discriminator/optimizer file (holds {held}), not a generator: "
+            "give the g_XXXXXXXX or generator_* file"
+        )
     if not isinstance(stored, dict) or "generator" not in stored:
-        held = f"keys {', '.join(str(k) for k in list(stored)[:6])}" if isinstance(stored, dict) else f"a {type(stored).__name__}"
+        held = (
+            f"keys {', '.join(str(k) for k in list(stored)[:6])}"
+            if isinstance(stored, dict)
+            else f"a {type(stored).__name__}"
+        )
         raise VocoderError(f"{path}: holds no HiFi-GAN generator (no 'generator' entry; {held})")
     return _folded_generator(stored, path)
 

@@ -20,8 +20,17 @@ import math
 
 import numpy as np
 
-__all__ = ["F0_RANGE_PERCENTILES", "MAX_EXCURSION_ST", "MIN_VOICED_FRAMES", "GAIN_LIMITS", "REFERENCE_MEDIAN_FRAMES", "spread_st", "f0_range_st",
-           "range_gain", "with_f0_range"]
+__all__ = [
+    "F0_RANGE_PERCENTILES",
+    "MAX_EXCURSION_ST",
+    "MIN_VOICED_FRAMES",
+    "GAIN_LIMITS",
+    "REFERENCE_MEDIAN_FRAMES",
+    "spread_st",
+    "f0_range_st",
+    "range_gain",
+    "with_f0_range",
+]
 
 #: The spread is the distance between these percentiles of the voiced frames' log F0 (those of
 #: the F0 range ``measure-transfer`` reports, :data:`gst_tts.analysis.prosody.F0_SPREAD_PERCENTILES`,

@@ -104,8 +104,14 @@ _BACKENDS = ("numba", "python")
 
 
 def _integrate_python(
-    s: np.ndarray, phase_dx: np.ndarray, phase_dw: np.ndarray, phase: np.ndarray, done: np.ndarray,
-    order: np.ndarray, hop: float, n_fft: float,
+    s: np.ndarray,
+    phase_dx: np.ndarray,
+    phase_dw: np.ndarray,
+    phase: np.ndarray,
+    done: np.ndarray,
+    order: np.ndarray,
+    hop: float,
+    n_fft: float,
 ) -> None:
     """The heap integration, in place: fills ``phase`` wherever ``done`` is False, and sets ``done``.
 
@@ -141,8 +147,14 @@ def _integrate_python(
 
 
 def _integrate_kernel(
-    s: np.ndarray, phase_dx: np.ndarray, phase_dw: np.ndarray, phase: np.ndarray, done: np.ndarray,
-    order: np.ndarray, hop: float, n_fft: float,
+    s: np.ndarray,
+    phase_dx: np.ndarray,
+    phase_dw: np.ndarray,
+    phase: np.ndarray,
+    done: np.ndarray,
+    order: np.ndarray,
+    hop: float,
+    n_fft: float,
 ) -> None:  # pragma: no cover - runs compiled (its Python twin, _integrate_python, is the reference)
     """:func:`_integrate_python` for numba: the heap is two arrays (key ``-s``, flat index
     ``bin · frames + frame``), ordered by ``(key, index)`` as ``heapq`` orders ``(-s, bin, frame)``.
@@ -176,8 +188,9 @@ def _integrate_kernel(
             child = 2 * i + 1
             if child >= n:
                 break
-            if child + 1 < n and (keys[child + 1] < keys[child]
-                                  or (keys[child + 1] == keys[child] and items[child + 1] < items[child])):
+            if child + 1 < n and (
+                keys[child + 1] < keys[child] or (keys[child + 1] == keys[child] and items[child + 1] < items[child])
+            ):
                 child += 1
             if keys[child] < key or (keys[child] == key and items[child] < item):
                 keys[i], items[i] = keys[child], items[child]

@@ -77,8 +77,15 @@ def spectral_audio(
         log_mag = np.pad(log_mag, ((0, 0), (0, min_frames - frames)), constant_values=LOG_MAGNITUDE_FLOOR)
     phase = pghi_phase(log_mag, n_fft=n_fft, hop_length=hop_length, win_length=win_length)
     # float32 from here: the STFTs cost half of float64's, and the output is float32 anyway.
-    audio = fast_griffin_lim(np.exp(log_mag).astype(np.float32), phase.astype(np.float32), n_fft=n_fft,
-                             hop_length=hop_length, win_length=win_length, n_iter=n_iter, momentum=momentum)
+    audio = fast_griffin_lim(
+        np.exp(log_mag).astype(np.float32),
+        phase.astype(np.float32),
+        n_fft=n_fft,
+        hop_length=hop_length,
+        win_length=win_length,
+        n_iter=n_iter,
+        momentum=momentum,
+    )
     audio = audio[: max(frames - 1, 1) * hop_length]
     peak = float(np.max(np.abs(audio))) if audio.size else 0.0
     return (audio / peak * 0.99 if peak > 0.99 else audio).astype(np.float32)

@@ -48,9 +48,17 @@ from gst_tts.audio.vocoders.phase import warm_up_pghi
 from gst_tts.audio.vocoders.reconstruction import SPECTRAL_DEFAULTS, spectral_audio
 from gst_tts.compute import resolve_device
 
-__all__ = ["MagnitudeEstimator", "SpectralVocoder", "SPECTRAL_KIND", "PITCH_CENTRE_HZ", "magnitude_loss", "pitch_loss",
-           "stft_log_magnitude",
-           "edge_frames", "spectral_vocoder_from_checkpoint"]
+__all__ = [
+    "MagnitudeEstimator",
+    "SpectralVocoder",
+    "SPECTRAL_KIND",
+    "PITCH_CENTRE_HZ",
+    "magnitude_loss",
+    "pitch_loss",
+    "stft_log_magnitude",
+    "edge_frames",
+    "spectral_vocoder_from_checkpoint",
+]
 
 #: An untrained pitch head predicts this F0 (Hz): its output is log F0 relative to it.
 PITCH_CENTRE_HZ = 150.0
@@ -59,8 +67,13 @@ PITCH_CENTRE_HZ = 150.0
 def _mel_pseudo_inverse(audio_config: AudioConfig) -> torch.Tensor:
     """``(n_freqs, n_mels)`` pseudo-inverse of the slaney filterbank the features use."""
     filterbank = torchaudio.functional.melscale_fbanks(
-        n_freqs=audio_config.n_fft // 2 + 1, f_min=audio_config.fmin, f_max=audio_config.fmax,
-        n_mels=audio_config.n_mels, sample_rate=audio_config.sample_rate, norm="slaney", mel_scale="slaney",
+        n_freqs=audio_config.n_fft // 2 + 1,
+        f_min=audio_config.fmin,
+        f_max=audio_config.fmax,
+        n_mels=audio_config.n_mels,
+        sample_rate=audio_config.sample_rate,
+        norm="slaney",
+        mel_scale="slaney",
     )
     return torch.linalg.pinv(filterbank.T)
 
@@ -100,7 +113,9 @@ class MagnitudeEstimator(nn.Module):
         super().__init__()
         if kernel_size % 2 == 0:
             raise ValueError(f"kernel_size must be odd, got {kernel_size}")
-        config = AudioConfig(sample_rate=sample_rate, n_fft=n_fft, win_length=n_fft, n_mels=n_mels, fmin=fmin, fmax=fmax)
+        config = AudioConfig(
+            sample_rate=sample_rate, n_fft=n_fft, win_length=n_fft, n_mels=n_mels, fmin=fmin, fmax=fmax
+        )
         self.register_buffer("mel_to_linear", _mel_pseudo_inverse(config))  # (n_freqs, n_mels)
         self.register_buffer("mel_mean", torch.zeros(n_mels))
         self.register_buffer("mel_std", torch.ones(n_mels))
@@ -123,7 +138,9 @@ class MagnitudeEstimator(nn.Module):
         self.mel_mean.copy_(torch.as_tensor(mean, dtype=torch.float32))
         self.mel_std.copy_(torch.clamp(torch.as_tensor(std, dtype=torch.float32), min=1e-3))
 
-    def forward(self, log_mel: torch.Tensor, with_pitch: bool = False) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self, log_mel: torch.Tensor, with_pitch: bool = False
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """``(batch, frames, n_mels)`` log-mel → ``(batch, frames, n_fft // 2 + 1)`` log magnitude;
         with ``with_pitch`` (``pitch_head`` only) also ``(batch, frames, 2)``: log F0 (Hz) and the
         voicing logit of each frame."""
@@ -172,8 +189,15 @@ def stft_log_magnitude(audio: torch.Tensor, audio_config: AudioConfig) -> torch.
     (Hann window, ``center=True``, floored at the features' floor): what the estimator learns to predict."""
     c = audio_config
     window = torch.hann_window(c.win_length, dtype=audio.dtype, device=audio.device)
-    spectrum = torch.stft(audio.reshape(-1, audio.shape[-1]), c.n_fft, c.hop_length, c.win_length, window,
-                          center=True, return_complex=True)
+    spectrum = torch.stft(
+        audio.reshape(-1, audio.shape[-1]),
+        c.n_fft,
+        c.hop_length,
+        c.win_length,
+        window,
+        center=True,
+        return_complex=True,
+    )
     log_mag = torch.log(torch.clamp(spectrum.abs(), min=LOG_MEL_FLOOR)).transpose(1, 2)
     return log_mag.reshape(*audio.shape[:-1], *log_mag.shape[1:])
 
@@ -269,14 +293,23 @@ class SpectralVocoder:
         """Whether it can give its output another F0 spread (``f0_range_st``): it has a pitch head."""
         return bool(self.estimator.pitch_head)
 
-    def __call__(self, log_mel: torch.Tensor | np.ndarray, *, f0_range_st: float | None = None,
-                 f0_range_strength: float = 1.0) -> np.ndarray:
+    def __call__(
+        self, log_mel: torch.Tensor | np.ndarray, *, f0_range_st: float | None = None, f0_range_strength: float = 1.0
+    ) -> np.ndarray:
         """``(frames, n_mels)`` log-mel (not normalised) → ``(frames - 1) · hop`` float32 samples in [-1, 1];
         ``f0_range_st``, ``f0_range_strength``: an F0 spread to restore the harmonics at
         (:func:`~gst_tts.audio.vocoders.reconstruction.spectral_audio`; ignored without a pitch head)."""
         c = self.config
         log_mag, pitch = self.estimate(log_mel)
         with fft_threads(torch.get_num_threads()):  # the reconstruction's FFTs take torch's thread count
-            return spectral_audio(log_mag, pitch, sample_rate=c.sample_rate, n_fft=c.n_fft, hop_length=c.hop_length,
-                                  win_length=c.win_length, f0_range_st=f0_range_st, f0_range_strength=f0_range_strength,
-                                  **self.settings)
+            return spectral_audio(
+                log_mag,
+                pitch,
+                sample_rate=c.sample_rate,
+                n_fft=c.n_fft,
+                hop_length=c.hop_length,
+                win_length=c.win_length,
+                f0_range_st=f0_range_st,
+                f0_range_strength=f0_range_strength,
+                **self.settings,
+            )

@@ -51,12 +51,26 @@ def build_attention(
         raise ValueError(f"unknown attention {kind!r}; known: {', '.join(ATTENTION_KINDS)}") from None
     extra = {"location": location} if cls.takes_location else {}
     return cls(
-        query_dim=query_dim, memory_dim=memory_dim, attention_dim=attention_dim, location_filters=location_filters,
-        location_kernel_size=location_kernel_size, **extra,
+        query_dim=query_dim,
+        memory_dim=memory_dim,
+        attention_dim=attention_dim,
+        location_filters=location_filters,
+        location_kernel_size=location_kernel_size,
+        **extra,
     )
 
 
 __all__ = [
-    "ATTENTION_KINDS", "MASK_VALUE", "AttentionState", "DecoderAttention", "AdditiveAttention", "DotAttention",
-    "DynamicConvolutionAttention", "ForwardAttention", "GeneralAttention", "LocationSensitiveAttention", "ScaledDotAttention", "build_attention",
+    "ATTENTION_KINDS",
+    "MASK_VALUE",
+    "AttentionState",
+    "DecoderAttention",
+    "AdditiveAttention",
+    "DotAttention",
+    "DynamicConvolutionAttention",
+    "ForwardAttention",
+    "GeneralAttention",
+    "LocationSensitiveAttention",
+    "ScaledDotAttention",
+    "build_attention",
 ]

@@ -81,7 +81,9 @@ class DynamicConvolutionAttention(DecoderAttention):
         self.dynamic_layer = nn.Linear(dynamic_filters, attention_dim, bias=False)
         self.energy = nn.Linear(attention_dim, 1, bias=False)
         # Flipped so that conv1d (a correlation) over the left-padded weights shifts mass forward.
-        self.register_buffer("prior", _beta_binomial(prior_filter_len - 1, prior_alpha, prior_beta).flip(0), persistent=False)
+        self.register_buffer(
+            "prior", _beta_binomial(prior_filter_len - 1, prior_alpha, prior_beta).flip(0), persistent=False
+        )
 
     def prepare(self, memory: torch.Tensor, padding_mask: torch.Tensor | None) -> DCAMemory:
         return DCAMemory(memory, padding_mask)
@@ -98,19 +100,31 @@ class DynamicConvolutionAttention(DecoderAttention):
         previous, cumulative = state
         batch, symbols = previous.shape
         # In float32: the prior's floor and its log are not representable with margin in fp16.
-        prior = F.conv1d(F.pad(previous.float().unsqueeze(1), (self.prior.numel() - 1, 0)), self.prior.float().view(1, 1, -1))
+        prior = F.conv1d(
+            F.pad(previous.float().unsqueeze(1), (self.prior.numel() - 1, 0)), self.prior.float().view(1, 1, -1)
+        )
         prior = torch.log(prior.squeeze(1).clamp_min(PRIOR_FLOOR))
         filters = self.dynamic_generator(torch.tanh(self.dynamic_query(query)))  # (batch, filters * kernel)
         # One grouped convolution applies each item's own filters to its own weights.
-        dynamic = F.conv1d(
-            previous.unsqueeze(0), filters.reshape(batch * self.dynamic_filters, 1, -1).to(previous.dtype),
-            padding=self.dynamic_kernel_size // 2, groups=batch,
-        ).view(batch, self.dynamic_filters, symbols).transpose(1, 2)
+        dynamic = (
+            F.conv1d(
+                previous.unsqueeze(0),
+                filters.reshape(batch * self.dynamic_filters, 1, -1).to(previous.dtype),
+                padding=self.dynamic_kernel_size // 2,
+                groups=batch,
+            )
+            .view(batch, self.dynamic_filters, symbols)
+            .transpose(1, 2)
+        )
         static = self.static_conv(previous.unsqueeze(1)).transpose(1, 2)
         hidden = torch.tanh(self.static_layer(static) + self.dynamic_layer(dynamic.to(static.dtype)))
         energies = self.energy(hidden).squeeze(-1).float() + prior
         weights = masked_softmax(energies, prepared.padding_mask).to(query.dtype)
-        return attend(weights, prepared.memory), weights, (weights.to(previous.dtype), cumulative + weights.to(cumulative.dtype))
+        return (
+            attend(weights, prepared.memory),
+            weights,
+            (weights.to(previous.dtype), cumulative + weights.to(cumulative.dtype)),
+        )
 
 
 def _beta_binomial(n: int, alpha: float, beta: float) -> torch.Tensor:
@@ -119,8 +133,15 @@ def _beta_binomial(n: int, alpha: float, beta: float) -> torch.Tensor:
     def log_beta(a: float, b: float) -> float:
         return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
 
-    return torch.tensor([
-        math.exp(math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
-                 + log_beta(k + alpha, n - k + beta) - log_beta(alpha, beta))
-        for k in range(n + 1)
-    ])
+    return torch.tensor(
+        [
+            math.exp(
+                math.lgamma(n + 1)
+                - math.lgamma(k + 1)
+                - math.lgamma(n - k + 1)
+                + log_beta(k + alpha, n - k + beta)
+                - log_beta(alpha, beta)
+            )
+            for k in range(n + 1)
+        ]
+    )

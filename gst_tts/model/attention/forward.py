@@ -48,7 +48,13 @@ class ForwardAttention(DecoderAttention):
     takes_location = True
 
     def __init__(
-        self, *, query_dim: int, memory_dim: int, attention_dim: int, location: bool, location_filters: int,
+        self,
+        *,
+        query_dim: int,
+        memory_dim: int,
+        attention_dim: int,
+        location: bool,
+        location_filters: int,
         location_kernel_size: int,
     ) -> None:
         super().__init__()
@@ -76,7 +82,9 @@ class ForwardAttention(DecoderAttention):
         energies = self.energy(torch.tanh(self.query_layer(query).unsqueeze(1) + prepared.keys)).squeeze(-1)
         if self.location is not None:
             previous = alpha.to(cumulative.dtype)
-            energies = energies + self.location.energy(prepared.location_weight, previous, cumulative).to(energies.dtype)
+            energies = energies + self.location.energy(prepared.location_weight, previous, cumulative).to(
+                energies.dtype
+            )
         content = masked_softmax(energies.float(), prepared.padding_mask)
         moved = torch.nn.functional.pad(alpha[:, :-1], (1, 0))
         forward = ((1 - u) * alpha + u * moved) * content

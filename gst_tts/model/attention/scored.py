@@ -57,7 +57,13 @@ class ScoredAttention(DecoderAttention):
     takes_location = True
 
     def __init__(
-        self, *, query_dim: int, memory_dim: int, attention_dim: int, location: bool, location_filters: int,
+        self,
+        *,
+        query_dim: int,
+        memory_dim: int,
+        attention_dim: int,
+        location: bool,
+        location_filters: int,
         location_kernel_size: int,
     ) -> None:
         super().__init__()
@@ -91,6 +97,8 @@ class ScoredAttention(DecoderAttention):
         previous, cumulative = state
         energies = self.score(query, prepared.keys)
         if self.location is not None:
-            energies = energies + self.location.energy(prepared.location_weight, previous, cumulative).to(energies.dtype)
+            energies = energies + self.location.energy(prepared.location_weight, previous, cumulative).to(
+                energies.dtype
+            )
         weights = masked_softmax(energies, prepared.padding_mask)
         return attend(weights, prepared.memory), weights, (weights, cumulative + weights)
