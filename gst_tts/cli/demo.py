@@ -2,7 +2,7 @@
 
 Example (what ``make demo`` runs)::
 
-    gst-tts demo --out demo_out --steps 2500
+    gst-tts demo --out demo_out --steps 3500
 
 Every stage is budgeted in steps (or utterances, candidates, syntheses), never in minutes, so every
 machine trains the same model and prints the same figures; a slower machine only takes longer.

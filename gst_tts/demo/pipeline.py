@@ -96,7 +96,7 @@ class DemoBudget:
     """What the demo trains and with how many threads: the same values give the same outputs.
 
     Args:
-        steps: acoustic model training steps. Default 2500.
+        steps: acoustic model training steps. Default 3500.
         vocoder_steps: steps of the vocoder trained on the recordings' mels. Default 1500.
         vocoder_gta_steps: steps of its fine-tuning on the model's GTA mels. Default 1000.
         utterances: demo corpus size. Default 2400.
@@ -109,7 +109,7 @@ class DemoBudget:
         train_args: extra Hydra overrides for the acoustic model. Default none.
     """
 
-    steps: int = 2500
+    steps: int = 3500
     vocoder_steps: int = 1500
     vocoder_gta_steps: int = 1000
     utterances: int = 2400

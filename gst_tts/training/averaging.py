@@ -4,7 +4,7 @@ Late in a run the weights move back and forth along the loss's valleys; the aver
 ones usually sits lower than any of them (Polyak averaging). With it on, validation and every
 checkpoint's ``model`` (what synthesis, export and ``select-checkpoint`` read) are the average;
 the weights being trained travel beside it as ``training_model``, for resuming
-(:mod:`gst_tts.checkpoints.acoustic`). On the demo's 2,500 steps it did not steady the rate
+(:mod:`gst_tts.checkpoints.acoustic`). On a demo of 2,500 steps it did not steady the rate
 response (docs/results/2026-11-28-weight-average.md), so it is off by default.
 
 After update ``n`` (1, 2, ...) the average is ``a = d_n a + (1 - d_n) w`` with
