@@ -122,6 +122,7 @@ TORCH_FREE_MODULES = (
     "gst_tts.inference.requests",
     "gst_tts.inference.results",
     "gst_tts.inference.style_spec",
+    "gst_tts.inference.reference_audio",
     "gst_tts.inference.stream_windows",
     "gst_tts.analysis",
     "gst_tts.analysis.alignment",

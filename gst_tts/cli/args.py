@@ -25,8 +25,9 @@ from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
 from gst_tts.audio.vocoders.hifigan_io import DEFAULT_CONFIG_NAME
 from gst_tts.errors import GstTtsError, VocoderError
 from gst_tts.inference.decoding import UNSPLIT_MAX_SECONDS, DecodingConfig
-from gst_tts.inference.style import Style, parse_style_mix, parse_style_weights
+from gst_tts.inference.style import Style
 from gst_tts.inference.style_spec import MAX_STYLE_STRENGTH, F0Target, TempoTarget, check_f0_range, check_style_strength
+from gst_tts.inference.style_text import parse_style_mix, parse_style_weights
 from gst_tts.inference.synthesizer import INT8_MIN_RNN_DIM, Synthesizer
 from gst_tts.inference.tempo import GAIN_LIMITS as TEMPO_GAIN_LIMITS, warn_unread_tempo
 from gst_tts.inference.vocoder_choice import AUTO, resolve_vocoder

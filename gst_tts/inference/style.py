@@ -38,24 +38,25 @@ import torch
 from gst_tts.audio.features import AudioConfig, MelExtractor, MelStats
 from gst_tts.audio.io import load_audio, to_mono_resampled, trim_silence
 from gst_tts.errors import AudioError
-from gst_tts.inference.style_spec import (  # the torch-free rules, shared with gst_tts.runtime
-    SILENCE_PEAK,
+from gst_tts.inference.reference_audio import (  # the torch-free checks, shared with gst_tts.runtime
     MAX_REFERENCE_SECONDS,
+    MIN_REFERENCE_SECONDS,
+    SILENCE_PEAK,
+    reference_array,
+    reference_header,
+)
+from gst_tts.inference.style_spec import (  # the torch-free rules, shared with gst_tts.runtime
     MAX_STYLE_STRENGTH,
     MAX_STYLE_WEIGHT,
-    MIN_REFERENCE_SECONDS,
     Reference,
     Style,
     StyleMix,
     StyleRules,
     StyleWeights,
-    reference_array,
     reference_name,
     short_repr,
-    parse_style_mix,
-    parse_style_weights,
-    reference_header,
 )
+from gst_tts.inference.style_text import parse_style_mix, parse_style_weights
 from gst_tts.model import GSTTacotron
 
 __all__ = [

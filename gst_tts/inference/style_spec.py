@@ -1,7 +1,9 @@
-"""Styles without a model: the :class:`Style` type, token weights and dials as arrays, the text
-forms, and the checks a reference's samples pass; torch-free, so the ONNX runtime
-(:mod:`gst_tts.runtime`) resolves styles with the same rules as the
-:class:`~gst_tts.inference.style.StyleResolver` (see :mod:`gst_tts.inference.style` for what a style is).
+"""Styles without a model: the :class:`Style` type and the rules that turn one into token weights
+(:class:`StyleRules`), mix shares, the F0 and tempo targets a style asks for, and the checks of
+its values; torch-free, so the ONNX runtime (:mod:`gst_tts.runtime`) resolves styles with the
+same rules as the :class:`~gst_tts.inference.style.StyleResolver` (see :mod:`gst_tts.inference.style`
+for what a style is). The text forms are parsed in :mod:`~gst_tts.inference.style_text`, a
+reference's samples checked in :mod:`~gst_tts.inference.reference_audio`.
 
 :class:`StyleRules` holds the resolution both share; a subclass gives the array type, the token
 and head counts and how a reference becomes token weights.
@@ -12,15 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 import logging
 import math
-import numbers
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Sequence, Union
 
 import numpy as np
-import soundfile as sf
 
-from gst_tts.errors import AudioError, GstTtsError, first_line
+from gst_tts.errors import GstTtsError, first_line
 
 if TYPE_CHECKING:
     import torch
@@ -33,13 +32,8 @@ __all__ = [
     "StyleMix",
     "Style",
     "StyleRules",
-    "MIN_REFERENCE_SECONDS",
-    "MAX_REFERENCE_SECONDS",
     "MAX_STYLE_WEIGHT",
     "MAX_STYLE_STRENGTH",
-    "parse_style_weights",
-    "parse_style_mix",
-    "reference_header",
     "check_style_strength",
     "check_f0_range",
     "F0Target",
@@ -50,17 +44,11 @@ __all__ = [
     "MAX_F0_RANGE_ST",
     "TempoTarget",
     "style_tempo",
-    "SILENCE_PEAK",
-    "reference_array",
     "reference_name",
     "short_repr",
 ]
 
-MIN_REFERENCE_SECONDS = 0.5
-#: Longest reference, in seconds: a style is heard in seconds, and the whole recording is read
-#: into memory (longer ones are encoded in windows, see :meth:`StyleResolver.reference_weights`).
-MAX_REFERENCE_SECONDS = 600.0
-#: Largest token weight or dial amount, in magnitude (see the module docstring).
+#: Largest token weight or dial amount, in magnitude (see :mod:`gst_tts.inference.style`).
 MAX_STYLE_WEIGHT = 100.0
 #: Largest style strength (see :class:`Style`): 3 moves a reference's style three times as far from
 #: neutral; past that the decoder extrapolates as with far-off token weights.
@@ -68,12 +56,6 @@ MAX_STYLE_STRENGTH = 3.0
 #: Largest F0 spread a style may ask for (semitones, 10th to 90th percentile): two octaves, past
 #: any speaking voice (read speech spans about 3 to 8).
 MAX_F0_RANGE_ST = 24.0
-#: Peak below which a reference counts as silent (about -80 dBFS).
-SILENCE_PEAK = 1e-4
-# Reference sample rates accepted (Hz), and the most channels.
-_MIN_REFERENCE_RATE, _MAX_REFERENCE_RATE, _MAX_REFERENCE_CHANNELS = 1_000, 384_000, 8
-# Sample values (frames x channels) read at most: 10 minutes of 48 kHz stereo, 230 MB of float32.
-_MAX_REFERENCE_VALUES = int(MAX_REFERENCE_SECONDS) * 48_000 * 2
 
 # A reference is a path, or samples ``(n,)`` / ``(n, channels)`` with their rate.
 Reference = Union[str, os.PathLike, tuple[np.ndarray, int]]
@@ -415,136 +397,6 @@ def _reference_reading(style: Style | None, read: Callable[[Reference], float | 
     if not measured:
         return None
     return sum(value * share for value, share in measured) / sum(share for _, share in measured), strength
-
-
-# ---------------------------------------------------------------- text specs
-
-
-def parse_style_weights(spec: str) -> dict[Any, float]:
-    """``"3=0.4,7=-0.2"`` → ``{3: 0.4, 7: -0.2}``; ``"1:3=0.4"`` → ``{(1, 3): 0.4}`` (head 1).
-
-    Token and head ranges are checked when the weights meet a model (:meth:`StyleResolver.weights_tensor`).
-
-    Raises:
-        GstTtsError: an empty spec, an item that is not ``TOKEN=WEIGHT`` / ``HEAD:TOKEN=WEIGHT``,
-            a token given twice.
-    """
-    out: dict[Any, float] = {}
-    items = [s.strip() for s in spec.split(",")]
-    if not any(items):
-        raise GstTtsError('the token weights are empty; expected e.g. "3=0.4,7=-0.2"')
-    for item in items:
-        if not item:
-            continue
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise GstTtsError(f'{item!r} is not TOKEN=WEIGHT (e.g. "3=0.4" or "1:3=0.4" for head 1)')
-        head, colon, token = key.strip().rpartition(":")
-        try:
-            parsed_key: Any = (int(head), int(token)) if colon else int(token)
-        except ValueError:
-            raise GstTtsError(f"{key.strip()!r} is not a token index (or HEAD:TOKEN)") from None
-        try:
-            weight = float(value)
-        except ValueError:
-            raise GstTtsError(f"weight {value.strip()!r} of token {key.strip()} is not a number") from None
-        if parsed_key in out:
-            raise GstTtsError(f"token {key.strip()} is given twice")
-        out[parsed_key] = weight
-    return out
-
-
-def parse_style_mix(spec: str) -> list[tuple[Path, float]]:
-    """``"a.wav=0.5,b.wav=0.5"`` → ``[(Path("a.wav"), 0.5), (Path("b.wav"), 0.5)]``.
-
-    Raises:
-        GstTtsError: an empty spec, an item that is not ``FILE=WEIGHT``, a weight that is not a number.
-    """
-    out = []
-    for item in (s.strip() for s in spec.split(",")):
-        if not item:
-            continue
-        path, sep, value = item.rpartition("=")
-        if not sep or not path.strip():
-            raise GstTtsError(f"{item!r} is not FILE=WEIGHT")
-        try:
-            out.append((Path(path.strip()), float(value)))
-        except ValueError:
-            raise GstTtsError(f"weight {value.strip()!r} of {path.strip()} is not a number") from None
-    if not out:
-        raise GstTtsError('the mix is empty; expected e.g. "a.wav=0.5,b.wav=0.5"')
-    return out
-
-
-def reference_array(samples: Any, rate: Any, name: str) -> tuple[np.ndarray, int]:
-    """``(samples (n,) | (n, channels) | (channels, n), rate)`` → float ``(n,)`` / ``(n, channels)`` and the
-    rate, checked; integer samples scaled to [-1, 1] by their type's full scale, as soundfile does."""
-    rate = _reference_rate(rate, name)
-    try:
-        samples = np.asarray(samples)
-        if samples.dtype.kind == "O":  # numbers of mixed types, or anything else
-            samples = samples.astype(np.float64)
-    except (TypeError, ValueError) as exc:  # ragged lists, objects
-        raise AudioError(f"{name}: samples are not numbers ({first_line(exc, 80)})") from None
-    if samples.dtype.kind not in "iuf":  # strings, bools, complex numbers
-        raise AudioError(f"{name}: samples must be real numbers, got an array of {samples.dtype}")
-    if samples.ndim == 2 and samples.shape[0] <= _MAX_REFERENCE_CHANNELS < samples.shape[1]:
-        samples = samples.T  # (channels, n) as torchaudio gives it → (n, channels)
-    if samples.ndim not in (1, 2) or (samples.ndim == 2 and samples.shape[1] > _MAX_REFERENCE_CHANNELS):
-        raise AudioError(
-            f"{name}: expected samples (n,) or (n, channels) with at most {_MAX_REFERENCE_CHANNELS} "
-            f"channels, got shape {samples.shape}"
-        )
-    _check_reference_size(name, samples.shape[0], 1 if samples.ndim == 1 else samples.shape[1], rate)  # before copying
-    if samples.dtype.kind in "iu":
-        half = np.float32(2.0 ** (8 * samples.dtype.itemsize - 1))
-        return (samples.astype(np.float32) - (half if samples.dtype.kind == "u" else 0)) / half, rate
-    return samples.astype(np.float32, copy=False), rate
-
-
-def reference_header(path: str | os.PathLike, name: str) -> None:
-    """Check an audio file's header against the reference limits before anything is decoded
-    (decoding allocates what the header claims). ``name``: the path as messages show it.
-
-    Raises:
-        AudioError: missing, not readable as audio, or past the rate, channel and length limits.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise AudioError(f"{name}: audio file not found")
-    try:
-        info = sf.info(str(path))
-    except Exception as exc:  # libsndfile raises several types for data it cannot parse
-        raise AudioError(f"{name}: not readable as audio ({first_line(exc)})") from None
-    _check_reference_size(name, info.frames, info.channels, _reference_rate(info.samplerate, name))
-
-
-def _reference_rate(rate: Any, name: str) -> int:
-    """A reference's sample rate as an int; ``AudioError`` unless a whole number of Hz in the accepted range."""
-    ok = (
-        isinstance(rate, numbers.Real)
-        and not isinstance(rate, bool)
-        and math.isfinite(rate)
-        and float(rate).is_integer()
-    )
-    if not ok or not _MIN_REFERENCE_RATE <= int(rate) <= _MAX_REFERENCE_RATE:
-        raise AudioError(
-            f"{name}: the sample rate must be a whole number of Hz from {_MIN_REFERENCE_RATE:,} to "
-            f"{_MAX_REFERENCE_RATE:,}, got {short_repr(rate)}"
-        )
-    return int(rate)
-
-
-def _check_reference_size(name: str, frames: int, channels: int, rate: int) -> None:
-    """``AudioError`` for more channels, seconds or sample values than a reference may have."""
-    if not 1 <= channels <= _MAX_REFERENCE_CHANNELS:
-        raise AudioError(f"{name}: a reference has 1 to {_MAX_REFERENCE_CHANNELS} channels, got {channels}")
-    if frames / rate > MAX_REFERENCE_SECONDS or frames * channels > _MAX_REFERENCE_VALUES:
-        raise AudioError(
-            f"{name}: reference is {frames / rate:,.1f} s of {channels} channel(s) at {rate:,} Hz; at most "
-            f"{MAX_REFERENCE_SECONDS:g} s and {_MAX_REFERENCE_VALUES:,} samples in all are read "
-            "(cut a shorter excerpt)"
-        )
 
 
 def _is_int(x: Any) -> bool:

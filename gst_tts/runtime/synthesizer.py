@@ -26,6 +26,7 @@ from gst_tts.audio.vocoders.phase import warm_up_pghi
 from gst_tts.audio.vocoders.reconstruction import spectral_audio
 from gst_tts.errors import AudioError, ExportError, GstTtsError, first_line
 from gst_tts.inference.decoding import DecodingConfig
+from gst_tts.inference.reference_audio import MIN_REFERENCE_SECONDS, SILENCE_PEAK, reference_array, reference_header
 from gst_tts.inference.requests import (
     DEFAULT_PAUSE_S,
     TextPreparer,
@@ -46,17 +47,13 @@ from gst_tts.inference.stream_windows import (
     stream_overlap,
 )
 from gst_tts.inference.style_spec import (
-    SILENCE_PEAK,
-    MIN_REFERENCE_SECONDS,
     Reference,
     Style,
     StyleMix,
     StyleRules,
     StyleWeights,
-    reference_array,
     reference_name,
     short_repr,
-    reference_header,
     warn_f0_range_unused,
 )
 from gst_tts.inference.tempo import resolve_tempo_targets, retime_text
