@@ -68,8 +68,8 @@ SERVER_OPTIONS = [
 BODY_TIMEOUT_S = 3.0  # --body-timeout: a trickled body is answered 408 after this
 MAX_TEXT_CHARS = 200
 MAX_UPLOAD_BYTES = 1024 * 1024
-MAX_JSON_BYTES = 256 * 1024  # app.py's _MAX_JSON_BYTES
-MULTIPART_OVERHEAD = 64 * 1024  # app.py's _MULTIPART_OVERHEAD
+MAX_JSON_BYTES = 256 * 1024  # serve/limits.py's _MAX_JSON_BYTES
+MULTIPART_OVERHEAD = 64 * 1024  # serve/limits.py's MULTIPART_OVERHEAD
 
 
 # --------------------------------------------------------------------------- the server

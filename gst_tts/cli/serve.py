@@ -15,7 +15,7 @@ Where ``probe-tokens --save-dials`` wrote dial names beside the checkpoint (``be
 the page offers those dials by name ("higher pitch, slower"), raw token weights folded away.
 
 Against hostile clients the app checks the key before reading a body, cuts bodies at their limit
-and times them out (``--body-timeout``); see ``gst_tts/serve/app.py``. What it cannot bound is a
+and times them out (``--body-timeout``); see ``gst_tts/serve/limits.py``. What it cannot bound is a
 client trickling its request *headers* (uvicorn has no header timeout): each such client holds one
 connection (a file descriptor) until it gives up, while the server keeps answering others. On an
 exposed host put a reverse proxy with header timeouts and connection limits in front.
@@ -90,8 +90,9 @@ def run(args: argparse.Namespace) -> int:
         raise GstTtsError(
             f"serving needs the optional extra ({missing} is missing): pip install 'gst-tts[serve]'"
         ) from None
-    from gst_tts.serve.app import ServeLimits, create_app
+    from gst_tts.serve.app import create_app
     from gst_tts.serve.batching import BatchingQueue
+    from gst_tts.serve.limits import ServeLimits
 
     api_key = args.api_key if args.api_key is not None else (os.environ.get("GST_TTS_API_KEY") or None)
     if api_key is not None and not api_key.strip():

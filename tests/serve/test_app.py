@@ -27,8 +27,9 @@ from gst_tts.checkpoints.acoustic import checkpoint_payload, save_checkpoint  # 
 from gst_tts.inference.decoding import DecodingConfig  # noqa: E402
 from gst_tts.inference.dial_names import NamedDial  # noqa: E402
 from gst_tts.inference.synthesizer import Synthesizer  # noqa: E402
-from gst_tts.serve.app import STATIC_DIR, ServeLimits, create_app  # noqa: E402
+from gst_tts.serve.app import STATIC_DIR, create_app  # noqa: E402
 from gst_tts.serve.batching import BatchingQueue  # noqa: E402
+from gst_tts.serve.limits import ServeLimits  # noqa: E402
 from gst_tts.model import GSTTacotron  # noqa: E402
 from gst_tts.text.frontends import PhonemeFrontend  # noqa: E402
 from gst_tts.text.phonemes import espeak_version, phonemize  # noqa: E402
@@ -967,7 +968,7 @@ def test_f0_range_reference_or_semitones_and_bad_values(spread_synth, client):
 
 def test_the_words_are_the_clis(client):
     from gst_tts.cli.args import F0_RANGE_DECODED, F0_RANGE_REFERENCE, TEMPO_DECODED, TEMPO_REFERENCE
-    from gst_tts.serve.app import DECODED, REFERENCE
+    from gst_tts.serve.models import DECODED, REFERENCE
 
     assert (DECODED, REFERENCE) == (TEMPO_DECODED, TEMPO_REFERENCE) == (F0_RANGE_DECODED, F0_RANGE_REFERENCE)
 

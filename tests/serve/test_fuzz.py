@@ -17,8 +17,9 @@ from schemathesis.generation import GenerationMode  # noqa: E402
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder  # noqa: E402
 from gst_tts.inference.decoding import DecodingConfig  # noqa: E402
 from gst_tts.inference.synthesizer import Synthesizer  # noqa: E402
-from gst_tts.serve.app import ServeLimits, create_app  # noqa: E402
+from gst_tts.serve.app import create_app  # noqa: E402
 from gst_tts.serve.batching import BatchingQueue  # noqa: E402
+from gst_tts.serve.limits import ServeLimits  # noqa: E402
 
 # Each answer, a synthesis included, takes well under this with the tiny model and its step bound.
 SLOW_S = 10.0
