@@ -120,6 +120,7 @@ TORCH_FREE_MODULES = (
     "gst_tts.inference",
     "gst_tts.inference.decoding",
     "gst_tts.inference.requests",
+    "gst_tts.inference.pipeline",
     "gst_tts.inference.results",
     "gst_tts.inference.style_spec",
     "gst_tts.inference.reference_audio",

@@ -26,10 +26,10 @@ from gst_tts.audio.vocoders.hifigan_io import DEFAULT_CONFIG_NAME
 from gst_tts.errors import GstTtsError, VocoderError
 from gst_tts.inference.decoding import UNSPLIT_MAX_SECONDS, DecodingConfig
 from gst_tts.inference.style import Style
-from gst_tts.inference.style_spec import MAX_STYLE_STRENGTH, F0Target, TempoTarget, check_f0_range, check_style_strength
+from gst_tts.inference.style_spec import MAX_STYLE_STRENGTH, ResolvedStyle, check_f0_range, check_style_strength
 from gst_tts.inference.style_text import parse_style_mix, parse_style_weights
 from gst_tts.inference.synthesizer import INT8_MIN_RNN_DIM, Synthesizer
-from gst_tts.inference.tempo import GAIN_LIMITS as TEMPO_GAIN_LIMITS, warn_unread_tempo
+from gst_tts.inference.tempo import GAIN_LIMITS as TEMPO_GAIN_LIMITS
 from gst_tts.inference.vocoder_choice import AUTO, resolve_vocoder
 
 # The text options need no torch, so they live apart for the commands that load none (phonemize).
@@ -47,11 +47,9 @@ __all__ = [
     "resolve_cli_style",
     "add_f0_range_argument",
     "f0_range_option",
-    "cli_f0_target",
     "TEMPO_REFERENCE",
     "TEMPO_DECODED",
     "add_tempo_argument",
-    "cli_tempo_target",
     "add_decoding_arguments",
     "decoding_options",
     "check_transfer_counts",
@@ -464,37 +462,6 @@ def f0_range_option(text: str) -> str | float:
         raise argparse.ArgumentTypeError(f"{exc} (or '{F0_RANGE_REFERENCE}', '{F0_RANGE_DECODED}')") from None
 
 
-def cli_f0_target(synth: Synthesizer, args: argparse.Namespace) -> tuple[F0Target | None, dict[str, Any]]:
-    """The F0 spread ``--f0-range`` asks the vocoder for (the reference's or mix's, moved by
-    ``--style-strength``; a number outright; ``None``: the model's), and its JSON description.
-    Call once the vocoder is attached: only the spectral vocoder with a pitch head sets one."""
-    choice = getattr(args, "f0_range", F0_RANGE_DECODED)
-    if choice == F0_RANGE_DECODED or not synth.transfers_f0_range:
-        if choice not in (F0_RANGE_DECODED, F0_RANGE_REFERENCE):
-            log.warning(
-                "--f0-range %g: this vocoder keeps the model's F0 spread (only the spectral vocoder with a "
-                "pitch head sets one)",
-                choice,
-            )
-        return None, {"source": F0_RANGE_DECODED}
-    if choice == F0_RANGE_REFERENCE:
-        mix = parse_style_mix(args.style_mix) if getattr(args, "style_mix", None) is not None else None
-        reference = getattr(args, "reference", None)
-        if reference is None and mix is None:
-            return None, {"source": F0_RANGE_DECODED}
-        target = synth.f0_range_target(
-            Style(reference=reference, mix=mix, strength=getattr(args, "style_strength", None))
-        )
-        if target is None:
-            return None, {"source": F0_RANGE_DECODED}
-        return target, {
-            "source": F0_RANGE_REFERENCE,
-            "semitones": round(target.semitones, 2),
-            "strength": target.strength,
-        }
-    return F0Target(float(choice), 1.0), {"source": "given", "semitones": float(choice)}
-
-
 #: ``--tempo`` words: the reference's tempo, or the tempo as decoded.
 TEMPO_REFERENCE, TEMPO_DECODED = "reference", "decoded"
 
@@ -514,25 +481,6 @@ def add_tempo_argument(p: argparse.ArgumentParser) -> None:
     )
 
 
-def cli_tempo_target(synth: Synthesizer, args: argparse.Namespace) -> tuple[TempoTarget | None, dict[str, Any]]:
-    """The tempo ``--tempo`` retimes the output to (the reference's or mix's, moved by
-    ``--style-strength``; ``None``: the model's), and its JSON description."""
-    mix = parse_style_mix(args.style_mix) if getattr(args, "style_mix", None) is not None else None
-    reference = getattr(args, "reference", None)
-    if getattr(args, "tempo", TEMPO_DECODED) == TEMPO_DECODED or (reference is None and mix is None):
-        return None, {"source": TEMPO_DECODED}
-    style = Style(reference=reference, mix=mix, strength=getattr(args, "style_strength", None))
-    target = synth.tempo_target(style)
-    if target is None:
-        warn_unread_tempo([style], [target])
-        return None, {"source": TEMPO_DECODED}
-    return target, {
-        "source": TEMPO_REFERENCE,
-        "letters_per_s": round(target.letters_per_s, 2),
-        "strength": target.strength,
-    }
-
-
 def post_processing(synth: Synthesizer, *, tempo: bool, f0_range: bool) -> tuple[dict[str, bool], str]:
     """The copies after the model a figure-taking command was asked for: ``synthesize``'s
     ``transfer_tempo`` / ``transfer_f0_range`` (the F0 range only where the vocoder can set one),
@@ -550,37 +498,86 @@ def style_strength(text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def resolve_cli_style(synth: Synthesizer, args: argparse.Namespace) -> tuple[torch.Tensor, dict[str, Any]]:
-    """The ``(n_heads, n_tokens)`` weights of the chosen style option and a JSON description of it.
+def resolve_cli_style(
+    synth: Synthesizer, args: argparse.Namespace, *, after_the_model: bool = False
+) -> tuple[ResolvedStyle, dict[str, Any]]:
+    """The style the options ask for, resolved once (one reading of each reference), and a JSON
+    description of it. ``after_the_model``: also what ``--f0-range`` and ``--tempo`` ask done after
+    the model (call once the vocoder is attached: only the spectral vocoder with a pitch head sets
+    an F0 spread), described under ``f0_range`` and ``tempo``.
 
     Errors in a spec name its option (``--style-weights: token 7 is not in 0..4``).
     """
     strength = getattr(args, "style_strength", None)
-    if strength is not None and getattr(args, "reference", None) is None and getattr(args, "style_mix", None) is None:
-        raise GstTtsError("--style-strength needs --reference or --style-mix (it scales a reference's style)")
-    shown = {} if strength is None else {"strength": strength}
-    if getattr(args, "reference", None) is not None:
-        weights = synth.styles.resolve(Style(reference=args.reference, strength=strength))
-        return weights, {"source": "reference", "reference": str(args.reference), **shown}
-    if getattr(args, "style_weights", None) is not None:
-        with _option_errors("--style-weights"):
-            weights = synth.styles.resolve(Style(weights=parse_style_weights(args.style_weights)))
-        return weights, {"source": "style_weights", "spec": args.style_weights}
-    if getattr(args, "style_dials", None) is not None:
-        with _option_errors("--style-dials"):
-            weights = synth.styles.resolve(Style(dials=parse_style_weights(args.style_dials)))
-        return weights, {"source": "style_dials", "spec": args.style_dials}
+    reference, mix = getattr(args, "reference", None), None
     if getattr(args, "style_mix", None) is not None:
         with _option_errors("--style-mix"):
             mix = parse_style_mix(args.style_mix)
-        weights = synth.styles.resolve(Style(mix=mix, strength=strength))  # a bad reference names its file
-        return weights, {"source": "style_mix", "mix": {str(p): w for p, w in mix}, **shown}
-    described = (
-        "uniform weights 1/n_tokens in every head"
-        if synth.styles.neutral_weights is None
-        else "the mean token weights of the training references"
-    )
-    return synth.styles.neutral(), {"source": "neutral", "description": described}
+    if strength is not None and reference is None and mix is None:
+        raise GstTtsError("--style-strength needs --reference or --style-mix (it scales a reference's style)")
+    f0_choice = getattr(args, "f0_range", F0_RANGE_DECODED) if after_the_model else F0_RANGE_DECODED
+    tempo_choice = getattr(args, "tempo", TEMPO_DECODED) if after_the_model else TEMPO_DECODED
+    sets_f0 = synth.transfers_f0_range
+    if not sets_f0 and f0_choice not in (F0_RANGE_DECODED, F0_RANGE_REFERENCE):
+        log.warning(
+            "--f0-range %g: this vocoder keeps the model's F0 spread "
+            "(only the spectral vocoder with a pitch head sets one)",
+            f0_choice,
+        )
+    given_f0 = float(f0_choice) if sets_f0 and not isinstance(f0_choice, str) else None
+    shown = {} if strength is None else {"strength": strength}
+    option = None
+    if reference is not None:
+        style, info = (
+            Style(reference=reference, strength=strength, f0_range=given_f0),
+            {
+                "source": "reference",
+                "reference": str(reference),
+                **shown,
+            },
+        )
+    elif getattr(args, "style_weights", None) is not None:
+        option, info = "--style-weights", {"source": "style_weights", "spec": args.style_weights}
+        with _option_errors(option):
+            style = Style(weights=parse_style_weights(args.style_weights), f0_range=given_f0)
+    elif getattr(args, "style_dials", None) is not None:
+        option, info = "--style-dials", {"source": "style_dials", "spec": args.style_dials}
+        with _option_errors(option):
+            style = Style(dials=parse_style_weights(args.style_dials), f0_range=given_f0)
+    elif mix is not None:
+        style = Style(mix=mix, strength=strength, f0_range=given_f0)
+        info = {"source": "style_mix", "mix": {str(p): w for p, w in mix}, **shown}
+    else:
+        style = Style(f0_range=given_f0)
+        described = (
+            "uniform weights 1/n_tokens in every head"
+            if synth.styles.neutral_weights is None
+            else "the mean token weights of the training references"
+        )
+        info = {"source": "neutral", "description": described}
+    has_reference = reference is not None or mix is not None
+    with _option_errors(option) if option else contextlib.nullcontext():  # a bad reference names its file
+        (resolved,) = synth.styles.resolve_styles(
+            [style],
+            f0_range=sets_f0,
+            reference_f0_range=sets_f0 and has_reference and f0_choice == F0_RANGE_REFERENCE,
+            reference_tempo=has_reference and tempo_choice == TEMPO_REFERENCE,
+        )
+    if after_the_model:
+        f0, tempo = resolved.f0_target, resolved.tempo_target
+        info["f0_range"] = (
+            {"source": F0_RANGE_DECODED}
+            if f0 is None
+            else {"source": "given", "semitones": given_f0}
+            if given_f0 is not None
+            else {"source": F0_RANGE_REFERENCE, "semitones": round(f0.semitones, 2), "strength": f0.strength}
+        )
+        info["tempo"] = (
+            {"source": TEMPO_DECODED}
+            if tempo is None
+            else {"source": TEMPO_REFERENCE, "letters_per_s": round(tempo.letters_per_s, 2), "strength": tempo.strength}
+        )
+    return resolved, info
 
 
 @contextlib.contextmanager

@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
             raise GstTtsError("--checkpoint and --text go together")
         options = decoding_options(args)
         synth = load_synthesizer(args)
-        weights, _ = resolve_cli_style(synth, args)
+        weights = resolve_cli_style(synth, args)[0].weights
         # Mel and alignment are all the figure needs: skip the vocoder.
         result = synth.synthesize(
             text, style_weights=weights, seed=args.seed, vocode=False, names=["--text"], **options

@@ -42,8 +42,6 @@ from gst_tts.cli.args import (
     resolve_cli_style,
     add_f0_range_argument,
     add_tempo_argument,
-    cli_f0_target,
-    cli_tempo_target,
 )
 from gst_tts.cli.outputs import check_writable_location, write_outputs
 from gst_tts.errors import GstTtsError, TextError
@@ -157,10 +155,8 @@ def run(args: argparse.Namespace) -> int:
     synth = load_synthesizer(args, vocoder=False)  # its line is logged once the inputs have passed
     source = "--text" if args.text_file is None else "<stdin>" if str(args.text_file) == STDIN else str(args.text_file)
     _validate_texts(synth, utterances, source)
-    weights, style_info = resolve_cli_style(synth, args)
     attach_vocoder(synth, args)
-    f0_target, style_info["f0_range"] = cli_f0_target(synth, args)
-    tempo_target, style_info["tempo"] = cli_tempo_target(synth, args)
+    style, style_info = resolve_cli_style(synth, args, after_the_model=True)
 
     # 2. Synthesize a batch of lines at a time and write its files, so memory stays bounded.
     group = options["batch_size"]
@@ -173,9 +169,7 @@ def run(args: argparse.Namespace) -> int:
             batch = utterances[start : start + group]
             results = synth.synthesize(
                 [u.text for u in batch],
-                style_weights=weights,
-                f0_targets=[f0_target] * len(batch),
-                tempo_targets=[tempo_target] * len(batch),
+                styles=[style] * len(batch),
                 seed=args.seed + g,
                 pause_s=args.pause,
                 names=[u.name for u in batch],

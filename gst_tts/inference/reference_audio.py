@@ -9,13 +9,13 @@ import math
 import numbers
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import soundfile as sf
 
 from gst_tts.errors import AudioError, first_line
-from gst_tts.inference.style_spec import short_repr
+from gst_tts.inference.style_spec import reference_name, short_repr
 
 __all__ = [
     "MIN_REFERENCE_SECONDS",
@@ -23,6 +23,7 @@ __all__ = [
     "SILENCE_PEAK",
     "reference_array",
     "reference_header",
+    "reference_samples",
 ]
 
 MIN_REFERENCE_SECONDS = 0.5
@@ -36,6 +37,49 @@ SILENCE_PEAK = 1e-4
 _MIN_REFERENCE_RATE, _MAX_REFERENCE_RATE, _MAX_REFERENCE_CHANNELS = 1_000, 384_000, 8
 # Sample values (frames x channels) read at most: 10 minutes of 48 kHz stereo, 230 MB of float32.
 _MAX_REFERENCE_VALUES = int(MAX_REFERENCE_SECONDS) * 48_000 * 2
+
+
+def reference_samples(
+    reference: Any,
+    *,
+    rate: int,
+    read_file: Callable[[str], tuple[np.ndarray, int]],
+    mono: Callable[[np.ndarray, int], np.ndarray],
+    resample: Callable[[np.ndarray, int, str], np.ndarray],
+    trim: Callable[[np.ndarray], np.ndarray],
+) -> np.ndarray:
+    """A reference recording (a path, or ``(samples, rate)``) as float32 mono samples at ``rate``,
+    silence trimmed, every check passed; each synthesizer gives its own audio functions:
+    ``read_file`` (a path's samples and rate, called once its header has passed), ``mono`` (at
+    the recording's rate), ``resample`` (``(samples, from_rate, name)`` to ``rate``) and ``trim``.
+
+    Raises:
+        AudioError: missing, unreadable, not numbers, NaN or infinite samples, silent, shorter
+            than :data:`MIN_REFERENCE_SECONDS` after trimming silence, or past the rate, channel and
+            length limits.
+    """
+    name = reference_name(reference)
+    if isinstance(reference, tuple) and len(reference) == 2:
+        samples, given_rate = reference_array(*reference, name=name)
+    elif isinstance(reference, (str, os.PathLike)):
+        reference_header(reference, name)
+        try:
+            samples, given_rate = read_file(os.fspath(reference))
+        except Exception:  # libsndfile raises several types
+            raise AudioError(f"{name}: not readable as audio (its header reads, its samples do not)") from None
+    else:
+        raise AudioError(f"a reference is a file path or (samples, rate), got {short_repr(reference)}")
+    samples = mono(samples, given_rate)  # checked before resampling, which would smear a NaN
+    if samples.size and not np.isfinite(samples).all():
+        raise AudioError(f"{name}: reference contains NaN or infinite samples")
+    if samples.size == 0 or float(np.max(np.abs(samples))) < SILENCE_PEAK:
+        raise AudioError(f"{name}: reference is silent")
+    samples = trim(resample(samples, given_rate, name))
+    if samples.size < MIN_REFERENCE_SECONDS * rate:
+        raise AudioError(
+            f"{name}: reference is {samples.size / rate:.2f} s of sound; at least {MIN_REFERENCE_SECONDS} s is needed"
+        )
+    return np.ascontiguousarray(samples, dtype=np.float32)
 
 
 def reference_array(samples: Any, rate: Any, name: str) -> tuple[np.ndarray, int]:

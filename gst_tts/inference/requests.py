@@ -1,6 +1,6 @@
 """A synthesis request's rules, shared by :class:`gst_tts.Synthesizer` and the torch-free
 :class:`gst_tts.runtime.OnnxSynthesizer` (so this module imports neither torch nor the model):
-the limits on a text and a pause, the option checks, the texts and styles of a call, a text's
+the limits on a text and a pause, the option checks, the texts of a call, a text's
 cleaning and splitting into chunks, and the joining of a text's decoded chunks into one
 :class:`~gst_tts.inference.results.SynthesisResult`.
 """
@@ -17,7 +17,6 @@ from gst_tts.analysis.alignment import alignment_health
 from gst_tts.errors import GstTtsError, TextError
 from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.inference.results import ChunkReport, DecodedChunk, SynthesisResult
-from gst_tts.inference.style_spec import Reference, Style, StyleMix, StyleRules, StyleWeights
 from gst_tts.text.split import split_text
 from gst_tts.text.symbols import DroppedCharacterWarning, SymbolTable, quote_text
 
@@ -29,7 +28,6 @@ __all__ = [
     "check_options",
     "whole",
     "text_list",
-    "resolve_styles",
     "TextPreparer",
     "assemble",
 ]
@@ -72,36 +70,6 @@ def text_list(texts: str | Sequence[str]) -> tuple[bool, list]:
         return single, [texts] if single else list(texts)
     except TypeError:
         raise TextError(f"texts must be a string or a list of strings, got {type(texts).__name__}") from None
-
-
-def resolve_styles(
-    rules: StyleRules,
-    n_texts: int,
-    *,
-    reference: Reference | None,
-    style_weights: StyleWeights | None,
-    style_dials: StyleWeights | None,
-    style_mix: StyleMix | None,
-    styles: Sequence[Style | None] | None,
-    style_strength: float | None = None,
-) -> list[Any]:
-    """The ``(n_heads, n_tokens)`` token weights (``rules``' type) of each of ``n_texts`` texts:
-    ``styles`` one per text, or one style of the other options for all; ``style_strength`` scales
-    ``reference`` or ``style_mix`` (:class:`~gst_tts.inference.style_spec.Style`'s ``strength``)."""
-    if styles is None:
-        one = Style(
-            reference=reference, weights=style_weights, dials=style_dials, mix=style_mix, strength=style_strength
-        )
-        return [rules.resolve(one)] * n_texts
-    if any(x is not None for x in (reference, style_weights, style_dials, style_mix, style_strength)):
-        raise GstTtsError(
-            "give either styles (one per text) or one of reference, style_weights, style_dials, style_mix"
-            " (with style_strength: a Style's strength)"
-        )
-    if isinstance(styles, Style) or len(styles) != n_texts:
-        n = 1 if isinstance(styles, Style) else len(styles)
-        raise GstTtsError(f"styles needs one style per text: {n} for {n_texts} texts")
-    return rules.resolve_all(list(styles))
 
 
 class TextPreparer:

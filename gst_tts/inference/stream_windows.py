@@ -22,7 +22,7 @@ import numpy as np
 
 from gst_tts.errors import GstTtsError, TextError
 from gst_tts.inference.requests import whole
-from gst_tts.inference.style_spec import Style
+from gst_tts.inference.style_spec import ResolvedStyle, Style
 from gst_tts.text.symbols import quote_text
 
 __all__ = [
@@ -63,10 +63,10 @@ def stream_overlap(reach: int | None) -> tuple[int, int]:
 
 def check_stream_request(text: object, style: object, chunk_frames: object) -> None:
     """The checks a stream adds to ``synthesize``'s option checks, one-line errors: one text (a
-    string), a ``Style`` or None, ``chunk_frames`` a whole number >= 1."""
+    string), a ``Style``, a ``ResolvedStyle`` or None, ``chunk_frames`` a whole number >= 1."""
     if not isinstance(text, str):
         raise TextError(f"stream takes one text (a string), got {type(text).__name__}")
-    if style is not None and not isinstance(style, Style):
+    if style is not None and not isinstance(style, (Style, ResolvedStyle)):
         raise GstTtsError(f"style must be a Style or None, got {type(style).__name__}")
     if not whole(chunk_frames) or chunk_frames < 1:
         raise GstTtsError(f"chunk_frames must be a whole number >= 1, got {chunk_frames!r}")

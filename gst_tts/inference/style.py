@@ -30,31 +30,29 @@ forms the command line and config files use (``"3=0.4,1:2=-0.2"``, ``"a.wav=0.5,
 
 from __future__ import annotations
 
-import os
 
 import numpy as np
 import torch
 
+from gst_tts.analysis.speech_rate import letter_rate_estimate
 from gst_tts.audio.features import AudioConfig, MelExtractor, MelStats
+from gst_tts.audio.pitch import yin_f0
+from gst_tts.audio.vocoders.intonation import REFERENCE_MEDIAN_FRAMES, spread_st
 from gst_tts.audio.io import load_audio, to_mono_resampled, trim_silence
-from gst_tts.errors import AudioError
 from gst_tts.inference.reference_audio import (  # the torch-free checks, shared with gst_tts.runtime
     MAX_REFERENCE_SECONDS,
     MIN_REFERENCE_SECONDS,
-    SILENCE_PEAK,
-    reference_array,
-    reference_header,
+    reference_samples,
 )
 from gst_tts.inference.style_spec import (  # the torch-free rules, shared with gst_tts.runtime
     MAX_STYLE_STRENGTH,
     MAX_STYLE_WEIGHT,
     Reference,
+    ReferenceReading,
     Style,
     StyleMix,
     StyleRules,
     StyleWeights,
-    reference_name,
-    short_repr,
 )
 from gst_tts.inference.style_text import parse_style_mix, parse_style_weights
 from gst_tts.model import GSTTacotron
@@ -145,41 +143,55 @@ class StyleResolver(StyleRules):
             AudioError: missing, unreadable, not numbers, NaN or infinite samples, silent, shorter
                 than 0.5 s after trimming silence, or past the rate, channel and length limits.
         """
-        rate_wanted = self.audio_config.sample_rate
-        name = reference_name(reference)
-        if isinstance(reference, tuple) and len(reference) == 2:
-            samples, rate = reference_array(*reference, name=name)
-        elif isinstance(reference, (str, os.PathLike)):
-            samples, rate = _reference_file(reference, name)
-        else:
-            raise AudioError(f"a reference is a file path or (samples, rate), got {short_repr(reference)}")
-        samples = to_mono_resampled(samples, rate, None)  # checked before resampling, which would smear a NaN
-        if samples.size and not np.isfinite(samples).all():
-            raise AudioError(f"{name}: reference contains NaN or infinite samples")
-        if samples.size == 0 or float(np.max(np.abs(samples))) < SILENCE_PEAK:
-            raise AudioError(f"{name}: reference is silent")
-        samples = to_mono_resampled(samples, rate, rate_wanted, name=name)
-        samples = trim_silence(samples, self.audio_config.trim_top_db)
-        if samples.size < MIN_REFERENCE_SECONDS * rate_wanted:
-            raise AudioError(
-                f"{name}: reference is {samples.size / rate_wanted:.2f} s of sound; at least "
-                f"{MIN_REFERENCE_SECONDS} s is needed"
-            )
-        return np.ascontiguousarray(samples, dtype=np.float32)
+        return reference_samples(
+            reference,
+            rate=self.audio_config.sample_rate,
+            read_file=load_audio,
+            mono=lambda samples, rate: to_mono_resampled(samples, rate, None),
+            resample=lambda samples, rate, name: to_mono_resampled(
+                samples, rate, self.audio_config.sample_rate, name=name
+            ),
+            trim=lambda samples: trim_silence(samples, self.audio_config.trim_top_db),
+        )
 
     @torch.no_grad()
-    def reference_weights(self, reference: Reference) -> torch.Tensor:
-        """The ``(n_heads, n_tokens)`` token weights a reference recording gets.
+    def read_reference(self, reference: Reference, *, f0_range: bool = False, tempo: bool = False) -> ReferenceReading:
+        """One reading of a reference recording (:meth:`reference_audio`, decoded once): its
+        ``(n_heads, n_tokens)`` token weights and, when asked, its F0 spread and letter rate.
 
-        A reference longer than :attr:`reference_window` frames is cut into windows of that
-        length (half overlapping, the last one ending with the reference), and the reference
-        encoder's embeddings of the windows are averaged before the token attention: the encoder
-        then only ever summarises stretches as long as those it was trained on.
+        Token weights: a reference longer than :attr:`reference_window` frames is cut into
+        windows of that length (half overlapping, the last one ending with the reference), and the
+        reference encoder's embeddings of the windows are averaged before the token attention: the
+        encoder then only ever summarises stretches as long as those it was trained on.
+
+        F0 spread: semitones from the 10th to the 90th percentile of the voiced frames YIN tracks
+        (:func:`~gst_tts.audio.pitch.yin_f0`), median-filtered
+        (:data:`~gst_tts.audio.vocoders.intonation.REFERENCE_MEDIAN_FRAMES`); ``None`` for too few
+        voiced frames or feature settings YIN cannot track with (a window under two periods of 60 Hz).
+        Letter rate: letters per second of articulation, from its syllable nuclei
+        (:func:`~gst_tts.analysis.speech_rate.letter_rate_estimate`); ``None`` for too few nuclei.
+
+        Raises:
+            AudioError: as :meth:`reference_audio`.
         """
-        mel = self.reference_mel(reference).to(self.device)
+        audio = self.reference_audio(reference)
+        log_mel = self._extractor(torch.from_numpy(audio))
+        mel = self.mel_stats.normalize(log_mel).to(self.device)
         embedding = self.model.gst.reference_encoder(self.reference_windows(mel)).mean(0, keepdim=True)
         _, weights = self.model.gst.token_layer(embedding)
-        return weights[0].float().cpu()
+        spread = rate = None
+        if f0_range:
+            try:
+                f0, voiced = yin_f0(torch.from_numpy(audio), self.audio_config)
+                spread = spread_st(np.log(f0[voiced].double().numpy()), median_frames=REFERENCE_MEDIAN_FRAMES)
+            except ValueError:  # a window too short for YIN's lowest F0 at this rate: the spread is not read
+                pass
+        if tempo:
+            config = self.audio_config
+            rate = letter_rate_estimate(
+                log_mel.numpy(), 1.0 / config.frames_per_second, fmin=config.fmin, fmax=config.fmax
+            )
+        return ReferenceReading(weights[0].float().cpu(), spread, rate)
 
     def reference_windows(self, mel: torch.Tensor) -> torch.Tensor:
         """``(frames, n_mels)`` → ``(n_windows, window, n_mels)``; one window, the whole mel, when it is
@@ -192,14 +204,3 @@ class StyleResolver(StyleRules):
         if starts[-1] + window < frames:
             starts.append(frames - window)
         return torch.stack([mel[s : s + window] for s in starts])
-
-
-def _reference_file(path: str | os.PathLike, name: str) -> tuple[np.ndarray, int]:
-    """Mono float32 samples of an audio file at its own rate; its header is checked against the
-    limits before anything is decoded (decoding allocates what the header claims). ``name``: the
-    path as messages show it."""
-    reference_header(path, name)
-    try:
-        return load_audio(path)
-    except AudioError:  # a header that reads but a body that does not; named as every other message names it
-        raise AudioError(f"{name}: not readable as audio (its header reads, its samples do not)") from None

@@ -37,6 +37,9 @@ __all__ = [
     "check_style_strength",
     "check_f0_range",
     "F0Target",
+    "ReferenceReading",
+    "ResolvedStyle",
+    "warn_unread_tempo",
     "mix_shares",
     "once_per_reference",
     "style_f0_range",
@@ -156,9 +159,14 @@ class StyleRules:
         """A float32 ``(n_heads, n_tokens)`` numpy array as this resolver's weights type."""
         raise NotImplementedError
 
+    def read_reference(self, reference: Reference, *, f0_range: bool = False, tempo: bool = False) -> ReferenceReading:
+        """One reading of a reference recording: its token weights and, when asked, its F0 spread
+        and letter rate, all from one decoding of its samples."""
+        raise NotImplementedError
+
     def reference_weights(self, reference: Reference) -> Any:
         """The ``(n_heads, n_tokens)`` token weights a reference recording gets."""
-        raise NotImplementedError
+        return self.read_reference(reference).weights
 
     def neutral(self) -> Any:
         """The neutral default ``(n_heads, n_tokens)``: :attr:`neutral_weights`, the mean token weights
@@ -250,44 +258,115 @@ class StyleRules:
         neutral = self.neutral()
         return neutral + amounts - amounts.sum(-1)[..., None] * neutral
 
-    def mix_weights(self, mix: StyleMix) -> Any:
-        """The references' token weights averaged with the mix weights (normalised to sum to one).
+    def mix_weights(self, mix: StyleMix, read: Callable[[Reference], Any] | None = None) -> Any:
+        """The references' token weights averaged with the mix weights (normalised to sum to one);
+        ``read``: a reference's weights (default :meth:`reference_weights`).
 
         Raises:
             GstTtsError: a negative weight, no positive weight, or a bad reference (every
                 reference is encoded, even at weight 0: a bad file is an error, not ignored).
         """
-        return sum(self.reference_weights(ref) * share for ref, share in mix_shares(mix))
+        read = read or self.reference_weights
+        return sum(read(ref) * share for ref, share in mix_shares(mix))
 
     def resolve(self, style: Style | None) -> Any:
         """``(n_heads, n_tokens)`` token weights of one style (``None``: neutral)."""
         return self.resolve_all([style])[0]
 
     def resolve_all(self, styles: Sequence[Style | None]) -> list[Any]:
-        """``(n_heads, n_tokens)`` token weights per style, all checked before any is used.
+        """``(n_heads, n_tokens)`` token weights per style, all checked before any is used; a
+        reference named by several styles is read once."""
+        return [resolved.weights for resolved in self.resolve_styles(styles)]
 
-        A reference file named by several styles, or the same samples object, is read and encoded once.
+    def resolve_styles(
+        self,
+        styles: Sequence[Style | ResolvedStyle | None],
+        *,
+        f0_range: bool = False,
+        reference_f0_range: bool = False,
+        reference_tempo: bool = False,
+        read: Callable[[Reference], ReferenceReading] | None = None,
+    ) -> list[ResolvedStyle]:
+        """One :class:`ResolvedStyle` per style, all checked before any is used; each reference (a
+        file path, or one samples object) is read once however many styles name it.
+
+        Args:
+            styles: :class:`Style` s (``None``: neutral); a :class:`ResolvedStyle` is taken as it is.
+            f0_range: give a style's own ``f0_range`` as its F0 target (a vocoder that can set one).
+            reference_f0_range: also a reference's or mix's F0 spread, read off the recording
+                (:func:`style_f0_range`): a copy after the model.
+            reference_tempo: a reference's or mix's tempo (:func:`style_tempo`): a copy after the model.
+            read: a reference's :class:`ReferenceReading` (default :meth:`read_reference`; the
+                server's reads its uploaded clips' stored readings).
         """
-        reference = once_per_reference(self.reference_weights)
-
-        bad = [type(s).__name__ for s in styles if s is not None and not isinstance(s, Style)]
+        bad = [type(s).__name__ for s in styles if s is not None and not isinstance(s, (Style, ResolvedStyle))]
         if bad:
             raise GstTtsError(f"a style must be a gst_tts.inference.style.Style or None, got {bad[0]}")
+        reading = once_per_reference(
+            read or (lambda ref: self.read_reference(ref, f0_range=reference_f0_range, tempo=reference_tempo))
+        )
         out = []
         for style in styles:
-            if style is None:
-                out.append(self.neutral())
-            elif style.reference is not None:
-                out.append(self.strengthened(reference(style.reference), style.strength))
-            elif style.weights is not None:
-                out.append(self.weights_tensor(style.weights))
-            elif style.dials is not None:
-                out.append(self.dial_weights(style.dials))
-            elif style.mix is not None:
-                out.append(self.strengthened(self.mix_weights(style.mix), style.strength))
-            else:
-                out.append(self.neutral())
+            if isinstance(style, ResolvedStyle):
+                out.append(style._replace(weights=self.as_weights(np.asarray(style.weights, dtype=np.float32))))
+                continue
+            out.append(
+                ResolvedStyle(
+                    self._style_weights(style or Style(), reading),
+                    style_f0_range(style, lambda ref: reading(ref).f0_range_st if reference_f0_range else None)
+                    if f0_range or reference_f0_range
+                    else None,
+                    style_tempo(style, lambda ref: reading(ref).letters_per_s) if reference_tempo else None,
+                )
+            )
+        if reference_tempo:
+            warn_unread_tempo(styles, [r.tempo_target for r in out])
         return out
+
+    def _style_weights(self, style: Style, reading: Callable[[Reference], ReferenceReading]) -> Any:
+        if style.reference is not None:
+            return self.strengthened(reading(style.reference).weights, style.strength)
+        if style.weights is not None:
+            return self.weights_tensor(style.weights)
+        if style.dials is not None:
+            return self.dial_weights(style.dials)
+        if style.mix is not None:
+            return self.strengthened(self.mix_weights(style.mix, lambda ref: reading(ref).weights), style.strength)
+        return self.neutral()
+
+
+class ReferenceReading(NamedTuple):
+    """What one reading of a reference recording gives: its ``(n_heads, n_tokens)`` token weights,
+    and, when asked for, its F0 spread (semitones, 10th to 90th percentile of voiced frames) and
+    its letters per second of articulation; ``None`` where not asked for or not measurable."""
+
+    weights: Any
+    f0_range_st: float | None = None
+    letters_per_s: float | None = None
+
+
+class ResolvedStyle(NamedTuple):
+    """A style as a synthesis uses it: its ``(n_heads, n_tokens)`` token weights and what it asks
+    done after the model, the F0 spread a vocoder sets and the tempo the output is retimed to
+    (``None``: the model's own). Made by :meth:`StyleRules.resolve_styles`, one reading per reference."""
+
+    weights: Any
+    f0_target: F0Target | None = None
+    tempo_target: TempoTarget | None = None
+
+
+def warn_unread_tempo(styles: Sequence[Style | ResolvedStyle | None], targets: Sequence[TempoTarget | None]) -> None:
+    """Log one line when a reference or mix of ``styles`` (at a strength above 0) got no target in
+    ``targets`` (one per style): its tempo could not be read, so its output keeps the model's."""
+    unread = [
+        s
+        for s, t in zip(styles, targets)
+        if t is None and isinstance(s, Style) and (s.reference is not None or s.mix is not None) and s.strength != 0
+    ]
+    if unread:
+        style = unread[0]
+        name = reference_name(style.reference) if style.reference is not None else "the style mix"
+        log.warning("the tempo of %s could not be read (too few syllables): its output keeps the model's tempo", name)
 
 
 def mix_shares(mix: StyleMix) -> list[tuple[Reference, float]]:

@@ -20,9 +20,8 @@ numpy only (no torch): both synthesizers (``gst_tts.Synthesizer`` and the torch-
 
 from __future__ import annotations
 
-import logging
 import math
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -30,25 +29,14 @@ from gst_tts.analysis.prosody import articulation_rate, letter_count
 from gst_tts.errors import GstTtsError
 from gst_tts.inference.results import DecodedChunk
 from gst_tts.inference.retiming import retimed
-from gst_tts.inference.style_spec import (
-    Reference,
-    Style,
-    TempoTarget,
-    reference_name,
-    check_style_strength,
-    once_per_reference,
-    style_tempo,
-)
-
-log = logging.getLogger(__name__)
+from gst_tts.inference.style_spec import TempoTarget, check_style_strength
 
 __all__ = [
     "GAIN_LIMITS",
     "tempo_gain",
     "retimed",
     "text_rate",
-    "resolve_tempo_targets",
-    "warn_unread_tempo",
+    "check_tempo_target",
     "retime_text",
 ]
 
@@ -79,7 +67,8 @@ def text_rate(parts: Sequence[DecodedChunk], frame_seconds: float) -> float:
     return letters / seconds if seconds > 0 else math.nan
 
 
-def _check_target(target: TempoTarget | None) -> TempoTarget | None:
+def check_tempo_target(target: TempoTarget | None) -> TempoTarget | None:
+    """``target`` checked: ``None``, or a :class:`TempoTarget` of a positive finite rate and a strength in range."""
     if target is None:
         return None
     if not isinstance(target, TempoTarget):
@@ -90,53 +79,6 @@ def _check_target(target: TempoTarget | None) -> TempoTarget | None:
     if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not math.isfinite(rate) or rate <= 0:
         raise GstTtsError(f"a tempo target's letters_per_s must be a positive finite number, got {rate!r}")
     return TempoTarget(float(rate), check_style_strength(target.strength))
-
-
-def resolve_tempo_targets(
-    n_texts: int,
-    *,
-    transfer: bool,
-    given: Sequence[TempoTarget | None] | None,
-    styles: Sequence[Style | None] | None,
-    shared_style: Style,
-    read: Callable[[Reference], float | None],
-) -> list[TempoTarget | None]:
-    """The tempo each of ``n_texts`` texts is retimed to: ``given`` (one per text, checked) as it
-    is, whatever ``transfer`` says (the caller asked for those targets); else none unless
-    ``transfer``; else what each text's style asks for (``styles``, or ``shared_style`` for every
-    text), each reference read once (``read``: its letter rate, as
-    :func:`~gst_tts.analysis.speech_rate.letter_rate_estimate` estimates it). A reference or mix
-    whose tempo cannot be read keeps the model's, with one logged line.
-
-    Raises:
-        GstTtsError: ``given`` not one per text, or a given target that is not a
-            :class:`~gst_tts.inference.style_spec.TempoTarget` of a positive rate and a strength in range.
-    """
-    if given is not None:
-        if len(given) != n_texts:
-            raise GstTtsError(f"tempo_targets needs one target (or None) per text: {len(given)} for {n_texts} texts")
-        return [_check_target(t) for t in given]
-    if not transfer:
-        return [None] * n_texts
-    read = once_per_reference(read)
-    asked = list(styles) if styles is not None else [shared_style]
-    targets = [style_tempo(style, read) for style in asked]
-    warn_unread_tempo(asked, targets)
-    return targets if styles is not None else targets * n_texts
-
-
-def warn_unread_tempo(styles: Sequence[Style | None], targets: Sequence[TempoTarget | None]) -> None:
-    """Log one line when a reference or mix of ``styles`` (at a strength above 0) got no target in
-    ``targets`` (one per style): its tempo could not be read, so its output keeps the model's."""
-    unread = [
-        s
-        for s, t in zip(styles, targets)
-        if t is None and s is not None and (s.reference is not None or s.mix is not None) and s.strength != 0
-    ]
-    if unread:
-        style = unread[0]
-        name = reference_name(style.reference) if style.reference is not None else "the style mix"
-        log.warning("the tempo of %s could not be read (too few syllables): its output keeps the model's tempo", name)
 
 
 def retime_text(

@@ -1,18 +1,18 @@
 """Text (+ style) → speech from an export folder, with numpy and onnxruntime only (no torch).
 
-:class:`OnnxSynthesizer` has :class:`gst_tts.Synthesizer`'s ``synthesize(texts, styles=…)``
-surface and returns the same :class:`~gst_tts.inference.results.SynthesisResult`: it splits long
-texts, resolves styles with the same rules (:mod:`gst_tts.inference.style_spec`), decodes chunks
-together in length-sorted batches with the free-running loop of
-:meth:`gst_tts.model.decoder.Decoder.infer` (stop token, frame bounds, attention window, end
-tolerance), runs the postnet and a vocoder: Griffin-Lim in numpy, the exported HiFi-GAN, or the exported
-spectral vocoder's estimator with its numpy phase reconstruction. :meth:`OnnxSynthesizer.stream` is
-``Synthesizer.stream``: audio chunks as the decoder's steps complete.
+:class:`OnnxSynthesizer` is the onnxruntime backend of the synthesis pipeline
+(:mod:`gst_tts.inference.pipeline`), as :class:`gst_tts.Synthesizer` is its PyTorch one: the same
+``synthesize(texts, styles=…)`` and ``stream`` and the same
+:class:`~gst_tts.inference.results.SynthesisResult`. It runs the exported graphs: the reference
+and token graphs, the encoder, the free-running loop of :meth:`gst_tts.model.decoder.Decoder.infer`
+step for step (stop token, frame bounds, attention window, end tolerance), the postnet, and a
+vocoder: Griffin-Lim in numpy, the exported HiFi-GAN, or the exported spectral vocoder's
+estimator with its numpy phase reconstruction.
 """
 
 from __future__ import annotations
 
-import logging
+import contextlib
 import os
 from pathlib import Path
 from typing import Any, Callable, Iterator, NamedTuple, Sequence
@@ -24,45 +24,17 @@ from gst_tts.analysis.speech_rate import letter_rate_estimate
 from gst_tts.audio.stft import fft_threads
 from gst_tts.audio.vocoders.phase import warm_up_pghi
 from gst_tts.audio.vocoders.reconstruction import spectral_audio
-from gst_tts.errors import AudioError, ExportError, GstTtsError, first_line
+from gst_tts.errors import ExportError, GstTtsError, first_line
 from gst_tts.inference.decoding import DecodingConfig
-from gst_tts.inference.reference_audio import MIN_REFERENCE_SECONDS, SILENCE_PEAK, reference_array, reference_header
-from gst_tts.inference.requests import (
-    DEFAULT_PAUSE_S,
-    TextPreparer,
-    assemble,
-    check_options,
-    resolve_styles,
-    text_list,
-    whole,
-)
-from gst_tts.inference.results import DecodedChunk, SynthesisResult
-from gst_tts.inference.stream_windows import (
-    DEFAULT_CHUNK_FRAMES,
-    POSTNET_BLOCK_FRAMES,
-    PostnetWindows,
-    VocoderWindows,
-    check_stream_request,
-    stream_audio,
-    stream_overlap,
-)
-from gst_tts.inference.style_spec import (
-    Reference,
-    Style,
-    StyleMix,
-    StyleRules,
-    StyleWeights,
-    reference_name,
-    short_repr,
-    warn_f0_range_unused,
-)
-from gst_tts.inference.tempo import resolve_tempo_targets, retime_text
+from gst_tts.inference.pipeline import Chunk, StreamParts, SynthesisPipeline
+from gst_tts.inference.reference_audio import reference_samples
+from gst_tts.inference.requests import whole
+from gst_tts.inference.results import DecodedChunk
+from gst_tts.inference.stream_windows import POSTNET_BLOCK_FRAMES, PostnetWindows, VocoderWindows, stream_overlap
+from gst_tts.inference.style_spec import Reference, ReferenceReading, StyleRules
 from gst_tts.runtime import audio
 from gst_tts.runtime.manifest import FILES, MANIFEST, VOCODER_KINDS, read_manifest
-from gst_tts.text.split import DEFAULT_MAX_CHARS
 from gst_tts.text.symbols import SymbolTable, quote_text
-
-log = logging.getLogger(__name__)
 
 __all__ = ["OnnxSynthesizer", "DecodedBatch", "DecodedStep", "PrenetMasks"]
 
@@ -118,12 +90,27 @@ class _Resolver(StyleRules):
     def as_weights(self, array: np.ndarray) -> np.ndarray:
         return np.array(array, dtype=np.float32)
 
-    def reference_weights(self, reference: Reference) -> np.ndarray:
-        return self.synth.reference_weights(reference)
+    def read_reference(self, reference: Reference, *, f0_range: bool = False, tempo: bool = False) -> ReferenceReading:
+        """Token weights and, when asked, the letter rate (no F0 spread: nothing here sets one)."""
+        synth = self.synth
+        mel = synth.reference_mel(reference)
+        rate = None
+        if tempo:
+            settings = synth.audio_settings
+            rate = letter_rate_estimate(
+                mel * synth.mel_std + synth.mel_mean,
+                settings["hop_length"] / synth.sample_rate,
+                fmin=settings["fmin"],
+                fmax=settings["fmax"],
+            )
+        return ReferenceReading(synth.mel_weights(mel), None, rate)
 
 
-class OnnxSynthesizer:
-    """Batched synthesis from an export folder (``gst-tts export``), torch-free.
+class OnnxSynthesizer(SynthesisPipeline):
+    """Batched synthesis from an export folder (``gst-tts export``), torch-free: the onnxruntime
+    backend of :class:`~gst_tts.inference.pipeline.SynthesisPipeline` (its ``synthesize``,
+    ``stream``, ``frame_bounds`` and ``check_text``). ``seed`` seeds numpy's generator, not torch's:
+    the same seed gives other prenet masks than the PyTorch backend; no F0 spread is set.
 
     Args:
         folder: the export folder.
@@ -186,7 +173,7 @@ class OnnxSynthesizer:
         self.decoding = DecodingConfig.from_dict(m["decoding"])
         self.styles = _Resolver(self, m["neutral_style"])
         self._step_inputs = {i.name for i in self._sessions["decoder_step"].get_inputs()}
-        self._text = TextPreparer(self.symbols, self.symbols.encode_ids)
+        self.set_text(self.symbols.encode_ids)
 
     @classmethod
     def from_dir(
@@ -208,32 +195,15 @@ class OnnxSynthesizer:
         Raises:
             AudioError: as the torch path's (missing, unreadable, silent, too short, past the limits).
         """
-        name = reference_name(reference)
-        if isinstance(reference, tuple) and len(reference) == 2:
-            samples, rate = reference_array(*reference, name=name)
-        elif isinstance(reference, (str, os.PathLike)):
-            reference_header(reference, name)
-            try:
-                samples, rate = sf.read(os.fspath(reference), dtype="float32", always_2d=False)
-            except Exception:  # libsndfile raises several types
-                raise AudioError(f"{name}: not readable as audio (its header reads, its samples do not)") from None
-        else:
-            raise AudioError(f"a reference is a file path or (samples, rate), got {short_repr(reference)}")
-        samples = np.asarray(samples, dtype=np.float32)
-        if samples.ndim == 2:
-            samples = samples.mean(axis=1)
-        if samples.size and not np.isfinite(samples).all():
-            raise AudioError(f"{name}: reference contains NaN or infinite samples")
-        if samples.size == 0 or float(np.max(np.abs(samples))) < SILENCE_PEAK:
-            raise AudioError(f"{name}: reference is silent")
         settings = self.audio_settings
-        samples = audio.resample(samples, int(rate), self.sample_rate)
-        samples = audio.trim_silence(samples, settings["trim_top_db"])
-        if samples.size < MIN_REFERENCE_SECONDS * self.sample_rate:
-            raise AudioError(
-                f"{name}: reference is {samples.size / self.sample_rate:.2f} s of sound; "
-                f"at least {MIN_REFERENCE_SECONDS} s is needed"
-            )
+        samples = reference_samples(
+            reference,
+            rate=self.sample_rate,
+            read_file=lambda path: sf.read(path, dtype="float32", always_2d=False),
+            mono=lambda samples, rate: _mono(np.asarray(samples, dtype=np.float32)),
+            resample=lambda samples, rate, name: audio.resample(samples, int(rate), self.sample_rate),
+            trim=lambda samples: audio.trim_silence(samples, settings["trim_top_db"]),
+        )
         mel = audio.log_mel(
             samples,
             filters=self.filters,
@@ -243,22 +213,10 @@ class OnnxSynthesizer:
         )
         return (mel - self.mel_mean) / self.mel_std
 
-    def reference_tempo(self, reference: Reference) -> float | None:
-        """A reference's letters per second of articulation, estimated from its syllable nuclei, as
-        :meth:`gst_tts.Synthesizer.reference_tempo` estimates it; ``None`` for too few nuclei."""
-        settings = self.audio_settings
-        return letter_rate_estimate(
-            self.reference_mel(reference) * self.mel_std + self.mel_mean,
-            settings["hop_length"] / self.sample_rate,
-            fmin=settings["fmin"],
-            fmax=settings["fmax"],
-        )
-
-    def reference_weights(self, reference: Reference) -> np.ndarray:
-        """``(n_heads, n_tokens)`` token weights of a reference; one longer than the export's
-        ``reference_frames`` is encoded in half-overlapping windows whose embeddings are averaged
-        (:meth:`gst_tts.inference.style.StyleResolver.reference_weights`)."""
-        mel = self.reference_mel(reference)
+    def mel_weights(self, mel: np.ndarray) -> np.ndarray:
+        """``(n_heads, n_tokens)`` token weights of a reference's normalised mel; one longer than
+        the export's ``reference_frames`` is encoded in half-overlapping windows whose embeddings
+        are averaged (:meth:`gst_tts.inference.style.StyleResolver.read_reference`)."""
         windows = self.reference_windows(mel)
         lengths = np.full(windows.shape[0], windows.shape[1], dtype=np.int64)
         embedding, weights, _ = self._sessions["style_reference"].run(
@@ -281,113 +239,58 @@ class OnnxSynthesizer:
 
     # ------------------------------------------------------------------ synthesis
 
-    def synthesize(
-        self,
-        texts: str | Sequence[str],
-        *,
-        reference: Reference | None = None,
-        style_weights: StyleWeights | None = None,
-        style_dials: StyleWeights | None = None,
-        style_mix: StyleMix | None = None,
-        style_strength: float | None = None,
-        styles: Sequence[Style | None] | None = None,
-        seed: int | None = None,
-        batch_size: int = 16,
-        decoding: DecodingConfig | None = None,
-        max_chunk_chars: int | None = DEFAULT_MAX_CHARS,
-        pause_s: float = DEFAULT_PAUSE_S,
-        vocode: bool = True,
-        transfer_tempo: bool = False,
-    ) -> SynthesisResult | list[SynthesisResult]:
-        """Synthesize one text (one result) or a list (a list), as :meth:`gst_tts.Synthesizer.synthesize`
-        (``transfer_tempo``: each output retimed to its reference's tempo after the model, as there,
-        off by default; no F0 spread is set).
+    @property
+    def hop_length(self) -> int:
+        return int(self.audio_settings["hop_length"])
 
-        ``seed`` seeds numpy's generator for the prenet dropout and Griffin-Lim's initial phase
-        (not torch's: the same seed gives other masks than the torch path). ``decoding``: default
-        the export's (:attr:`decoding`).
+    @property
+    def frames_per_step(self) -> int:
+        return self.reduction_factor
 
-        Raises:
-            TextError, AudioError, GstTtsError: as :meth:`gst_tts.Synthesizer.synthesize`.
-        """
-        decoding = self.decoding if decoding is None else decoding
-        _check_options(batch_size, max_chunk_chars, pause_s, decoding, seed)
-        single, texts = text_list(texts)
-        prepared = [self._text.prepare(t, max_chunk_chars) for t in texts]
-        weights = resolve_styles(
-            self.styles,
-            len(texts),
-            reference=reference,
-            style_weights=style_weights,
-            style_dials=style_dials,
-            style_mix=style_mix,
-            styles=styles,
-            style_strength=style_strength,
-        )
-        warn_f0_range_unused(styles or [], "the torch-free runtime")
-        targets = resolve_tempo_targets(
-            len(texts),
-            transfer=transfer_tempo,
-            given=None,
-            styles=styles,
-            shared_style=Style(reference=reference, mix=style_mix, strength=style_strength),
-            read=self.reference_tempo,
-        )
-        rng = np.random.default_rng(seed)
-        chunks = [(i, piece, ids) for i, (_, pieces) in enumerate(prepared) for piece, ids in pieces]
-        decoded = self._decode_chunks(chunks, weights, batch_size, decoding, rng)
-        fps = self.sample_rate / self.audio_settings["hop_length"]
-        results = []
-        for i, text in enumerate(texts):
-            parts = [d for c, d in zip(chunks, decoded) if c[0] == i]
-            bounds = [
-                decoding.chunk_frames(len(d.ids), frames_per_second=fps, frames_per_step=self.reduction_factor)
-                for d in parts
-            ]
-            parts = retime_text(parts, targets[i], frame_seconds=1.0 / fps, max_frames=bounds)
-            results.append(self._assemble(text, prepared[i][0], parts, weights[i], pause_s, vocode, decoding, rng))
-            problems = results[-1].problems()
-            if problems:  # as the Synthesizer says it: one line per text, the first three problems
-                shown = problems[:3] + ([f"and {len(problems) - 3} more"] if len(problems) > 3 else [])
-                log.warning("attention problem in %s: %s", quote_text(text), "; ".join(shown))
-        return results[0] if single else results
+    f0_range_keeper = "the torch-free runtime"
 
-    def _decode_chunks(
-        self,
-        chunks: list[tuple[int, str, list[int]]],
-        weights: list[np.ndarray],
-        batch_size: int,
-        decoding: DecodingConfig,
-        rng: np.random.Generator,
+    def check_seed(self, seed: int | None) -> None:
+        if seed is not None and (not whole(seed) or seed < 0):
+            raise GstTtsError(f"seed must be a whole number >= 0 (numpy's generator), or None, got {seed!r}")
+
+    @contextlib.contextmanager
+    def seeded(self, seed: int | None) -> Iterator[np.random.Generator]:
+        """numpy's generator from ``seed``, for the prenet dropout and Griffin-Lim's initial phase
+        (not torch's: the same seed gives other masks than the PyTorch backend)."""
+        yield np.random.default_rng(seed)
+
+    def decode_batch(
+        self, chunks: Sequence[Chunk], decoding: DecodingConfig, rng: np.random.Generator
     ) -> list[DecodedChunk]:
-        """Each chunk decoded (its log-mel not normalised)."""
-        out: list = [None] * len(chunks)
-        order = sorted(range(len(chunks)), key=lambda i: -len(chunks[i][2]))
-        for start in range(0, len(order), batch_size):
-            idx = order[start : start + batch_size]
-            lengths = np.array([len(chunks[i][2]) for i in idx], dtype=np.int64)
-            text = np.zeros((len(idx), int(lengths.max())), dtype=np.int64)  # pad id 0
-            for row, i in enumerate(idx):
-                text[row, : lengths[row]] = chunks[i][2]
-            style = np.stack([weights[chunks[i][0]] for i in idx]).astype(np.float32)
-            result = self.decode(text, lengths, style, decoding=decoding, prenet_masks=self.prenet_masks(rng))
-            for row, i in enumerate(idx):
-                frames, steps = int(result.mel_lengths[row]), int(result.steps[row])
-                mel = result.mel_postnet[row, :frames]
-                if not np.isfinite(mel).all():
-                    raise GstTtsError(
-                        f"decoding gave NaN or infinite mel values for {quote_text(chunks[i][1])} "
-                        "(a style far outside the model's range, or a broken export)"
-                    )
-                out[i] = DecodedChunk(
-                    chunks[i][1],
-                    chunks[i][2],
+        lengths = np.array([len(c.ids) for c in chunks], dtype=np.int64)
+        text = np.zeros((len(chunks), int(lengths.max())), dtype=np.int64)  # pad id 0
+        for row, c in enumerate(chunks):
+            text[row, : lengths[row]] = c.ids
+        style = np.stack([c.weights for c in chunks]).astype(np.float32)
+        result = self.decode(text, lengths, style, decoding=decoding, prenet_masks=self.prenet_masks(rng))
+        out = []
+        for row, c in enumerate(chunks):
+            frames, steps = int(result.mel_lengths[row]), int(result.steps[row])
+            mel = result.mel_postnet[row, :frames]
+            if not np.isfinite(mel).all():
+                raise GstTtsError(
+                    f"decoding gave NaN or infinite mel values for {quote_text(c.text)} "
+                    "(a style far outside the model's range, or a broken export)"
+                )
+            out.append(
+                DecodedChunk(
+                    c.text,
+                    c.ids,
                     mel * self.mel_std + self.mel_mean,
                     result.alignments[row, :steps, : lengths[row]],
                     result.stop_probs[row, :steps],
                     bool(result.stopped_on_token[row]),
                 )
+            )
         return out
+
+    def vocode_chunk(self, log_mel: np.ndarray, f0_target: None, rng: np.random.Generator) -> np.ndarray:
+        return self.vocode(log_mel, rng)
 
     def prenet_masks(self, rng: np.random.Generator) -> PrenetMasks:
         """The prenet's dropout at inference (when the model keeps it on), drawn from ``rng``."""
@@ -546,81 +449,40 @@ class OnnxSynthesizer:
 
     # ------------------------------------------------------------------ streaming
 
-    def stream(
-        self,
-        text: str,
-        *,
-        style: Style | None = None,
-        seed: int | None = None,
-        decoding: DecodingConfig | None = None,
-        max_chunk_chars: int | None = DEFAULT_MAX_CHARS,
-        pause_s: float = DEFAULT_PAUSE_S,
-        chunk_frames: int = DEFAULT_CHUNK_FRAMES,
-        vocode: bool = True,
-    ) -> Iterator[np.ndarray]:
-        """One text as a stream of float32 audio chunks at :attr:`sample_rate`, each yielded as soon
-        as the decoder steps it needs have run: :meth:`gst_tts.Synthesizer.stream`'s surface and
-        window arithmetic (:mod:`gst_tts.inference.stream_windows`) on the exported graphs.
-
-        A stream keeps the model's tempo (a reference's is read only by one-shot synthesis).
-        Joined, the chunks are ``synthesize(text, ..., transfer_tempo=False)``'s with the same
-        arguments and seed (the prenet masks are drawn in the same order from
-        ``numpy.random.default_rng(seed)``): its postnet mel up to float rounding (``vocode=False``;
-        the postnet graph runs on windows with its whole reach) and, with an exported HiFi-GAN, its
-        samples up to float rounding (windows with the generator's reach); with Griffin-Lim the same
-        spectrum, the phase built window by window and crossfaded, scaled by the loudest window so
-        far. A split text's chunks are decoded one by one, so with prenet dropout on they draw other
-        masks than the one-shot batch does.
-
-        Args:
-            chunk_frames: mel frames of audio per chunk, >= 1 (the first of each text chunk has a
-                third of them, the last may have fewer). Default 24.
-            vocode: False yields the postnet log-mel, ``(frames, n_mels)`` float32 blocks (not
-                normalised), as soon as each is exact.
-
-        Every input is checked here, before the first chunk (the errors of :meth:`synthesize`).
+    def stream_parts(self, seed: int | None, decoding: DecodingConfig, chunk_frames: int) -> StreamParts:
+        """The exported graphs' half of a stream: the prenet masks drawn in one-shot synthesis's
+        order from ``numpy.random.default_rng(seed)``; the postnet graph on windows with its whole
+        reach; the vocoder as :meth:`_vocoder_windows` says.
 
         Raises:
             ExportError: an export from before streaming (no ``postnet_context`` in its manifest).
         """
-        decoding = self.decoding if decoding is None else decoding
-        _check_options(1, max_chunk_chars, pause_s, decoding, seed)
-        check_stream_request(text, style, chunk_frames)
         context = self.manifest.get("postnet_context")
         if not whole(context):
             raise ExportError(
                 f"{self.folder}: exported before streaming (no postnet_context in its manifest): export it again"
             )
-        _, pieces = self._text.prepare(text, max_chunk_chars)
-        weights = self.styles.resolve(style or Style())[None]
-        warn_f0_range_unused([style], "the torch-free runtime")
         masks = self.prenet_masks(np.random.default_rng(seed))  # the decoder's own generator, as synthesize's
         vocoder_rng = np.random.default_rng(seed)  # Griffin-Lim's phases: never between the masks
 
-        def mel_blocks(piece: tuple[str, list[int]]) -> Iterator[tuple[np.ndarray | None, bool]]:
-            chunk_text, ids = piece
+        def mel_blocks(chunk: Chunk) -> Iterator[tuple[np.ndarray | None, bool]]:
             steps = self.decode_steps(
-                np.asarray([ids], dtype=np.int64),
-                np.asarray([len(ids)], dtype=np.int64),
-                weights,
+                np.asarray([chunk.ids], dtype=np.int64),
+                np.asarray([len(chunk.ids)], dtype=np.int64),
+                np.asarray(chunk.weights)[None],
                 decoding=decoding,
                 prenet_masks=masks,
             )
-            r_frames = (self.reduction_factor, self.n_mels)
             windows = PostnetWindows(
                 self._postnet_window,
                 context=context,
-                text=chunk_text,
+                text=chunk.text,
                 block=max(self.reduction_factor, POSTNET_BLOCK_FRAMES),
             )
+            r_frames = (self.reduction_factor, self.n_mels)
             yield from windows.blocks((step.frames.reshape(r_frames), bool(step.done[0])) for step in steps)
 
-        return stream_audio(
-            pieces,
-            mel_blocks=mel_blocks,
-            windows=(lambda: self._vocoder_windows(chunk_frames, vocoder_rng)) if vocode else None,
-            pause=np.zeros(int(round(pause_s * self.sample_rate)), dtype=np.float32),
-        )
+        return StreamParts(mel_blocks, lambda: self._vocoder_windows(chunk_frames, vocoder_rng))
 
     def _postnet_window(self, mel: np.ndarray) -> np.ndarray:
         """``(frames, n_mels)`` normalised decoder frames → their postnet log-mel, not normalised."""
@@ -694,41 +556,10 @@ class OnnxSynthesizer:
             rng=rng,
         )
 
-    def _assemble(
-        self,
-        text: str,
-        cleaned: str,
-        parts: list[DecodedChunk],
-        weights: np.ndarray,
-        pause_s: float,
-        vocode: bool,
-        decoding: DecodingConfig,
-        rng: np.random.Generator,
-    ) -> SynthesisResult:
-        """Join a text's decoded chunks into one result (:func:`gst_tts.inference.requests.assemble`)."""
-        return assemble(
-            text,
-            cleaned,
-            parts,
-            weights=weights,
-            pause_s=pause_s,
-            vocode=(lambda log_mel: self.vocode(log_mel, rng)) if vocode else None,
-            symbols=self.symbols,
-            sample_rate=self.sample_rate,
-            hop_length=int(self.audio_settings["hop_length"]),
-            frames_per_step=self.reduction_factor,
-            decoding=decoding,
-        )
-
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-x.astype(np.float32)))
 
 
-def _check_options(
-    batch_size: int, max_chunk_chars: int | None, pause_s: float, decoding: DecodingConfig, seed: int | None
-) -> None:
-    """``Synthesizer``'s option checks (one-line ``GstTtsError``s), the seed numpy's."""
-    check_options(batch_size, max_chunk_chars, pause_s, decoding)
-    if seed is not None and (not whole(seed) or seed < 0):
-        raise GstTtsError(f"seed must be a whole number >= 0 (numpy's generator), or None, got {seed!r}")
+def _mono(samples: np.ndarray) -> np.ndarray:
+    return samples.mean(axis=1) if samples.ndim == 2 else samples

@@ -31,8 +31,7 @@ from gst_tts.audio.vocoders import Vocoder
 from gst_tts.errors import GstTtsError
 from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.inference.results import SynthesisResult
-from gst_tts.inference.style import Style
-from gst_tts.inference.style_spec import F0Target, TempoTarget
+from gst_tts.inference.style_spec import ResolvedStyle
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.text.split import DEFAULT_MAX_CHARS
 
@@ -62,14 +61,11 @@ class SynthesisJob:
     """
 
     text: str
-    weights: np.ndarray  # (n_heads, n_tokens)
+    #: Its token weights ``(n_heads, n_tokens)`` and what is done after the model: the F0 spread a
+    #: vocoder that can set one gives the output, the tempo it is retimed to (None: the model's own).
+    style: ResolvedStyle
     seed: int | None = None
     vocoder: str | None = None  # a key of the queue's vocoders; None: the default one
-    #: The F0 spread a vocoder that can set one gives the output (a reference's, or one given),
-    #: after the model; None (the default): the model's own.
-    f0_target: F0Target | None = None
-    #: The tempo the output is retimed to after the model (a reference's); None (the default): the model's own.
-    tempo_target: TempoTarget | None = None
     future: Future = field(default_factory=Future, repr=False)
 
 
@@ -101,7 +97,7 @@ class StreamJob:
     """
 
     text: str
-    weights: np.ndarray  # (n_heads, n_tokens)
+    style: ResolvedStyle  # its token weights; a stream keeps the model's tempo and F0 spread
     emit: Callable[[np.ndarray | BaseException | None], None]
     seed: int | None = None
     vocoder: str | None = None  # a key of the queue's vocoders; None: the default one
@@ -296,11 +292,9 @@ class BatchingQueue:
         started = time.monotonic()
         try:
             synth.vocoder = self.vocoders[vocoder]
-            results = synth.synthesize(  # each job's targets as given (None: the model's own)
+            results = synth.synthesize(
                 [j.text for j in jobs],
-                styles=[Style(weights=j.weights) for j in jobs],
-                f0_targets=[j.f0_target for j in jobs],
-                tempo_targets=[j.tempo_target for j in jobs],
+                styles=[j.style for j in jobs],
                 seed=jobs[0].seed,
                 batch_size=self.chunk_batch_size,
                 decoding=self.decoding,
@@ -327,7 +321,7 @@ class BatchingQueue:
             self.synthesizer.vocoder = self.vocoders[job.vocoder or self.default_vocoder]
             chunks = self.synthesizer.stream(
                 job.text,
-                style=Style(weights=job.weights),
+                style=job.style,
                 seed=job.seed,
                 decoding=self.decoding,
                 max_chunk_chars=self.max_chunk_chars,
@@ -358,17 +352,12 @@ class BatchingQueue:
         outcome: tuple[np.ndarray, float, float | None, float | None] | BaseException
         try:
             samples, rate = job.load()
-            spread = (
-                self.synthesizer.reference_f0_range((samples, rate))
-                if any(getattr(v, "sets_f0_range", False) for v in self.vocoders.values())
-                else None
+            reading = self.synthesizer.styles.read_reference(
+                (samples, rate),
+                f0_range=any(getattr(v, "sets_f0_range", False) for v in self.vocoders.values()),
+                tempo=True,
             )
-            outcome = (
-                self.synthesizer.styles.reference_weights((samples, rate)).numpy(),
-                len(samples) / rate,
-                spread,
-                self.synthesizer.reference_tempo((samples, rate)),
-            )
+            outcome = (reading.weights.numpy(), len(samples) / rate, reading.f0_range_st, reading.letters_per_s)
         except GstTtsError as exc:
             outcome = exc
         except Exception as exc:  # a bug (or a loader's own error type): the caller gets it, the worker lives on

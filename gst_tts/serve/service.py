@@ -16,10 +16,9 @@ import json
 import logging
 import secrets
 import threading
-from typing import Any, AsyncIterator, Callable, Mapping, Sequence
+from typing import Any, AsyncIterator, Mapping, Sequence
 
 import numpy as np
-import torch
 import soundfile as sf
 from starlette.concurrency import run_in_threadpool
 
@@ -30,12 +29,10 @@ from gst_tts.inference.results import SynthesisResult
 from gst_tts.inference.style_spec import (
     MAX_F0_RANGE_ST,
     MAX_STYLE_STRENGTH,
-    F0Target,
+    ReferenceReading,
+    ResolvedStyle,
     Style,
-    TempoTarget,
     check_f0_range,
-    style_f0_range,
-    style_tempo,
 )
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.inference.vocoder_choice import KIND_NAMES
@@ -193,10 +190,24 @@ class Service:
         style_dials: Mapping[str, float] | None = None,
         style_strength: float | None = None,
         weights_field: str = "style_weights",
-    ) -> np.ndarray:
-        """``(n_heads, n_tokens)`` token weights of the request's style (neutral without one);
-        ``style_strength`` scales a reference's or mix's from neutral (already range-checked);
-        ``weights_field``: the name ``style_weights`` came in (``style_wav`` of ``GET /api/tts``), for messages."""
+        tempo: str = DECODED,
+        f0_range: str | float = DECODED,
+        vocoder: str | None = None,
+    ) -> tuple[ResolvedStyle, dict[str, Any], dict[str, Any]]:
+        """The request's style (neutral without one) resolved by the synthesizer's rules from the
+        readings its uploaded clips got when they were encoded: ``(the resolved style, the tempo's
+        JSON description, the F0 range's)``, the CLI's shape. ``style_strength`` scales a
+        reference's or mix's from neutral (already range-checked); ``tempo`` and ``f0_range``:
+        what is done after the model, the model's own (``"decoded"``, the default), the
+        reference's (``"reference"``: one that could not be read leaves the model's, and the
+        description says so) or, for the F0 range, a number of semitones (with a vocoder that
+        can set one); ``weights_field``: the name ``style_weights`` came in (``style_wav`` of
+        ``GET /api/tts``), for messages.
+
+        Raises:
+            ApiError: 422 naming the field: more than one style, an unknown reference id, a bad
+                token weight or dial, ``"reference"`` without a reference or mix, a bad number.
+        """
         given = [
             name
             for name, v in (
@@ -211,78 +222,9 @@ class Service:
             raise ApiError(
                 422, f"give at most one of style_weights, style_dials, reference_id, mix (got {', '.join(given)})"
             )
-        if style_strength is not None and reference_id is None and mix is None:
-            raise ApiError(422, "style_strength needs reference_id or mix (it scales a reference's style)")
-        for field_name, spec, resolve in (
-            (weights_field, style_weights, self.synth.styles.weights_tensor),
-            ("style_dials", style_dials, self.synth.styles.dial_weights),
-        ):
-            if spec is None:
-                continue
-            parsed: dict[Any, float] = {}
-            for key, w in spec.items():
-                head, _, token = key.rpartition(":")
-                parsed_key = (int(head), int(token)) if head else int(token)
-                if parsed_key in parsed:  # "1" and "01"
-                    raise ApiError(422, f"{field_name}: token {key} is given twice")
-                parsed[parsed_key] = w
-            try:
-                return resolve(parsed).numpy()
-            except GstTtsError as exc:
-                raise ApiError(422, f"{field_name}: {exc}") from None
-        if reference_id is not None:
-            return self.strengthened(self.reference("reference_id", reference_id).weights, style_strength)
-        if mix is not None:
-            refs = [(self.reference("mix", ref_id), w) for ref_id, w in mix.items()]
-            total = sum(w for _, w in refs)
-            if total <= 0:
-                raise ApiError(422, "mix: at least one reference needs a positive weight")
-            return self.strengthened(sum(ref.weights * (w / total) for ref, w in refs), style_strength)
-        return self.synth.styles.neutral().numpy()
-
-    def f0_target(
-        self, *, reference_id: str | None, mix: Mapping[str, float] | None, style_strength: float | None
-    ) -> F0Target | None:
-        """The F0 spread a reference or mix asks a vocoder for, from its uploaded clips'
-        spreads (:func:`~gst_tts.inference.style_spec.style_f0_range`'s rule); None for other styles.
-        Call after :meth:`style` has checked them."""
-        return style_f0_range(
-            self._reference_style(reference_id, mix, style_strength),
-            lambda ref_id: self._uploaded(ref_id, lambda ref: ref.f0_range_st),
-        )
-
-    def tempo_target(
-        self, *, reference_id: str | None, mix: Mapping[str, float] | None, style_strength: float | None
-    ) -> TempoTarget | None:
-        """The tempo a reference or mix retimes outputs to, from its uploaded clips' letter rates
-        (:func:`~gst_tts.inference.style_spec.style_tempo`'s rule); None for other styles. Call
-        after :meth:`style` has checked them."""
-        return style_tempo(
-            self._reference_style(reference_id, mix, style_strength),
-            lambda ref_id: self._uploaded(ref_id, lambda ref: ref.letters_per_s),
-        )
-
-    def after_the_model(
-        self,
-        *,
-        tempo: str,
-        f0_range: str | float,
-        reference_id: str | None,
-        mix: Mapping[str, float] | None,
-        style_strength: float | None,
-        vocoder: str | None,
-    ) -> tuple[TempoTarget | None, dict[str, Any], F0Target | None, dict[str, Any]]:
-        """What a request asks done to its output after the model, each with its JSON description
-        (the CLI's shape: ``cli_tempo_target``, ``cli_f0_target``): ``(tempo target, its
-        description, F0 target, its description)``. ``None``: the model's own. ``"reference"``
-        takes an uploaded reference's (a mix's) reading; one that could not be read, or an F0
-        range with a vocoder that cannot set one, leaves the model's, and the description says so.
-        Call after :meth:`checked`.
-
-        Raises:
-            ApiError: 422 for ``"reference"`` without ``reference_id`` or ``mix``, or a bad number.
-        """
         has_reference = reference_id is not None or mix is not None
+        if style_strength is not None and not has_reference:
+            raise ApiError(422, "style_strength needs reference_id or mix (it scales a reference's style)")
         for name, choice, what in (
             ("tempo", tempo, "it retimes the output to the reference's letter rate"),
             ("f0_range", f0_range, "a number of semitones works with any style"),
@@ -291,50 +233,75 @@ class Service:
                 raise ApiError(422, f"{name}: {REFERENCE!r} needs reference_id or mix ({what})")
             if isinstance(choice, str) and choice not in (DECODED, REFERENCE):
                 raise ApiError(422, f"{name}: {quote(choice)} is not {DECODED!r} or {REFERENCE!r}")
-        tempo_target, tempo_said = None, dict(DECODED_SOURCE)
-        if tempo == REFERENCE:
-            tempo_target = self.tempo_target(reference_id=reference_id, mix=mix, style_strength=style_strength)
-            if tempo_target is not None:
-                tempo_said = {
-                    "source": REFERENCE,
-                    "letters_per_s": round(tempo_target.letters_per_s, 2),
-                    "strength": tempo_target.strength,
-                }
-        f0, f0_said = None, dict(DECODED_SOURCE)
-        sets_f0_range = bool(
-            getattr(self.queue.vocoders[vocoder or self.queue.default_vocoder], "sets_f0_range", False)
-        )
-        if f0_range == REFERENCE and sets_f0_range:
-            f0 = self.f0_target(reference_id=reference_id, mix=mix, style_strength=style_strength)
-            if f0 is not None:
-                f0_said = {"source": REFERENCE, "semitones": round(f0.semitones, 2), "strength": f0.strength}
-        elif not isinstance(f0_range, str):
+        semitones = None
+        if not isinstance(f0_range, str):
             try:
                 semitones = check_f0_range(f0_range)
             except GstTtsError as exc:
                 raise ApiError(422, f"f0_range: {exc}") from None
-            if sets_f0_range:
-                f0, f0_said = F0Target(semitones, 1.0), {"source": _GIVEN, "semitones": semitones}
-        return tempo_target, tempo_said, f0, f0_said
+        sets_f0_range = bool(
+            getattr(self.queue.vocoders.get(vocoder or self.queue.default_vocoder), "sets_f0_range", False)
+        )
+        given_f0 = semitones if sets_f0_range else None
+        field = given[0] if given else "style"
+        if field == "style_weights":
+            field = weights_field
+        try:
+            if reference_id is not None:
+                self.reference("reference_id", reference_id)
+                style = Style(reference=reference_id, strength=style_strength, f0_range=given_f0)
+            elif mix is not None:
+                for ref_id in mix:
+                    self.reference("mix", ref_id)
+                style = Style(mix=dict(mix), strength=style_strength, f0_range=given_f0)
+            elif style_weights is not None:
+                style = Style(weights=self._token_spec(weights_field, style_weights), f0_range=given_f0)
+            elif style_dials is not None:
+                style = Style(dials=self._token_spec("style_dials", style_dials), f0_range=given_f0)
+            else:
+                style = Style(f0_range=given_f0)
+            (resolved,) = self.synth.styles.resolve_styles(
+                [style],
+                f0_range=sets_f0_range,
+                reference_f0_range=sets_f0_range and f0_range == REFERENCE,
+                reference_tempo=tempo == REFERENCE,
+                read=self._stored_reading,
+            )
+        except GstTtsError as exc:
+            raise ApiError(422, f"{field}: {exc}") from None
+        resolved = resolved._replace(weights=self.synth.weights_array(resolved.weights))
+        tempo_said, f0_said = dict(DECODED_SOURCE), dict(DECODED_SOURCE)
+        if resolved.tempo_target is not None:
+            target = resolved.tempo_target
+            tempo_said = {
+                "source": REFERENCE,
+                "letters_per_s": round(target.letters_per_s, 2),
+                "strength": target.strength,
+            }
+        if given_f0 is not None:
+            f0_said = {"source": _GIVEN, "semitones": given_f0}
+        elif resolved.f0_target is not None:
+            target = resolved.f0_target
+            f0_said = {"source": REFERENCE, "semitones": round(target.semitones, 2), "strength": target.strength}
+        return resolved, tempo_said, f0_said
 
-    @staticmethod
-    def _reference_style(
-        reference_id: str | None, mix: Mapping[str, float] | None, style_strength: float | None
-    ) -> Style | None:
-        if reference_id is not None:
-            return Style(reference=reference_id, strength=style_strength)
-        if mix is not None:
-            return Style(mix=dict(mix), strength=style_strength)
-        return None
+    def _token_spec(self, field_name: str, spec: Mapping[str, float]) -> dict[Any, float]:
+        """``{"token" or "head:token": weight}`` (already pattern-checked) as a ``Style``'s weights."""
+        parsed: dict[Any, float] = {}
+        for key, w in spec.items():
+            head, _, token = key.rpartition(":")
+            parsed_key = (int(head), int(token)) if head else int(token)
+            if parsed_key in parsed:  # "1" and "01"
+                raise ApiError(422, f"{field_name}: token {key} is given twice")
+            parsed[parsed_key] = w
+        return parsed
 
-    def _uploaded(self, ref_id: str, reading: Callable[[_Reference], float | None]) -> float | None:
-        """What ``reading`` takes of an uploaded clip (read off it when it was encoded), or None."""
-        ref = self.references.get(ref_id)
-        return None if ref is None else reading(ref)
-
-    def strengthened(self, weights: np.ndarray, strength: float | None) -> np.ndarray:
-        """A reference's ``(n_heads, n_tokens)`` weights moved from neutral by ``strength`` (the resolver's rule)."""
-        return self.synth.styles.strengthened(torch.from_numpy(np.asarray(weights, dtype=np.float32)), strength).numpy()
+    def _stored_reading(self, ref_id: str) -> ReferenceReading:
+        """What an uploaded clip's reading gave when it was encoded."""
+        ref = self.reference("reference_id", ref_id)
+        return ReferenceReading(
+            self.synth.styles.as_weights(np.asarray(ref.weights, dtype=np.float32)), ref.f0_range_st, ref.letters_per_s
+        )
 
     def reference(self, field: str, ref_id: str) -> _Reference:
         ref = self.references.get(ref_id)
@@ -365,7 +332,7 @@ class Service:
     ) -> tuple[str, _Synthesis]:
         """A one-shot synthesis, kept: ``(its id, the entry)``; ``tempo`` and ``f0_range`` as
         :meth:`after_the_model` takes them (default: the model's own)."""
-        weights = self.checked(
+        style, tempo_said, f0_said = self.checked(
             text=text,
             style_weights=style_weights,
             reference_id=reference_id,
@@ -374,18 +341,10 @@ class Service:
             style_dials=style_dials,
             style_strength=style_strength,
             weights_field=weights_field,
-        )
-        tempo_target, tempo_said, f0_target, f0_said = self.after_the_model(
             tempo=tempo,
             f0_range=f0_range,
-            reference_id=reference_id,
-            mix=mix,
-            style_strength=style_strength,
-            vocoder=vocoder,
         )
-        job = SynthesisJob(
-            text=text, weights=weights, seed=seed, vocoder=vocoder, f0_target=f0_target, tempo_target=tempo_target
-        )
+        job = SynthesisJob(text=text, style=style, seed=seed, vocoder=vocoder)
         try:
             result = await self.on_worker(job, "synthesis")
         except GstTtsError as exc:
@@ -412,20 +371,26 @@ class Service:
         style_dials: Mapping[str, float] | None,
         style_strength: float | None = None,
         weights_field: str = "style_weights",
-    ) -> np.ndarray:
-        """The request's ``(n_heads, n_tokens)`` token weights, its text and vocoder checked (422 otherwise)."""
+        tempo: str = DECODED,
+        f0_range: str | float = DECODED,
+    ) -> tuple[ResolvedStyle, dict[str, Any], dict[str, Any]]:
+        """The request's resolved style and the descriptions of what is done after the model
+        (:meth:`style`), its text and vocoder checked (422 otherwise)."""
         self.check_text(text)
-        weights = self.style(
+        resolved = self.style(
             style_weights=style_weights,
             style_dials=style_dials,
             reference_id=reference_id,
             mix=mix,
             style_strength=style_strength,
             weights_field=weights_field,
+            tempo=tempo,
+            f0_range=f0_range,
+            vocoder=vocoder,
         )
         if vocoder is not None and vocoder not in self.queue.vocoders:
             raise ApiError(422, f"vocoder: {quote(vocoder)} is not one of {', '.join(self.queue.vocoders)}")
-        return weights
+        return resolved
 
     async def stream(
         self,
@@ -449,7 +414,7 @@ class Service:
         Raises:
             ApiError: as :meth:`synthesize`.
         """
-        weights = self.checked(
+        style, _, _ = self.checked(
             text=text,
             style_weights=style_weights,
             reference_id=reference_id,
@@ -462,7 +427,7 @@ class Service:
         inbox: asyncio.Queue = asyncio.Queue()
         job = StreamJob(
             text=text,
-            weights=weights,
+            style=style,
             seed=seed,
             vocoder=vocoder,
             emit=lambda item: loop.call_soon_threadsafe(inbox.put_nowait, item),

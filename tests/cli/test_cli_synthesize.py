@@ -677,3 +677,37 @@ def test_the_tempo_of_a_reference_is_recorded_and_sets_the_length(tiny_checkpoin
     assert fast["letters_per_s"] == pytest.approx(2 * slow["letters_per_s"], rel=0.15)
     assert lengths["decoded", 3.0] == lengths["decoded", 6.0]
     assert lengths["reference", 6.0] < lengths["reference", 3.0]  # the faster reference, the shorter output
+
+
+def test_synthesize_reads_the_reference_file_once(tiny_checkpoint, tmp_path, capsys, monkeypatch):
+    """Its token weights, its tempo and its F0 spread come from one decoding of the file, for
+    every line of a text file."""
+    reference = tmp_path / "ref.wav"
+    sf.write(reference, tone(1.5), 22050)
+    texts = tmp_path / "lines.txt"
+    texts.write_text("One line.\nAnother line.\nA third.\n")
+    decoded, read = [], sf.read
+    monkeypatch.setattr(sf, "read", lambda path, *a, **k: decoded.append(str(path)) or read(path, *a, **k))
+    rc, _, err = run(
+        capsys,
+        "--checkpoint",
+        str(tiny_checkpoint),
+        "--text-file",
+        str(texts),
+        "--out",
+        str(tmp_path / "out"),
+        "--reference",
+        str(reference),
+        "--tempo",
+        "reference",
+        "--f0-range",
+        "reference",
+        "--batch-size",
+        "2",
+        "--max-seconds",
+        str(seconds_for_steps(24)),
+        "--griffin-lim-iters",
+        "2",
+    )
+    assert rc == 0, err
+    assert decoded.count(str(reference)) == 1

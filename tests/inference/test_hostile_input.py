@@ -257,7 +257,7 @@ def test_a_text_at_the_length_limit_is_read_in_bounded_chunks(synth):
         ("Fine.", dict(seed=2**64)),
         ("Fine.", dict(seed=-(2**63) - 1)),
         ("Fine.", dict(seed=1.5)),
-        ("Fine.", dict(decoding=None)),
+        ("Fine.", dict(decoding="fast")),
     ],
 )
 def test_bad_texts_and_options_are_one_line_errors(synth, texts, kwargs):

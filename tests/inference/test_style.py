@@ -193,8 +193,12 @@ def test_synthesis_asks_the_vocoder_for_the_references_yin_spread(new_path, tmp_
     sf.write(voice, glide(2.0, 16000, 120.0, 240.0), 16000)  # one octave: 10-90 percentile about 10 st
     vocoder = synth.vocoder = _SpreadVocoder(synth.sample_rate)
     reads = []
-    read = synth.reference_f0_range
-    monkeypatch.setattr(synth, "reference_f0_range", lambda ref: reads.append(ref) or read(ref))
+    read = synth.styles.read_reference
+    monkeypatch.setattr(  # the readings that track the F0 spread
+        synth.styles,
+        "read_reference",
+        lambda ref, **asked: asked.get("f0_range") and reads.append(ref) or read(ref, **asked),
+    )
 
     synth.synthesize(
         ["One.", "Two."], reference=voice, style_strength=0.5, transfer_f0_range=True, decoding=FAST, seed=0

@@ -345,14 +345,26 @@ def test_per_text_styles_batched_equal_one_by_one_without_dropout(synth, ref_wav
     np.testing.assert_allclose(batched[1].mel, alone.mel, atol=1e-4)
 
 
-def test_per_text_styles_encode_a_shared_reference_once(synth, ref_wav, monkeypatch):
-    calls = []
-    encode = synth.styles.reference_mel
-    monkeypatch.setattr(synth.styles, "reference_mel", lambda ref: calls.append(ref) or encode(ref))
+def test_a_request_reads_each_reference_file_once(synth, ref_wav, tmp_path, monkeypatch):
+    """Token weights, the tempo and the F0 spread of a reference come from one decoding of its
+    file, however many texts and styles name it."""
+    import soundfile
+
+    other = tmp_path / "other.wav"
+    soundfile.write(other, *soundfile.read(ref_wav))
+    decoded = []
+    read = soundfile.read
+    monkeypatch.setattr(soundfile, "read", lambda path, *a, **k: decoded.append(str(path)) or read(path, *a, **k))
+    monkeypatch.setattr(synth.vocoder, "sets_f0_range", True, raising=False)  # the spread is read too
+    monkeypatch.setattr(synth, "vocode_chunk", lambda log_mel, f0_target, rng: np.zeros(8, dtype=np.float32))
+    styles = [Style(reference=ref_wav), Style(mix={ref_wav: 1.0, other: 1.0}), Style(reference=ref_wav, strength=2)]
     results = synth.synthesize(
-        ["One.", "Two.", "Three."], styles=[Style(reference=ref_wav)] * 3, decoding=FAST, vocode=False
+        ["One.", "Two.", "Three."], styles=styles, transfer_tempo=True, transfer_f0_range=True, decoding=FAST
     )
-    assert len(calls) == 1 and len(results) == 3
+    assert sorted(decoded) == sorted([str(ref_wav), str(other)]) and len(results) == 3
+    decoded.clear()
+    synth.synthesize(["One.", "Two."], reference=ref_wav, transfer_tempo=True, transfer_f0_range=True, decoding=FAST)
+    assert decoded == [str(ref_wav)]
 
 
 @pytest.mark.parametrize(

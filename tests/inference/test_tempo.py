@@ -17,7 +17,7 @@ from gst_tts.errors import GstTtsError
 from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.inference.results import DecodedChunk
 from gst_tts.inference.style import Style
-from gst_tts.inference.style_spec import TempoTarget, style_tempo
+from gst_tts.inference.style_spec import ResolvedStyle, TempoTarget, style_tempo
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.inference.tempo import GAIN_LIMITS, retime_text, retimed, tempo_gain, text_rate
 
@@ -144,7 +144,12 @@ def test_outputs_are_retimed_to_their_references_tempo_by_strength(synth, tmp_pa
     decoded_rate = articulation_rate(as_decoded[slow].cleaned_text, as_decoded[slow].mel, FRAME_S)
     reads = []
     rates = {slow: 1.25 * decoded_rate, fast: 1.6 * decoded_rate}
-    monkeypatch.setattr(synth, "reference_tempo", lambda ref: reads.append(ref) or rates[ref])
+    read = synth.styles.read_reference
+    monkeypatch.setattr(
+        synth.styles,
+        "read_reference",
+        lambda ref, **asked: reads.append(ref) or read(ref)._replace(letters_per_s=rates[ref]),
+    )
 
     results = synth.synthesize(
         [text, text, text],
@@ -176,34 +181,40 @@ def test_outputs_are_retimed_to_their_references_tempo_by_strength(synth, tmp_pa
         assert result.alignment.shape == decoded.alignment.shape  # the decoder's own steps
         assert result.chunks[0].decoded_frames == decoded.n_frames
         assert result.chunks[0].tempo_gain == pytest.approx(decoded.n_frames / result.n_frames)
-    # A caller that read the references itself passes checked targets.
-    given = synth.synthesize(
-        text,
-        style_weights={0: 1.0},
-        tempo_targets=[TempoTarget(1.6 * decoded_rate, 1.0)],
-        decoding=DECODING,
-        seed=0,
-        vocode=False,
-    )
+    # A caller that read the references itself passes a resolved style with its target, checked.
+    weights = synth.styles.resolve(Style(weights={0: 1.0}))
+
+    def given(target, **kwargs):
+        return synth.synthesize(
+            text, styles=[ResolvedStyle(weights, None, target)], decoding=DECODING, seed=0, vocode=False, **kwargs
+        )
+
     plain = synth.synthesize(text, style_weights={0: 1.0}, decoding=DECODING, seed=0, vocode=False)
-    assert given.n_frames < 0.8 * plain.n_frames and plain.chunks[0].tempo_gain == 1.0
-    slower = synth.synthesize(
-        text,
-        style_weights={0: 1.0},
-        tempo_targets=[TempoTarget(0.5 * decoded_rate, 1.0)],
-        decoding=DECODING,
-        seed=0,
-        vocode=False,
-    )
+    faster = given(TempoTarget(1.6 * decoded_rate, 1.0))
+    assert faster.n_frames < 0.8 * plain.n_frames and plain.chunks[0].tempo_gain == 1.0
+    assert given(None).n_frames == plain.n_frames
+    slower = given(TempoTarget(0.5 * decoded_rate, 1.0))
     assert slower.n_frames == plain.n_frames  # held to the decoding bound it already reached
     for bad, message in [
-        ([None, None], "one target"),
-        ([TempoTarget(math.nan, 1.0)], "letters_per_s"),
-        ([TempoTarget(10.0, -1.0)], "style strength"),
-        ([(10.0, 1.0)], "TempoTarget"),
+        (TempoTarget(math.nan, 1.0), "letters_per_s"),
+        (TempoTarget(10.0, -1.0), "style strength"),
+        ((10.0, 1.0), "TempoTarget"),
     ]:
         with pytest.raises(GstTtsError, match=message):
-            synth.synthesize(text, tempo_targets=bad, decoding=DECODING, seed=0, vocode=False)
+            given(bad)
+    # The per-text targets of earlier releases still work, with a deprecation warning.
+    with pytest.warns(DeprecationWarning, match="tempo_targets is deprecated"):
+        old = synth.synthesize(
+            text,
+            style_weights={0: 1.0},
+            tempo_targets=[TempoTarget(1.6 * decoded_rate, 1.0)],
+            decoding=DECODING,
+            seed=0,
+            vocode=False,
+        )
+    np.testing.assert_array_equal(old.mel, faster.mel)
+    with pytest.raises(GstTtsError, match="one target"), pytest.warns(DeprecationWarning):
+        synth.synthesize(text, tempo_targets=[None, None], decoding=DECODING, seed=0, vocode=False)
 
 
 def test_an_unreadable_references_tempo_is_the_models_with_a_warning(synth, tmp_path, caplog):

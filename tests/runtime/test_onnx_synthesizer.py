@@ -177,6 +177,16 @@ def test_outputs_are_retimed_to_a_references_tempo_as_the_torch_path_does(runtim
     assert frames["fast"] < frames["slow"] and own.n_frames == own.alignment.shape[0] * synth.model.reduction_factor
 
 
+def test_a_request_reads_each_reference_file_once(runtime, tmp_path, monkeypatch):
+    voice = _voice(tmp_path / "voice.wav")
+    decoded, read = [], sf.read
+    monkeypatch.setattr(sf, "read", lambda path, *a, **k: decoded.append(str(path)) or read(path, *a, **k))
+    styles = [Style(reference=voice), Style(mix={voice: 1.0}), Style(reference=voice, strength=0.5)]
+    bound = DecodingConfig(max_seconds=seconds_for_steps(24))
+    runtime.synthesize(["One.", "Two.", "Three."], styles=styles, transfer_tempo=True, decoding=bound, vocode=False)
+    assert decoded == [str(voice)]
+
+
 def test_the_exports_neutral_style_and_style_strength_are_the_checkpoints(tiny_checkpoint, tmp_path):
     ckpt = load_checkpoint(tiny_checkpoint)
     stored = torch.softmax(

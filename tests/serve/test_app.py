@@ -615,13 +615,13 @@ def test_a_body_slower_than_the_body_timeout_is_408(synth):
 
 def test_references_are_encoded_on_the_worker_and_a_full_queue_is_503(synth, monkeypatch):
     threads = []
-    real = synth.styles.reference_weights
+    real = synth.styles.read_reference
 
-    def recorded(reference):
+    def recorded(reference, **asked):
         threads.append(threading.current_thread().name)
-        return real(reference)
+        return real(reference, **asked)
 
-    monkeypatch.setattr(synth.styles, "reference_weights", recorded)
+    monkeypatch.setattr(synth.styles, "read_reference", recorded)
     gate = Gate(synth, monkeypatch)
     gate.release.set()
     with make_client(synth, max_batch=1, max_queue=1) as client:
@@ -809,7 +809,7 @@ def test_an_uploaded_references_tempo_retimes_one_shot_outputs_when_asked(tiny_c
     said = []
     synthesize = synth.synthesize
     monkeypatch.setattr(
-        synth, "synthesize", lambda *a, **k: asked.append(k.get("tempo_targets")) or synthesize(*a, **k)
+        synth, "synthesize", lambda *a, **k: asked.append([s.tempo_target for s in k["styles"]]) or synthesize(*a, **k)
     )
     t = np.arange(3 * 22050) / 22050
     voice = sum(np.sin(2 * np.pi * 150.0 * k * t) / k for k in range(1, 16))
@@ -884,7 +884,7 @@ def test_by_default_a_reference_keeps_the_models_tempo_and_f0_range(spread_synth
     # What reached the model: no target (given targets are applied as given), so the output is the model's own.
     assert len(synth.calls) == 3
     for call in synth.calls:
-        assert call["tempo_targets"] == [None] and call["f0_targets"] == [None]
+        assert [(s.tempo_target, s.f0_target) for s in call["styles"]] == [(None, None)]
     assert synth.vocoder.asked == [None, None, None]
 
 
@@ -906,9 +906,10 @@ def test_tempo_reference_retimes_to_the_references_letter_rate(spread_synth):
             client.post("/api/synthesize", json={"text": "Hi.", "reference_id": ref, "tempo": "fast"}), 422, "tempo"
         )
     rate = synth.reference_tempo((fast, 22050))
-    (target,) = synth.calls[0]["tempo_targets"]
+    (style,) = synth.calls[0]["styles"]
+    target = style.tempo_target
     assert target.letters_per_s == pytest.approx(rate, rel=1e-6) and target.strength == 1.0
-    assert synth.calls[0]["f0_targets"] == [None]  # the F0 range: the model's
+    assert style.f0_target is None  # the F0 range: the model's
     assert summary["tempo"] == {"source": "reference", "letters_per_s": round(rate, 2), "strength": 1.0}
     assert summary["f0_range"] == {"source": "decoded"}
     assert len(synth.calls) == 1  # the refused requests never reached the model

@@ -11,7 +11,7 @@ import pytest
 from gst_tts.audio.vocoders.griffin_lim import GriffinLimVocoder
 from gst_tts.errors import GstTtsError, TextError
 from gst_tts.inference.decoding import DecodingConfig
-from gst_tts.inference.style_spec import TempoTarget
+from gst_tts.inference.style_spec import ResolvedStyle, TempoTarget
 from gst_tts.inference.synthesizer import Synthesizer
 from gst_tts.serve.batching import BatchingQueue, QueueClosed, QueueFull, SynthesisJob
 
@@ -43,7 +43,7 @@ def job(synth: Synthesizer, text: str, *, seed: int | None = None, token: int | 
     if token is not None:
         weights = np.zeros_like(weights)
         weights[:, token] = 1.0
-    return SynthesisJob(text, weights, seed=seed)
+    return SynthesisJob(text, ResolvedStyle(weights), seed=seed)
 
 
 def test_jobs_waiting_together_are_one_call_with_their_own_styles(synth, calls):
@@ -76,7 +76,9 @@ def test_each_job_gets_its_own_tempo_and_f0_targets_and_none_is_the_models_own(s
     monkeypatch.setattr(synth, "synthesize", lambda texts, **k: made.append(k) or real(texts, **k))
     queue = BatchingQueue(synth, max_batch=4, batch_window_s=0.0, decoding=DECODING)
     plain, retimed = job(synth, "Its own tempo."), job(synth, "A reference's tempo.")
-    retimed.tempo_target = TempoTarget(30.0, 1.0)  # a fast reader: the output is squeezed after the model
+    retimed.style = retimed.style._replace(
+        tempo_target=TempoTarget(30.0, 1.0)
+    )  # a fast reader: squeezed after the model
     alone = job(synth, "Alone and plain.")
     queue.submit(plain), queue.submit(retimed)
     with queue:
@@ -84,8 +86,9 @@ def test_each_job_gets_its_own_tempo_and_f0_targets_and_none_is_the_models_own(s
         queue.submit(alone)
         alone.future.result(30)
     both, single = made
-    assert both["tempo_targets"] == [None, retimed.tempo_target] and both["f0_targets"] == [None, None]
-    assert single["tempo_targets"] == single["f0_targets"] == [None]
+    assert [style.tempo_target for style in both["styles"]] == [None, retimed.style.tempo_target]
+    assert [style.f0_target for style in both["styles"] + single["styles"]] == [None, None, None]
+    assert single["styles"][0].tempo_target is None
     # the retimed job is squeezed; its neighbour keeps the model's tempo
     assert results[1].chunks[0].tempo_gain > 1.0 and results[0].chunks[0].tempo_gain == 1.0
     assert results[0].style_weights is not None and results[1].audio.size > 0
@@ -145,4 +148,4 @@ def test_bad_options(synth, options, message):
 def test_unknown_vocoder_is_refused_at_submit(synth):
     queue = BatchingQueue(synth)
     with pytest.raises(GstTtsError, match="not one of griffin-lim"):
-        queue.submit(SynthesisJob("Hi.", synth.styles.neutral().numpy(), vocoder="wavenet"))
+        queue.submit(SynthesisJob("Hi.", ResolvedStyle(synth.styles.neutral().numpy()), vocoder="wavenet"))
