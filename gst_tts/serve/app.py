@@ -14,7 +14,10 @@ Endpoints (their schema is served at ``/openapi.json``):
   ``/`` (``static/``, no external resource).
 
 Every problem a client can cause is a 4xx answer ``{"error": "<one line naming it>"}``; only a
-bug gives a 5xx (and a full queue: 503 with ``Retry-After``). Uploads are read into memory, at
+bug gives a 5xx (and a full queue: 503 with ``Retry-After``). Each operation's schema lists every
+status it can answer (:func:`_errors`), and its bounds are those the server checks: data the
+schema allows is data the server takes, but for state (an id not kept) and what no schema can say
+(a file that is not audio, a word whose phonemes the model lacks). Uploads are read into memory, at
 most ``ServeLimits.max_upload_bytes``, and decoded from there: nothing a request sends is
 written to disk. References and recent syntheses are kept in memory, the oldest dropped first.
 
@@ -52,7 +55,11 @@ from gst_tts.serve.errors import ApiError, error_response, quote
 from gst_tts.serve.limits import MULTIPART_OVERHEAD, Guard, ServeLimits
 from gst_tts.serve.models import (
     DECODED,
+    ID_PATTERN,
+    TEXT_DESCRIPTION,
+    schema_facts,
     style_wav_adapter,
+    style_wav_pattern,
     style_wav_weights,
     synthesize_request_model,
     validation_message,
@@ -132,8 +139,23 @@ def create_app(
         name="X-API-Key", auto_error=False, description="needed when the server runs with --api-key"
     )
     auth = [Depends(key_header)]
-    SynthesizeRequest = synthesize_request_model(limits)
+    facts = schema_facts(queue.synthesizer, queue.vocoders)
+    SynthesizeRequest = synthesize_request_model(limits, facts)
     style_wav_type = style_wav_adapter(limits)
+    # GET /api/tts's text may come in a header instead (Coqui's clients): the parameter is optional
+    # to the server, but the schema asks for it, since without a header it is needed.
+    tts_text = {
+        "name": "text",
+        "in": "query",
+        "required": True,
+        "description": f"{TEXT_DESCRIPTION}. Coqui's clients may send it in a header 'text' instead",
+        "schema": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": limits.max_text_chars,
+            **({"pattern": facts.text_pattern} if facts.text_pattern else {}),
+        },
+    }
 
     # ------------------------------------------------------------------ synthesis
 
@@ -147,8 +169,9 @@ def create_app(
                 "content": {"audio/wav": {}, "application/json": {}},
                 "description": "WAV (headers X-Synthesis-Id, X-Stop-Reason, X-Alignment-Health, X-Alignment-Problems, "
                 "X-Style-Weights, X-Tempo, X-F0-Range), or with ?format=json a JSON summary",
+                "links": _SYNTHESIS_LINKS,
             },
-            **_ERRORS,
+            **_errors(401, 408, 413, 422, 503),
         },
     )
     async def synthesize(
@@ -204,8 +227,8 @@ def create_app(
             tempo=body.tempo,
             f0_range=body.f0_range,
         )
-        if format == "json":
-            return JSONResponse(service.summary(syn_id, entry))
+        if format == "json":  # the id in a header too, as with WAV: the schema's links follow it
+            return JSONResponse(service.summary(syn_id, entry), headers={"X-Synthesis-Id": syn_id})
         return Response(entry.wav, media_type="audio/wav", headers=service.headers(syn_id, entry))
 
     @app.get(
@@ -213,13 +236,21 @@ def create_app(
         dependencies=auth,
         tags=["synthesis"],
         response_class=Response,
-        responses={200: {"content": {"audio/wav": {}}}, **_ERRORS},
+        responses={200: {"content": {"audio/wav": {}}}, **_errors(401, 408, 413, 422, 503)},
+        openapi_extra={"parameters": [tts_text]},
     )
     async def tts(
         request: Request,
-        text: Annotated[Optional[str], Query(max_length=limits.max_text_chars)] = None,
+        text: Annotated[Optional[str], Query(max_length=limits.max_text_chars, include_in_schema=False)] = None,
         speaker_id: Annotated[str, Query(max_length=200)] = "",
-        style_wav: Annotated[str, Query(max_length=2000)] = "",
+        style_wav: Annotated[
+            str,
+            Query(
+                max_length=2000,
+                description='JSON token weights, {"0": 0.3, "1:3": -0.2}, as style_weights of POST /api/synthesize',
+                json_schema_extra={"pattern": style_wav_pattern(limits, facts)},
+            ),
+        ] = "",
         language_id: Annotated[str, Query(max_length=200)] = "",
     ) -> Response:
         """Coqui ``tts-server``'s endpoint: ``GET /api/tts?text=…`` → WAV in the neutral style.
@@ -240,7 +271,7 @@ def create_app(
         syn_id, entry = await service.synthesize(text=text, style_weights=style_weights, weights_field="style_wav")
         return Response(entry.wav, media_type="audio/wav", headers=service.headers(syn_id, entry))
 
-    @app.get("/api/syntheses/{syn_id}", dependencies=auth, tags=["synthesis"], responses=_ERRORS)
+    @app.get("/api/syntheses/{syn_id}", dependencies=auth, tags=["synthesis"], responses=_errors(401, 404, 413, 422))
     async def synthesis_summary(syn_id: Annotated[str, _path_id()]) -> dict[str, Any]:
         """The JSON summary of a recent synthesis (the same as ``POST /api/synthesize?format=json``)."""
         return service.summary(syn_id, service.synthesis(syn_id))
@@ -250,7 +281,7 @@ def create_app(
         dependencies=auth,
         tags=["synthesis"],
         response_class=Response,
-        responses={200: {"content": {"audio/wav": {}}}, **_ERRORS},
+        responses={200: {"content": {"audio/wav": {}}}, **_errors(401, 404, 413, 422)},
     )
     async def synthesis_audio(syn_id: Annotated[str, _path_id()]) -> Response:
         entry = service.synthesis(syn_id)
@@ -261,7 +292,7 @@ def create_app(
         dependencies=auth,
         tags=["synthesis"],
         response_class=Response,
-        responses={200: {"content": {"image/png": {}}}, **_ERRORS},
+        responses={200: {"content": {"image/png": {}}}, **_errors(401, 404, 413, 422)},
     )
     async def synthesis_alignment(syn_id: Annotated[str, _path_id()]) -> Response:
         """Attention map (symbols × time), stop-token curve and mel of a recent synthesis, with its health."""
@@ -276,7 +307,7 @@ def create_app(
         "/api/references",
         dependencies=auth,
         tags=["references"],
-        responses=_ERRORS,
+        responses=_errors(401, 408, 413, 415, 422, 503),
         openapi_extra={
             "requestBody": {
                 "required": True,
@@ -285,6 +316,7 @@ def create_app(
                         "schema": {
                             "type": "object",
                             "required": ["file"],
+                            "additionalProperties": False,  # a few more fields are read, and refused past 8
                             "properties": {
                                 "file": {
                                     "type": "string",
@@ -306,19 +338,19 @@ def create_app(
         ref_id = service.references.add(ref)
         return ref.to_dict(ref_id)
 
-    @app.get("/api/references", dependencies=auth, tags=["references"], responses=_ERRORS)
+    @app.get("/api/references", dependencies=auth, tags=["references"], responses=_errors(401, 413))
     async def list_references() -> list[dict[str, Any]]:
         """The references kept, oldest first (the oldest is dropped beyond the server's limit)."""
         return [ref.to_dict(ref_id) for ref_id, ref in service.references.values()]
 
     # ------------------------------------------------------------------ about
 
-    @app.get("/api/model", dependencies=auth, tags=["about"], responses=_ERRORS)
+    @app.get("/api/model", dependencies=auth, tags=["about"], responses=_errors(401, 413))
     async def model_info() -> dict[str, Any]:
         """Sample rate, style tokens and heads, the text frontend, the vocoders and the limits."""
         return service.model_info()
 
-    @app.get("/api/health", tags=["about"])
+    @app.get("/api/health", tags=["about"], responses=_errors(413))
     async def health() -> dict[str, Any]:
         """Liveness and the queue's state (no key needed)."""
         return {"status": "ok", "queue": queue.stats()}
@@ -335,31 +367,55 @@ def create_app(
 
 # ---------------------------------------------------------------- HTTP plumbing
 
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {
-        "description": what,
-        "content": {
-            "application/json": {
-                "schema": {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}}}
-            }
-        },
+_ERROR_BODY = {
+    "application/json": {
+        "schema": {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}}}
     }
-    for code, what in (
-        (401, "missing or wrong API key"),
-        (404, "not kept"),
-        (408, "took longer than the request limit"),
-        (413, "upload too large"),
-        (415, "not multipart/form-data"),
-        (422, "bad input, named"),
-        (503, "queue full (see Retry-After)"),
-    )
 }
+# Every refusal, and who gives it: the guard (401, 413, a body's 408) before the app, the app after.
+_ERROR_ANSWERS: dict[int, dict[str, Any]] = {
+    401: {
+        "description": "missing or wrong API key (a server run with --api-key)",
+        "headers": {"WWW-Authenticate": {"schema": {"type": "string"}}},
+    },
+    404: {"description": "not kept (only the most recent syntheses are)"},
+    408: {"description": "the body arrived slower than --body-timeout, or the work took longer than --request-timeout"},
+    413: {
+        "description": "the request body is over its limit (the upload's plus its framing on POST /api/references, "
+        "256 KiB elsewhere), or the upload is over --max-upload-mb"
+    },
+    415: {"description": "not multipart/form-data"},
+    422: {"description": "bad input, named (a body that is not JSON included)"},
+    503: {
+        "description": "the queue is full, or the server is shutting down (see Retry-After)",
+        "headers": {"Retry-After": {"schema": {"type": "integer"}, "description": "seconds to wait"}},
+    },
+}
+
+
+# A whole synthesis (not a stream) is kept: its id leads to its summary, audio and plot.
+_SYNTHESIS_LINKS = {
+    name: {
+        "operationRef": f"#/paths/~1api~1syntheses~1{{syn_id}}{tail}/get",
+        "parameters": {"syn_id": "$response.header.X-Synthesis-Id"},
+    }
+    for name, tail in (("summary", ""), ("audio", "~1audio.wav"), ("alignment", "~1alignment.png"))
+}
+
+# What FastAPI answers 400 (not its 422) when a JSON body cannot be decoded at all.
+_BODY_NOT_PARSED = "There was an error parsing the body"
+
+
+def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """The schema's answers ``codes``, each ``{"error": ...}`` (the statuses an operation can answer)."""
+    return {code: {**_ERROR_ANSWERS[code], "content": _ERROR_BODY} for code in codes}
 
 
 def _path_id() -> Any:
     from fastapi import Path as PathParam
 
-    return PathParam(max_length=64)
+    # The pattern is the schema's (ids the server hands out); the server answers any other id 404.
+    return PathParam(max_length=64, json_schema_extra={"pattern": ID_PATTERN})
 
 
 def _version() -> str:
@@ -383,6 +439,10 @@ def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         message = str(exc.detail)
+        if exc.status_code == 400:  # bad input, which the schema lists as 422 everywhere
+            if message == _BODY_NOT_PARSED and exc.__cause__ is not None:  # e.g. a body that is not UTF-8
+                message = f"the body is not valid JSON ({first_line(exc.__cause__, 100)})"
+            return error_response(422, message)
         if exc.status_code in (404, 405):  # the router's own "Not Found": say which request
             message = (
                 f"{message}: {request.method} {quote(request.url.path, 80)} (the API is described at /openapi.json)"
