@@ -213,7 +213,13 @@ class WhisperTranscriber:
     """Whisper through faster-whisper, on the CPU in int8 by default, English, beam search, no
     conditioning on earlier text (each clip is transcribed on its own, so one clip cannot bias the
     next), each clip padded with :data:`ASR_PAD_SECONDS` of silence. ``model``: a CTranslate2 Whisper
-    folder (default :func:`default_asr_model`)."""
+    folder (default :func:`default_asr_model`).
+
+    Where beam search gives text that looks wrong (repeats, low probability), Whisper decodes again
+    by sampling at rising temperatures; CTranslate2 seeds that sampling at random in each process, so
+    the same clip could come back as other text from one run to the next. The sampler is seeded with
+    ``seed`` before every clip: a clip's transcript depends on its samples alone, not on the run or
+    on the clips transcribed before it."""
 
     def __init__(
         self,
@@ -224,6 +230,7 @@ class WhisperTranscriber:
         device: str = "cpu",
         threads: int = 1,
         language: str = "en",
+        seed: int = 0,
     ) -> None:
         if not asr_available():
             raise GstTtsError("the intelligibility measure needs faster-whisper: pip install 'gst-tts[asr]'")
@@ -234,13 +241,17 @@ class WhisperTranscriber:
         self.model_dir = folder
         self.beam_size = beam_size
         self.language = language
+        self.seed = seed
         self._model = WhisperModel(str(folder), device=device, compute_type=compute_type, cpu_threads=threads)
 
     def transcribe(self, samples: np.ndarray, sample_rate: int) -> str:
+        import ctranslate2  # faster-whisper's engine
+
         from gst_tts.audio.io import to_mono_resampled
 
         audio = to_mono_resampled(np.asarray(samples, dtype=np.float32), sample_rate, ASR_SAMPLE_RATE, name="speech")
         audio = padded(audio, ASR_SAMPLE_RATE)
+        ctranslate2.set_random_seed(self.seed)
         segments, _ = self._model.transcribe(
             audio, language=self.language, beam_size=self.beam_size, condition_on_previous_text=False, vad_filter=False
         )

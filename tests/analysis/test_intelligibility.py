@@ -4,6 +4,8 @@ itself (clear speech scores low; noise and a wrong text score high)."""
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -138,3 +140,21 @@ def test_a_clip_that_starts_on_speech_keeps_its_first_word(transcriber):
     loud = np.flatnonzero(np.abs(samples) > 0.01)
     heard = transcriber.transcribe(samples[loud[0] :], synth.sample_rate)
     assert heard.lower().startswith("scientists"), heard
+
+
+@needs_asr
+def test_a_clips_transcript_is_the_same_in_every_run():
+    """Speech played backwards makes Whisper fall back to sampling, which CTranslate2 seeds at
+    random in every process: seeded before every clip, two runs hear the same text."""
+    script = (
+        "import numpy as np\n"
+        "from gst_tts.analysis.intelligibility import WhisperTranscriber\n"
+        "from gst_tts.demo.espeak import EspeakSynth\n"
+        "e, t = EspeakSynth(), WhisperTranscriber()\n"
+        "x = e.synthesize('Please call Stella and ask her to bring these things.', 'en-us', rate=160, pitch=50)\n"
+        "backwards = x[::-1].copy()\n"
+        "print(repr(t.transcribe(backwards, e.sample_rate)))\n"
+        "print(repr(t.transcribe(np.tile(backwards[: e.sample_rate], 4), e.sample_rate)))\n"
+    )
+    runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True) for _ in (0, 1)]
+    assert runs[0].stdout == runs[1].stdout and runs[0].stdout.count("\n") == 2
