@@ -44,20 +44,22 @@ STATE_NAME = "demo.json"
 #: Its layout; a record of another version is not trusted.
 STATE_VERSION = 1
 
-#: The reference machine's figures: seconds per unit of each stage in a clean-checkout `make demo` (2
-#: cores, AMD EPYC, 1 thread; subprocess start-up included), and that run's probe (seconds
-#: per demo training step, :func:`probe_step_seconds`), which scales them to other machines.
-REFERENCE_PROBE_S = 0.87
+#: The reference machine's figures: seconds per unit of each stage in a clean-clone `make demo` (2
+#: cores, AMD EPYC, 1 thread, subprocess start-up included; the second core partly busy, so a little
+#: slow: docs/results/2026-12-03-demo-3500-steps.md), and that run's probe (seconds per demo training
+#: step, :func:`probe_step_seconds`), which scales them to other machines. The probe's random batch
+#: runs faster than the corpus's batches, so the figures are per unit of the real stage.
+REFERENCE_PROBE_S = 0.40
 REFERENCE_SECONDS = {
-    "corpus": 0.0133,  # per utterance rendered
-    "features": 0.0126,  # per utterance
-    "acoustic": 1.00,  # per training step, validations and checkpoints included
-    "vocoder": 0.197,  # per step
-    "select": 52.1 + 48 * 1.3,  # per candidate checkpoint; its 48 outputs transcribed (ASR about 1.3 s a clip)
-    "gta": 0.0238,  # per utterance
-    "vocoder_gta": 0.192,  # per step
+    "corpus": 0.0108,  # per utterance rendered
+    "features": 0.0139,  # per utterance
+    "acoustic": 0.848,  # per training step, validations and checkpoints included
+    "vocoder": 0.197,  # per step (alongside the acoustic model, so not in the total)
+    "select": 98.5,  # per candidate checkpoint, its outputs transcribed included
+    "gta": 0.0222,  # per utterance
+    "vocoder_gta": 0.181,  # per step
     "report": 1.60,  # per synthesis
-    "dials": 0.50,  # per synthesis (one core of two)
+    "dials": 0.93,  # per synthesis (one core of two)
 }
 #: The instruction set every stage computes with on x86-64. torch (ATen), MKL and oneDNN otherwise
 #: pick the widest the CPU has, and AVX-512 kernels round differently from AVX2 ones: the demo's
