@@ -269,9 +269,10 @@ class SynthesisPipeline:
         fps = self.sample_rate / self.hop_length
         results = []
         with self.seeded(seed) as rng:
-            decoded = self._decode(chunks, batch_size, decoding, rng)
-            for i, text in enumerate(texts):
-                parts = [d for c, d in zip(chunks, decoded) if c.text_index == i]
+            per_text: list[list[DecodedChunk]] = [[] for _ in texts]
+            for chunk, decoded in zip(chunks, self._decode(chunks, batch_size, decoding, rng)):
+                per_text[chunk.text_index].append(decoded)  # chunks are in reading order
+            for i, (text, parts) in enumerate(zip(texts, per_text)):
                 bounds = [self._chunk_frames(d.ids, decoding) for d in parts]
                 parts = retime_text(parts, resolved[i].tempo_target, frame_seconds=1.0 / fps, max_frames=bounds)
                 target = resolved[i].f0_target
