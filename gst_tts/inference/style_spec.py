@@ -301,7 +301,7 @@ class StyleRules:
         """
         bad = [type(s).__name__ for s in styles if s is not None and not isinstance(s, (Style, ResolvedStyle))]
         if bad:
-            raise GstTtsError(f"a style must be a gst_tts.inference.style.Style or None, got {bad[0]}")
+            raise GstTtsError(f"a style must be a Style, a ResolvedStyle or None, got {bad[0]}")
         reading = once_per_reference(
             read or (lambda ref: self.read_reference(ref, f0_range=reference_f0_range, tempo=reference_tempo))
         )

@@ -373,7 +373,7 @@ def test_a_request_reads_each_reference_file_once(synth, ref_wav, tmp_path, monk
         (dict(styles=[None]), "one style per text: 1 for 2"),
         (dict(styles=Style()), "one style per text"),
         (dict(styles=[None, None], style_weights={1: 1.0}), "either styles"),
-        (dict(styles=[None, {1: 1.0}]), "must be a gst_tts.inference.style.Style"),
+        (dict(styles=[None, {1: 1.0}]), "must be a Style, a ResolvedStyle or None"),
         (dict(names=["only one"]), "1 names for 2 texts"),
         (dict(decoding={"max_seconds": 3}), "DecodingConfig"),
     ],
