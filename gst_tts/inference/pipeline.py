@@ -22,6 +22,7 @@ step-wise decoder and vocoder windows (:func:`~gst_tts.inference.stream_windows.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import Any, Callable, ContextManager, Iterator, NamedTuple, Sequence
 import warnings
@@ -71,7 +72,7 @@ class StreamParts(NamedTuple):
 
     mel_blocks: Callable[[Chunk], MelBlocks]
     windows: Callable[[], VocoderWindows]
-    vocoder_context: Callable[[], ContextManager] | None = None
+    vocoder_context: Callable[[], ContextManager] = contextlib.nullcontext
 
 
 class SynthesisPipeline:
@@ -355,7 +356,7 @@ class SynthesisPipeline:
             mel_blocks=parts.mel_blocks,
             windows=parts.windows if vocode else None,
             pause=np.zeros(int(round(pause_s * self.sample_rate)), dtype=np.float32),
-            **({} if parts.vocoder_context is None else {"vocoder_context": parts.vocoder_context}),
+            vocoder_context=parts.vocoder_context,
         )
 
     def frame_bounds(

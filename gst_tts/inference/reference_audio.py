@@ -24,6 +24,7 @@ __all__ = [
     "reference_array",
     "reference_header",
     "reference_samples",
+    "window_starts",
 ]
 
 MIN_REFERENCE_SECONDS = 0.5
@@ -80,6 +81,18 @@ def reference_samples(
             f"{name}: reference is {samples.size / rate:.2f} s of sound; at least {MIN_REFERENCE_SECONDS} s is needed"
         )
     return np.ascontiguousarray(samples, dtype=np.float32)
+
+
+def window_starts(frames: int, window: int | None) -> list[int]:
+    """Where the windows a reference of ``frames`` mel frames is encoded in start: every half
+    window, the last ending with the reference; ``[0]`` (one window, the whole mel) when it is no
+    longer than ``window`` or ``window`` is None."""
+    if window is None or frames <= window:
+        return [0]
+    starts = list(range(0, frames - window + 1, max(1, window // 2)))
+    if starts[-1] + window < frames:
+        starts.append(frames - window)
+    return starts
 
 
 def reference_array(samples: Any, rate: Any, name: str) -> tuple[np.ndarray, int]:

@@ -43,6 +43,7 @@ from gst_tts.inference.reference_audio import (  # the torch-free checks, shared
     MAX_REFERENCE_SECONDS,
     MIN_REFERENCE_SECONDS,
     reference_samples,
+    window_starts,
 )
 from gst_tts.inference.style_spec import (  # the torch-free rules, shared with gst_tts.runtime
     MAX_STYLE_STRENGTH,
@@ -196,11 +197,7 @@ class StyleResolver(StyleRules):
     def reference_windows(self, mel: torch.Tensor) -> torch.Tensor:
         """``(frames, n_mels)`` → ``(n_windows, window, n_mels)``; one window, the whole mel, when it is
         no longer than :attr:`reference_window`."""
-        window = self.reference_window
-        frames = mel.shape[0]
+        window, frames = self.reference_window, mel.shape[0]
         if window is None or frames <= window:
             return mel[None]
-        starts = list(range(0, frames - window + 1, max(1, window // 2)))
-        if starts[-1] + window < frames:
-            starts.append(frames - window)
-        return torch.stack([mel[s : s + window] for s in starts])
+        return torch.stack([mel[s : s + window] for s in window_starts(frames, window)])

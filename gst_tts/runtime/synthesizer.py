@@ -27,7 +27,7 @@ from gst_tts.audio.vocoders.reconstruction import spectral_audio
 from gst_tts.errors import ExportError, GstTtsError, first_line
 from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.inference.pipeline import Chunk, StreamParts, SynthesisPipeline
-from gst_tts.inference.reference_audio import reference_samples
+from gst_tts.inference.reference_audio import reference_samples, window_starts
 from gst_tts.inference.requests import whole
 from gst_tts.inference.results import DecodedChunk
 from gst_tts.inference.stream_windows import POSTNET_BLOCK_FRAMES, PostnetWindows, VocoderWindows, stream_overlap
@@ -232,10 +232,7 @@ class OnnxSynthesizer(SynthesisPipeline):
         window, frames = self.reference_window, mel.shape[0]
         if window is None or frames <= window:
             return mel[None].astype(np.float32)
-        starts = list(range(0, frames - window + 1, max(1, window // 2)))
-        if starts[-1] + window < frames:
-            starts.append(frames - window)
-        return np.stack([mel[s : s + window] for s in starts]).astype(np.float32)
+        return np.stack([mel[s : s + window] for s in window_starts(frames, window)]).astype(np.float32)
 
     # ------------------------------------------------------------------ synthesis
 
