@@ -76,9 +76,9 @@ class ReferenceJob:
     ``load`` gives the clip as ``(samples (frames, channels) float32, sample rate in Hz)``; it runs
     on the worker too, so a clip is decoded only when its turn comes. ``future`` gets
     ``(weights (n_heads, n_tokens) float32 array, duration in seconds, F0 spread in semitones or
-    None, letter rate or None)`` (:meth:`Synthesizer.reference_f0_range`, read only when a vocoder
-    of the queue can set one; :meth:`Synthesizer.reference_tempo`), or the error of ``load`` or of the model (an
-    ``AudioError`` for a silent or too short clip).
+    None, letter rate or None)``, all from one :meth:`StyleResolver.read_reference` (the F0 spread
+    read only when a vocoder of the queue can set one), or the error of ``load`` or of the model
+    (an ``AudioError`` for a silent or too short clip).
     """
 
     load: Callable[[], tuple[np.ndarray, int]]
