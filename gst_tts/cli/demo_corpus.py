@@ -42,6 +42,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="read the first UTTERANCES lines of this UTF-8 file (one sentence a line, numbers in words) "
         "instead of the template generator's sentences",
     )
+    p.add_argument(
+        "--read-share",
+        type=float,
+        default=None,
+        metavar="F",
+        help="share of the generated sentences taken from the bundled LJ Speech transcripts (public domain) "
+        "rather than the templates, 0-1 (default 0.5: the demo's; 0: templates only); not with --text-file",
+    )
     add_seed_argument(p, "the sentences and of every utterance's style")
     add_progress_argument(p)
 
@@ -66,6 +74,10 @@ def run(args: argparse.Namespace) -> int:
         make_demo_corpus,
     )
 
+    from gst_tts.demo.sentences import READ_SHARE
+
+    if args.read_share is not None and args.text_file is not None:
+        raise GstTtsError("--read-share: the sentences of a --text-file are read as they are; give one or the other")
     start = time.monotonic()
     if args.variants is None:
         variants = list(CORPUS_VARIANTS)
@@ -82,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
         variants=variants,
         formant_scale_range=formants,
         texts=args.text_file,
+        read_share=READ_SHARE if args.read_share is None else args.read_share,
     )
     print(
         f"demo corpus: {out} ({args.utterances} utterances, each its own style: F0 "

@@ -32,7 +32,7 @@ import numpy as np
 import soundfile as sf
 
 from gst_tts.demo.espeak import SHARED_SYNTH, builtin_variant
-from gst_tts.demo.sentences import generate_sentences
+from gst_tts.demo.sentences import READ_SHARE, demo_sentences
 from gst_tts.errors import GstTtsError, first_line
 from gst_tts.files import atomic_directory
 from gst_tts.progress import progress_bar
@@ -48,7 +48,7 @@ _SILENCE_THRESHOLD = 0.01
 
 # Bump when the generator, the settings or the rendering change, so that an existing corpus
 # built by an older version is not mistaken for a complete one.
-CORPUS_FORMAT_VERSION = 5
+CORPUS_FORMAT_VERSION = 6
 _MANIFEST_NAME = "demo_corpus.json"
 PROSODY_NAME = "prosody.csv"
 """The per-utterance settings file of a corpus (CSV with a header, one row per utterance)."""
@@ -378,10 +378,11 @@ def _manifest(
     variants: Sequence[str] = CORPUS_VARIANTS,
     formant_scale_range: tuple[float, float] = CORPUS_FORMANT_SCALE_RANGE,
     texts: str | None = None,
+    read_share: float = READ_SHARE,
 ) -> dict:
     """What identifies a corpus build; stored in the corpus and compared on reuse. ``texts``: the
-    SHA-256 of a sentence file, None for the template generator (then the key is left out, so that
-    a corpus of the templates keeps its manifest)."""
+    SHA-256 of a sentence file, None for the generator's sentences (templates and, at
+    ``read_share``, bundled read sentences; a sentence file records no share)."""
     return {
         "format_version": CORPUS_FORMAT_VERSION,
         "utterances": utterances,
@@ -399,7 +400,7 @@ def _manifest(
             "ratios": list(_CALIBRATION_RATIOS),
             "median_hz": [list(row) for row in _CALIBRATION_MEDIAN_HZ],
         },
-        **({"texts_sha256": texts} if texts is not None else {}),
+        **({"texts_sha256": texts} if texts is not None else {"read_share": read_share}),
     }
 
 
@@ -425,7 +426,8 @@ def _readme(manifest: dict) -> str:
     source = (
         f"a sentence file (SHA-256 {manifest['texts_sha256'][:12]}...), its first {utterances} lines"
         if "texts_sha256" in manifest
-        else f"the gst-tts template generator (seed {seed})"
+        else f"the gst-tts template generator (seed {seed}), a share of {manifest['read_share']:g} of them "
+        "replaced by bundled LJ Speech transcripts (public domain)"
     )
     return (
         "gst-tts demo corpus\n"
@@ -457,6 +459,7 @@ def make_demo_corpus(
     variants: Sequence[str] = CORPUS_VARIANTS,
     formant_scale_range: tuple[float, float] = CORPUS_FORMANT_SCALE_RANGE,
     texts: str | os.PathLike | None = None,
+    read_share: float = READ_SHARE,
 ) -> Path:
     """Writes a many-style LJSpeech-format corpus to ``out_dir`` and returns its path.
 
@@ -464,7 +467,8 @@ def make_demo_corpus(
     22050 Hz, mono), ``styles.csv`` (``DEMO-0001|low_slow``), ``prosody.csv`` (the settings of
     every utterance, :data:`PROSODY_COLUMNS`), ``README.txt``, and ``demo_corpus.json`` recording
     the build parameters. Settings come from :func:`draw_settings` with ``seed``, ``variants`` and
-    ``formant_scale_range``; sentences from the template generator, or the first ``utterances``
+    ``formant_scale_range``; sentences from :func:`~gst_tts.demo.sentences.demo_sentences`
+    (templates, a ``read_share`` of them replaced by bundled read sentences), or the first ``utterances``
     lines of the UTF-8 file ``texts`` (one sentence a line, already in words: no digits). The same
     arguments give byte-identical files.
 
@@ -473,8 +477,8 @@ def make_demo_corpus(
     with the same parameters is reused; an empty directory is replaced.
 
     Raises:
-        GstTtsError: ``utterances`` < 1, ``out_dir`` exists with other content, or espeak-ng
-            is unusable.
+        GstTtsError: ``utterances`` < 1, ``read_share`` outside [0, 1] or asking for more read
+            sentences than are bundled, ``out_dir`` exists with other content, or espeak-ng is unusable.
     """
     if utterances < 1:
         raise GstTtsError(f"number of utterances must be at least 1, got {utterances}")
@@ -488,7 +492,8 @@ def make_demo_corpus(
         raise GstTtsError(f"formant scale range must satisfy 0.5 <= low <= high <= 2, got {low:g}-{high:g}")
     sentences, digest = (None, None) if texts is None else read_sentence_file(texts, utterances)
     out_dir = Path(out_dir)
-    manifest = _manifest(utterances, seed, variants, (float(low), float(high)), digest)
+    made = demo_sentences(utterances, seed, read_share) if sentences is None else None  # checks the share
+    manifest = _manifest(utterances, seed, variants, (float(low), float(high)), digest, float(read_share))
     if out_dir.exists():
         if _is_complete_corpus(out_dir, manifest):
             return out_dir
@@ -497,7 +502,7 @@ def make_demo_corpus(
                 f"{out_dir} exists and is not a demo corpus with {utterances} utterances and seed {seed} "
                 f"(format {CORPUS_FORMAT_VERSION}); choose another directory or remove it"
             )
-    texts = sentences if sentences is not None else generate_sentences(utterances, seed)
+    texts = sentences if sentences is not None else made
     settings = draw_settings(utterances, seed, variants=variants, formant_scale_range=(low, high))
     with atomic_directory(out_dir) as staging:  # the caller checked that out_dir is empty or missing
         _write_corpus(staging, texts, settings, manifest, progress)

@@ -36,6 +36,7 @@ from typing import Any, Callable, Mapping, Sequence
 from gst_tts.errors import GstTtsError
 from gst_tts.files import write_json
 from gst_tts.compute import available_cores
+from gst_tts.demo.sentences import READ_SHARE
 
 __all__ = ["DemoBudget", "Stage", "DemoPlan", "plan_demo", "run_demo", "STATE_NAME"]
 
@@ -214,9 +215,11 @@ def _stages(out: Path, b: DemoBudget, cores: int, progress: bool = True) -> list
                 str(b.utterances),
                 "--seed",
                 str(CORPUS_SEED),
+                "--read-share",
+                f"{READ_SHARE:g}",
                 *threads,
             ],
-            {"utterances": b.utterances},
+            {"utterances": b.utterances, "read_share": READ_SHARE},
             b.utterances,
         ),
         Stage(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+import re
+from importlib import resources
 from typing import Callable, Sequence
 
 from gst_tts.errors import GstTtsError
@@ -216,7 +218,9 @@ _TEMPLATES = _sentence_templates()
 _ALLOWED_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ ,.?!'-")
 
 
-def _is_acceptable(sentence: str) -> bool:
+def is_corpus_sentence(sentence: str) -> bool:
+    """True for a sentence the corpus may hold: 4-12 words, 20-80 characters of letters, spaces and
+    ``,.?!'-``."""
     words = sentence.split()
     return (
         MIN_WORDS <= len(words) <= MAX_WORDS
@@ -245,7 +249,7 @@ def generate_sentences(n: int, seed: int) -> list[str]:
         attempts_left -= 1
         sentence = rng.choice(_TEMPLATES)(picker)
         sentence = sentence[0].upper() + sentence[1:]
-        if sentence in seen or not _is_acceptable(sentence):
+        if sentence in seen or not is_corpus_sentence(sentence):
             continue
         seen.add(sentence)
         sentences.append(sentence)
@@ -285,3 +289,50 @@ NEW_WORD_SENTENCES: tuple[str, ...] = (
     "Dolphins leaped playfully alongside fishing vessels.",
 )
 """Sentences whose content words the demo corpus never uses, for `demo-report`'s CER on new words."""
+
+
+def words_of(text: str) -> set[str]:
+    """The lower-case words of ``text`` (letters and apostrophes)."""
+    return set(re.findall(r"[a-z']+", text.lower()))
+
+
+READ_SHARE = 0.5
+"""Share of the demo corpus's sentences taken from :func:`read_sentences` rather than the templates:
+the templates say a few hundred words hundreds of times each; the read sentences bring thousands
+more, so that the model learns to read words it never heard (docs/results, 2026-12-03)."""
+
+
+def read_sentences() -> list[str]:
+    """The bundled sentences the demo corpus reads besides its templates: 1,400 LJ Speech transcripts
+    (public domain) of 20-60 characters, none holding a content word of :data:`NEW_WORD_SENTENCES`,
+    in a fixed shuffled order (``tools/select_read_sentences.py`` made the file)."""
+    text = resources.files("gst_tts.demo").joinpath("read_sentences.txt").read_text(encoding="utf-8")
+    return text.splitlines()
+
+
+def demo_sentences(n: int, seed: int, read_share: float = READ_SHARE) -> list[str]:
+    """The demo corpus's ``n`` sentences: the templates' (:func:`generate_sentences` with ``seed``),
+    every ``1 / read_share``-th of them replaced by a bundled read sentence, drawn in order from
+    :func:`read_sentences` shuffled by ``seed``. ``read_share`` 0 gives the templates alone.
+
+    Raises:
+        GstTtsError: ``read_share`` outside [0, 1], or more read sentences asked for than are bundled.
+    """
+    if not 0.0 <= read_share <= 1.0:
+        raise GstTtsError(f"the share of read sentences must be between 0 and 1, got {read_share:g}")
+    if n < 0:
+        raise GstTtsError(f"number of sentences must be >= 0, got {n}")
+    # position i is read where the running count of read sentences, floor((i + 1) * share), steps up
+    is_read = [int((i + 1) * read_share) > int(i * read_share) for i in range(n)]
+    n_read = sum(is_read)
+    if n_read == 0:
+        return generate_sentences(n, seed)
+    bundled = read_sentences()
+    if n_read > len(bundled):
+        raise GstTtsError(
+            f"{n} sentences at a read share of {read_share:g} need {n_read} read sentences; "
+            f"{len(bundled)} are bundled (lower the share or the number of utterances)"
+        )
+    random.Random(f"gst-tts-demo-read-{seed}").shuffle(bundled)
+    read, made = iter(bundled[:n_read]), iter(generate_sentences(n - n_read, seed))
+    return [next(read) if r else next(made) for r in is_read]

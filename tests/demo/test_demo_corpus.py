@@ -4,6 +4,7 @@ styles, the pitch calibration and unseen voices."""
 from __future__ import annotations
 
 import csv
+import json
 import os
 from pathlib import Path
 import re
@@ -355,16 +356,44 @@ def test_rendering_is_the_same_in_other_processes() -> None:
                     assert np.array_equal(saved[f"arr_{index}"], clip), (run, settings[index])
 
 
-def test_new_word_sentences_use_no_content_word_of_the_templates():
-    import re
+def test_new_word_sentences_use_no_content_word_of_the_templates_or_the_read_sentences():
+    from gst_tts.demo.sentences import NEW_WORD_SENTENCES, generate_sentences, read_sentences, words_of
 
-    from gst_tts.demo.sentences import NEW_WORD_SENTENCES, generate_sentences
-
-    words = lambda text: set(re.findall(r"[a-z']+", text.lower()))  # noqa: E731
-    template_words = set().union(*(words(s) for seed in range(3) for s in generate_sentences(20000, seed)))
-    new_words = set().union(*(words(s) for s in NEW_WORD_SENTENCES))
+    template_words = set().union(*(words_of(s) for seed in range(3) for s in generate_sentences(20000, seed)))
+    read_words = set().union(*map(words_of, read_sentences()))
+    new_words = set().union(*map(words_of, NEW_WORD_SENTENCES))
     assert len(NEW_WORD_SENTENCES) >= 24 and len(set(NEW_WORD_SENTENCES)) == len(NEW_WORD_SENTENCES)
-    assert new_words & template_words <= {"a", "and", "from", "on", "of", "the"}
+    assert new_words & (template_words | read_words) <= {"a", "and", "from", "on", "of", "the"}
+    assert len(read_words - template_words) > 2000  # what the read sentences are for: words the templates lack
+
+
+def test_read_sentences_are_clean_and_distinct() -> None:
+    from gst_tts.demo.sentences import is_corpus_sentence, read_sentences
+
+    sentences = read_sentences()
+    assert len(sentences) >= 1200 and len(set(sentences)) == len(sentences)
+    assert all(is_corpus_sentence(s) and len(s) <= 60 and s[-1] in ".?!" for s in sentences), [
+        s for s in sentences if not is_corpus_sentence(s)
+    ][:3]
+
+
+def test_demo_sentences_interleave_read_sentences_at_their_share() -> None:
+    from gst_tts.demo.sentences import demo_sentences, read_sentences
+
+    bundled = set(read_sentences())
+    half = demo_sentences(400, seed=0, read_share=0.5)
+    assert half == demo_sentences(400, seed=0, read_share=0.5) and len(set(half)) == 400
+    assert [s in bundled for s in half] == [i % 2 == 1 for i in range(400)]
+    assert [s for s in half if s not in bundled] == generate_sentences(200, seed=0)
+    quarter = demo_sentences(400, seed=0, read_share=0.25)
+    assert sum(s in bundled for s in quarter) == 100
+    assert demo_sentences(50, seed=0, read_share=0.0) == generate_sentences(50, seed=0)
+    other_seed = demo_sentences(400, seed=1, read_share=0.5)
+    assert {s for s in other_seed if s in bundled} != {s for s in half if s in bundled}
+    with pytest.raises(GstTtsError, match="between 0 and 1, got 1.5"):
+        demo_sentences(10, seed=0, read_share=1.5)
+    with pytest.raises(GstTtsError, match="need 5000 read sentences"):
+        demo_sentences(5000, seed=0, read_share=1.0)
 
 
 def test_a_corpus_of_other_timbres_and_a_sentence_file(corpus: Path, tmp_path: Path) -> None:
@@ -471,3 +500,25 @@ def test_make_demo_corpus_command_takes_variants_formant_scale_and_a_text_file(t
     assert f"{len(VETTED_VARIANTS)} voice variants" in capsys.readouterr().out
     assert main(["make-demo-corpus", "--out", str(tmp_path / "c2"), "--formant-scale", "1", "--no-progress"]) == 2
     assert "--formant-scale: expected LOW,HIGH" in capsys.readouterr().err
+
+
+def test_make_demo_corpus_command_takes_a_read_share(tmp_path: Path, capsys) -> None:
+    from gst_tts.cli import main
+    from gst_tts.demo.sentences import demo_sentences
+
+    out = tmp_path / "templates"
+    assert main(["make-demo-corpus", "--out", str(out), "--utterances", "2", "--read-share", "0", "--no-progress"]) == 0
+    assert [row[1] for row in _read_rows(out / "metadata.csv")] == generate_sentences(2, seed=0)
+    assert json.loads((out / "demo_corpus.json").read_text())["read_share"] == 0.0
+    default = tmp_path / "default"
+    assert main(["make-demo-corpus", "--out", str(default), "--utterances", "2", "--no-progress"]) == 0
+    assert [row[1] for row in _read_rows(default / "metadata.csv")] == demo_sentences(2, seed=0)
+    assert "LJ Speech transcripts" in (default / "README.txt").read_text()
+    texts = tmp_path / "sentences.txt"
+    texts.write_text("One line.\nTwo lines.\n", encoding="utf-8")
+    args = ["make-demo-corpus", "--out", str(tmp_path / "c"), "--text-file", str(texts), "--read-share", "0.5"]
+    assert main([*args, "--no-progress"]) == 2
+    assert "--read-share: the sentences of a --text-file are read as they are" in capsys.readouterr().err
+    assert main(["make-demo-corpus", "--out", str(tmp_path / "c"), "--read-share", "2", "--no-progress"]) == 2
+    assert "between 0 and 1, got 2" in capsys.readouterr().err
+    assert not (tmp_path / "c").exists()
