@@ -426,8 +426,12 @@ def _readme(manifest: dict) -> str:
     source = (
         f"a sentence file (SHA-256 {manifest['texts_sha256'][:12]}...), its first {utterances} lines"
         if "texts_sha256" in manifest
-        else f"the gst-tts template generator (seed {seed}), a share of {manifest['read_share']:g} of them "
-        "replaced by bundled LJ Speech transcripts (public domain)"
+        else f"the gst-tts template generator (seed {seed})"
+        + (
+            f", a share of {manifest['read_share']:g} of them replaced by bundled LJ Speech transcripts (public domain)"
+            if manifest["read_share"]
+            else ""
+        )
     )
     return (
         "gst-tts demo corpus\n"

@@ -510,6 +510,7 @@ def test_make_demo_corpus_command_takes_a_read_share(tmp_path: Path, capsys) -> 
     assert main(["make-demo-corpus", "--out", str(out), "--utterances", "2", "--read-share", "0", "--no-progress"]) == 0
     assert [row[1] for row in _read_rows(out / "metadata.csv")] == generate_sentences(2, seed=0)
     assert json.loads((out / "demo_corpus.json").read_text())["read_share"] == 0.0
+    assert "LJ Speech" not in (out / "README.txt").read_text()
     default = tmp_path / "default"
     assert main(["make-demo-corpus", "--out", str(default), "--utterances", "2", "--no-progress"]) == 0
     assert [row[1] for row in _read_rows(default / "metadata.csv")] == demo_sentences(2, seed=0)
