@@ -16,13 +16,13 @@ import re
 import sys
 from pathlib import Path
 
-from gst_tts.demo.sentences import NEW_WORD_SENTENCES, is_corpus_sentence, words_of
+from gst_tts.demo.sentences import NEW_WORD_SENTENCES, SHARED_FUNCTION_WORDS, is_corpus_sentence, words_of
 
 OUT = Path(__file__).resolve().parents[1] / "gst_tts" / "demo" / "read_sentences.txt"
 
 
 def main(metadata: str) -> int:
-    banned = set().union(*map(words_of, NEW_WORD_SENTENCES)) - {"a", "and", "from", "on", "of", "the"}
+    banned = set().union(*map(words_of, NEW_WORD_SENTENCES)) - SHARED_FUNCTION_WORDS
     kept: list[str] = []
     with open(metadata, encoding="utf-8", newline="") as f:
         for row in csv.reader(f, delimiter="|", quoting=csv.QUOTE_NONE):

@@ -291,6 +291,10 @@ NEW_WORD_SENTENCES: tuple[str, ...] = (
 """Sentences whose content words the demo corpus never uses, for `demo-report`'s CER on new words."""
 
 
+SHARED_FUNCTION_WORDS = frozenset({"a", "and", "from", "on", "of", "the"})
+"""The only words :data:`NEW_WORD_SENTENCES` may share with the corpus's sentences."""
+
+
 def words_of(text: str) -> set[str]:
     """The lower-case words of ``text`` (letters and apostrophes)."""
     return set(re.findall(r"[a-z']+", text.lower()))
@@ -299,11 +303,12 @@ def words_of(text: str) -> set[str]:
 READ_SHARE = 0.5
 """Share of the demo corpus's sentences taken from :func:`read_sentences` rather than the templates:
 the templates say a few hundred words hundreds of times each; the read sentences bring thousands
-more, so that the model learns to read words it never heard (docs/results, 2026-12-03)."""
+more, so that the model learns to read words it never heard (measured in
+docs/results/2026-12-03-read-sentences.md)."""
 
 
 def read_sentences() -> list[str]:
-    """The bundled sentences the demo corpus reads besides its templates: 1,400 LJ Speech transcripts
+    """The bundled sentences the demo corpus reads besides its templates: LJ Speech transcripts
     (public domain) of 20-60 characters, none holding a content word of :data:`NEW_WORD_SENTENCES`,
     in a fixed shuffled order (``tools/select_read_sentences.py`` made the file)."""
     text = resources.files("gst_tts.demo").joinpath("read_sentences.txt").read_text(encoding="utf-8")
