@@ -78,6 +78,9 @@ log = logging.getLogger("gst_tts.training.trainer")
 #: Validation's free-running syntheses stop at this many times the longest recording's length.
 VALIDATION_LENGTH_FACTOR = 2.0
 
+#: The prefix of the style-prosody read-out's weights, whose size follows the corpus's measures.
+PROSODY_READ_OUT = "style_prosody."
+
 
 def cuda_graphs_enabled(setting: object, device: torch.device) -> bool:
     """``trainer.cuda_graphs`` (auto | true | false) on ``device``: auto means on CUDA; off the GPU never.
@@ -574,14 +577,31 @@ class Trainer(TrainingLoop):
 
     def _init_from(self, path: Path, ckpt: dict[str, Any]) -> None:
         """Starts from another run's model weights (``ckpt``, read from ``path``: fine-tuning);
-        optimizer, schedule and step start fresh."""
-        if complete_model_config(ckpt["model_config"]) != self.model_config:
+        optimizer, schedule and step start fresh.
+
+        The model configs must match except for ``style_prosody_dim``, which follows the corpus
+        (its prosody measures): adapting a model trained with prosody supervision to a corpus
+        without it (or with other measures) drops the checkpoint's prosody read-out and keeps
+        this run's fresh one; the rest of the model is the checkpoint's."""
+        stored = complete_model_config(ckpt["model_config"])
+        if {**stored, "style_prosody_dim": 0} != {**self.model_config, "style_prosody_dim": 0}:
             raise GstTtsError(
                 f"{path}: trainer.init_from needs the same model config as this run ({self._config_changes(ckpt)})"
             )
         if ckpt.get("symbols") != self.symbols.to_dict():
             raise GstTtsError(f"{path}: trainer.init_from needs the same symbol table and cleaner as this run")
-        self.model.load_state_dict(ckpt["model"])
+        weights = dict(ckpt["model"])
+        if stored.get("style_prosody_dim") != self.model_config.get("style_prosody_dim"):
+            fresh = self.model.state_dict()
+            weights = {k: v for k, v in weights.items() if not k.startswith(PROSODY_READ_OUT)}
+            weights.update({k: v for k, v in fresh.items() if k.startswith(PROSODY_READ_OUT)})
+            log.info(
+                "%s: its prosody read-out (%s outputs) is not used; this run's (%s) starts fresh",
+                path,
+                stored.get("style_prosody_dim"),
+                self.model_config.get("style_prosody_dim"),
+            )
+        self.model.load_state_dict(weights)
         if self.average is not None:
-            self.average.load(ckpt["model"], updates=0)
+            self.average.load(weights, updates=0)
         log.info("initialised the model from %s (its step %s); training starts at step 0", path, ckpt.get("step"))

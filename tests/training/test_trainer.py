@@ -16,7 +16,7 @@ from gst_tts.errors import GstTtsError
 from gst_tts.checkpoints.acoustic import checkpoint_payload, load_checkpoint, restore_rng_state, save_checkpoint
 from gst_tts.inference.decoding import DecodingConfig
 from gst_tts.training.loop import loader_workers
-from gst_tts.training.trainer import Trainer, cuda_graphs_enabled, validation_decoding
+from gst_tts.training.trainer import PROSODY_READ_OUT, Trainer, cuda_graphs_enabled, validation_decoding
 
 
 @pytest.fixture
@@ -123,6 +123,37 @@ def test_init_from_starts_a_new_run_from_another_runs_weights(make_cfg, small_co
     other.model.decoder_rnn_dim = 24
     with pytest.raises(GstTtsError, match="same model config .*decoder_rnn_dim: .* in the checkpoint, 24 here"):
         Trainer(other, tmp_path / "third")
+
+
+def test_init_from_across_corpora_with_and_without_prosody_targets(make_cfg, small_corpus, tmp_path, caplog):
+    """A model trained with prosody supervision adapts to a corpus without it (and back): the
+    read-out, whose size follows the corpus, starts fresh; every other weight is the source's."""
+    cache = tmp_path / "cache"
+    rows = [f"UT-{i:03d},{100 + 20 * i}" for i in range(8)]
+    (small_corpus / "prosody.csv").write_text("id,f0_hz\n" + "\n".join(rows) + "\n")
+    with_prosody = make_cfg(small_corpus, cache, max_steps=2)
+    with_prosody.data.prosody = {"f0_hz": "log"}
+    Trainer(with_prosody, tmp_path / "first").fit()
+    source = tmp_path / "first" / "checkpoints" / "last.pt"
+    saved = load_checkpoint(source)["model"]
+    assert any(name.startswith(PROSODY_READ_OUT) for name in saved)
+    with caplog.at_level(logging.INFO, logger="gst_tts.training.trainer"):
+        plain = Trainer(make_cfg(small_corpus, cache, max_steps=2, init_from=str(source)), tmp_path / "second")
+    assert plain.model_config["style_prosody_dim"] == 0 and "prosody read-out" in caplog.text
+    weights = plain.model.state_dict()
+    assert not any(name.startswith(PROSODY_READ_OUT) for name in weights)
+    assert set(weights) == {name for name in saved if not name.startswith(PROSODY_READ_OUT)}
+    for name, value in weights.items():
+        assert torch.equal(value, saved[name]), name
+    plain.fit()
+    back = make_cfg(small_corpus, cache, max_steps=2, init_from=str(tmp_path / "second" / "checkpoints" / "last.pt"))
+    back.data.prosody = {"f0_hz": "log"}
+    again = Trainer(back, tmp_path / "third")
+    assert again.model.style_prosody is not None
+    other = make_cfg(small_corpus, cache, max_steps=2, init_from=str(source))
+    other.model.decoder_rnn_dim = 24
+    with pytest.raises(GstTtsError, match="same model config .*decoder_rnn_dim"):
+        Trainer(other, tmp_path / "fourth")
 
 
 # ---------------------------------------------------------------------------------------------
