@@ -48,7 +48,7 @@ _SILENCE_THRESHOLD = 0.01
 
 # Bump when the generator, the settings or the rendering change, so that an existing corpus
 # built by an older version is not mistaken for a complete one.
-CORPUS_FORMAT_VERSION = 6
+CORPUS_FORMAT_VERSION = 7
 _MANIFEST_NAME = "demo_corpus.json"
 PROSODY_NAME = "prosody.csv"
 """The per-utterance settings file of a corpus (CSV with a header, one row per utterance)."""
@@ -92,8 +92,10 @@ UNSEEN_VOICES: tuple[str, ...] = ("en-us", "en-gb-x-rp", "en-gb-scotland")
 F0_RANGE_HZ = (90.0, 260.0)
 """Median F0 of the utterances (Hz), drawn log-uniformly: low male to high female speech."""
 
-RATE_RANGE_WPM = (110.0, 240.0)
-"""espeak speaking rate (words per minute), drawn log-uniformly."""
+RATE_RANGE_WPM = (110.0, 200.0)
+"""espeak speaking rate (words per minute), drawn log-uniformly. Capped at 200: espeak-ng's
+fastest speech is the hardest to learn words from on the demo's budget, and a model trained
+without it speaks new words better (docs/results/2026-12-03-rate-cap-and-learning-rate.md)."""
 
 INTONATION_RANGE = (1.2, 2.0)
 """Intonation width: the pitch line's top over its base, drawn log-uniformly. 1.2 is nearly
