@@ -168,3 +168,54 @@ def test_several_nodes_without_master_addr_is_a_one_line_error(tmp_path):
         assert result.stderr.startswith("run.sh: ") and says in result.stderr and result.stderr.count("\n") == 1, (
             result.stderr
         )
+
+
+# ---------------------------------------------------------------------------------------------
+# The adaptation recipe's commands, printed by DRY_RUN=1, and its one-line errors
+
+
+def test_the_adapt_recipe_adapts_both_models_on_one_held_out_split_and_chooses_by_it(tmp_path):
+    data = tmp_path / "voice"
+    data.mkdir()
+    (data / "metadata.csv").write_text("V-001|Hello.|Hello.\n")
+    init = tmp_path / "start" / "checkpoints" / "best.pt"
+    run = tmp_path / "runs" / "voice"
+
+    def dry_run():
+        return _run(
+            "adapt/run.sh",
+            str(data),
+            str(run),
+            "trainer.learning_rate=2e-4",
+            DRY_RUN="1",
+            BIN="/opt/bin",
+            INIT=str(init),
+            STEPS="30",
+        )
+
+    result = dry_run()
+    assert result.returncode == 2 and f"INIT={init}: no such checkpoint" in result.stderr
+    init.parent.mkdir(parents=True)
+    init.write_bytes(b"")
+    result = dry_run()
+    assert result.returncode == 0, result.stderr
+    commands = [shlex.split(line) for line in result.stdout.splitlines() if line.startswith("/opt/bin/")]
+    by_program = {}
+    for command in commands:
+        by_program.setdefault(Path(command[0]).name, []).append(command)
+    val_ids = f"data.val_ids={run / 'val_ids.txt'}"
+    (vocoder,) = by_program["gst-tts-train-vocoder"]
+    (acoustic,) = by_program["gst-tts-train"]
+    assert val_ids in vocoder and val_ids in acoustic
+    assert f"trainer.init_from={init.parent.parent / 'vocoder' / 'checkpoints' / 'generator.pt'}" in vocoder
+    assert f"trainer.init_from={init}" in acoustic and "data.prosody={}" in acoustic
+    assert "trainer.max_steps=30" in acoustic and acoustic[-1] == "trainer.learning_rate=2e-4"
+    select = next(c for c in by_program["gst-tts"] if c[1] == "select-checkpoint")
+    assert select[select.index("--held-out") + 1] == "24" and select[select.index("--corpus") + 1] == str(data)
+    modes = [c[c.index("--mode") + 1] for c in by_program["gst-tts"] if "--mode" in c]
+    assert modes == ["free-running", "teacher-forced"]
+    for env, message in ((dict(STEPS="0"), "STEPS=0 is not a positive"), (dict(STAGES="train bogus"), "bogus")):
+        result = _run("adapt/run.sh", str(data), str(run), DRY_RUN="1", INIT=str(init), **env)
+        assert result.returncode == 2 and message in result.stderr and result.stderr.count("\n") == 1
+    result = _run("adapt/run.sh", str(tmp_path / "missing"), str(run), INIT=str(init))
+    assert result.returncode == 2 and "metadata.csv not found" in result.stderr

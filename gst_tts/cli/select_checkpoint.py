@@ -29,6 +29,11 @@ slope moved from 0.78 to 0.58), so as one figure among the others they were rare
 even where a candidate's speech was plainly worse. The margin is about the ASR's own noise over the
 selection's outputs.
 
+With ``--held-out N`` the candidates are judged on the corpus instead, as fits a corpus of one
+speaker with little style to follow (an adapted real voice): each speaks N of the corpus's
+validation utterances (the ids stored in the checkpoint), each in its own recording's style, and
+its figures are the share aligned and its words. No espeak-ng reference is made.
+
 Writes ``--out`` (a copy of the winner) and beside it ``<out>.json`` (every candidate's figures,
 and its fits as ``measure-transfer`` reports them: r, Spearman and the slope itself).
 """
@@ -95,6 +100,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_SENTENCES,
         help=f"held-out sentences per reference (default {DEFAULT_SENTENCES})",
     )
+    p.add_argument(
+        "--held-out",
+        type=int,
+        default=0,
+        metavar="N",
+        help="judge the candidates on N validation utterances of --corpus, each in its recording's style (words and "
+        "alignment), instead of on espeak-ng references (default 0: references)",
+    )
     add_seed_argument(
         p,
         "the references, their sentences and synthesis (keep it apart from the seeds the candidates "
@@ -122,15 +135,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gst_tts.analysis.style_transfer import espeak_references, held_out_sentences, selection_figures
-    from gst_tts.inference.intelligibility import Clip, score_clips
-    from gst_tts.inference.transfer import evaluate_style_transfer
+    from gst_tts.analysis.style_transfer import espeak_references, held_out_sentences
+    import numpy as np
+
+    from gst_tts.inference.intelligibility import score_clips, spoken_utterances
     from gst_tts.data.corpus import read_corpus
     from gst_tts.inference.synthesizer import Synthesizer
     from gst_tts.checkpoints.acoustic import load_checkpoint
 
     options = decoding_options(args)
     check_transfer_counts(args.espeak, args.sentences)
+    if args.held_out < 0:
+        raise GstTtsError(f"--held-out must be at least 0, got {args.held_out}")
+    if args.held_out and args.corpus is None:
+        raise GstTtsError("--held-out N judges on the corpus's validation utterances: give --corpus")
     if args.out.suffix == ".json":
         raise GstTtsError(f"--out {args.out}: the figures go to a .json beside it; give the checkpoint a .pt name")
     if args.out.resolve() in {path.resolve() for path in args.checkpoints}:
@@ -140,9 +158,17 @@ def run(args: argparse.Namespace) -> int:
     by_step: dict[int, Path] = {}
     for path in args.checkpoints:
         by_step.setdefault(int(load_checkpoint(path)["step"]), path)  # the first path given wins a tie
-    seen = [u.text for u in read_corpus(args.corpus)] if args.corpus is not None else []
-    texts = held_out_sentences(args.sentences, TEXT_SEED + args.seed, exclude=seen)
-    references = espeak_references(args.espeak, args.seed, exclude=seen)
+    corpus = read_corpus(args.corpus) if args.corpus is not None else []
+    if args.held_out:
+        val_ids = set(load_checkpoint(next(iter(by_step.values()))).get("val_ids") or [])
+        held_out = [u for u in corpus if u.id in val_ids][: args.held_out]
+        if not held_out:
+            raise GstTtsError(f"--corpus {args.corpus}: none of the candidates' validation utterances is in it")
+        texts, references = [u.text for u in held_out], []
+    else:
+        seen = [u.text for u in corpus]
+        texts = held_out_sentences(args.sentences, TEXT_SEED + args.seed, exclude=seen)
+        references = espeak_references(args.espeak, args.seed, exclude=seen)
 
     from gst_tts.analysis import intelligibility
 
@@ -162,24 +188,14 @@ def run(args: argparse.Namespace) -> int:
         if vocoder is None:  # one vocoder for every candidate: a run's checkpoints share their features
             vocoder = load_cli_vocoder(args, synth.audio_config, synth.device, checkpoint=path)
         synth.vocoder = vocoder
-        # The model's own F0 range and tempo are judged, not the reference's copied in after decoding.
-        clips: list[Clip] = []
-
-        def keep(ref_index: int, text_index: int, result) -> None:
-            clips.append(Clip(f"{ref_index}-{text_index}", texts[text_index], result.audio, result.sample_rate))
-
-        report = evaluate_style_transfer(
-            synth,
-            references,
-            texts,
-            seed=args.seed,
-            progress=False,
-            transfer_f0_range=False,
-            transfer_tempo=False,
-            on_output=keep if transcriber else None,
-            **options,
-        )
-        figures = selection_figures(report)
+        if args.held_out:
+            clips = spoken_utterances(synth, held_out, seed=args.seed, **options)
+            figures = {"aligned": float(np.mean([clip.aligned for clip in clips]))}
+            fits = None
+        else:
+            clips, figures, fits = _transfer_figures(
+                synth, references, texts, args, options, keep_clips=transcriber is not None
+            )
         cer = None
         if transcriber is not None:
             cer = score_clips(transcriber, clips)[1].cer
@@ -193,7 +209,7 @@ def run(args: argparse.Namespace) -> int:
                 "weakest": weakest,
                 "score": figures[weakest],
                 "cer": cer,
-                "fits": report.to_dict()["fits"],
+                "fits": fits,
             }
         )
     if transcriber is not None:
@@ -215,6 +231,7 @@ def run(args: argparse.Namespace) -> int:
             "step": best["step"],
             "seed": args.seed,
             "references": len(references),
+            "held_out": [u.id for u in held_out] if args.held_out else [],
             "sentences": texts,
             "candidates": [
                 {
@@ -241,9 +258,39 @@ def run(args: argparse.Namespace) -> int:
             f"words: 1 - CER ({transcriber.describe()}) of the same outputs, 0 at CER 1 or more; only candidates "
             f"within {args.words_margin:g} of the lowest CER ({lowest:.3f}) compete on their weakest figure"
         )
-    print(f"slopes shown as 1 - |1 - slope|; {len(references)} unseen references (seed {args.seed}) x {sentences}")
+    if args.held_out:
+        print(f"{len(texts)} validation utterances of {args.corpus}, each in its recording's style")
+    else:
+        print(f"slopes shown as 1 - |1 - slope|; {len(references)} unseen references (seed {args.seed}) x {sentences}")
     print(f"chose step {best['step']} ({best['checkpoint']}): copied to {args.out}")
     return 0
+
+
+def _transfer_figures(synth, references, texts, args, options, *, keep_clips: bool):
+    """The candidate's outputs in the references' styles: (their clips when ``keep_clips``, its
+    selection figures, the fits as ``measure-transfer`` reports them)."""
+    from gst_tts.analysis.style_transfer import selection_figures
+    from gst_tts.inference.intelligibility import Clip
+    from gst_tts.inference.transfer import evaluate_style_transfer
+
+    clips: list[Clip] = []
+
+    def keep(ref_index: int, text_index: int, result) -> None:
+        clips.append(Clip(f"{ref_index}-{text_index}", texts[text_index], result.audio, result.sample_rate))
+
+    # The model's own F0 range and tempo are judged, not the reference's copied in after decoding.
+    report = evaluate_style_transfer(
+        synth,
+        references,
+        texts,
+        seed=args.seed,
+        progress=False,
+        transfer_f0_range=False,
+        transfer_tempo=False,
+        on_output=keep if keep_clips else None,
+        **options,
+    )
+    return clips, selection_figures(report), report.to_dict()["fits"]
 
 
 def _json_number(value: float) -> float | None:

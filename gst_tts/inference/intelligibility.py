@@ -26,12 +26,14 @@ from gst_tts.inference.synthesizer import Synthesizer
 
 
 class Clip(NamedTuple):
-    """Speech to score: an id, the text it should say, and its samples at ``sample_rate``."""
+    """Speech to score: an id, the text it should say, its samples at ``sample_rate``, and for a
+    free-running synthesis whether its alignment was healthy (None where nothing was decoded)."""
 
     id: str
     text: str
     samples: np.ndarray
     sample_rate: int
+    aligned: bool | None = None
 
 
 def spoken_texts(
@@ -58,7 +60,7 @@ def spoken_texts(
             names=ids,
             **options,
         )
-        clips[name] = [Clip(i, t, r.audio, r.sample_rate) for i, t, r in zip(ids, texts, results)]
+        clips[name] = [Clip(i, t, r.audio, r.sample_rate, r.ok) for i, t, r in zip(ids, texts, results)]
     return clips
 
 
@@ -73,7 +75,7 @@ def spoken_utterances(synth: Synthesizer, utterances: Sequence[Utterance], *, se
         names=[u.id for u in utterances],
         **options,
     )
-    return [Clip(u.id, u.text, r.audio, r.sample_rate) for u, r in zip(utterances, results)]
+    return [Clip(u.id, u.text, r.audio, r.sample_rate, r.ok) for u, r in zip(utterances, results)]
 
 
 def teacher_forced_clips(

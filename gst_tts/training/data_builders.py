@@ -122,14 +122,18 @@ def build_split(
     """The train/validation split of the utterances within ``data.max_frames`` (when the data
     group has that key).
 
-    A resumed run keeps the split it started with (see :func:`_stored_split`); a new one splits
-    with ``data.val_size`` and ``seed``.
+    A resumed run keeps the split it started with (see :func:`_stored_split`); a new one holds out
+    the ids listed in ``data.val_ids`` (a file, one id a line) when given, else splits with
+    ``data.val_size`` and ``seed``.
     """
     max_frames = cfg.data.get("max_frames")
     kept = [u.id for u in utterances if not max_frames or n_frames[u.id] <= max_frames]
     if len(kept) < len(utterances):
         log.info("left out %d utterances longer than %d frames", len(utterances) - len(kept), max_frames)
     if resume is None:
+        if cfg.data.get("val_ids"):
+            val = set(read_val_ids(Path(str(cfg.data.val_ids)), kept))
+            return Split([i for i in kept if i not in val], [i for i in kept if i in val])
         return Split(*split_train_val(kept, cfg.data.val_size, int(cfg.seed)))
     return _stored_split(cfg, resume, [u.id for u in utterances], kept)
 
@@ -216,6 +220,35 @@ def build_train_loader(
         generator=torch.Generator().manual_seed(seed),
     )
     return sampler, loader
+
+
+def read_val_ids(path: Path, kept_ids: Sequence[str]) -> list[str]:
+    """The validation ids listed in ``path`` (one a line; blank lines and ``#`` comments skipped),
+    each checked against ``kept_ids`` (the corpus's utterances within ``data.max_frames``).
+
+    Raises:
+        GstTtsError: the file is unreadable, names an id twice or one not among ``kept_ids``, or
+            would leave nothing to train on.
+    """
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise GstTtsError(f"data.val_ids {path}: cannot read it ({exc})") from None
+    kept, ids = set(kept_ids), []
+    for number, line in enumerate(lines, 1):
+        utt = line.split("#", 1)[0].strip()
+        if not utt:
+            continue
+        if utt not in kept:
+            raise GstTtsError(f"{path}:{number}: {utt!r} is not an utterance of the corpus within data.max_frames")
+        if utt in ids:
+            raise GstTtsError(f"{path}:{number}: {utt!r} is listed twice")
+        ids.append(utt)
+    if not ids:
+        raise GstTtsError(f"data.val_ids {path}: no utterance id in it")
+    if len(ids) >= len(kept):
+        raise GstTtsError(f"data.val_ids {path}: it holds out every utterance; nothing is left to train on")
+    return ids
 
 
 def _stored_split(cfg: DictConfig, resume: ResumePoint, corpus_ids: list[str], kept_ids: list[str]) -> Split:

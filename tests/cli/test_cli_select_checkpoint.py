@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import seconds_for_steps, write_tiny_checkpoint
+from conftest import seconds_for_steps, write_corpus, write_tiny_checkpoint
 import pytest
 
 from gst_tts.analysis import intelligibility, style_transfer
@@ -185,3 +185,50 @@ def test_errors_are_one_line_and_write_nothing(candidates, tmp_path, capsys):
     )
     assert_one_line_error(rc, err, "--espeak must be at least 2")
     assert not out.parent.exists()
+
+
+def test_held_out_judges_the_corpus_validation_utterances_by_words_and_alignment(tmp_path, capsys, monkeypatch):
+    """A one-speaker corpus: the candidates speak its validation utterances in their own recordings'
+    styles; no espeak-ng reference is made, and the one that speaks them is chosen."""
+    from gst_tts.checkpoints.acoustic import load_checkpoint, save_checkpoint
+
+    corpus = write_corpus(tmp_path / "corpus", n=5)
+    paths = []
+    for step in (250, 500):
+        path = write_tiny_checkpoint(tmp_path / f"step_{step:07d}.pt", seed=step, step=step)
+        ckpt = load_checkpoint(path)
+        ckpt["val_ids"] = ["UT-001", "UT-003"]
+        paths.append(save_checkpoint(path, ckpt))
+    monkeypatch.setattr(style_transfer, "espeak_references", lambda *a, **k: pytest.fail("no references needed"))
+    monkeypatch.setattr(intelligibility, "asr_available", lambda: True)
+    monkeypatch.setattr(intelligibility, "WhisperTranscriber", ScriptedASR)
+    ScriptedASR.script = ["thank you", "thank you", "sentence number 1", "sentence number 3"]
+    out = tmp_path / "best.pt"
+    rc, stdout, err = run(
+        capsys, "--checkpoints", *map(str, paths), "--out", str(out), "--corpus", str(corpus), "--held-out", "4", *FAST
+    )
+    assert rc == 0, err
+    record = json.loads(out.with_suffix(".json").read_text())
+    assert record["held_out"] == ["UT-001", "UT-003"] and record["references"] == 0
+    assert record["sentences"] == ["sentence number 1.", "sentence number 3."]  # the normalised text
+    assert [(c["step"], set(c["figures"]), c["cer"] == 0) for c in record["candidates"]] == [
+        (250, {"aligned", "words (1-CER)"}, False),
+        (500, {"aligned", "words (1-CER)"}, True),
+    ]
+    assert record["step"] == 500 and out.read_bytes() == paths[1].read_bytes() and not ScriptedASR.script
+    assert "2 validation utterances of" in stdout
+    rc, _, err = run(capsys, "--checkpoints", str(paths[0]), "--out", str(tmp_path / "x.pt"), "--held-out", "2", *FAST)
+    assert_one_line_error(rc, err, "give --corpus")
+    rc, _, err = run(
+        capsys,
+        "--checkpoints",
+        str(paths[0]),
+        "--out",
+        str(tmp_path / "x.pt"),
+        "--corpus",
+        str(corpus),
+        "--held-out",
+        "-1",
+        *FAST,
+    )
+    assert_one_line_error(rc, err, "--held-out must be at least 0")

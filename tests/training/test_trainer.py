@@ -214,6 +214,25 @@ def test_resume_refuses_another_model_config_naming_the_setting(make_cfg, small_
     assert f"{cfg.model.gst_reference_norm!r} here" in message and "hydra.run.dir" in message and "\n" not in message
 
 
+def test_val_ids_file_holds_out_the_listed_utterances(make_cfg, small_corpus, tmp_path):
+    listed = tmp_path / "val_ids.txt"
+    listed.write_text("# chosen by hand\nUT-005\n\nUT-002  # a comment\n")
+    cfg = make_cfg(small_corpus, tmp_path / "cache", max_steps=1)
+    cfg.data.val_ids = str(listed)
+    trainer = Trainer(cfg, tmp_path / "run")
+    assert [u.id for u in trainer.val_set.utterances] == ["UT-002", "UT-005"]
+    assert not {"UT-002", "UT-005"} & {u.id for u in trainer.train_set.utterances}
+    for text, message in (
+        ("UT-002\nUT-099\n", r"val_ids.txt:2: 'UT-099' is not an utterance"),
+        ("UT-002\nUT-002\n", r"val_ids.txt:2: 'UT-002' is listed twice"),
+        ("# nothing\n", r"no utterance id in it"),
+        ("\n".join(f"UT-{i:03d}" for i in range(8)), r"nothing is left to train on"),
+    ):
+        listed.write_text(text)
+        with pytest.raises(GstTtsError, match=message):
+            Trainer(cfg, tmp_path / "other")
+
+
 def test_resume_names_validation_utterances_missing_from_the_corpus(make_cfg, small_corpus, tmp_path, caplog):
     cache, run = tmp_path / "cache", tmp_path / "run"
     Trainer(make_cfg(small_corpus, cache, max_steps=1), run).fit()
