@@ -208,7 +208,7 @@ def test_the_adapt_recipe_adapts_both_models_on_one_held_out_split_and_chooses_b
     (acoustic,) = by_program["gst-tts-train"]
     assert val_ids in vocoder and val_ids in acoustic
     assert f"trainer.init_from={init.parent.parent / 'vocoder' / 'checkpoints' / 'generator.pt'}" in vocoder
-    assert f"trainer.init_from={init}" in acoustic and "data.prosody={}" in acoustic
+    assert f"trainer.init_from={init}" in acoustic and "data.prosody=null" in acoustic
     assert "trainer.max_steps=30" in acoustic and acoustic[-1] == "trainer.learning_rate=2e-4"
     select = next(c for c in by_program["gst-tts"] if c[1] == "select-checkpoint")
     assert select[select.index("--held-out") + 1] == "24" and select[select.index("--corpus") + 1] == str(data)

@@ -64,7 +64,7 @@ def read_prosody(path: str | Path, ids: Sequence[str], columns: Sequence[str]) -
     path = Path(path)
     if not path.is_file():
         raise DataError(
-            f"{path}: prosody file not found (data.prosody names columns of it; set data.prosody={{}} to train without)"
+            f"{path}: prosody file not found (data.prosody names columns of it; set data.prosody=null to train without)"
         )
     wanted = set(ids)
     rows: dict[str, tuple[float, ...]] = {}

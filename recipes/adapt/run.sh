@@ -110,7 +110,7 @@ fi
 # The demo's recipe (model, loss, trainer, phonemes, reference augmentation) on the new corpus,
 # without the demo corpus's prosody labels: the start's prosody read-out is left out.
 train_args=(model=tiny data=demo trainer=demo loss=demo data.root="$DATA" data.cache_dir="$CACHE"
-  "data.prosody={}" data.val_ids="$VAL_IDS" trainer.init_from="$INIT" trainer.max_steps="$STEPS"
+  data.prosody=null data.val_ids="$VAL_IDS" trainer.init_from="$INIT" trainer.max_steps="$STEPS"
   trainer.max_minutes=null trainer.threads="$THREADS" hydra.run.dir="$RUN" "$@")
 vocoder_args=(vocoder=cpu_small generator.pitch_head=false data.root="$DATA" data.cache_dir="$CACHE"
   data.val_ids="$VAL_IDS" trainer.init_from="$INIT_VOCODER" trainer.max_steps="$VOCODER_STEPS"

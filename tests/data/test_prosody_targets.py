@@ -48,7 +48,7 @@ def test_bad_files_name_the_line_and_value(tmp_path, lines, expected):
 
 
 def test_a_missing_file_says_how_to_train_without(tmp_path):
-    assert "data.prosody={}" in _error(tmp_path / "prosody.csv")
+    assert "data.prosody=null" in _error(tmp_path / "prosody.csv")
 
 
 def test_spec_checks_transforms():
