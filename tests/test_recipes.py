@@ -214,7 +214,22 @@ def test_the_adapt_recipe_adapts_both_models_on_one_held_out_split_and_chooses_b
     assert select[select.index("--held-out") + 1] == "24" and select[select.index("--corpus") + 1] == str(data)
     modes = [c[c.index("--mode") + 1] for c in by_program["gst-tts"] if "--mode" in c]
     assert modes == ["free-running", "teacher-forced"]
-    for env, message in ((dict(STEPS="0"), "STEPS=0 is not a positive"), (dict(STAGES="train bogus"), "bogus")):
+    check = next(c for c in by_program["gst-tts"] if c[1] == "check-alignment")
+    assert check[check.index("--vocoder-quality") + 1] == "24"
+    assert any(c[1] == "measure-parallel" for c in by_program["gst-tts"])
+    transfers = [c for c in by_program["gst-tts"] if c[1] == "measure-transfer"]
+    assert len(transfers) == 1 and "--augment-real" in transfers[0]  # the held-out recordings alone
+    references = tmp_path / "clips"
+    result = _run(
+        "adapt/run.sh", str(data), str(run), DRY_RUN="1", BIN="/opt/bin", INIT=str(init), REFERENCES=str(references)
+    )
+    transfers = [shlex.split(line) for line in result.stdout.splitlines() if " measure-transfer " in line]
+    assert len(transfers) == 2 and transfers[1][transfers[1].index("--references") + 1] == str(references)
+    for env, message in (
+        (dict(STEPS="0"), "STEPS=0 is not a positive"),
+        (dict(TRANSFER_CLIPS="x"), "TRANSFER_CLIPS=x is not a positive"),
+        (dict(STAGES="train bogus"), "bogus"),
+    ):
         result = _run("adapt/run.sh", str(data), str(run), DRY_RUN="1", INIT=str(init), **env)
         assert result.returncode == 2 and message in result.stderr and result.stderr.count("\n") == 1
     result = _run("adapt/run.sh", str(tmp_path / "missing"), str(run), INIT=str(init))

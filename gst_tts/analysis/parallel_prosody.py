@@ -9,10 +9,10 @@ Transfer"): how close a synthesized utterance is to a reference recording, frame
   VDE = pairs whose voicing decisions differ / all pairs; GPE = pairs voiced in both whose F0
   differs by more than 20 % of the reference F0 / pairs voiced in both (Chu & Alwan's
   normalisation; some papers divide by all frames instead); FFE = (voicing errors + gross pitch
-  errors) / all pairs. Skerry-Ryan et al. compare outputs with references of other lengths, so
-  frames must be paired somehow; we reuse the MCD path so that spectral and pitch figures are read
-  off the same frame pairs (their paper's exact pairing for the pitch measures was not checked
-  against its text here).
+  errors) / all pairs; **F0 RMSE** (cents) over the pairs voiced in both. Skerry-Ryan et al.
+  compare outputs with references of other lengths, so frames must be paired somehow; we reuse the
+  MCD path so that spectral and pitch figures are read off the same frame pairs (their paper's
+  exact pairing for the pitch measures was not checked against its text here).
 * F0 by ``librosa.pyin`` (:func:`gst_tts.analysis.prosody.f0_track`, in
   :data:`~gst_tts.analysis.prosody.F0_RANGE_HZ`) at the features' hop, so pitch frame t and mel
   frame t are centred on the same sample.
@@ -46,7 +46,7 @@ N_MCD_CEPSTRA = 13
 #: A pitch error is gross beyond this relative deviation from the reference F0 (Chu & Alwan: 20 %).
 GROSS_ERROR = 0.2
 #: What :func:`compare_parallel` reports of one pair.
-MEASURES = ("mcd_db", "ffe", "gpe", "vde")
+MEASURES = ("mcd_db", "ffe", "gpe", "vde", "f0_rmse_cents")
 _DB_PER_NEPER = 10.0 / math.log(10.0)
 
 
@@ -55,6 +55,7 @@ class PitchErrors:
     gpe: float  # gross pitch errors / pairs voiced in both; NaN when none is
     vde: float  # voicing disagreements / all pairs
     ffe: float  # (voicing disagreements + gross pitch errors) / all pairs
+    f0_rmse_cents: float  # RMS of the F0 difference in cents over pairs voiced in both; NaN when none is
     n_pairs: int  # frame pairs compared (DTW path length)
 
 
@@ -107,11 +108,11 @@ def pitch_errors(
     *,
     gross_error: float = GROSS_ERROR,
 ) -> PitchErrors:
-    """GPE, VDE, FFE (Chu & Alwan 2009) over the frame pairs of ``path`` ``(L, 2)`` (reference
+    """GPE, VDE, FFE (Chu & Alwan 2009) and F0 RMSE (cents) over the frame pairs of ``path`` ``(L, 2)`` (reference
     index, output index); F0 in Hz ``(T,)``, voicing bool ``(T,)``. Path indices beyond a track
     (pitch and mel frame counts can differ by one) are clipped to its last frame."""
     if len(path) == 0 or len(f0_ref) == 0 or len(f0_out) == 0:
-        return PitchErrors(float("nan"), float("nan"), float("nan"), 0)
+        return PitchErrors(float("nan"), float("nan"), float("nan"), float("nan"), 0)
     i = np.minimum(path[:, 0], len(f0_ref) - 1)
     j = np.minimum(path[:, 1], len(f0_out) - 1)
     v_ref, v_out = np.asarray(voiced_ref, bool)[i], np.asarray(voiced_out, bool)[j]
@@ -119,11 +120,13 @@ def pitch_errors(
     fr, fo = np.asarray(f0_ref, float)[i][both], np.asarray(f0_out, float)[j][both]
     gross = int(np.sum(np.abs(fo - fr) > gross_error * fr))
     voicing = int(np.sum(v_ref != v_out))
+    cents = 1200.0 * np.log2(fo / fr)
     n = len(path)
     return PitchErrors(
         gpe=gross / int(both.sum()) if both.any() else float("nan"),
         vde=voicing / n,
         ffe=(voicing + gross) / n,
+        f0_rmse_cents=float(np.sqrt(np.mean(cents**2))) if both.any() else float("nan"),
         n_pairs=n,
     )
 
@@ -139,7 +142,7 @@ def compare_parallel(
     gives the frame pairs of all four measures.
 
     Returns:
-        ``{"mcd_db", "ffe", "gpe", "vde"}``; NaN where a signal is too short for a frame.
+        ``{"mcd_db", "ffe", "gpe", "vde", "f0_rmse_cents"}``; NaN where a signal is too short for a frame.
     """
     import torch
 
@@ -152,4 +155,10 @@ def compare_parallel(
     f0_ref, v_ref = f0_track(reference, audio_config.sample_rate, **kw)
     f0_out, v_out = f0_track(output, audio_config.sample_rate, **kw)
     errors = pitch_errors(f0_ref, v_ref, f0_out, v_out, path)
-    return {"mcd_db": mcd, "ffe": errors.ffe, "gpe": errors.gpe, "vde": errors.vde}
+    return {
+        "mcd_db": mcd,
+        "ffe": errors.ffe,
+        "gpe": errors.gpe,
+        "vde": errors.vde,
+        "f0_rmse_cents": errors.f0_rmse_cents,
+    }

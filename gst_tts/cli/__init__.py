@@ -42,7 +42,7 @@ COMMANDS = {
     ),
     "measure-parallel": (
         "measure_parallel",
-        "measure parallel prosody transfer on held-out utterances: MCD13-DTW, FFE, GPE, VDE",
+        "measure parallel prosody transfer on held-out utterances: MCD13-DTW, FFE, GPE, VDE, F0 RMSE",
     ),
     "measure-intelligibility": (
         "measure_intelligibility",

@@ -1,4 +1,4 @@
-"""Measure parallel prosody transfer as Skerry-Ryan et al. (2018) report it: MCD13, FFE, GPE, VDE.
+"""Measure parallel prosody transfer as Skerry-Ryan et al. (2018) report it (MCD13, FFE, GPE, VDE), and F0 RMSE.
 
 Example::
 
@@ -10,7 +10,8 @@ reference (*same text*: parallel transfer) and with another held-out utterance's
 text*: a fixed derangement, utterance i takes utterance i+1's, the last the first's) — the baseline
 the same-text figures must beat. Every output is vocoded and compared with the recording of its
 own text, both silence-trimmed: MCD13 over a DTW path, and FFE / GPE / VDE (Chu & Alwan; pyin F0,
-GPE over the frames voiced in both) on the same frame pairs (:mod:`gst_tts.analysis.parallel_prosody`).
+GPE over the frames voiced in both) and F0 RMSE (cents, the same frames) on the same frame pairs
+(:mod:`gst_tts.analysis.parallel_prosody`).
 Prints the per-condition means; ``--out`` writes them with the per-utterance figures as JSON.
 
 The figures are the model's own output. ``--tempo reference`` and ``--f0-range reference`` copy the
@@ -178,11 +179,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_table(summary: dict) -> None:
-    print(f"{'condition':<12} {'MCD13 dB':>9} {'FFE':>6} {'GPE':>6} {'VDE':>6}   n")
+    print(f"{'condition':<12} {'MCD13 dB':>9} {'FFE':>6} {'GPE':>6} {'VDE':>6} {'F0 RMSE ct':>10}   n")
     for c, s in summary.items():
         print(
             f"{c:<12} {_fmt(s['mcd_db'], 2):>9} {_fmt(s['ffe'], 3):>6} {_fmt(s['gpe'], 3):>6} "
-            f"{_fmt(s['vde'], 3):>6}   {s['n']}"
+            f"{_fmt(s['vde'], 3):>6} {_fmt(s['f0_rmse_cents'], 0):>10}   {s['n']}"
         )
 
 

@@ -17,6 +17,8 @@
 #   STEPS        acoustic fine-tuning steps (default 2000)
 #   VOCODER_STEPS vocoder fine-tuning steps (default 1500; trained alongside on the second core)
 #   VAL_SIZE     held-out utterances (default 24): never trained on, none of them a sentence INIT's corpus said
+#   REFERENCES   folders of recordings of other speakers to measure style transfer from (default none)
+#   TRANSFER_CLIPS held-out recordings whose style (and shifted, stretched copies') is measured (default 6)
 #   THREADS      threads per process (default 1: the vocoder trains beside the acoustic model on 2 cores)
 #   STAGES       stages to run (default "split prepare train vocoder select report")
 #   DRY_RUN=1    print each command (shell-quoted) instead of running it
@@ -32,6 +34,8 @@ VOCODER_STEPS=${VOCODER_STEPS:-1500}
 VAL_SIZE=${VAL_SIZE:-24}
 THREADS=${THREADS:-1}
 STAGES=${STAGES:-"split prepare train vocoder select report"}
+REFERENCES=${REFERENCES:-}
+TRANSFER_CLIPS=${TRANSFER_CLIPS:-6}
 DRY_RUN=${DRY_RUN:-0}
 CACHE=$RUN/feature_cache
 VAL_IDS=$RUN/val_ids.txt
@@ -41,7 +45,7 @@ fail() {
   exit 2
 }
 
-for name in STEPS VOCODER_STEPS VAL_SIZE THREADS; do
+for name in STEPS VOCODER_STEPS VAL_SIZE THREADS TRANSFER_CLIPS; do
   [[ ${!name} =~ ^[1-9][0-9]*$ ]] || fail "$name=${!name} is not a positive whole number"
 done
 for stage in $STAGES; do
@@ -152,8 +156,39 @@ if has_stage report; then
     "$RUN/new_sentences.txt"
   run "$BIN/gst-tts" measure-intelligibility --checkpoint "$best" --text-file "$RUN/new_sentences.txt" --limit 100 \
     --seed 1 --threads "$THREADS" --out "$RUN/samples/new-sentences" --no-progress
+  # Alignment and duration of the held-out sentences, and the vocoder's copy synthesis of their recordings.
   run "$BIN/gst-tts" check-alignment --checkpoint "$best" --corpus "$DATA" --split val --limit "$VAL_SIZE" \
-    --out "$RUN/evaluation"
+    --vocoder-quality "$VAL_SIZE" --seed 1 --threads "$THREADS" --out "$RUN/evaluation" --no-progress
+  # The held-out sentences against their recordings, frame by frame, each in its recording's style.
+  run "$BIN/gst-tts" measure-parallel --checkpoint "$best" --corpus "$DATA" --seed 1 --threads "$THREADS" \
+    --out "$RUN/evaluation/parallel.json" --no-progress
+  # Style from recordings the model never trained on: held-out ones of this voice with pitch-shifted
+  # and time-stretched copies (a known spread), then REFERENCES' folders of other voices.
+  run "$BIN/python" - "$DATA" "$VAL_IDS" "$RUN/held_out_references" "$TRANSFER_CLIPS" <<'PY'
+import os
+import sys
+from pathlib import Path
+
+from gst_tts.data.corpus import read_corpus
+from gst_tts.files import write_text
+
+data, val_ids, out, n = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), int(sys.argv[4])
+wanted = val_ids.read_text(encoding="utf-8").split()[:n]
+by_id = {u.id: u for u in read_corpus(data)}
+(out / "wavs").mkdir(parents=True, exist_ok=True)
+for i in wanted:
+    link = out / "wavs" / Path(by_id[i].audio_path).name
+    if not link.exists():
+        os.symlink(Path(by_id[i].audio_path).resolve(), link)
+write_text(out / "metadata.csv", "".join(f"{i}|{by_id[i].text}\n" for i in wanted))
+PY
+  run "$BIN/gst-tts" measure-transfer --checkpoint "$best" --references "$RUN/held_out_references" --augment-real \
+    --sentences 2 --seed 1 --threads "$THREADS" --out "$RUN/evaluation/transfer-held-out" --no-progress
+  if [[ -n $REFERENCES ]]; then
+    # shellcheck disable=SC2086  # REFERENCES is a list of folders
+    run "$BIN/gst-tts" measure-transfer --checkpoint "$best" --references $REFERENCES --sentences 2 --seed 1 \
+      --threads "$THREADS" --out "$RUN/evaluation/transfer-references" --no-progress
+  fi
 fi
 if [[ $DRY_RUN != 1 ]] && has_stage select; then
   echo "run.sh: done; the chosen model $RUN/checkpoints/best.pt (its vocoder recorded beside it), samples in $RUN/samples"

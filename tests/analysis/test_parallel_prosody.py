@@ -47,6 +47,7 @@ def test_an_octave_shifted_tone_is_all_gross_pitch_errors():
     path = np.stack([np.arange(len(f0_a))] * 2, axis=1)
     errors = pitch_errors(f0_a, v_a, f0_b, v_b, path)
     assert errors.gpe == pytest.approx(1.0)
+    assert errors.f0_rmse_cents == pytest.approx(1200.0, abs=25.0)  # an octave
     assert pitch_errors(f0_a, v_a, f0_a, v_a, path).ffe == 0.0
 
 
@@ -64,6 +65,9 @@ def test_voicing_errors_count_over_all_frames_gross_errors_over_both_voiced():
     assert errors.gpe == pytest.approx(3 / 15)
     assert errors.ffe == pytest.approx(8 / 20)
     assert errors.n_pairs == n
+    # 3 pairs at +25 %, 3 at +15 %, 9 exact, over the 15 voiced in both
+    cents = 1200 * np.log2([1.25] * 3 + [1.15] * 3 + [1.0] * 9)
+    assert errors.f0_rmse_cents == pytest.approx(float(np.sqrt(np.mean(cents**2))))
 
 
 def test_no_frames_give_nan():

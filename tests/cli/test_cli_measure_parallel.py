@@ -64,6 +64,8 @@ def test_measures_both_conditions_of_the_checkpoints_held_out_utterances(capsys,
         assert summary["n"] == 2
         assert summary["mcd_db"] > 0 and 0 <= summary["vde"] <= 1 and 0 <= summary["ffe"] <= 1
         assert condition in stdout
+        assert "f0_rmse_cents" in summary  # None where no pair is voiced in both
+    assert "F0 RMSE ct" in stdout
     assert report["pitch_tracker"] == "librosa.pyin"
     # The model's own tempo by default (as the literature measures it); Griffin-Lim keeps its F0 range.
     assert report["tempo"] == "decoded" and report["f0_range"] == "decoded"
