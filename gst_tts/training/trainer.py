@@ -132,12 +132,16 @@ class Trainer(TrainingLoop):
         resume = find_resume_checkpoint(self.ckpt_dir, self.device) if tr.resume else None
         # A fine-tuning run reads text with its starting checkpoint's table: a phoneme table is the
         # corpus's own, and another corpus's set of phonemes would not fit the embeddings it inherits.
+        # A resumed run reads with the table it stored (a fine-tuning run's is not its corpus's own).
         start = (
             None
             if resume is not None or not tr.init_from
             else (Path(str(tr.init_from)), load_checkpoint(Path(str(tr.init_from)), map_location=self.device))
         )
-        corpus = build_corpus(cfg.data, symbols=None if start is None else checkpoint_parts(start[1], start[0])[0])
+        table_from = resume or start
+        corpus = build_corpus(
+            cfg.data, symbols=None if table_from is None else checkpoint_parts(table_from[1], table_from[0])[0]
+        )
         self.symbols = corpus.symbols
         self.cache, n_frames = build_feature_cache(
             cfg.data, self.audio_config, corpus, self.dist, progress=bool(tr.progress)

@@ -98,6 +98,12 @@ def test_a_german_corpus_trains_with_phonemes_and_the_checkpoint_reads_german(ma
     assert (
         SymbolTable.for_corpus(make_frontend("phonemes", "de", "english"), other_texts) != expected
     )  # a table of its own
+    tuned.fit()
+    # Resumed, it keeps reading with that table, not the new corpus's own.
+    tuned_cfg.trainer.max_steps = STEPS + 1
+    resumed = Trainer(tuned_cfg, tmp_path / "tuned")
+    assert resumed.state.step == STEPS and resumed.symbols.to_dict() == stored
+    assert resumed.fit().step == STEPS + 1
     english_cfg = _german_cfg(make_cfg, other, cache, language="en-us")
     english_cfg.trainer.init_from = tuned_cfg.trainer.init_from
     with pytest.raises(GstTtsError, match="starting checkpoint reads phonemes in de; this run reads phonemes in en-us"):
