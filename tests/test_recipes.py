@@ -214,6 +214,8 @@ def test_the_adapt_recipe_adapts_both_models_on_one_held_out_split_and_chooses_b
     assert select[select.index("--held-out") + 1] == "24" and select[select.index("--corpus") + 1] == str(data)
     modes = [c[c.index("--mode") + 1] for c in by_program["gst-tts"] if "--mode" in c]
     assert modes == ["free-running", "teacher-forced"]
+    prepare = next(c for c in by_program["gst-tts"] if c[1] == "prepare")
+    assert prepare[prepare.index("--frontend") + 1] == "phonemes"  # what data=demo reads
     check = next(c for c in by_program["gst-tts"] if c[1] == "check-alignment")
     assert check[check.index("--vocoder-quality") + 1] == "24"
     assert any(c[1] == "measure-parallel" for c in by_program["gst-tts"])

@@ -23,7 +23,7 @@ from gst_tts.data.corpus import Utterance, read_corpus
 from gst_tts.data.prosody import PROSODY, ProsodyTargets, prosody_spec, read_prosody
 from gst_tts.data.split import split_train_val
 from gst_tts.errors import CheckpointError, GstTtsError
-from gst_tts.text.frontends import make_frontend
+from gst_tts.text.frontends import TextFrontend, make_frontend
 from gst_tts.text.symbols import SymbolTable
 from gst_tts.checkpoints.acoustic import load_checkpoint
 from gst_tts.training.config_args import constructor_kwargs, plain_dict
@@ -64,6 +64,12 @@ def build_audio_config(audio: DictConfig | Mapping[str, Any]) -> AudioConfig:
     return AudioConfig(**constructor_kwargs(AudioConfig, plain_dict(audio), "data.audio"))
 
 
+def text_frontend(data: DictConfig) -> TextFrontend:
+    """How ``data`` reads text: ``data.text`` (frontend, language) and ``data.cleaner``."""
+    text = data.get("text") or {}
+    return make_frontend(str(text.get("frontend", "characters")), text.get("language"), str(data.cleaner))
+
+
 def build_corpus(data: DictConfig, symbols: SymbolTable | None = None) -> Corpus:
     """Reads and validates ``data.root`` and encodes its texts with the symbol table of
     ``data.text`` (frontend, language) and ``data.cleaner``; phonemes are cached beside the features.
@@ -72,8 +78,7 @@ def build_corpus(data: DictConfig, symbols: SymbolTable | None = None) -> Corpus
     starting checkpoint's, whose embeddings it inherits); it must read text the same way."""
     if not data.root:
         raise GstTtsError("data.root is not set: give data.root=/path/to/corpus (LJSpeech format)")
-    text = data.get("text") or {}
-    frontend = make_frontend(str(text.get("frontend", "characters")), text.get("language"), str(data.cleaner))
+    frontend = text_frontend(data)
     utterances = read_corpus(data.root)
     cache_dir = Path(data.cache_dir) if data.cache_dir else default_cache_dir(data.root)
     symbols = corpus_symbol_table(utterances, frontend, cache_dir, given=symbols)

@@ -50,7 +50,9 @@ from gst_tts.training.data_builders import (
     build_train_loader,
     find_resume_checkpoint,
     reference_seconds,
+    text_frontend,
 )
+from gst_tts.text.frontends import reads_alike
 from gst_tts.training.averaging import WeightAverage
 from gst_tts.training.neutral import NeutralStyleMeter
 from gst_tts.training.transfer_validation import TransferValidation
@@ -139,9 +141,10 @@ class Trainer(TrainingLoop):
             else (Path(str(tr.init_from)), load_checkpoint(Path(str(tr.init_from)), map_location=self.device))
         )
         table_from = resume or start
-        corpus = build_corpus(
-            cfg.data, symbols=None if table_from is None else checkpoint_parts(table_from[1], table_from[0])[0]
-        )
+        symbols = None if table_from is None else checkpoint_parts(table_from[1], table_from[0])[0]
+        if resume is not None and not reads_alike(symbols.frontend, text_frontend(cfg.data)):
+            symbols = None  # read as configured: resuming then names the difference (_resume)
+        corpus = build_corpus(cfg.data, symbols=symbols)
         self.symbols = corpus.symbols
         self.cache, n_frames = build_feature_cache(
             cfg.data, self.audio_config, corpus, self.dist, progress=bool(tr.progress)

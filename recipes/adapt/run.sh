@@ -108,7 +108,9 @@ PY
 fi
 
 if has_stage prepare; then
-  run "$BIN/gst-tts" prepare --corpus "$DATA" --cache-dir "$CACHE" --threads "$THREADS"
+  # What data=demo reads: espeak-ng phonemes in en-us (cached beside the features for training).
+  run "$BIN/gst-tts" prepare --corpus "$DATA" --cache-dir "$CACHE" --frontend phonemes --language en-us \
+    --threads "$THREADS"
 fi
 
 # The demo's recipe (model, loss, trainer, phonemes, reference augmentation) on the new corpus,
