@@ -14,7 +14,7 @@
 #   INIT         the starting acoustic checkpoint (default demo_out/checkpoints/best.pt, made by
 #                `make demo` when missing); its vocoder of the recordings is the vocoder's start
 #   INIT_VOCODER the starting vocoder generator (default: INIT's run folder's vocoder/checkpoints/generator.pt)
-#   STEPS        acoustic fine-tuning steps (default 2000)
+#   STEPS        acoustic fine-tuning steps (default 2500)
 #   VOCODER_STEPS vocoder fine-tuning steps (default 1500; trained alongside on the second core)
 #   VAL_SIZE     held-out utterances (default 24): never trained on, none of them a sentence INIT's corpus said
 #   REFERENCES   folders of recordings of other speakers to measure style transfer from (default none)
@@ -29,7 +29,7 @@ shift 2
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=${BIN:-$ROOT/.venv/bin}
 INIT=${INIT:-$ROOT/demo_out/checkpoints/best.pt}
-STEPS=${STEPS:-2000}
+STEPS=${STEPS:-2500}
 VOCODER_STEPS=${VOCODER_STEPS:-1500}
 VAL_SIZE=${VAL_SIZE:-24}
 THREADS=${THREADS:-1}
