@@ -179,9 +179,10 @@ wanted = val_ids.read_text(encoding="utf-8").split()[:n]
 by_id = {u.id: u for u in read_corpus(data)}
 (out / "wavs").mkdir(parents=True, exist_ok=True)
 for i in wanted:
-    link = out / "wavs" / Path(by_id[i].audio_path).name
+    audio = by_id[i].audio_path
+    link = out / "wavs" / audio.name
     if not link.exists():
-        os.symlink(Path(by_id[i].audio_path).resolve(), link)
+        os.symlink(audio.resolve(), link)
 write_text(out / "metadata.csv", "".join(f"{i}|{by_id[i].text}\n" for i in wanted))
 PY
   run "$BIN/gst-tts" measure-transfer --checkpoint "$best" --references "$RUN/held_out_references" --augment-real \
